@@ -1,0 +1,1 @@
+"""Data/plugin package installed as xlate.backends (see pyproject package-dir)."""

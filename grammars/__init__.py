@@ -1,0 +1,1 @@
+"""Data/plugin package installed as xlate.grammars (see pyproject package-dir)."""

@@ -1,0 +1,1 @@
+"""Data/plugin package installed as xlate.templates (see pyproject package-dir)."""
