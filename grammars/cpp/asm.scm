@@ -1,0 +1,2 @@
+; Inline assembly (inline PTX in CUDA sources).
+(gnu_asm_expression) @asm

@@ -1,0 +1,2 @@
+; Identifiers that are intrinsics without being calls.
+((identifier) @id (#any-of? @id "warpSize"))

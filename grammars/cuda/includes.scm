@@ -1,0 +1,1 @@
+(preproc_include path: (_) @path) @include

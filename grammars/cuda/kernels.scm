@@ -1,0 +1,2 @@
+; __global__ functions: the kernels.
+(function_definition "__global__" body: (compound_statement) @body) @kernel

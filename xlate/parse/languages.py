@@ -1,0 +1,72 @@
+"""tree-sitter languages, parsers and the query files of grammars/, loaded once per process."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import tree_sitter as ts
+
+from xlate.resources import grammars_dir, load_yaml
+
+# Which grammar reads which source language, and which folder of grammars/ holds its queries.
+GRAMMAR_OF = {"cuda": "cuda", "hip": "cuda", "ascendc": "cpp", "cpp": "cpp", "triton": "python"}
+
+
+@functools.cache
+def language(grammar: str) -> ts.Language:
+    if grammar == "cuda":
+        import tree_sitter_cuda as mod
+    elif grammar == "cpp":
+        import tree_sitter_cpp as mod
+    elif grammar == "python":
+        import tree_sitter_python as mod
+    else:
+        raise ValueError(f"no tree-sitter grammar named {grammar!r}")
+    return ts.Language(mod.language())
+
+
+def parser(grammar: str) -> ts.Parser:
+    # Parsers are cheap; a fresh one per call keeps this safe across threads.
+    return ts.Parser(language(grammar))
+
+
+@functools.cache
+def query(grammar: str, name: str) -> ts.Query:
+    path: Path = grammars_dir() / grammar / f"{name}.scm"
+    return ts.Query(language(grammar), path.read_text(encoding="utf-8"))
+
+
+def captures(grammar: str, name: str, node: ts.Node) -> dict[str, list[ts.Node]]:
+    return ts.QueryCursor(query(grammar, name)).captures(node)
+
+
+def matches(grammar: str, name: str, node: ts.Node) -> list[dict[str, list[ts.Node]]]:
+    return [m for _, m in ts.QueryCursor(query(grammar, name)).matches(node)]
+
+
+@functools.cache
+def blank_words(grammar: str) -> tuple[str, ...]:
+    path = grammars_dir() / grammar / "preprocess.yaml"
+    if not path.exists():
+        return ()
+    return tuple(load_yaml(path).get("blank", []))
+
+
+def blank_qualifiers(data: bytes, grammar: str) -> tuple[bytes, list[tuple[int, str]]]:
+    """Replace qualifier macros the grammar does not know by spaces (offsets stay exact).
+
+    Returns the new bytes and the (offset, word) of each blanked word, so the model can still report them.
+    """
+    words = blank_words(grammar)
+    if not words:
+        return data, []
+    pattern = re.compile(rb"\b(" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
+    found: list[tuple[int, str]] = []
+
+    def repl(m: re.Match[bytes]) -> bytes:
+        found.append((m.start(), m.group(1).decode()))
+        return b" " * len(m.group(1))
+
+    return pattern.sub(repl, data), found
