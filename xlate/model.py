@@ -155,6 +155,12 @@ class Macro:
 
 
 @dataclass
+class HostFunction:
+    name: str
+    span: Span  # the whole definition, template header included
+
+
+@dataclass
 class TritonParam:
     name: str
     annotation: str | None
@@ -192,7 +198,7 @@ class KernelUnit:
     api_calls: list[ApiCall] = field(default_factory=list)
     includes: list[Include] = field(default_factory=list)
     macros: list[Macro] = field(default_factory=list)
-    host_functions: list[str] = field(default_factory=list)
+    host_functions: list[HostFunction] = field(default_factory=list)
     constants: dict[str, str] = field(default_factory=dict)  # file-scope integral constants (constexpr/const/enum)
     triton_kernels: list[TritonKernel] = field(default_factory=list)
     py_functions: list[PyFunction] = field(default_factory=list)

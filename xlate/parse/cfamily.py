@@ -12,6 +12,7 @@ from xlate.model import (
     AsmUse,
     AtomicUse,
     Function,
+    HostFunction,
     Include,
     IntrinsicUse,
     KernelUnit,
@@ -104,9 +105,15 @@ class CFamilyBuilder:
         self._analyse_bodies(functions, device_names)
         unit.kernels = [f for f, _ in functions if f.kind == "kernel"]
         unit.device_functions = [f for f, _ in functions if f.kind == "device"]
-        unit.host_functions = [name for name, _ in host_nodes]
+        unit.host_functions = [HostFunction(name, self.src.span(_wrapper(n))) for name, n in host_nodes]
+        host_names = {name for name, _ in host_nodes}
+        for m in languages.matches(self.grammar, "instantiations", root):
+            inst = m["instantiation"][0]
+            name = self._declarator_name(m["declarator"][0])
+            if name in host_names:
+                unit.host_functions.append(HostFunction(name, self.src.span(inst)))
 
-        spans = [(n.start_byte, n.end_byte, name) for name, n in host_nodes] + [
+        spans = [(_wrapper(n).start_byte, n.end_byte, name) for name, n in host_nodes] + [
             (n.start_byte, n.end_byte, f.name) for f, n in functions
         ]
         kernel_names = {k.name for k in unit.kernels}
@@ -172,6 +179,15 @@ class CFamilyBuilder:
         while cur is not None and cur.type != "function_declarator":
             cur = cur.child_by_field_name("declarator")
         return cur
+
+    def _declarator_name(self, declarator: ts.Node) -> str | None:
+        cur: ts.Node | None = declarator
+        while cur is not None and cur.type != "function_declarator":
+            cur = cur.child_by_field_name("declarator")
+        name = cur.child_by_field_name("declarator") if cur is not None else None
+        if name is not None and name.type == "template_function":
+            name = name.child_by_field_name("name")
+        return self.src.text(name) if name is not None else None
 
     def _function_name(self, node: ts.Node) -> str | None:
         fdecl = self._function_declarator(node)

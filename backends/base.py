@@ -1,0 +1,178 @@
+"""The Backend protocol and the plain data that crosses it.
+
+A backend compiles a source for one kernel into an `Artifact` (cached on disk by content hash) and runs it in
+a worker subprocess (see `worker.py`), so a crash or a hang becomes a `RunResult`, never a dead xlate.
+Backends are found through the `xlate.backends` entry-point group; the core never imports one by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+RunStatus = Literal["ok", "crash", "timeout", "error"]
+
+
+@dataclass
+class ToolchainInfo:
+    """What `detect()` found. `missing` names exactly what is absent; `remedy` is the one line to act on."""
+
+    backend: str
+    found: bool
+    can_compile: bool
+    can_run: bool
+    platform: str | None = None  # where kernels run: "nvidia sm_90", "amd gfx90a", "cpu (triton interpreter)"
+    devices: list[str] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    remedy: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CompileOptions:
+    arch: str | None = None  # sm_90, gfx90a, ...; None: the detected device's, else the backend default
+    template_args: list[str] = field(default_factory=list)  # C++ template arguments for `kernel<...>`
+    defines: dict[str, str] = field(default_factory=dict)
+    extra: list[str] = field(default_factory=list)
+    compile_only: bool = False  # check that it compiles; do not prepare anything for running
+
+    def key(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CompileResult:
+    ok: bool
+    log: str = ""
+    seconds: float = 0.0
+    cached: bool = False
+
+
+@dataclass
+class Artifact:
+    """A compiled kernel: files in the compile cache plus what the worker needs to load it."""
+
+    backend: str
+    kernel: str
+    key: str  # content hash of (source, kernel, options, toolchain version)
+    path: str  # main file (cubin, code object, python module, ...)
+    entry: str  # symbol to launch (lowered C++ name, launcher function, ...)
+    meta: dict[str, Any] = field(default_factory=dict)
+    compile: CompileResult = field(default_factory=lambda: CompileResult(True))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class BufferArg:
+    """A device buffer. `data` is the whole allocation (guard bands included); the kernel sees
+    `data[offset : offset + length]`."""
+
+    name: str
+    data: np.ndarray
+    offset: int
+    length: int
+
+
+@dataclass
+class ScalarArg:
+    name: str
+    value: int | float
+    dtype: str  # numpy dtype name the kernel parameter has
+
+
+Arg = BufferArg | ScalarArg
+
+
+@dataclass
+class LaunchConfig:
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block: tuple[int, int, int] = (1, 1, 1)
+    shmem: int = 0
+
+
+@dataclass
+class RunResult:
+    status: RunStatus
+    buffers: dict[str, np.ndarray] = field(default_factory=dict)  # whole allocations after the run
+    message: str = ""
+    seconds: float = 0.0  # kernel time as the worker measured it
+    stderr: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. triton compile counts
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str  # "cuda", "hip", "triton", "ascendc"
+    languages: tuple[str, ...]  # source languages it compiles
+
+    def detect(self) -> ToolchainInfo: ...
+
+    def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>") -> Artifact:
+        """Compile `kernel` of `source`; raise CompileError with the compiler log on failure and
+        xlate.errors.ToolchainMissing when this machine cannot compile for the backend."""
+        ...
+
+    def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0) -> RunResult:
+        """Run in the backend's worker subprocess; raise ToolchainMissing when nothing here can run it."""
+        ...
+
+
+class CompileError(Exception):
+    def __init__(self, backend: str, log: str, path: str = "<source>"):
+        super().__init__(f"{backend}: compile failed for {path}")
+        self.backend = backend
+        self.log = log
+        self.path = path
+
+
+def content_key(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        blob = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode()
+        h.update(len(blob).to_bytes(8, "little"))
+        h.update(blob)
+    return h.hexdigest()[:32]
+
+
+def compile_cache_dir(backend: str) -> Path:
+    from xlate.resources import cache_dir
+
+    path = cache_dir() / "compile" / backend
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def store_artifact(artifact: Artifact) -> None:
+    """Write the artifact's manifest beside its files (atomically), so a later process finds it by key."""
+    from xlate.fsutil import atomic_write_text
+
+    manifest = compile_cache_dir(artifact.backend) / f"{artifact.key}.json"
+    atomic_write_text(manifest, json.dumps(artifact.to_dict(), default=str))
+
+
+def load_artifact(backend: str, key: str) -> Artifact | None:
+    manifest = compile_cache_dir(backend) / f"{key}.json"
+    if not manifest.exists():
+        return None
+    try:
+        d = json.loads(manifest.read_text())
+        d["compile"] = CompileResult(**d["compile"])
+        art = Artifact(**d)
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not Path(art.path).exists():
+        return None
+    art.compile.cached = True
+    return art

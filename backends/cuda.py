@@ -1,0 +1,155 @@
+"""CUDA backend: NVRTC compiles the file's device slice to a cubin for a named arch; CuPy runs it."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from xlate.backends import nvrtc
+from xlate.backends.base import (
+    Arg,
+    Artifact,
+    CompileError,
+    CompileOptions,
+    CompileResult,
+    LaunchConfig,
+    RunResult,
+    ToolchainInfo,
+    compile_cache_dir,
+    content_key,
+    load_artifact,
+    store_artifact,
+)
+from xlate.backends.worker import run_in_worker
+from xlate.errors import ToolchainMissing
+from xlate.fsutil import atomic_write_bytes
+
+DEFAULT_ARCH = "sm_90"
+
+
+@functools.cache
+def nvidia_devices() -> list[dict[str, str]]:
+    """NVIDIA GPUs visible through CuPy (name, arch). Empty when CuPy or a GPU is missing."""
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        return []
+    out = []
+    for i in range(count):
+        props = cupy.cuda.runtime.getDeviceProperties(i)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        out.append({"name": name, "arch": f"sm_{props['major']}{props['minor']}"})
+    return out
+
+
+def cupy_version() -> str | None:
+    try:
+        import cupy
+
+        return cupy.__version__
+    except Exception:
+        return None
+
+
+class NvrtcCompiler:
+    """Device-slice compile through NVRTC, cached by content hash; shared with the HIP-on-NVIDIA route."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+
+    def compile(self, device_source: str, kernel: str, options: CompileOptions, *, path: str, extra: list[str]) -> Artifact:
+        arch = options.arch or (nvidia_devices()[0]["arch"] if nvidia_devices() else DEFAULT_ARCH)
+        expr = kernel + (f"<{', '.join(options.template_args)}>" if options.template_args else "")
+        flags = [*(f"-D{k}={v}" for k, v in options.defines.items()), *extra, *options.extra]
+        version = nvrtc.nvrtc_version()
+        if version is None:
+            raise ToolchainMissing(
+                "NVRTC is not installed", "pip install 'xlate[cuda]' (cuda-bindings and the nvidia-cuda-* wheels)"
+            )
+        key = content_key(self.backend, device_source, expr, arch, flags, version, nvrtc.include_options())
+        cached = load_artifact(self.backend, key)
+        if cached is not None:
+            return cached
+        out = nvrtc.compile_nvrtc(device_source, name=Path(path).name, arch=arch, name_expressions=[expr], options=flags)
+        if not out.ok:
+            raise CompileError(self.backend, _relabel(out.log, path), path)
+        cubin = compile_cache_dir(self.backend) / f"{key}.cubin"
+        atomic_write_bytes(cubin, out.cubin)
+        artifact = Artifact(
+            backend=self.backend,
+            kernel=kernel,
+            key=key,
+            path=str(cubin),
+            entry=out.lowered[expr],
+            meta={"arch": arch, "name_expression": expr, "nvrtc": version, "log": out.log},
+            compile=CompileResult(True, out.log, out.seconds, False),
+        )
+        store_artifact(artifact)
+        return artifact
+
+
+def _relabel(log: str, path: str) -> str:
+    """NVRTC names the program by its basename; point messages at the user's path instead."""
+    name = Path(path).name
+    return log.replace(f"{name}(", f"{path}(") if name != path else log
+
+
+class CudaBackend:
+    name = "cuda"
+    languages = ("cuda",)
+
+    def __init__(self) -> None:
+        self._compiler = NvrtcCompiler(self.name)
+
+    def detect(self) -> ToolchainInfo:
+        version = nvrtc.nvrtc_version()
+        devices = nvidia_devices()
+        info = ToolchainInfo(
+            backend=self.name,
+            found=version is not None or nvrtc.nvcc_path() is not None,
+            can_compile=version is not None,
+            can_run=version is not None and bool(devices) and cupy_version() is not None,
+            platform=f"nvidia {devices[0]['arch']}" if devices else None,
+            devices=[f"{d['name']} ({d['arch']})" for d in devices],
+        )
+        if version:
+            info.versions["nvrtc"] = version
+        if nvrtc.nvcc_path():
+            info.paths["nvcc"] = nvrtc.nvcc_path() or ""
+        if nvrtc.cuda_include_dirs():
+            info.paths["cuda_include"] = nvrtc.cuda_include_dirs()[0]
+        if cupy_version():
+            info.versions["cupy"] = cupy_version() or ""
+        if version is None:
+            info.missing.append("NVRTC (cuda-bindings + nvidia-cuda-nvrtc)")
+        if not nvrtc.cuda_include_dirs():
+            info.missing.append("CUDA headers (cuda_fp16.h, cooperative_groups.h)")
+        if cupy_version() is None:
+            info.missing.append("CuPy")
+        if not devices:
+            info.missing.append("an NVIDIA GPU")
+        if not info.can_compile:
+            info.remedy = "pip install 'xlate[cuda]'"
+        elif not info.can_run:
+            info.remedy = "run on a machine with an NVIDIA GPU and pip install 'xlate[gpu]' (CuPy)"
+        return info
+
+    def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.cu") -> Artifact:
+        from xlate.parse import parse_string
+        from xlate.parse.slice import device_slice
+
+        unit = parse_string(source, path if path.endswith((".cu", ".cuh")) else path + ".cu", "cuda", strict=False)
+        return self._compiler.compile(device_slice(unit, source), kernel, options, path=path, extra=[])
+
+    def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
+            bench: dict[str, int] | None = None) -> RunResult:
+        if not self.detect().can_run:
+            raise ToolchainMissing("no NVIDIA GPU with CuPy here to run CUDA kernels", self.detect().remedy)
+        return run_in_worker(artifact, args, launch, timeout=timeout, bench=bench)
+
+    def worker_runtime(self):
+        from xlate.backends.cupy_runtime import CupyRuntime
+
+        return CupyRuntime()

@@ -1,0 +1,76 @@
+"""Worker-side runtime for cubins on NVIDIA GPUs through CuPy (used by the CUDA and HIP-on-NVIDIA backends)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from xlate.backends.base import BufferArg, LaunchConfig
+
+STATIC_SHARED_LIMIT = 48 * 1024
+
+
+class CupyRuntime:
+    def __init__(self) -> None:
+        import cupy
+
+        self.cp = cupy
+        cupy.cuda.Device().use()
+
+    def load(self, artifact: dict[str, Any]) -> Any:
+        module = self.cp.RawModule(path=artifact["path"])
+        return module.get_function(artifact["entry"]), module
+
+    def is_fatal(self, exc: BaseException) -> bool:
+        # Any CUDA error may leave the context unusable (illegal address is sticky): restart the worker.
+        name = type(exc).__name__
+        return "CUDA" in name or "cuda" in type(exc).__module__
+
+    def run(self, handle: Any, args: list[Any], launch: LaunchConfig, bench: dict[str, int] | None = None):
+        cp = self.cp
+        fn, _module = handle
+        device: dict[str, Any] = {}
+        kargs: list[Any] = []
+        for a in args:
+            if isinstance(a, BufferArg):
+                raw = cp.asarray(np.ascontiguousarray(a.data).view(np.uint8))
+                size = a.data.dtype.itemsize
+                device[a.name] = (raw, a.data)
+                kargs.append(raw[a.offset * size : (a.offset + a.length) * size])
+            else:
+                kargs.append(_scalar(a.value, a.dtype))
+        if launch.shmem > STATIC_SHARED_LIMIT:
+            fn.max_dynamic_shared_size_bytes = launch.shmem
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        repeat = (bench or {}).get("repeat", 0)
+        times: list[float] = []
+        if repeat:
+            for _ in range((bench or {}).get("warmup", 3)):
+                fn(launch.grid, launch.block, tuple(kargs), shared_mem=launch.shmem)
+            for _ in range(repeat):
+                start.record()
+                fn(launch.grid, launch.block, tuple(kargs), shared_mem=launch.shmem)
+                stop.record()
+                stop.synchronize()
+                times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+        else:
+            start.record()
+            fn(launch.grid, launch.block, tuple(kargs), shared_mem=launch.shmem)
+            stop.record()
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+        cp.cuda.runtime.deviceSynchronize()
+        out = {name: cp.asnumpy(raw).view(host.dtype).reshape(host.shape) for name, (raw, host) in device.items()}
+        seconds = sorted(times)[len(times) // 2]
+        return out, seconds, {"times": times if repeat else []}
+
+
+def _scalar(value: Any, dtype: str) -> Any:
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return np.array(value, dtype=ml_dtypes.bfloat16).view(np.uint16)[()]
+    return np.dtype(dtype).type(value)
+
+

@@ -1,0 +1,3 @@
+// xlate shim: float limits for NVRTC.
+#pragma once
+#include <cuda/std/cfloat>

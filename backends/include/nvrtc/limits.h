@@ -1,0 +1,3 @@
+// xlate shim: integer limits for NVRTC.
+#pragma once
+#include <cuda/std/climits>

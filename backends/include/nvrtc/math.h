@@ -1,0 +1,1 @@
+// xlate shim: NVRTC provides these functions as builtins; nothing to include.

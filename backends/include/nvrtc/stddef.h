@@ -1,0 +1,2 @@
+// xlate shim: NVRTC provides these functions as builtins; nothing to include.
+#include <cuda/std/cstddef>

@@ -1,0 +1,43 @@
+// xlate: HIP device language on NVIDIA GPUs through NVRTC (CUDA 13).
+//
+// Debian's HIP-on-NVIDIA headers predate CUDA 13, so HIP ports run on NVIDIA through this prelude instead.
+// It covers the device side only (host code is compile-checked for AMD with hipcc). What it proves is
+// limited: warps here are 32 wide, so a kernel that is wrong only with 64-wide wavefronts passes here.
+#pragma once
+#define __HIP_PLATFORM_NVIDIA__ 1
+#define __HIP__ 0
+#define __HIP_DEVICE_COMPILE__ 1
+#define HIP_XLATE_ON_NVIDIA 1
+
+#define hipThreadIdx_x threadIdx.x
+#define hipThreadIdx_y threadIdx.y
+#define hipThreadIdx_z threadIdx.z
+#define hipBlockIdx_x blockIdx.x
+#define hipBlockIdx_y blockIdx.y
+#define hipBlockIdx_z blockIdx.z
+#define hipBlockDim_x blockDim.x
+#define hipBlockDim_y blockDim.y
+#define hipBlockDim_z blockDim.z
+#define hipGridDim_x gridDim.x
+#define hipGridDim_y gridDim.y
+#define hipGridDim_z gridDim.z
+#define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[];
+#define HIP_DYNAMIC_SHARED_ATTRIBUTE
+#define __HIP_KERNEL_NAME(...) __VA_ARGS__
+#define HIP_KERNEL_NAME(...) __VA_ARGS__
+
+// Warp intrinsics without masks (HIP's classic forms) act on the whole warp, as on AMD.
+#define XLATE_FULL_MASK 0xffffffffu
+template <typename T> __device__ __forceinline__ T __shfl(T v, int src, int width = 32) { return __shfl_sync(XLATE_FULL_MASK, v, src, width); }
+template <typename T> __device__ __forceinline__ T __shfl_up(T v, unsigned int d, int width = 32) { return __shfl_up_sync(XLATE_FULL_MASK, v, d, width); }
+template <typename T> __device__ __forceinline__ T __shfl_down(T v, unsigned int d, int width = 32) { return __shfl_down_sync(XLATE_FULL_MASK, v, d, width); }
+template <typename T> __device__ __forceinline__ T __shfl_xor(T v, int m, int width = 32) { return __shfl_xor_sync(XLATE_FULL_MASK, v, m, width); }
+// HIP's __ballot returns a 64-bit mask (wavefront 64 on CDNA); on NVIDIA the upper half is zero.
+__device__ __forceinline__ unsigned long long __ballot(int p) { return (unsigned long long)__ballot_sync(XLATE_FULL_MASK, p); }
+__device__ __forceinline__ int __any(int p) { return __any_sync(XLATE_FULL_MASK, p); }
+__device__ __forceinline__ int __all(int p) { return __all_sync(XLATE_FULL_MASK, p); }
+__device__ __forceinline__ unsigned int __lane_id() { unsigned int r; asm volatile("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
+
+// Types and helpers of the HIP headers a port may name.
+typedef int hipError_t;
+#define hipSuccess 0

@@ -1,0 +1,139 @@
+"""NVRTC through NVIDIA's `cuda-bindings` (works without a GPU), with `nvcc` as a compile-only fallback."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+INCLUDE_DIR = Path(__file__).parent / "include"
+
+
+@dataclass
+class NvrtcOutput:
+    ok: bool
+    log: str
+    cubin: bytes = b""
+    lowered: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    tool: str = "nvrtc"
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+
+        nvrtc.nvrtcVersion()
+        return nvrtc
+    except Exception:
+        return None
+
+
+@functools.cache
+def nvrtc_version() -> str | None:
+    mod = _nvrtc()
+    if mod is None:
+        return None
+    _, major, minor = mod.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+@functools.cache
+def nvcc_path() -> str | None:
+    return shutil.which("nvcc") or next(
+        (p for p in ("/usr/local/cuda/bin/nvcc",) if os.path.exists(p)), None
+    )
+
+
+@functools.cache
+def cuda_include_dirs() -> tuple[str, ...]:
+    """CUDA headers for NVRTC: the toolkit's, or the nvidia-cuda-runtime/-cccl wheels'."""
+    candidates: list[Path] = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            candidates.append(Path(os.environ[var]) / "include")
+    candidates.append(Path("/usr/local/cuda/include"))
+    try:
+        import nvidia
+
+        for root in nvidia.__path__:
+            candidates.extend(sorted(Path(root).glob("cu*/include")))
+            candidates.append(Path(root) / "cuda_runtime" / "include")
+    except ImportError:
+        pass
+    found: list[str] = []
+    for c in candidates:
+        if (c / "cuda_fp16.h").exists():
+            found.append(str(c))
+            if (c / "cccl").is_dir():
+                found.append(str(c / "cccl"))
+            break
+    return tuple(found)
+
+
+def include_options(extra_dirs: list[str] | None = None) -> list[str]:
+    dirs = [str(INCLUDE_DIR / "nvrtc"), str(INCLUDE_DIR), *(extra_dirs or []), *cuda_include_dirs()]
+    return [f"-I{d}" for d in dirs]
+
+
+def _check(result) -> int:
+    return int(result[0]) if isinstance(result, tuple) else int(result)
+
+
+def compile_nvrtc(
+    source: str,
+    *,
+    name: str,
+    arch: str,
+    name_expressions: list[str],
+    options: list[str] | None = None,
+) -> NvrtcOutput:
+    mod = _nvrtc()
+    if mod is None:
+        raise RuntimeError("NVRTC is not available (pip install cuda-bindings nvidia-cuda-nvrtc)")
+    t0 = time.perf_counter()
+    err, prog = mod.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    try:
+        for expr in name_expressions:
+            mod.nvrtcAddNameExpression(prog, expr.encode())
+        opts = [f"--gpu-architecture={arch}", "-std=c++17", "--device-int128", *include_options(), *(options or [])]
+        res = mod.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        _, size = mod.nvrtcGetProgramLogSize(prog)
+        log_buf = b" " * size
+        mod.nvrtcGetProgramLog(prog, log_buf)
+        log = log_buf.rstrip(b"\0 ").decode("utf-8", "replace")
+        if _check(res) != 0:
+            return NvrtcOutput(False, log, seconds=time.perf_counter() - t0)
+        _, size = mod.nvrtcGetCUBINSize(prog)
+        cubin = b" " * size
+        mod.nvrtcGetCUBIN(prog, cubin)
+        lowered = {}
+        for expr in name_expressions:
+            _, low = mod.nvrtcGetLoweredName(prog, expr.encode())
+            lowered[expr] = low.decode() if isinstance(low, bytes) else str(low)
+        return NvrtcOutput(True, log, cubin, lowered, time.perf_counter() - t0)
+    finally:
+        mod.nvrtcDestroyProgram(prog)
+
+
+def compile_nvcc_check(source: str, *, arch: str, path_hint: str = "k.cu") -> NvrtcOutput:
+    """Compile-only check through nvcc (whole file, host code included)."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise RuntimeError("nvcc not found")
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / (Path(path_hint).stem + ".cu")
+        src.write_text(source)
+        proc = subprocess.run(
+            [nvcc, f"-arch={arch}", "-c", str(src), "-o", str(Path(tmp) / "k.o")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    return NvrtcOutput(proc.returncode == 0, proc.stdout + proc.stderr, seconds=time.perf_counter() - t0, tool="nvcc")

@@ -1,0 +1,213 @@
+"""Triton backend: a Python module with @triton.jit kernels and a launcher, run on an NVIDIA GPU or, on CPU
+machines, under the Triton interpreter (TRITON_INTERPRET=1, set in the worker before triton is imported).
+
+The module is only parsed in the xlate process (never imported); the worker imports and runs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from xlate.backends.base import (
+    Arg,
+    Artifact,
+    BufferArg,
+    CompileError,
+    CompileOptions,
+    CompileResult,
+    LaunchConfig,
+    RunResult,
+    ToolchainInfo,
+    compile_cache_dir,
+    content_key,
+    load_artifact,
+    store_artifact,
+)
+from xlate.backends.worker import run_in_worker
+from xlate.errors import ToolchainMissing
+from xlate.fsutil import atomic_write_text
+
+
+def _version(module: str) -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version(module)
+    except Exception:
+        return None
+
+
+@functools.cache
+def gpu_present() -> bool:
+    from xlate.backends.cuda import nvidia_devices
+
+    return bool(nvidia_devices()) or os.path.exists("/dev/nvidiactl")
+
+
+def interpret_mode() -> bool:
+    forced = os.environ.get("XLATE_TRITON_INTERPRET")
+    if forced is not None:
+        return forced == "1"
+    return not gpu_present()
+
+
+class TritonBackend:
+    name = "triton"
+    languages = ("triton",)
+
+    def detect(self) -> ToolchainInfo:
+        triton_v, torch_v = _version("triton"), _version("torch")
+        interpret = interpret_mode()
+        info = ToolchainInfo(
+            backend=self.name,
+            found=triton_v is not None,
+            can_compile=triton_v is not None and torch_v is not None,
+            can_run=triton_v is not None and torch_v is not None,
+            platform=("cpu (triton interpreter)" if interpret else "nvidia gpu") if triton_v else None,
+        )
+        if triton_v:
+            info.versions["triton"] = triton_v
+        if torch_v:
+            info.versions["torch"] = torch_v
+        if triton_v is None:
+            info.missing.append("triton")
+        if torch_v is None:
+            info.missing.append("torch")
+        if interpret and triton_v:
+            info.notes.append("no GPU: kernels run in the Triton interpreter (numerics of the interpreter, no timings)")
+        if not info.can_run:
+            info.remedy = "pip install 'xlate[triton]' (with the torch build for your machine)"
+        return info
+
+    def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.py") -> Artifact:
+        if _version("triton") is None:
+            raise ToolchainMissing("triton is not installed", "pip install 'xlate[triton]'")
+        key = content_key(self.name, source, kernel, _version("triton"), _version("torch"))
+        cached = load_artifact(self.name, key)
+        if cached is not None:
+            return cached
+        t0 = time.perf_counter()
+        try:
+            compile(source, path, "exec")  # syntax only: nothing is executed here
+        except SyntaxError as exc:
+            raise CompileError(self.name, f"{path}:{exc.lineno}:{exc.offset}: error: {exc.msg}", path) from None
+        from xlate.parse import parse_string
+
+        unit = parse_string(source, path if path.endswith(".py") else path + ".py", "triton", strict=False)
+        names = {f.name for f in unit.py_functions}
+        if kernel not in names:
+            raise CompileError(self.name, f"{path}: error: no launcher function '{kernel}' (module defines: {', '.join(sorted(names)) or 'none'})", path)
+        if not unit.triton_kernels:
+            raise CompileError(self.name, f"{path}: error: no @triton.jit kernel in the module", path)
+        module_path = compile_cache_dir(self.name) / f"{key}.py"
+        atomic_write_text(module_path, source)
+        artifact = Artifact(self.name, kernel, key, str(module_path), kernel,
+                            meta={"jit_kernels": [k.name for k in unit.triton_kernels]},
+                            compile=CompileResult(True, "", time.perf_counter() - t0))
+        store_artifact(artifact)
+        return artifact
+
+    def worker_env(self) -> dict[str, str]:
+        return {"TRITON_INTERPRET": "1"} if interpret_mode() else {}
+
+    def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 120.0,
+            bench: dict[str, int] | None = None) -> RunResult:
+        if not self.detect().can_run:
+            raise ToolchainMissing("triton/torch missing", self.detect().remedy)
+        return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench)
+
+    def worker_runtime(self):
+        return TritonRuntime()
+
+
+TORCH_DTYPES = {
+    "float16": "float16", "float32": "float32", "float64": "float64", "bfloat16": "bfloat16",
+    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
+    "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "bool": "bool",
+}
+
+
+class TritonRuntime:
+    def __init__(self) -> None:
+        import torch
+        import triton  # noqa: F401  (imported after TRITON_INTERPRET is in the environment)
+
+        self.torch = torch
+        self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
+        self.device = "cpu" if self.interpret else "cuda"
+
+    def is_fatal(self, exc: BaseException) -> bool:
+        return not self.interpret and ("CUDA" in str(exc) or "illegal" in str(exc).lower())
+
+    def load(self, artifact: dict[str, Any]) -> Any:
+        spec = importlib.util.spec_from_file_location(f"xlate_triton_{artifact['key']}", artifact["path"])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module, getattr(module, artifact["entry"])
+
+    def _tensor(self, a: np.ndarray):
+        torch = self.torch
+        if a.dtype.name == "bfloat16":
+            t = torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(np.ascontiguousarray(a).copy())
+        return t.to(self.device) if self.device != "cpu" else t
+
+    def _numpy(self, t, like: np.ndarray) -> np.ndarray:
+        t = t.detach().cpu()
+        if like.dtype.name == "bfloat16":
+            return t.view(self.torch.int16).numpy().view(like.dtype)
+        return t.numpy()
+
+    def compiles(self, module: Any) -> int:
+        count = 0
+        for value in vars(module).values():
+            caches = getattr(value, "device_caches", None)
+            if isinstance(caches, dict):
+                for entry in caches.values():
+                    cache = entry[0] if isinstance(entry, tuple) else entry
+                    count += len(cache) if hasattr(cache, "__len__") else 0
+        return count
+
+    def run(self, handle: Any, args: list[Any], launch: LaunchConfig, bench: dict[str, int] | None = None):
+        module, fn = handle
+        torch = self.torch
+        full: dict[str, Any] = {}
+        call: list[Any] = []
+        likes: dict[str, np.ndarray] = {}
+        for a in args:
+            if isinstance(a, BufferArg):
+                t = self._tensor(a.data)
+                full[a.name] = t
+                likes[a.name] = a.data
+                call.append(t[a.offset : a.offset + a.length])
+            else:
+                call.append(a.value)
+        sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
+        repeat = (bench or {}).get("repeat", 0)
+        times: list[float] = []
+        if repeat and self.device == "cuda":
+            for _ in range((bench or {}).get("warmup", 3)):
+                fn(*call)
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            for _ in range(repeat):
+                start.record()
+                fn(*call)
+                stop.record()
+                stop.synchronize()
+                times.append(start.elapsed_time(stop) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            fn(*call)
+            sync()
+            times.append(time.perf_counter() - t0)
+        out = {name: self._numpy(t, likes[name]) for name, t in full.items()}
+        meta = {"compiles": self.compiles(module), "interpreter": self.interpret, "times": times if repeat else []}
+        return out, sorted(times)[len(times) // 2], meta

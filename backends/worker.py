@@ -1,0 +1,281 @@
+"""Worker subprocesses: kernels run here, never in the xlate process.
+
+The parent sends framed requests (a JSON header plus raw array payloads, no pickle) over the child's stdin and
+reads replies from its stdout. A request that outlives its timeout gets the child killed (`timeout`); a child
+that dies (segfault, abort, CUDA context loss) becomes `crash` with its exit signal and the tail of its stderr.
+A dead worker is restarted on the next request; a loaded artifact stays loaded across requests.
+
+Child side: `python -m xlate.backends.worker BACKEND` imports the backend's `WorkerRuntime`, which offers
+`load(artifact: dict) -> handle` and `run(handle, args, launch) -> (buffers, seconds, meta)`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from xlate.backends.base import Arg, Artifact, BufferArg, LaunchConfig, RunResult, ScalarArg
+
+# -- framing -------------------------------------------------------------------------------------------------
+
+
+def _dtype_name(a: np.ndarray) -> str:
+    return a.dtype.name if a.dtype.name != "void16" else str(a.dtype)
+
+
+def write_frame(stream: BinaryIO, header: dict[str, Any], arrays: list[np.ndarray] | None = None) -> None:
+    arrays = arrays or []
+    header = dict(header, arrays=[{"dtype": _dtype_name(a), "shape": list(a.shape)} for a in arrays])
+    blob = json.dumps(header).encode()
+    parts = [struct.pack("<I", len(blob)), blob]
+    for a in arrays:
+        raw = np.ascontiguousarray(a).view(np.uint8).tobytes() if a.size else b""
+        parts.append(struct.pack("<Q", len(raw)))
+        parts.append(raw)
+    stream.write(b"".join(parts))
+    stream.flush()
+
+
+def _read_exact(stream: BinaryIO, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = stream.read(n)
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], list[np.ndarray]]:
+    (n,) = struct.unpack("<I", _read_exact(stream, 4))
+    header = json.loads(_read_exact(stream, n))
+    arrays = []
+    for meta in header.pop("arrays", []):
+        (size,) = struct.unpack("<Q", _read_exact(stream, 8))
+        raw = _read_exact(stream, size) if size else b""
+        dt = _dtype(meta["dtype"])
+        arrays.append(np.frombuffer(raw, dtype=np.uint8).view(dt).reshape(meta["shape"]).copy() if size else np.zeros(meta["shape"], dt))
+    return header, arrays
+
+
+def encode_args(args: list[Arg]) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
+    meta, arrays = [], []
+    for a in args:
+        if isinstance(a, BufferArg):
+            meta.append({"kind": "buffer", "name": a.name, "offset": a.offset, "length": a.length, "index": len(arrays)})
+            arrays.append(a.data)
+        else:
+            meta.append({"kind": "scalar", "name": a.name, "value": a.value, "dtype": a.dtype})
+    return meta, arrays
+
+
+def decode_args(meta: list[dict[str, Any]], arrays: list[np.ndarray]) -> list[Arg]:
+    out: list[Arg] = []
+    for m in meta:
+        if m["kind"] == "buffer":
+            out.append(BufferArg(m["name"], arrays[m["index"]], m["offset"], m["length"]))
+        else:
+            out.append(ScalarArg(m["name"], m["value"], m["dtype"]))
+    return out
+
+
+# -- parent side ---------------------------------------------------------------------------------------------
+
+
+class Worker:
+    def __init__(self, backend: str, env: dict[str, str] | None = None):
+        self.backend = backend
+        self.env = dict(env or {})
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.loaded: set[str] = set()
+        self._stderr = None
+        self.starts = 0
+
+    def _start(self) -> None:
+        env = os.environ.copy()
+        env.update(self.env)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "xlate.backends.worker", self.backend],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=env,
+            start_new_session=True,  # its own process group: a timeout kills everything it started
+        )
+        self.loaded = set()
+        self.starts += 1
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        self.proc = None
+
+    def _stderr_tail(self, limit: int = 4000) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - limit))
+            return self._stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+
+    def _wait_readable(self, timeout: float) -> bool:
+        assert self.proc is not None and self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return bool(ready)
+
+    def request(self, header: dict[str, Any], arrays: list[np.ndarray] | None, timeout: float) -> tuple[str, dict[str, Any], list[np.ndarray]]:
+        """Returns (status, reply header, arrays); status is ok, crash or timeout."""
+        if not self.alive():
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            write_frame(self.proc.stdin, header, arrays)
+        except (BrokenPipeError, OSError):
+            return self._crashed()
+        if not self._wait_readable(timeout):
+            self.stop()
+            return "timeout", {"message": f"no answer within {timeout:.0f} s: killed"}, []
+        try:
+            reply, out = read_frame(self.proc.stdout)
+        except (EOFError, struct.error, ValueError):
+            return self._crashed()
+        if reply.get("fatal"):
+            # The child reported an error that leaves its runtime unusable (e.g. a CUDA context error).
+            self.stop()
+        return reply.get("status", "ok"), reply, out
+
+    def _crashed(self) -> tuple[str, dict[str, Any], list[np.ndarray]]:
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            code = -signal.SIGKILL
+        tail = self._stderr_tail()
+        self.proc = None
+        if code is not None and code < 0:
+            try:
+                what = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                what = f"killed by signal {-code}"
+        else:
+            what = f"exited with status {code}"
+        return "crash", {"message": f"worker {what}", "stderr": tail}, []
+
+
+_POOL: dict[tuple[str, tuple[tuple[str, str], ...]], Worker] = {}
+
+
+def get_worker(backend: str, env: dict[str, str] | None = None) -> Worker:
+    key = (backend, tuple(sorted((env or {}).items())))
+    if key not in _POOL:
+        _POOL[key] = Worker(backend, env)
+    return _POOL[key]
+
+
+@atexit.register
+def _stop_all() -> None:
+    for w in _POOL.values():
+        w.stop()
+
+
+def run_in_worker(
+    artifact: Artifact,
+    args: list[Arg],
+    launch: LaunchConfig,
+    *,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    bench: dict[str, int] | None = None,
+) -> RunResult:
+    worker = get_worker(artifact.backend, env)
+    if artifact.key not in worker.loaded or not worker.alive():
+        status, reply, _ = worker.request({"op": "load", "artifact": artifact.to_dict()}, None, timeout)
+        if status != "ok":
+            return RunResult(status, message="load: " + reply.get("message", ""), stderr=reply.get("stderr", ""))
+        worker.loaded.add(artifact.key)
+    meta, arrays = encode_args(args)
+    header = {"op": "run", "key": artifact.key, "args": meta, "launch": {"grid": launch.grid, "block": launch.block, "shmem": launch.shmem}, "bench": bench}
+    t0 = time.perf_counter()
+    status, reply, out = worker.request(header, arrays, timeout)
+    if status != "ok":
+        return RunResult(status, message=reply.get("message", ""), stderr=reply.get("stderr", ""), seconds=time.perf_counter() - t0)
+    names = reply.get("names", [])
+    return RunResult("ok", dict(zip(names, out)), seconds=reply.get("seconds", 0.0), meta=reply.get("meta", {}))
+
+
+# -- child side ----------------------------------------------------------------------------------------------
+
+
+def _child(backend_name: str) -> None:
+    # Replies go through the real stdout; anything the kernel or a library prints goes to stderr.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    from xlate.backends.registry import get_backend
+
+    runtime = get_backend(backend_name).worker_runtime()
+    handles: dict[str, Any] = {}
+    while True:
+        try:
+            header, arrays = read_frame(inp)
+        except EOFError:
+            return
+        op = header.get("op")
+        try:
+            if op == "load":
+                art = header["artifact"]
+                handles[art["key"]] = runtime.load(art)
+                write_frame(out, {"status": "ok"})
+            elif op == "run":
+                handle = handles[header["key"]]
+                launch = LaunchConfig(tuple(header["launch"]["grid"]), tuple(header["launch"]["block"]), header["launch"]["shmem"])
+                args = decode_args(header["args"], arrays)
+                buffers, seconds, meta = runtime.run(handle, args, launch, header.get("bench"))
+                names = list(buffers)
+                write_frame(out, {"status": "ok", "names": names, "seconds": seconds, "meta": meta}, [buffers[n] for n in names])
+            elif op == "ping":
+                write_frame(out, {"status": "ok", "pid": os.getpid()})
+            else:
+                write_frame(out, {"status": "error", "message": f"unknown op {op!r}"})
+        except Exception as exc:  # reported to the parent, which decides what it means
+            fatal = bool(getattr(runtime, "is_fatal", lambda e: False)(exc))
+            write_frame(out, {"status": "crash" if fatal else "error", "fatal": fatal, "message": f"{type(exc).__name__}: {exc}"})
+            if fatal:
+                return
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1])

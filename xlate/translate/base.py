@@ -1,0 +1,93 @@
+"""What every translator returns, and the registry that picks one per (source language, target)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+from xlate.model import KernelUnit
+
+Severity = Literal["error", "warning", "note"]
+
+
+@dataclass
+class Diagnostic:
+    """A coded finding about the source or the port, located in the source file.
+
+    Codes: XL1xxx CUDA<->HIP (wavefront, unsupported APIs), XL2xxx Triton lifting, XL3xxx AscendC checks,
+    XL4xxx LLM translator, XL5xxx specs and verification, XL6xxx migration.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    path: str
+    line: int
+    col: int
+    kernel: str | None = None
+    rule: str | None = None  # the rule or table entry that produced it
+    why: str | None = None  # one line on the consequence
+    needs_llm: bool = False  # the rules cannot produce a correct port for this construct
+
+    def format(self) -> str:
+        why = f" ({self.why})" if self.why else ""
+        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}{why} [{self.code}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Edit:
+    """One rewrite, traceable to its rule: bytes [start, end) of the source became `new`."""
+
+    start: int
+    end: int
+    old: str
+    new: str
+    rule: str  # e.g. "runtime:cudaMalloc", "wavefront:full-mask"
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class Translation:
+    source_path: str
+    source_language: str
+    target: str  # hip, cuda, triton, ascendc
+    engine: str  # rules, llm
+    text: str
+    kernels: list[str] = field(default_factory=list)  # kernels present in the output
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)  # family -> {converted, unsupported, ...}
+    needs_llm: list[str] = field(default_factory=list)  # kernels the rules could not translate faithfully
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def blocking(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error" or d.needs_llm]
+
+    def to_dict(self, with_text: bool = False) -> dict[str, Any]:
+        d = asdict(self)
+        if not with_text:
+            d.pop("text")
+        d.pop("edits")
+        d["edit_count"] = len(self.edits)
+        return d
+
+
+@dataclass
+class TranslateOptions:
+    arch: str | None = None  # target chip name or compiler target (resolved through templates/arch)
+    kernels: list[str] = field(default_factory=list)  # restrict to these kernels (empty: all)
+    rules_files: list[str] = field(default_factory=list)  # user YAML rule files (CUDA<->HIP)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Translator(Protocol):
+    name: str  # e.g. "cuda->hip rules"
+    source_languages: tuple[str, ...]
+    target: str
+
+    def translate(self, unit: KernelUnit, text: str, options: TranslateOptions) -> Translation: ...
