@@ -27,6 +27,7 @@ from xlate.backends.base import (
     content_key,
     store_artifact,
 )
+
 from xlate.errors import ToolchainMissing
 from xlate.fsutil import atomic_write_bytes
 

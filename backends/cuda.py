@@ -21,6 +21,7 @@ from xlate.backends.base import (
     store_artifact,
 )
 from xlate.backends.worker import run_in_worker
+
 from xlate.errors import ToolchainMissing
 from xlate.fsutil import atomic_write_bytes
 

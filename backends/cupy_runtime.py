@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from xlate.backends.base import BufferArg, LaunchConfig
 
 STATIC_SHARED_LIMIT = 48 * 1024

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from xlate.backends.base import (
     Arg,
     Artifact,
@@ -40,6 +39,7 @@ from xlate.backends.base import (
 )
 from xlate.backends.cuda import NvrtcCompiler, cupy_version, nvidia_devices
 from xlate.backends.worker import run_in_worker
+
 from xlate.errors import ToolchainMissing
 from xlate.fsutil import atomic_write_bytes
 
@@ -194,7 +194,7 @@ class HipBackend:
         if cached is not None:
             return cached
         t0 = time.perf_counter()
-        err, prog = hiprtc.hiprtcCreateProgram(source.encode(), Path(path).name.encode(), 0, [], [])
+        _, prog = hiprtc.hiprtcCreateProgram(source.encode(), Path(path).name.encode(), 0, [], [])
         hiprtc.hiprtcAddNameExpression(prog, expr.encode())
         opts = [f"--offload-arch={arch}".encode(), b"-std=c++17"]
         (res,) = hiprtc.hiprtcCompileProgram(prog, len(opts), opts)

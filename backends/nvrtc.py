@@ -97,7 +97,7 @@ def compile_nvrtc(
     if mod is None:
         raise RuntimeError("NVRTC is not available (pip install cuda-bindings nvidia-cuda-nvrtc)")
     t0 = time.perf_counter()
-    err, prog = mod.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    _, prog = mod.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     try:
         for expr in name_expressions:
             mod.nvrtcAddNameExpression(prog, expr.encode())

@@ -6,6 +6,7 @@ import functools
 from importlib.metadata import entry_points
 
 from xlate.backends.base import Backend
+
 from xlate.errors import InputError
 
 

@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 import numpy as np
-
 from xlate.backends.base import (
     Arg,
     Artifact,
@@ -30,6 +29,7 @@ from xlate.backends.base import (
     store_artifact,
 )
 from xlate.backends.worker import run_in_worker
+
 from xlate.errors import ToolchainMissing
 from xlate.fsutil import atomic_write_text
 

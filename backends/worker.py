@@ -12,6 +12,7 @@ Child side: `python -m xlate.backends.worker BACKEND` imports the backend's `Wor
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -24,7 +25,6 @@ import time
 from typing import Any, BinaryIO
 
 import numpy as np
-
 from xlate.backends.base import Arg, Artifact, BufferArg, LaunchConfig, RunResult, ScalarArg
 
 # -- framing -------------------------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ class Worker:
         env = os.environ.copy()
         env.update(self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "xlate.backends.worker", self.backend],
             stdin=subprocess.PIPE,
@@ -132,10 +132,8 @@ class Worker:
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.proc.wait()
         self.proc = None
 

@@ -11,6 +11,8 @@ from xlate import __version__
 # (module in xlate.commands, command name). A command is listed here only once it works.
 COMMANDS = [
     ("inspect", "inspect"),
+    ("fuzz", "fuzz"),
+    ("backends", "backends"),
 ]
 
 
@@ -25,7 +27,7 @@ def main() -> None:
 
 
 for module, name in COMMANDS:
-    main.add_command(getattr(importlib.import_module(f"xlate.commands.{module}"), "command"), name)
+    main.add_command(importlib.import_module(f"xlate.commands.{module}").command, name)
 
 
 if __name__ == "__main__":

@@ -203,6 +203,7 @@ class KernelUnit:
     triton_kernels: list[TritonKernel] = field(default_factory=list)
     py_functions: list[PyFunction] = field(default_factory=list)
     size_bytes: int = 0
+    text: str = field(default="", repr=False)  # the source (not part of the JSON form)
 
     @property
     def functions(self) -> list[Function]:
@@ -235,5 +236,6 @@ class KernelUnit:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("text", None)
         data["call_graph"] = self.call_graph
         return data

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import click
-
-from xlate import __version__
 from rich.console import Console
 
+from xlate import __version__
 from xlate.commands.common import emit_json, handle_errors
 from xlate.parse import parse_file
 from xlate.report.inspect_view import render_unit

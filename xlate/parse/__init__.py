@@ -23,10 +23,13 @@ def parse_text(source: SourceText, *, strict: bool = True) -> KernelUnit:
     if grammar == "python":
         from xlate.parse.triton import build_triton_unit
 
-        return build_triton_unit(src, tree.root_node)
-    from xlate.parse.cfamily import build_unit
+        unit = build_triton_unit(src, tree.root_node)
+    else:
+        from xlate.parse.cfamily import build_unit
 
-    return build_unit(src, source.language, grammar, tree.root_node, blanked)
+        unit = build_unit(src, source.language, grammar, tree.root_node, blanked)
+    unit.text = source.text
+    return unit
 
 
 def parse_file(path: str | os.PathLike[str], language: Language | None = None, *, strict: bool = True) -> KernelUnit:

@@ -502,7 +502,7 @@ class CFamilyBuilder:
         out = []
         for m in languages.matches(self.grammar, "calls", root):
             call = m["call"][0]
-            full, base = self._callee(call)
+            full, _ = self._callee(call)
             family = api_family(full)
             if family is None:
                 continue

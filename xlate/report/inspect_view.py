@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from xlate.model import Function, KernelUnit, Param
@@ -26,7 +27,7 @@ def _function_table(fn: Function) -> Table:
     for col in ("param", "type", "ptr", "const", "restrict", "access"):
         table.add_column(col)
     for p in fn.params:
-        table.add_row(p.name, p.type, str(p.pointer_depth), "yes" if p.is_const else "", "yes" if p.is_restrict else "", param_role(p))
+        table.add_row(escape(p.name), escape(p.type), str(p.pointer_depth), "yes" if p.is_const else "", "yes" if p.is_restrict else "", param_role(p))
     return table
 
 
@@ -61,15 +62,15 @@ def render_unit(unit: KernelUnit, console: Console) -> None:
     if unit.language == "triton":
         for k in unit.triton_kernels:
             params = ", ".join(p.name + (": constexpr" if p.constexpr else "") for p in k.params)
-            console.print(f"@{' @'.join(k.decorators)} [bold]{k.name}[/bold]({params})  ({k.span.where()})")
+            console.print(escape(f"@{' @'.join(k.decorators)} {k.name}({params})  ({k.span.where()})"))
         for f in unit.py_functions:
             launches = f" launches {', '.join(f.launches)}" if f.launches else ""
-            console.print(f"def {f.name}({', '.join(f.params)}){launches}" + (f"  spec: {f.annotation}" if f.annotation else ""))
+            console.print(escape(f"def {f.name}({', '.join(f.params)}){launches}" + (f"  spec: {f.annotation}" if f.annotation else "")))
         return
     for fn in unit.functions:
         console.print(_function_table(fn))
         for line in _function_facts(fn):
-            console.print("  " + line)
+            console.print("  " + escape(line))
         console.print()
     if unit.launches:
         table = Table(title="launch sites", title_justify="left", show_edge=False)
@@ -77,7 +78,7 @@ def render_unit(unit: KernelUnit, console: Console) -> None:
             table.add_column(col)
         for site in unit.launches:
             name = site.kernel + (f"<{', '.join(site.template_args)}>" if site.template_args else "")
-            table.add_row(name, site.form, site.grid or "", site.block or "", site.shmem or "", site.stream or "",
+            table.add_row(*(escape(x) for x in (name, site.form, site.grid or "", site.block or "", site.shmem or "", site.stream or "")),
                           site.function or "", f"{site.span.line}:{site.span.col}")
         console.print(table)
     if unit.api_calls:
@@ -85,8 +86,8 @@ def render_unit(unit: KernelUnit, console: Console) -> None:
         for call in unit.api_calls:
             by_family.setdefault(call.family, []).append(call.name)
         for family, names in sorted(by_family.items()):
-            console.print(f"API {family}: " + ", ".join(sorted(set(names))))
+            console.print(escape(f"API {family}: " + ", ".join(sorted(set(names)))))
     if unit.includes:
-        console.print("includes: " + ", ".join(("<" + i.path + ">") if i.system else f'"{i.path}"' for i in unit.includes))
+        console.print(escape("includes: " + ", ".join(("<" + i.path + ">") if i.system else f'"{i.path}"' for i in unit.includes)))
     if unit.macros:
-        console.print("macros: " + ", ".join(m.name + (f"({', '.join(m.params)})" if m.params is not None else "") for m in unit.macros))
+        console.print(escape("macros: " + ", ".join(m.name + (f"({', '.join(m.params)})" if m.params is not None else "") for m in unit.macros)))

@@ -1,0 +1,239 @@
+"""The verification gate's entry points: `verify()` (used by port, fuzz, migrate, the LLM loop) and
+`assert_equivalent()` for users' own test suites."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from xlate.backends.triton import interpret_mode
+from xlate.errors import InputError, SpecError, ToolchainMissing
+from xlate.verify.cases import Case
+from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
+from xlate.verify.golden import Golden, read_golden, signature_hash, write_golden
+from xlate.verify.oracle import ReferenceOracle
+from xlate.verify.runner import Side, describe_side, require_kernel
+from xlate.verify.spec import KernelSpec, ParamSpec, build_spec, sidecar_overrides, sidecar_reference
+from xlate.verify.verdict import Counterexample, SideInfo, Verdict
+
+GPU_BUDGET = 1 << 23
+GPU_SIZE_CAP = 1 << 22
+CPU_BUDGET = 1 << 15
+CPU_SIZE_CAP = 1 << 13
+
+
+@dataclass
+class RecordResult:
+    path: str
+    kernel: str
+    cases: int
+    shapes: int
+    producer: dict[str, Any]
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "xlate.record/1", "recorded": self.path, "kernel": self.kernel, "cases": self.cases,
+                "shapes": self.shapes, "producer": self.producer, "warnings": self.warnings}
+
+
+def pick_kernel(side: Side | None, unit_kernels: list[str], path: str, kernel: str | None) -> str:
+    if kernel:
+        return kernel
+    if len(unit_kernels) == 1:
+        return unit_kernels[0]
+    names = ", ".join(unit_kernels) or "none"
+    raise InputError(f"{path}: error: {len(unit_kernels)} kernels here ({names}): choose one with --kernel")
+
+
+def _kernels_of(path: str, text: str | None = None, language: str | None = None) -> list[str]:
+    from xlate.parse import parse_file, parse_string
+
+    unit = parse_string(text, path, language) if text is not None else parse_file(path)  # type: ignore[arg-type]
+    if unit.language == "triton":
+        return [f.name for f in unit.py_functions if f.launches]
+    return [k.name for k in unit.kernels]
+
+
+def spec_from_dict(d: dict[str, Any]) -> KernelSpec:
+    d = dict(d)
+    d["params"] = [ParamSpec(**p) for p in d["params"]]
+    names = {f.name for f in fields(KernelSpec)}
+    return KernelSpec(**{k: v for k, v in d.items() if k in names})
+
+
+def _side_info(side: Side) -> SideInfo:
+    info = describe_side(side)
+    return SideInfo(info["path"], info["language"], info["backend"], info["platform"], info["versions"],
+                    side.compile_seconds, side.compiles, list(side.caveats))
+
+
+def _can_run(side: Side) -> tuple[bool, str | None, str | None]:
+    info = side.backend.detect()
+    if info.can_run:
+        return True, None, None
+    missing = "; ".join(info.missing) or "toolchain or device"
+    return False, f"cannot run {side.language} ({side.path}) here: missing {missing}", info.remedy
+
+
+def _limits(sides: list[Side]) -> tuple[int, int]:
+    cpu = any(s.language == "triton" and interpret_mode() for s in sides)
+    return (CPU_BUDGET, CPU_SIZE_CAP) if cpu else (GPU_BUDGET, GPU_SIZE_CAP)
+
+
+def verify(
+    source_path: str,
+    candidate_path: str | None = None,
+    *,
+    kernel: str | None = None,
+    candidate_kernel: str | None = None,
+    examples: int = 50,
+    seed: int = 0,
+    reference: str | None = None,
+    golden: str | None = None,
+    arch: str | None = None,
+    timeout: float = 60.0,
+    candidate_text: str | None = None,
+    candidate_language: str | None = None,
+    source_text: str | None = None,
+    dtypes: list[str] | None = None,
+    replay: str | None = None,
+    spec_overrides: str | None = None,
+    replay_hint: str = "",
+) -> Verdict:
+    """Fuzz `candidate` against `source` (or against a reference / golden file) and return the verdict.
+
+    With no candidate, `source` itself is checked against `reference` (the `fuzz A --reference` form).
+    """
+    import time
+
+    t0 = time.perf_counter()
+    source = Side(source_path, "?", text=source_text, label="source")
+    kernel = pick_kernel(source, _kernels_of(source_path, source.text, source.language), source_path, kernel)
+    source.kernel = kernel
+    source.timeout = timeout
+    require_kernel(source)
+    overrides = ", ".join(x for x in (sidecar_overrides(source_path, kernel), spec_overrides) if x) or None
+    spec = build_spec(source.unit, kernel, overrides)
+    reference = reference or sidecar_reference(source_path, kernel)
+    oracle = ReferenceOracle(reference) if reference else None
+    candidate: Side | None = None
+    if candidate_path is not None or candidate_text is not None:
+        candidate = Side(candidate_path or "<candidate>", candidate_kernel or kernel, text=candidate_text,
+                         language=candidate_language, arch=arch, timeout=timeout, label="candidate")
+        require_kernel(candidate)
+    elif oracle is None:
+        raise InputError("xlate: error: nothing to compare with: give a second implementation, --reference or --against")
+
+    verdict = Verdict(status="unverified", kernel=kernel, seed=seed)
+    runner_side = candidate or source
+    ok, why, remedy = _can_run(runner_side)
+    if not ok:
+        verdict.reason, verdict.remedy = why, remedy
+        verdict.candidate = _side_info(runner_side)
+        return verdict
+    use_source = candidate is not None
+    if candidate is not None:
+        src_ok, src_why, src_remedy = _can_run(source)
+        if not src_ok:
+            if oracle is None and golden is None:
+                verdict.reason = src_why + " (give --reference or --against golden.xg to verify without running it)"
+                verdict.remedy = src_remedy
+                verdict.source = SideInfo(source.path, source.language, source.backend_name)
+                return verdict
+            use_source = False
+            verdict.caveats.append(f"the source was not executed here ({src_why}); judged against "
+                                   f"{'the golden file' if golden else oracle.label if oracle else ''}")
+    config = FuzzConfig(examples=examples, seed=seed, dtypes=dtypes, replay_hint=replay_hint)
+    gold: Golden | None = None
+    cases = None
+    if golden:
+        gold = read_golden(golden)
+        sig = signature_hash(None, kernel, [p.name for p in spec.params])
+        if gold.signature != sig or gold.kernel != kernel:
+            raise InputError(f"{golden}: error: golden file is for kernel '{gold.kernel}' with another signature; "
+                             f"it cannot check '{kernel}'")
+        cases = [gc.case for gc in gold.cases]
+        use_source = False
+        verdict.oracle = f"golden:{Path(golden).name}" + (f" + {gold.oracle}" if gold.oracle else "")
+    if replay:
+        cases = [Case.from_dict(json.loads(replay))]
+    fuzzer = Fuzzer(spec, candidate if candidate is not None else source,
+                    source if use_source else None, oracle, gold, config)
+    budget, cap = _limits([s for s in (source if use_source else None, candidate or source) if s is not None])
+    try:
+        result = run_fuzz(fuzzer, budget=budget, size_cap=cap, cases=cases, golden=gold.cases if gold and not replay else None)
+    except ToolchainMissing as exc:
+        verdict.reason, verdict.remedy = exc.message, exc.remedy
+        return verdict
+    if verdict.oracle is None:
+        verdict.oracle = ("source" if use_source else "") + (" + " if use_source and oracle else "") + (oracle.label if oracle else "")
+    verdict.examples, verdict.shapes, verdict.dtypes = result.examples, result.shapes, result.dtypes
+    verdict.max_error, verdict.max_error_ratio, verdict.tolerance = result.max_error, result.max_ratio, result.tolerance
+    verdict.seconds = time.perf_counter() - t0
+    verdict.warnings = result.warnings
+    if use_source or candidate is None:
+        verdict.source = _side_info(source)
+    if candidate is not None:
+        verdict.candidate = _side_info(candidate)
+    for s in (source if use_source else None, candidate):
+        if s is not None:
+            verdict.caveats.extend(c for c in s.caveats if c not in verdict.caveats)
+    if result.failure is not None:
+        verdict.status = "rejected"
+        verdict.counterexample = result.failure
+        verdict.reason = f"{result.failure.failure}: {result.failure.message}"
+        return verdict
+    if result.examples == 0:
+        verdict.reason = "no case could be generated within the spec's constraints"
+        return verdict
+    verdict.status = "verified"
+    return verdict
+
+
+def record(source_path: str, golden_path: str, *, kernel: str | None = None, examples: int = 24, seed: int = 0,
+           reference: str | None = None, arch: str | None = None, timeout: float = 60.0, record_budget: int = 1 << 14) -> RecordResult:
+    """Run `source` on generated cases and save inputs and outputs as a golden file for replay elsewhere."""
+    source = Side(source_path, "?", label="source", arch=arch, timeout=timeout)
+    kernel = pick_kernel(source, _kernels_of(source_path), source_path, kernel)
+    source.kernel = kernel
+    require_kernel(source)
+    spec = build_spec(source.unit, kernel, sidecar_overrides(source_path, kernel))
+    ok, why, remedy = _can_run(source)
+    if not ok:
+        raise ToolchainMissing(why or "cannot run the source", remedy)
+    reference = reference or sidecar_reference(source_path, kernel)
+    oracle = ReferenceOracle(reference) if reference else None
+    fuzzer = Fuzzer(spec, None, source, oracle, None, FuzzConfig(examples=examples * 4, seed=seed))
+    budget, cap = _limits([source])
+    fuzzer.run_hypothesis(min(budget, record_budget), min(cap, record_budget), record=True, record_limit=examples,
+                          record_budget=record_budget)
+    if fuzzer._failures:
+        raise SpecError(f"{source_path}: error: the source itself failed while recording: "
+                        f"{fuzzer._failures[-1].describe()}")
+    info = describe_side(source)
+    producer = {"backend": info["backend"], "platform": info["platform"], "versions": info["versions"],
+                "source": str(source_path), "devices": source.backend.detect().devices}
+    gold = Golden(kernel, signature_hash(None, kernel, [p.name for p in spec.params]), spec.to_dict(), producer,
+                  fuzzer.recorded, oracle.label if oracle else None)
+    write_golden(golden_path, gold)
+    return RecordResult(golden_path, kernel, len(fuzzer.recorded), len({gc.case.shape_key() for gc in fuzzer.recorded}),
+                        producer, fuzzer.warnings())
+
+
+def assert_equivalent(a: str, b: str | None = None, *, kernel: str | None = None, examples: int = 50, seed: int = 0,
+                      reference: str | None = None, golden: str | None = None, **spec: str) -> Verdict:
+    """pytest-friendly: raise AssertionError with the counterexample unless `b` is verified against `a`.
+
+    Extra keyword arguments are spec items, e.g. `n="size(1..1000)"`, `grid="cdiv(n, 256)"`.
+    """
+    overrides = ", ".join(f"{k}: {v}" for k, v in spec.items()) or None
+    verdict = verify(a, b, kernel=kernel, examples=examples, seed=seed, reference=reference, golden=golden,
+                     spec_overrides=overrides)
+    if verdict.status != "verified":
+        raise AssertionError(verdict.summary())
+    return verdict
+
+
+__all__ = ["Counterexample", "RecordResult", "Verdict", "assert_equivalent", "record", "verify"]

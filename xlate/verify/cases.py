@@ -1,0 +1,204 @@
+"""Fuzz cases: what Hypothesis draws (sizes, dtypes, scalars, value profiles, a data seed) and how a case
+becomes concrete inputs. Inputs are a pure function of the case, so a case replays exactly."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from xlate.errors import SpecError
+from xlate.verify import expr
+from xlate.verify.spec import KernelSpec, ParamSpec, ctypes_table, normalise_ctype
+
+FLOAT_PROFILES = ("normal", "uniform", "integers", "wide", "edges", "tiny", "special")
+INT_PROFILES = ("uniform", "edges")
+
+
+@dataclass
+class Case:
+    sizes: dict[str, int]
+    dtypes: dict[str, str]
+    scalars: dict[str, int | float]
+    profiles: dict[str, str]
+    seed: int
+    label: str = ""  # where the case came from (hypothesis, golden, explicit)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Case:
+        return cls(d["sizes"], d["dtypes"], d["scalars"], d["profiles"], int(d["seed"]), d.get("label", ""), d.get("extra", {}))
+
+    def shape_key(self) -> tuple[Any, ...]:
+        return tuple(sorted(self.sizes.items()))
+
+
+def np_dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def ctype_dtype(ctype: str, case: Case, spec: KernelSpec) -> np.dtype:
+    """NumPy dtype of a C element type under this case's template bindings."""
+    c = normalise_ctype(ctype)
+    if c in case.dtypes:
+        return np_dtype(case.dtypes[c])
+    if c == "" or c == "auto":  # Triton launchers: the first dtype axis, else float32
+        return np_dtype(next(iter(case.dtypes.values()), "float32"))
+    if c in ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"):
+        return np_dtype(c)
+    info = ctypes_table().get(c)
+    if info and info.get("numpy"):
+        return np_dtype(info["numpy"])
+    raise SpecError(f"xlate: error: cannot fuzz values of C type '{ctype}' in '{spec.kernel}'")
+
+
+def sizeof_table(case: Case, spec: KernelSpec) -> dict[str, int]:
+    table = {t: np_dtype(d).itemsize for t, d in case.dtypes.items()}
+    return table
+
+
+def environment(spec: KernelSpec, case: Case) -> dict[str, Any]:
+    """Values of every name a spec expression may use."""
+    env: dict[str, Any] = dict(case.sizes)
+    env.update(case.scalars)
+    sizeof = sizeof_table(case, spec)
+    for name, e in spec.value_params.items():
+        env[name] = expr.evaluate(e, env, sizeof)
+    for p in spec.params:
+        if p.role == "const":
+            env[p.name] = expr.evaluate(p.const or "0", env, sizeof)
+    block = tuple(int(expr.evaluate(b, env, sizeof)) for b in spec.block)
+    env["block"] = math.prod(block)
+    return env
+
+
+def launch_dims(spec: KernelSpec, env: dict[str, Any], case: Case) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+    sizeof = sizeof_table(case, spec)
+
+    def dims(items: list[str]) -> tuple[int, int, int]:
+        vals: list[int] = []
+        for e in items:
+            v = expr.evaluate(e, env, sizeof)
+            vals.extend(int(x) for x in (v if isinstance(v, tuple) else (v,)))
+        vals = [*vals, 1, 1, 1][:3]
+        return (vals[0], vals[1], vals[2])
+
+    return dims(spec.grid), dims(spec.block), int(expr.evaluate(spec.shmem, env, sizeof))
+
+
+def buffer_shape(p: ParamSpec, env: dict[str, Any], case: Case, spec: KernelSpec) -> tuple[int, ...]:
+    sizeof = sizeof_table(case, spec)
+    shape = tuple(max(0, int(expr.evaluate(d, env, sizeof))) for d in p.dims)
+    return (*shape, p.lanes) if p.lanes > 1 else shape
+
+
+def buffer_length(p: ParamSpec, env: dict[str, Any], case: Case, spec: KernelSpec) -> int:
+    return math.prod(buffer_shape(p, env, case, spec))
+
+
+def _float_values(rng: np.random.Generator, n: int, profile: str, lo: float | None, hi: float | None,
+                  dtype: np.dtype, special_ok: bool) -> np.ndarray:
+    bounded = lo is not None and hi is not None
+    a, b = (lo, hi) if bounded else (-1.0, 1.0)
+    if profile == "normal":
+        v = rng.standard_normal(n)
+    elif profile == "integers":
+        v = rng.integers(-8, 9, n).astype(np.float64)
+    elif profile == "wide":
+        v = np.where(rng.random(n) < 0.5, -1.0, 1.0) * 10.0 ** rng.uniform(-3, 3, n)
+    elif profile == "edges":
+        picks = np.array([a, b, 0.0, -0.0, 1.0, -1.0, (a + b) / 2])
+        v = np.where(rng.random(n) < 0.5, picks[rng.integers(0, len(picks), n)], rng.uniform(a, b, n))
+    elif profile == "tiny":
+        tiny = float(np.finfo(np.float32).tiny) if dtype.itemsize >= 4 else 6.1e-5
+        v = rng.uniform(-4, 4, n) * tiny
+    elif profile == "special":
+        v = rng.uniform(a, b, n)
+        if special_ok and n:
+            k = max(1, n // 20)
+            idx = rng.integers(0, n, k)
+            v[idx] = np.array([np.inf, -np.inf, np.nan, -0.0])[rng.integers(0, 4, k)]
+    else:  # uniform
+        v = rng.uniform(a, b, n)
+    if bounded and profile not in ("special", "tiny"):
+        v = np.clip(v, a, b)
+    return v
+
+
+def _int_values(rng: np.random.Generator, n: int, profile: str, lo: int | None, hi: int | None, dtype: np.dtype) -> np.ndarray:
+    info = np.iinfo(dtype)
+    if lo is None or hi is None:
+        lo, hi = (int(info.min), int(info.max)) if dtype.itemsize == 1 or dtype.kind == "u" else (-1000, 1000)
+    lo, hi = max(lo, int(info.min)), min(hi, int(info.max))
+    if hi < lo:
+        return np.zeros(n, dtype=np.int64)
+    if profile == "edges":
+        picks = np.array([lo, hi, (lo + hi) // 2, min(max(0, lo), hi)], dtype=np.int64)
+        return np.where(rng.random(n) < 0.5, picks[rng.integers(0, len(picks), n)], rng.integers(lo, hi + 1, n, dtype=np.int64))
+    return rng.integers(lo, hi + 1, n, dtype=np.int64)
+
+
+def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Flat input arrays (buffer dtype) for every in/inout buffer."""
+    out: dict[str, np.ndarray] = {}
+    sizeof = sizeof_table(case, spec)
+    for index, p in enumerate(spec.buffers):
+        if p.role == "out":
+            continue
+        dtype = ctype_dtype(p.ctype, case, spec)
+        n = buffer_length(p, env, case, spec)
+        rng = np.random.default_rng([case.seed, index])
+        profile = case.profiles.get(p.name, "uniform")
+        lo = float(expr.evaluate(p.lo, env, sizeof)) if p.lo is not None else None
+        hi = float(expr.evaluate(p.hi, env, sizeof)) if p.hi is not None else None
+        if p.perm:
+            values = rng.permutation(n).astype(np.int64)
+        elif is_float(dtype):
+            values = _float_values(rng, n, profile, lo, hi, dtype, spec.values == "special")
+        elif dtype.kind == "b":
+            values = rng.random(n) < 0.5
+        else:
+            values = _int_values(rng, n, profile, int(lo) if lo is not None else None, int(hi) if hi is not None else None, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[p.name] = np.asarray(values).astype(dtype)
+    return out
+
+
+def summarize(a: np.ndarray, limit: int = 4) -> str:
+    if a.size == 0:
+        return "empty"
+    flat = a.reshape(-1)
+    head = ", ".join(_fmt(x) for x in flat[:limit])
+    if np.issubdtype(a.dtype, np.number) or a.dtype.name == "bfloat16":
+        f = flat.astype(np.float64)
+        finite = f[np.isfinite(f)]
+        rng = f"[{_fmt(finite.min())}, {_fmt(finite.max())}]" if finite.size else "[no finite values]"
+        nonfinite = int(f.size - finite.size)
+        extra = f", {nonfinite} non-finite" if nonfinite else ""
+        return f"{a.size} x {a.dtype.name} in {rng}{extra}; first: {head}{', ...' if a.size > limit else ''}"
+    return f"{a.size} x {a.dtype.name}; first: {head}"
+
+
+def _fmt(x: Any) -> str:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v)) if not (v == 0 and math.copysign(1, v) < 0) else "-0.0"
+    return f"{v:.7g}"

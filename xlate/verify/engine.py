@@ -1,0 +1,317 @@
+"""The fuzz loop: Hypothesis draws cases, both sides run each case (twice, poisoned, guarded), outputs are
+compared; the first failure is shrunk to a minimal counterexample with a replayable case."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from xlate.errors import ToolchainMissing
+from xlate.resources import cache_dir
+from xlate.verify.cases import Case, buffer_shape, ctype_dtype, environment, is_float, make_inputs, summarize
+from xlate.verify.compare import compare, output_scale, scale_of, tolerance
+from xlate.verify.golden import Golden, GoldenCase
+from xlate.verify.oracle import ReferenceOracle
+from xlate.verify.runner import Side, SideRun
+from xlate.verify.spec import KernelSpec
+from xlate.verify.strategies import cases as case_strategy
+from xlate.verify.verdict import Counterexample
+
+
+class _StopShrinking(BaseException):
+    """Raised once the shrink budget is spent; Hypothesis lets BaseExceptions through."""
+
+
+class _CaseFailed(Exception):
+    pass
+
+
+@dataclass
+class FuzzConfig:
+    examples: int = 50
+    seed: int = 0
+    dtypes: list[str] | None = None  # restrict dtype axes to these
+    budget: int | None = None  # max elements over all buffers in one case
+    size_cap: int | None = None  # max value of any size parameter
+    max_failing_evaluations: int = 80  # shrink budget, in failing cases evaluated
+    runs: int = 2
+    replay_hint: str = ""  # command prefix for the replay line
+
+
+@dataclass
+class CaseResult:
+    ok: bool
+    counterexample: Counterexample | None = None
+    max_error: float = 0.0
+    max_ratio: float = 0.0
+    source_outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    written: dict[str, np.ndarray] = field(default_factory=dict)
+    oracle: dict[str, np.ndarray] | None = None
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class FuzzResult:
+    failure: Counterexample | None
+    examples: int
+    shapes: int
+    dtypes: list[str]
+    max_error: float
+    max_ratio: float
+    tolerance: str
+    seconds: float
+    warnings: list[str]
+    recorded: list[GoldenCase]
+
+
+class Fuzzer:
+    def __init__(self, spec: KernelSpec, candidate: Side | None, source: Side | None = None,
+                 reference: ReferenceOracle | None = None, golden: Golden | None = None,
+                 config: FuzzConfig | None = None):
+        if candidate is None and source is None:
+            raise ValueError("nothing to run")
+        self.spec = spec
+        self.candidate = candidate
+        self.source = source
+        self.reference = reference
+        self.golden = golden
+        self.config = config or FuzzConfig()
+        self.tolerant_repeat = spec.op == "atomic" or any(
+            s is not None and s.language != "triton" and (fn := s.unit.kernel(s.kernel)) is not None and bool(fn.atomics)
+            for s in (candidate, source)
+        )
+        self._shapes: set[Any] = set()
+        self._dtypes: set[str] = set()
+        self.examples = 0
+        self.max_error = 0.0
+        self.max_ratio = 0.0
+        self.tolerance_text = ""
+        self.recorded: list[GoldenCase] = []
+        self._failing_evaluations = 0
+        self._failures: list[Counterexample] = []
+        self._degenerate: dict[str, dict[str, Any]] = {}
+
+    # -- one case ----------------------------------------------------------------------------------------------
+    def evaluate(self, case: Case, given_inputs: dict[str, np.ndarray] | None = None,
+                 recorded: GoldenCase | None = None) -> CaseResult:
+        spec = self.spec
+        env = environment(spec, case)
+        inputs = given_inputs if given_inputs is not None else make_inputs(spec, case, env)
+        src_run: SideRun | None = None
+        if self.source is not None:
+            src_run = self.source.run_case(spec, case, inputs, runs=self.config.runs, tolerant_repeat=self.tolerant_repeat)
+            if src_run.failure is not None:
+                return CaseResult(False, self._cx(case, inputs, env, src_run.failure.failure, src_run.failure.message,
+                                                  side=self.source.label, buffer=src_run.failure.buffer,
+                                                  flat=src_run.failure.index))
+        oracle = self.reference.outputs(spec, case, env, inputs) if self.reference is not None else None
+        if recorded is not None and recorded.oracle is not None and oracle is None:
+            oracle = recorded.oracle
+        cand_run: SideRun | None = None
+        if self.candidate is not None:
+            cand_run = self.candidate.run_case(spec, case, inputs, runs=self.config.runs, tolerant_repeat=self.tolerant_repeat)
+            if cand_run.failure is not None:
+                f = cand_run.failure
+                return CaseResult(False, self._cx(case, inputs, env, f.failure, f.message, side=self.candidate.label,
+                                                  buffer=f.buffer, flat=f.index))
+        result = CaseResult(True, inputs=inputs, oracle=oracle)
+        in_arrays = [inputs[p.name] for p in spec.buffers if p.role != "out"] + [
+            np.asarray([v]) for k, v in case.scalars.items()
+        ]
+        length = None
+        if spec.op_length:
+            from xlate.verify import expr
+
+            length = int(expr.evaluate(spec.op_length, env))
+        term_scale = scale_of(in_arrays, spec)
+        for p in spec.buffers:
+            if p.role == "in":
+                continue
+            dtype = ctype_dtype(p.ctype, case, spec)
+            shape = buffer_shape(p, env, case, spec)
+            expected = written = None
+            if src_run is not None:
+                expected = src_run.buffers[p.name].values
+                written = src_run.buffers[p.name].written
+                nondet = src_run.buffers[p.name].nondeterministic
+                if nondet is not None:
+                    return CaseResult(False, self._cx(case, inputs, env, "nondeterministic",
+                                                      f"two runs of the source gave different '{p.name}'",
+                                                      side=self.source.label if self.source else None, buffer=p.name,
+                                                      flat=int(np.flatnonzero(nondet)[0]), shape=shape))
+            elif recorded is not None:
+                expected = recorded.outputs[p.name]
+                written = recorded.written[p.name]
+            if written is None:
+                written = np.ones(int(np.prod(shape)), dtype=bool)
+            result.source_outputs[p.name] = expected if expected is not None else np.zeros(0)
+            result.written[p.name] = written
+            if cand_run is None:
+                self._track_degenerate(p.name, expected, inputs)
+                continue
+            got = cand_run.buffers[p.name]
+            if got.nondeterministic is not None:
+                return CaseResult(False, self._cx(case, inputs, env, "nondeterministic",
+                                                  f"two runs of the candidate gave different '{p.name}'",
+                                                  side=self.candidate.label if self.candidate else None, buffer=p.name,
+                                                  flat=int(np.flatnonzero(got.nondeterministic)[0]), shape=shape))
+            missing = written & ~got.written
+            if missing.any():
+                i = int(np.flatnonzero(missing)[0])
+                return CaseResult(False, self._cx(case, inputs, env, "unwritten output",
+                                                  f"the candidate left '{p.name}' elements unwritten that the source writes",
+                                                  side=self.candidate.label if self.candidate else None, buffer=p.name, flat=i,
+                                                  shape=shape, count=int(missing.sum()),
+                                                  exp=expected[i] if expected is not None else None))
+            ref_oracle = oracle.get(p.name) if oracle is not None else None
+            tol = tolerance(spec, dtype, length, term_scale, output_scale(ref_oracle if ref_oracle is not None else expected))
+            self.tolerance_text = tol.text
+            cmp = compare(got.values, expected, ref_oracle, tol, written)
+            self.max_error = max(self.max_error, cmp.max_error)
+            if math.isfinite(cmp.ratio):
+                self.max_ratio = max(self.max_ratio, cmp.ratio)
+            self._track_degenerate(p.name, ref_oracle if expected is None else expected, inputs)
+            if not cmp.ok:
+                i = int(np.flatnonzero(cmp.bad)[0])
+                return CaseResult(False, self._cx(case, inputs, env, "mismatch",
+                                                  f"'{p.name}' differs beyond tolerance ({tol.text})",
+                                                  side=self.candidate.label if self.candidate else None, buffer=p.name, flat=i,
+                                                  shape=shape, count=int(cmp.bad.sum()),
+                                                  exp=(expected if expected is not None else ref_oracle)[i],
+                                                  got=got.values[i], oracle=ref_oracle[i] if ref_oracle is not None else None))
+        return result
+
+    def _cx(self, case: Case, inputs: dict[str, np.ndarray], env: dict[str, Any], failure: str, message: str, *,
+            side: str | None, buffer: str | None = None, flat: int | None = None, shape: tuple[int, ...] | None = None,
+            count: int = 0, exp: Any = None, got: Any = None, oracle: Any = None) -> Counterexample:
+        index = None
+        if flat is not None and shape and 0 <= flat < int(np.prod(shape)):
+            index = [int(x) for x in np.unravel_index(flat, shape)]
+        elif flat is not None:
+            index = [int(flat)]
+        total = int(np.prod(shape)) if shape else 0
+        fmt = lambda v: None if v is None else repr(float(v)) if np.asarray(v).dtype.kind == "f" or is_float(np.asarray(v).dtype) else str(v)  # noqa: E731
+        replay = self.config.replay_hint
+        if replay:
+            replay += f" --seed {self.config.seed} --replay '{json.dumps(case.to_dict(), separators=(',', ':'))}'"
+        return Counterexample(
+            failure=failure, kernel=self.spec.kernel, sizes=dict(case.sizes), scalars=dict(case.scalars),
+            dtypes=dict(case.dtypes), seed=case.seed, profile=dict(case.profiles), buffer=buffer, index=index,
+            flat_index=flat, expected=fmt(exp), got=fmt(got), oracle=fmt(oracle), side=side, mismatches=count,
+            elements=total, message=message, inputs={k: summarize(v) for k, v in inputs.items()}, replay=replay,
+        )
+
+    def _track_degenerate(self, name: str, values: np.ndarray | None, inputs: dict[str, np.ndarray]) -> None:
+        if values is None or values.size == 0:
+            return
+        d = self._degenerate.setdefault(name, {"nonzero": False, "varied": False, "seen": {}, "dependent": False})
+        f = values.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            if np.any(f != 0):
+                d["nonzero"] = True
+            finite = f[np.isfinite(f)]
+            if finite.size > 1 and finite.min() != finite.max():
+                d["varied"] = True
+        key_in = hashlib.sha1(b"".join(np.ascontiguousarray(v).tobytes() for v in inputs.values())).hexdigest()
+        key_out = hashlib.sha1(np.ascontiguousarray(values).tobytes()).hexdigest()
+        size_key = values.size
+        seen = d["seen"].setdefault(size_key, {})
+        seen.setdefault(key_out, set()).add(key_in)
+        if len(seen) > 1:
+            d["dependent"] = True
+
+    def warnings(self) -> list[str]:
+        out = []
+        for name, d in self._degenerate.items():
+            if not d["nonzero"]:
+                out.append(f"output '{name}' was all zero in every case: agreement proves little")
+            elif not d["varied"]:
+                out.append(f"output '{name}' was constant in every case: agreement proves little")
+            elif not d["dependent"] and any(len(ins) > 1 for s in d["seen"].values() for ins in s.values()):
+                out.append(f"output '{name}' did not change with the inputs: agreement proves little")
+        return out
+
+    # -- the loop ------------------------------------------------------------------------------------------------
+    def _account(self, case: Case) -> None:
+        self.examples += 1
+        self._shapes.add(case.shape_key())
+        self._dtypes.update(case.dtypes.values())
+
+    def run_cases(self, cases: list[Case], golden: list[GoldenCase] | None = None, record: bool = False) -> Counterexample | None:
+        for i, case in enumerate(cases):
+            gc = golden[i] if golden else None
+            res = self.evaluate(case, gc.inputs if gc else None, gc)
+            if not res.ok:
+                return res.counterexample
+            self._account(case)
+            if record:
+                self.recorded.append(GoldenCase(case, res.inputs, res.source_outputs, res.written, res.oracle))
+        return None
+
+    def run_hypothesis(self, budget: int, size_cap: int, record: bool = False, record_limit: int = 24,
+                       record_budget: int = 1 << 14) -> Counterexample | None:
+        cfg = self.config
+        strategy = case_strategy(self.spec, budget, size_cap, {k: v for k, v in self.spec.dtype_axes.items()} if not cfg.dtypes
+                                 else {k: [d for d in v if d in cfg.dtypes] or v for k, v in self.spec.dtype_axes.items()})
+        failures = self._failures
+
+        def check(case: Case) -> None:
+            res = self.evaluate(case)
+            if not res.ok:
+                failures.append(res.counterexample)  # type: ignore[arg-type]
+                self._failing_evaluations += 1
+                if self._failing_evaluations > cfg.max_failing_evaluations:
+                    raise _StopShrinking()
+                raise _CaseFailed(res.counterexample.failure if res.counterexample else "failed")
+            self._account(case)
+            if record and len(self.recorded) < record_limit:
+                total = sum(a.size for a in res.inputs.values()) + sum(a.size for a in res.source_outputs.values())
+                if total <= record_budget:
+                    self.recorded.append(GoldenCase(case, res.inputs, res.source_outputs, res.written, res.oracle))
+
+        db = DirectoryBasedExampleDatabase(str(cache_dir() / "hypothesis"))
+        test = settings(
+            max_examples=cfg.examples, deadline=None, database=db, derandomize=False, print_blob=False,
+            report_multiple_bugs=False,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        )(seed(cfg.seed)(given(case=strategy)(check)))
+        key = json.dumps([self.spec.to_dict(), [s.text if s else None for s in (self.source, self.candidate)],
+                          self.reference.label if self.reference else None], sort_keys=True, default=str)
+        test.hypothesis.inner_test._hypothesis_internal_add_digest = hashlib.sha256(key.encode()).digest()  # type: ignore[attr-defined]
+        try:
+            test()
+        except _StopShrinking:
+            pass
+        except _CaseFailed:
+            pass
+        except ToolchainMissing:
+            raise
+        if failures:
+            # Hypothesis replays the minimal failing example last; after a budget stop take the smallest seen.
+            if self._failing_evaluations > cfg.max_failing_evaluations:
+                return min(failures, key=lambda c: (sum(c.sizes.values()), c.elements))
+            return failures[-1]
+        return None
+
+
+def run_fuzz(fuzzer: Fuzzer, *, budget: int, size_cap: int, cases: list[Case] | None = None,
+             golden: list[GoldenCase] | None = None, record: bool = False) -> FuzzResult:
+    t0 = time.perf_counter()
+    if cases is not None:
+        failure = fuzzer.run_cases(cases, golden, record)
+    else:
+        failure = fuzzer.run_hypothesis(budget, size_cap, record=record)
+    return FuzzResult(
+        failure=failure, examples=fuzzer.examples, shapes=len(fuzzer._shapes), dtypes=sorted(fuzzer._dtypes),
+        max_error=fuzzer.max_error, max_ratio=fuzzer.max_ratio, tolerance=fuzzer.tolerance_text,
+        seconds=time.perf_counter() - t0, warnings=fuzzer.warnings(), recorded=fuzzer.recorded,
+    )

@@ -1,0 +1,93 @@
+"""Python reference oracles (`--reference mod.py:fn`): NumPy/PyTorch functions computing in float64.
+
+Convention: the function takes keyword arguments named like the kernel's parameters (each in/inout buffer as
+an array shaped by its dims, float64 or int64; sizes and scalars as numbers; `T` optionally, the dtype of the
+template parameter) and returns the final outputs: a dict {name: array} of out/inout buffers, or one array.
+The user's own code: it runs in this process, unlike kernels and model output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from xlate.errors import InputError, SpecError
+from xlate.verify.cases import Case, buffer_shape, ctype_dtype, is_float, np_dtype
+from xlate.verify.spec import KernelSpec
+
+
+class ReferenceOracle:
+    def __init__(self, ref: str):
+        path, sep, name = ref.rpartition(":")
+        if not sep or not path:
+            raise InputError(f"xlate: error: --reference takes FILE.py:FUNCTION, not '{ref}'")
+        if not os.path.exists(path):
+            raise InputError(f"{path}: error: no such file (for --reference)")
+        spec = importlib.util.spec_from_file_location(f"xlate_reference_{abs(hash(os.path.abspath(path)))}", path)
+        if spec is None or spec.loader is None:
+            raise InputError(f"{path}: error: cannot load as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise InputError(f"{path}: error: importing the reference failed: {type(exc).__name__}: {exc}") from None
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            raise InputError(f"{path}: error: no function '{name}' in the reference module")
+        self.fn: Callable[..., Any] = fn
+        self.label = f"reference:{os.path.basename(path)}:{name}"
+        self.path = path
+        self.takes_T = "T" in inspect.signature(fn).parameters or any(
+            p.kind == p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()
+        )
+
+    def outputs(self, spec: KernelSpec, case: Case, env: dict[str, Any], inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        kwargs: dict[str, Any] = {}
+        for p in spec.params:
+            if p.is_buffer:
+                if p.role == "out":
+                    continue
+                a = inputs[p.name]
+                wide = a.astype(np.float64) if is_float(a.dtype) else a.astype(np.int64) if a.dtype.kind in "iub" else a
+                kwargs[p.name] = wide.reshape(buffer_shape(p, env, case, spec))
+            else:
+                kwargs[p.name] = env[p.name] if p.name in env else case.scalars.get(p.name)
+        if self.takes_T and case.dtypes:
+            kwargs["T"] = np_dtype(next(iter(case.dtypes.values())))
+        sig = inspect.signature(self.fn)
+        if not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+            kwargs = {k: v for k, v in kwargs.items() if k in sig.parameters}
+        with np.errstate(all="ignore"):
+            result = self.fn(**kwargs)
+        outs = [p for p in spec.buffers if p.role != "in"]
+        if not isinstance(result, dict):
+            if len(outs) != 1:
+                raise SpecError(f"{self.path}: error: the reference returned one array but the kernel has "
+                                f"{len(outs)} outputs ({', '.join(p.name for p in outs)}): return a dict")
+            result = {outs[0].name: result}
+        out: dict[str, np.ndarray] = {}
+        for p in outs:
+            if p.name not in result:
+                if p.role == "inout":
+                    out[p.name] = inputs[p.name].astype(np.float64).reshape(-1)
+                    continue
+                raise SpecError(f"{self.path}: error: the reference did not return output '{p.name}'")
+            value = np.asarray(_to_numpy(result[p.name]))
+            dtype = ctype_dtype(p.ctype, case, spec)
+            expected = int(np.prod(buffer_shape(p, env, case, spec)))
+            if value.size != expected:
+                raise SpecError(f"{self.path}: error: reference output '{p.name}' has {value.size} elements, "
+                                f"the spec says {expected}")
+            out[p.name] = value.reshape(-1).astype(np.float64 if is_float(dtype) else np.int64)
+        return out
+
+
+def _to_numpy(x: Any) -> Any:
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # torch tensor
+        return x.detach().cpu().double().numpy() if x.is_floating_point() else x.detach().cpu().numpy()
+    return x

@@ -1,0 +1,261 @@
+"""One side of a comparison: a kernel compiled by its backend, run on a case with poisoned outputs and guard
+bands, each case twice (two poison patterns), every misbehaviour classified."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xlate.backends.base import Artifact, BufferArg, CompileError, CompileOptions, ScalarArg
+from xlate.backends.registry import backend_for_language, get_backend
+from xlate.errors import SpecError
+from xlate.model import KernelUnit
+from xlate.parse import parse_string
+from xlate.parse.source import read_source
+from xlate.verify.cases import Case, buffer_length, ctype_dtype, environment, is_float, launch_dims
+from xlate.verify.spec import KernelSpec
+
+# C spelling of a dtype for template arguments, per source language.
+TEMPLATE_CTYPE = {
+    "cuda": {"float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double",
+             "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long", "uint8": "unsigned char",
+             "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long long"},
+}
+TEMPLATE_CTYPE["hip"] = dict(TEMPLATE_CTYPE["cuda"], bfloat16="__hip_bfloat16")
+
+
+def guard_elements(dtype: np.dtype) -> int:
+    # 256 bytes of guard on each side keeps the kernel's view 256-byte aligned (vector loads, Triton hints).
+    return max(64, 256 // dtype.itemsize)
+
+
+def poison(dtype: np.dtype, pattern: int, n: int) -> np.ndarray:
+    """Two distinct fill patterns: a NaN with a payload (floats) / 0x5A bytes, then a finite odd value / 0xA5."""
+    size = dtype.itemsize
+    if is_float(dtype):
+        bits = {
+            2: (0x7E5A, 0x5A5A),
+            4: (0x7FA5A5A5, 0x71A5A5A5),
+            8: (0x7FF4A5A5A5A5A5A5, 0x71A5A5A5A5A5A5A5),
+        }[size][pattern]
+        if dtype.name == "bfloat16":
+            bits = (0x7FA5, 0x71A5)[pattern]
+        raw = np.full(n, bits, dtype=f"<u{size}")
+        return raw.view(dtype)
+    byte = (0x5A, 0xA5)[pattern]
+    return np.full(n * size, byte, dtype=np.uint8).view(dtype)
+
+
+@dataclass
+class BufferResult:
+    values: np.ndarray  # final contents (run with pattern 1)
+    written: np.ndarray  # bool: elements the kernel wrote (out buffers), all True for inout
+    nondeterministic: np.ndarray | None = None  # bool mask of elements differing between the two runs
+
+
+@dataclass
+class SideFailure:
+    failure: str  # crash, timeout, out-of-bounds write, input modified, nondeterministic, compile error
+    message: str
+    buffer: str | None = None
+    index: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SideRun:
+    buffers: dict[str, BufferResult] = field(default_factory=dict)
+    failure: SideFailure | None = None
+    seconds: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Side:
+    """A kernel implementation on its backend (the source, the port, or any implementation under test)."""
+
+    def __init__(self, path: str, kernel: str, *, text: str | None = None, language: str | None = None,
+                 arch: str | None = None, timeout: float = 60.0, label: str = "candidate"):
+        self.path = path
+        self.label = label
+        if text is None:
+            src = read_source(path, language)  # type: ignore[arg-type]
+            text, language = src.text, src.language
+        self.text = text
+        self.unit: KernelUnit = parse_string(text, path, language)  # type: ignore[arg-type]
+        self.language = self.unit.language
+        self.kernel = kernel
+        self.arch = arch
+        self.timeout = timeout
+        self.backend = backend_for_language(self.language)
+        self._artifacts: dict[tuple[str, ...], Artifact] = {}
+        self.compiles = 0
+        self.compile_seconds = 0.0
+        self.platform: str | None = None
+        self.caveats: list[str] = []
+
+    @property
+    def backend_name(self) -> str:
+        return self.backend.name
+
+    def has_kernel(self) -> bool:
+        if self.language == "triton":
+            return any(f.name == self.kernel for f in self.unit.py_functions)
+        return self.unit.kernel(self.kernel) is not None
+
+    def template_args(self, case: Case, spec: KernelSpec, env: dict[str, Any]) -> list[str]:
+        fn = self.unit.kernel(self.kernel) if self.language != "triton" else None
+        if fn is None or not fn.template_params:
+            return []
+        names = TEMPLATE_CTYPE.get(self.language, TEMPLATE_CTYPE["cuda"])
+        out = []
+        for t in fn.template_params:
+            if t.kind == "type":
+                dtype = case.dtypes.get(t.name) or "float32"
+                out.append(names[dtype])
+            else:
+                out.append(str(env.get(t.name, t.default)))
+        return out
+
+    def artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any]) -> Artifact:
+        targs = tuple(self.template_args(case, spec, env))
+        if targs not in self._artifacts:
+            options = CompileOptions(arch=self.arch, template_args=list(targs))
+            art = get_backend(self.backend.name).compile(self.text, self.kernel, options, path=self.path)
+            self._artifacts[targs] = art
+            self.compiles += 0 if art.compile.cached else 1
+            self.compile_seconds += art.compile.seconds
+            self.platform = art.meta.get("platform", self.platform)
+            caveat = art.meta.get("caveat")
+            if caveat and caveat not in self.caveats:
+                self.caveats.append(caveat)
+        return self._artifacts[targs]
+
+    def run_case(self, spec: KernelSpec, case: Case, inputs: dict[str, np.ndarray], *, runs: int = 2,
+                 tolerant_repeat: bool = False) -> SideRun:
+        env = environment(spec, case)
+        try:
+            art = self.artifact(case, spec, env)
+        except CompileError as exc:
+            return SideRun(failure=SideFailure("compile error", exc.log.strip()[-4000:]))
+        grid, block, shmem = launch_dims(spec, env, case)
+        skip_launch = self.language != "triton" and (0 in grid or 0 in block)
+        results: list[dict[str, np.ndarray]] = []
+        layouts: dict[str, tuple[int, int, np.dtype]] = {}
+        total_seconds = 0.0
+        for pattern in range(runs):
+            args: list[BufferArg | ScalarArg] = []
+            fills: dict[str, np.ndarray] = {}
+            for p in sorted(spec.params, key=lambda q: q.position):
+                if p.is_buffer:
+                    dtype = ctype_dtype(p.ctype, case, spec)
+                    n = buffer_length(p, env, case, spec) // max(1, p.lanes) * max(1, p.lanes)
+                    g = guard_elements(dtype)
+                    data = poison(dtype, pattern, n + 2 * g).copy()
+                    if p.role in ("in", "inout"):
+                        data[g : g + n] = inputs[p.name]
+                    fills[p.name] = data.copy()
+                    layouts[p.name] = (g, n, dtype)
+                    args.append(BufferArg(p.name, data, g, n))
+                else:
+                    value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
+                    dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
+                    if is_float(dtype):
+                        value = float(np.asarray(value, dtype=dtype).astype(np.float64))
+                    else:
+                        value = int(value)
+                    args.append(ScalarArg(p.name, value, dtype.name))
+            if skip_launch:
+                results.append({a.name: a.data for a in args if isinstance(a, BufferArg)})
+                continue
+            from xlate.backends.base import LaunchConfig
+
+            res = self.backend.run(art, args, LaunchConfig(grid, block, shmem), timeout=self.timeout)
+            total_seconds += res.seconds
+            if res.meta.get("platform"):
+                self.platform = res.meta["platform"]
+            if res.status != "ok":
+                kind = "timeout" if res.status == "timeout" else "crash"
+                detail = (res.message + ("\n" + res.stderr.strip()[-2000:] if res.stderr.strip() else "")).strip()
+                return SideRun(failure=SideFailure(kind, detail or res.status), seconds=total_seconds)
+            for name, before in fills.items():
+                after = res.buffers[name]
+                g, n, dtype = layouts[name]
+                failure = _check_guards(name, before, after, g, n)
+                if failure:
+                    return SideRun(failure=failure, seconds=total_seconds)
+                p = spec.param(name)
+                if p is not None and p.role == "in":
+                    changed = np.flatnonzero(_bits(before[g : g + n]) != _bits(after[g : g + n]))
+                    if changed.size:
+                        i = int(changed[0])
+                        return SideRun(failure=SideFailure("input modified", f"input '{name}' changed at element {i} "
+                                       f"({changed.size} elements) although the kernel should only read it", name, i),
+                                       seconds=total_seconds)
+            results.append(res.buffers)
+        out = SideRun(seconds=total_seconds / max(1, runs))
+        for p in spec.buffers:
+            if p.role == "in":
+                continue
+            g, n, dtype = layouts[p.name]
+            last = results[-1][p.name][g : g + n]
+            if p.role == "out" and runs >= 2:
+                first = results[0][p.name][g : g + n]
+                unwritten = (_bits(first) == _bits(poison(dtype, 0, n))) & (_bits(last) == _bits(poison(dtype, 1, n)))
+                written = ~unwritten
+            else:
+                written = np.ones(n, dtype=bool)
+            nondet = None
+            if runs >= 2:
+                first = results[0][p.name][g : g + n]
+                differs = (_bits(first) != _bits(last)) & written
+                if tolerant_repeat and is_float(dtype):
+                    a, b = first.astype(np.float64), last.astype(np.float64)
+                    scale = np.nanmax(np.abs(b[written])) if written.any() and np.isfinite(b[written]).any() else 1.0
+                    tol = 64 * float(np.finfo(np.float32 if dtype.itemsize >= 4 else np.float16).eps) * max(scale, 1e-30)
+                    with np.errstate(invalid="ignore"):
+                        differs &= ~((np.abs(a - b) <= tol) | (np.isnan(a) & np.isnan(b)))
+                if differs.any():
+                    nondet = differs
+            out.buffers[p.name] = BufferResult(last.copy(), written, nondet)
+        return out
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    size = a.dtype.itemsize
+    return np.ascontiguousarray(a).view(f"<u{size}") if size in (1, 2, 4, 8) else a
+
+
+def _check_guards(name: str, before: np.ndarray, after: np.ndarray, g: int, n: int) -> SideFailure | None:
+    lo_bad = np.flatnonzero(_bits(before[:g]) != _bits(after[:g]))
+    hi_bad = np.flatnonzero(_bits(before[g + n :]) != _bits(after[g + n :]))
+    if lo_bad.size:
+        i = int(lo_bad[0]) - g
+        return SideFailure("out-of-bounds write", f"wrote '{name}'[{i}], {-i} element(s) before the start "
+                           f"({lo_bad.size} guard elements changed)", name, i)
+    if hi_bad.size:
+        i = n + int(hi_bad[0])
+        return SideFailure("out-of-bounds write", f"wrote '{name}'[{i}] past the end (length {n}; "
+                           f"{hi_bad.size} guard elements changed)", name, i)
+    return None
+
+
+def describe_side(side: Side) -> dict[str, Any]:
+    info = side.backend.detect()
+    return {"path": side.path, "language": side.language, "backend": side.backend_name, "platform": side.platform or info.platform,
+            "versions": info.versions}
+
+
+def require_kernel(side: Side) -> None:
+    if not side.has_kernel():
+        if side.language == "triton":
+            names = ", ".join(f.name for f in side.unit.py_functions) or "none"
+            raise SpecError(f"{side.path}: error: no launcher function '{side.kernel}' (functions: {names})")
+        names = ", ".join(k.name for k in side.unit.kernels) or "none"
+        raise SpecError(f"{side.path}: error: no kernel named '{side.kernel}' (kernels: {names})")
+
+
+def stem(path: str) -> str:
+    return Path(path).stem

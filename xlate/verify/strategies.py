@@ -1,0 +1,99 @@
+"""Hypothesis strategies for fuzz cases, biased toward what breaks kernels: 0 and 1 where legal, primes,
+one below/above every block and wavefront multiple, large sizes within the backend's budget."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from xlate.verify import expr
+from xlate.verify.cases import (
+    FLOAT_PROFILES,
+    INT_PROFILES,
+    Case,
+    buffer_length,
+    ctype_dtype,
+    environment,
+    is_float,
+)
+from xlate.verify.spec import KernelSpec, ParamSpec
+
+WIDTHS = (16, 32, 64, 128, 256, 512, 1024)
+PRIMES = (2, 3, 5, 7, 13, 31, 61, 97, 127, 257, 509, 1021, 2039, 4093, 8191, 65521, 131071)
+
+
+def interesting_sizes(lo: int, hi: int, blocks: list[int]) -> list[int]:
+    """Boundary values inside [lo, hi], smallest first (Hypothesis shrinks toward the front)."""
+    vals = {lo, lo + 1, hi, hi - 1, 0, 1, 2, 3}
+    for w in {*WIDTHS, *blocks}:
+        for k in (1, 2, 3):
+            vals |= {w * k - 1, w * k, w * k + 1}
+    vals |= set(PRIMES)
+    vals |= {hi // 2, hi // 2 + 1}
+    return sorted(v for v in vals if lo <= v <= hi)
+
+
+def _int_range(p: ParamSpec, cap: int) -> tuple[int, int]:
+    lo = int(expr.evaluate(p.lo or "0", {}))
+    hi = int(expr.evaluate(p.hi or "4096", {}))
+    return lo, max(lo, min(hi, cap))
+
+
+def _literal_blocks(spec: KernelSpec) -> list[int]:
+    out = []
+    for b in spec.block:
+        try:
+            out.append(int(expr.evaluate(b, {})))
+        except Exception:
+            continue
+    return out
+
+
+@st.composite
+def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, list[str]] | None = None) -> Case:
+    blocks = _literal_blocks(spec)
+    sizes: dict[str, int] = {}
+    for p in spec.sizes:
+        lo, hi = _int_range(p, size_cap)
+        sizes[p.name] = draw(st.one_of(st.sampled_from(interesting_sizes(lo, hi, blocks)), st.integers(lo, hi)), label=p.name)
+    axes = dtypes or spec.dtype_axes
+    bound = {name: draw(st.sampled_from(options), label=name) for name, options in axes.items()}
+    scalars: dict[str, int | float] = {}
+    probe = Case(sizes, bound, {}, {}, 0)
+    for p in spec.scalars:
+        dtype = ctype_dtype(p.ctype, probe, spec)
+        env = {**sizes}
+        if is_float(dtype):
+            lo = float(expr.evaluate(p.lo, env)) if p.lo else -4.0
+            hi = float(expr.evaluate(p.hi, env)) if p.hi else 4.0
+            specials = [v for v in (0.0, 1.0, -1.0, lo, hi, 0.5) if lo <= v <= hi]
+            value = draw(st.one_of(st.sampled_from(specials), st.floats(lo, hi, allow_nan=False, width=32)), label=p.name)
+            scalars[p.name] = float(value)
+        else:
+            lo = int(expr.evaluate(p.lo, env)) if p.lo else (0 if dtype.kind == "u" else -100)
+            hi = int(expr.evaluate(p.hi, env)) if p.hi else 100
+            scalars[p.name] = draw(st.integers(lo, hi), label=p.name)
+    profiles = {}
+    for p in spec.buffers:
+        if p.role == "out":
+            continue
+        dtype = ctype_dtype(p.ctype, probe, spec)
+        options = FLOAT_PROFILES if is_float(dtype) else INT_PROFILES
+        if is_float(dtype) and spec.values == "finite":
+            options = tuple(o for o in options if o != "special")
+        profiles[p.name] = draw(st.sampled_from(options), label=f"{p.name} values")
+    seed = draw(st.integers(0, 2**32 - 1), label="data seed")
+    case = Case(sizes, bound, scalars, profiles, seed, "hypothesis")
+    env = environment(spec, case)
+    for w in spec.where:
+        assume(bool(expr.evaluate(w, env)))
+    total = sum(buffer_length(p, env, case, spec) for p in spec.buffers)
+    assume(total <= budget)
+    grid = 1
+    for g in spec.grid:
+        v = expr.evaluate(g, env)
+        grid *= math.prod(v) if isinstance(v, tuple) else max(0, int(v))
+    assume(grid <= 1 << 20)
+    return case
