@@ -11,6 +11,7 @@ from xlate import __version__
 # (module in xlate.commands, command name). A command is listed here only once it works.
 COMMANDS = [
     ("inspect", "inspect"),
+    ("port", "port"),
     ("fuzz", "fuzz"),
     ("backends", "backends"),
 ]

@@ -145,6 +145,10 @@ def verify(
             use_source = False
             verdict.caveats.append(f"the source was not executed here ({src_why}); judged against "
                                    f"{'the golden file' if golden else oracle.label if oracle else ''}")
+    if not replay_hint:
+        replay_hint = f"xlate fuzz {source_path}" + (f" {candidate_path}" if candidate_path else "") + f" --kernel {kernel}"
+        if reference:
+            replay_hint += f" --reference {reference}"
     config = FuzzConfig(examples=examples, seed=seed, dtypes=dtypes, replay_hint=replay_hint)
     gold: Golden | None = None
     cases = None

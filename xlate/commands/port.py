@@ -1,0 +1,65 @@
+"""`xlate port SRC --to TARGET`: translate, verify, and write the port only when it is verified."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from xlate.commands.common import emit_json, handle_errors
+
+
+@click.command()
+@click.argument("src", type=click.Path(path_type=str))
+@click.option("--to", "target", required=True, type=click.Choice(["hip", "cuda", "triton", "ascendc"]))
+@click.option("-o", "--output", help="Where to write the port (default: beside the source, new suffix).")
+@click.option("--kernel", "kernels", multiple=True, help="Port only this kernel (repeatable).")
+@click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "rules", "llm"]),
+              help="auto: rules, then the LLM for what they cannot translate (when a model is configured).")
+@click.option("--model", help="LLM for --engine llm/auto (litellm name; or XLATE_MODEL).")
+@click.option("--arch", help="Target chip or compiler target (mi300x, gfx90a, gfx1030, h200, ascend910b...).")
+@click.option("--examples", default=50, show_default=True, help="Fuzz examples per kernel.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--no-verify", is_flag=True, help="Write the port without verifying it (marked unverified).")
+@click.option("--force", is_flag=True, help="Write the port whatever the verdict (marked with it).")
+@click.option("--reference", help="Oracle FILE.py:FUNCTION when the source cannot run here.")
+@click.option("--against", "golden", help="Golden file (or folder of them) recorded from the source elsewhere.")
+@click.option("--rules", "rules_files", multiple=True, help="CUDA<->HIP user rule file (YAML), repeatable.")
+@click.option("--stats", is_flag=True, help="Print what was converted per API family (CUDA<->HIP).")
+@click.option("--max-attempts", default=4, show_default=True, help="LLM attempts per kernel.")
+@click.option("--timeout", default=60.0, show_default=True, help="Seconds before a kernel run is killed.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@handle_errors
+def command(src: str, target: str, output: str | None, kernels: tuple[str, ...], engine: str, model: str | None,
+            arch: str | None, examples: int, seed: int, no_verify: bool, force: bool, reference: str | None,
+            golden: str | None, rules_files: tuple[str, ...], stats: bool, max_attempts: int, timeout: float,
+            as_json: bool) -> None:
+    """Port SRC to TARGET. Exit 0 verified and written; 1 rejected (counterexample, nothing written);
+    2 bad input; 3 could not verify here (nothing written without --force/--no-verify)."""
+    from xlate.port import PortRequest, port_file
+
+    req = PortRequest(src, target, output, list(kernels), engine, model, arch, examples, seed, not no_verify, force,
+                      reference, golden, list(rules_files), max_attempts, timeout)
+    result = port_file(req)
+    if as_json:
+        emit_json(result.to_dict())
+    tr = result.translation
+    if tr is not None:
+        for d in tr.diagnostics:
+            click.echo(d.format(), err=True)
+        if stats and target in ("hip", "cuda"):
+            from xlate.translate.hip.translator import format_stats
+
+            click.echo(format_stats(tr), err=True)
+    for k in result.kernels:
+        if k.verdict is not None:
+            click.echo(k.verdict.summary(), err=True)
+        elif k.status == "not translated":
+            click.echo(f"not translated {k.kernel}: the rules cannot port it faithfully (diagnostics above)", err=True)
+    if result.message:
+        click.echo(result.message, err=True)
+    if result.written:
+        click.echo(f"wrote {result.output} ({result.status})", err=True)
+    elif tr is not None and tr.text:
+        click.echo(f"nothing written ({result.status}); --force writes it anyway, marked as {result.status}", err=True)
+    sys.exit(result.exit_code)
