@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+
 
 
 def main() -> int:
@@ -26,6 +25,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from xlate.backends.registry import get_backend
+
     from xlate.parse import parse_file
     from xlate.verify import api
 

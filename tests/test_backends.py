@@ -7,10 +7,10 @@ import textwrap
 
 import numpy as np
 import pytest
-
-from tests.conftest import KERNELS
 from xlate.backends.base import BufferArg, CompileError, CompileOptions, LaunchConfig, ScalarArg
 from xlate.backends.registry import backend_names, get_backend
+
+from tests.conftest import KERNELS
 from xlate.errors import ToolchainMissing
 from xlate.parse import parse_file
 from xlate.verify.api import verify
@@ -171,7 +171,7 @@ CUDA_FAULTS = textwrap.dedent(
     // xlate: y: out[n], n: size(1..5000), grid: cdiv(n, 128), block: 128
     __global__ void segv(float* y, int n) { int i = threadIdx.x; *((volatile float*)0x10) = 1.0f; if (i < n) y[i] = i; }
     // xlate: y: out[n], n: size(1..5000), grid: cdiv(n, 128), block: 128
-    __global__ void spin(float* y, int n) { volatile int k = 1; while (k) { } y[0] = 0; }
+    __global__ void spin(float* y, int n) { while (true) { asm volatile(""); } }
     // xlate: y: out[n], n: size(1..5000), grid: cdiv(n, 128), block: 128
     __global__ void past_end(float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i <= n) y[i] = i; }
     """

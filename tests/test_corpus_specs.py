@@ -30,7 +30,7 @@ def test_spec_cases_and_reference(path, kernel):
     @given(case=cases(spec, budget=1 << 14, size_cap=1 << 10))
     def check(case):
         env = environment(spec, case)
-        grid, block, _ = launch_dims(spec, env, case)
+        _, block, _ = launch_dims(spec, env, case)
         assert all(b >= 1 for b in block)
         inputs = make_inputs(spec, case, env)
         for p in spec.buffers:
