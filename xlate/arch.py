@@ -23,10 +23,13 @@ def find_arch(name: str) -> dict[str, Any]:
     """A spec by file stem, name, alias or compiler target (case-insensitive)."""
     key = name.lower()
     for stem, spec in all_specs().items():
-        names = {stem, str(spec.get("name", "")).lower(), str(spec.get("target", "")).lower()}
-        names |= {str(a).lower() for a in spec.get("aliases", [])}
-        if key in names:
+        names = {stem, str(spec.get("name", "")).lower()} | {str(a).lower() for a in spec.get("aliases", [])}
+        if key in names and key != str(spec.get("target", "")).lower():
             return spec
+    # A bare compiler target several chips share (sm_90, gfx90a): the file marked default_for_target.
+    by_target = [s for s in all_specs().values() if str(s.get("target", "")).lower() == key]
+    if by_target:
+        return next((s for s in by_target if s.get("default_for_target")), by_target[0])
     known = ", ".join(sorted(all_specs()))
     raise InputError(f"xlate: error: unknown --arch '{name}' (known: {known}; or a compiler target like gfx90a, sm_90)")
 

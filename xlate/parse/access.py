@@ -7,6 +7,8 @@ load/store intrinsics) plus edges for pointers passed to other device functions,
 
 from __future__ import annotations
 
+import heapq
+import re
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -40,12 +42,30 @@ class AccessAnalyzer:
         self.stores = stores
 
     def analyse(self, body: ts.Node, pointers: list[str]) -> Effects:
+        """Visit each use of a pointer parameter (or of a local alias of one) in source order.
+
+        Uses are found by searching the body's text for the names and asking tree-sitter for the node at each
+        hit, which is much cheaper than walking every node; hits inside comments or strings are not
+        identifiers and are skipped.
+        """
         effects = Effects()
         aliases: dict[str, str] = {p: p for p in pointers}
-        for node in walk(body):
-            if node.type != "identifier":
+        data = self.src.data
+        base = body.start_byte
+        text = data[base : body.end_byte]
+        heap: list[tuple[int, int, str]] = []
+        for name in pointers:
+            for m in re.finditer(rb"\b%s\b" % re.escape(name.encode()), text):
+                heapq.heappush(heap, (base + m.start(), base + m.end(), name))
+        seen: set[int] = set()
+        while heap:
+            start, end, name = heapq.heappop(heap)
+            if start in seen:
                 continue
-            name = self.src.text(node)
+            seen.add(start)
+            node = body.descendant_for_byte_range(start, end)
+            if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
+                continue
             root = aliases.get(name)
             if root is None:
                 continue
@@ -54,7 +74,11 @@ class AccessAnalyzer:
                 parent.child_by_field_name("declarator") == node
             ):
                 continue  # the declaration of an alias, not a use
+            before = set(aliases)
             self._classify(node, root, effects, aliases)
+            for alias in set(aliases) - before:
+                for m in re.finditer(rb"\b%s\b" % re.escape(alias.encode()), data[end : body.end_byte]):
+                    heapq.heappush(heap, (end + m.start(), end + m.end(), alias))
         return effects
 
     # -- helpers -------------------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from typing import Any
 
 import tree_sitter as ts
 
@@ -61,6 +63,32 @@ def api_family(name: str) -> str | None:
     return None
 
 
+class SpanIndex:
+    """Innermost enclosing range lookup by bisection (definitions do not overlap, except nesting)."""
+
+    def __init__(self, spans: list[tuple[int, int, Any]]):
+        self.spans = sorted(spans, key=lambda s: (s[0], -s[1]))
+        self.starts = [s[0] for s in self.spans]
+
+    def find(self, start: int, end: int) -> Any:
+        i = bisect.bisect_right(self.starts, start) - 1
+        while i >= 0:
+            s, e, value = self.spans[i]
+            if s <= start and end <= e:
+                return value
+            if e < start and i > 0 and self.spans[i - 1][1] < start:
+                # no earlier span can contain this one unless spans nest; scan back a little for nesting
+                j = i - 1
+                while j >= 0 and j > i - 8:
+                    s2, e2, v2 = self.spans[j]
+                    if s2 <= start and end <= e2:
+                        return v2
+                    j -= 1
+                return None
+            i -= 1
+        return None
+
+
 def _wrapper(node: ts.Node) -> ts.Node:
     """The outermost node that belongs to a definition (template_declaration, linkage_specification)."""
     cur = node
@@ -79,13 +107,18 @@ class CFamilyBuilder:
 
     # -- entry ---------------------------------------------------------------------------------------------
     def build(self, root: ts.Node) -> KernelUnit:
+        self.root = root
+        names = ["functions", "instantiations", "includes", "macros", "constants", "calls", "asm"]
+        if self.grammar == "cuda":
+            names += ["identifiers", "shared", "launches"]
+        self.found = languages.matches_many(self.grammar, names, root)
         unit = KernelUnit(path=self.src.path, language=self.language, size_bytes=len(self.src.data))  # type: ignore[arg-type]
         unit.includes = self._includes(root)
         unit.macros = self._macros(root)
         unit.constants = self._constants(root)
         self.consteval = ConstEvaluator(self.src, self.grammar, unit.macros, unit.constants)
 
-        fn_nodes = [m["function"][0] for m in languages.matches(self.grammar, "functions", root)]
+        fn_nodes = [m["function"][0] for m in self.found["functions"]]
         functions: list[tuple[Function, ts.Node]] = []
         host_nodes: list[tuple[str, ts.Node]] = []
         for node in fn_nodes:
@@ -107,15 +140,15 @@ class CFamilyBuilder:
         unit.device_functions = [f for f, _ in functions if f.kind == "device"]
         unit.host_functions = [HostFunction(name, self.src.span(_wrapper(n))) for name, n in host_nodes]
         host_names = {name for name, _ in host_nodes}
-        for m in languages.matches(self.grammar, "instantiations", root):
+        for m in self.found["instantiations"]:
             inst = m["instantiation"][0]
             name = self._declarator_name(m["declarator"][0])
             if name in host_names:
                 unit.host_functions.append(HostFunction(name, self.src.span(inst)))
 
-        spans = [(_wrapper(n).start_byte, n.end_byte, name) for name, n in host_nodes] + [
+        spans = SpanIndex([(_wrapper(n).start_byte, n.end_byte, name) for name, n in host_nodes] + [
             (n.start_byte, n.end_byte, f.name) for f, n in functions
-        ]
+        ])
         kernel_names = {k.name for k in unit.kernels}
         unit.launches = self._launches(root, spans, kernel_names)
         unit.api_calls = self._api_calls(root, spans)
@@ -124,7 +157,7 @@ class CFamilyBuilder:
     # -- file-level facts ---------------------------------------------------------------------------------
     def _includes(self, root: ts.Node) -> list[Include]:
         out = []
-        for m in languages.matches(self.grammar, "includes", root):
+        for m in self.found["includes"]:
             path = m["path"][0]
             text = self.src.text(path)
             out.append(Include(text.strip('<>"'), path.type == "system_lib_string", self.src.span(m["include"][0])))
@@ -132,7 +165,7 @@ class CFamilyBuilder:
 
     def _macros(self, root: ts.Node) -> list[Macro]:
         out = []
-        for m in languages.matches(self.grammar, "macros", root):
+        for m in self.found["macros"]:
             params = None
             if "params" in m:
                 params = [self.src.text(c) for c in m["params"][0].named_children]
@@ -142,7 +175,7 @@ class CFamilyBuilder:
 
     def _constants(self, root: ts.Node) -> dict[str, str]:
         out: dict[str, str] = {}
-        for m in languages.matches(self.grammar, "constants", root):
+        for m in self.found["constants"]:
             qualifiers = {self.src.text(q) for q in m.get("qualifier", [])}
             if "qualifier" in m and not qualifiers & {"const", "constexpr"}:
                 continue
@@ -346,11 +379,22 @@ class CFamilyBuilder:
         )
         effects: dict[str, Effects] = {}
         param_names: dict[str, list[str]] = {}
+        bodies = [(node.child_by_field_name("body"), fn) for fn, node in functions]
+        index = SpanIndex([(b.start_byte, b.end_byte, fn) for b, fn in bodies if b is not None])
+        buckets: dict[str, dict[str, list[dict[str, list[ts.Node]]]]] = {}
+        names = ["calls", "asm"] + (["identifiers", "shared"] if self.grammar == "cuda" else [])
+        for qname in names:
+            for m in self.found[qname]:
+                first = next(iter(m.values()))[0]
+                owner = index.find(first.start_byte, first.end_byte)
+                if owner is not None:
+                    buckets.setdefault(owner.name, {}).setdefault(qname, []).append(m)
         for fn, node in functions:
             body = node.child_by_field_name("body")
             if body is None:
                 continue
-            for m in languages.matches(self.grammar, "calls", body):
+            mine = buckets.get(fn.name, {})
+            for m in mine.get("calls", []):
                 call = m["call"][0]
                 full, base = self._callee(call)
                 args = self._args(m["args"][0])
@@ -375,7 +419,7 @@ class CFamilyBuilder:
                             fn.barriers += 1
                 elif category is not None and category not in ("load", "store"):
                     fn.intrinsics.append(IntrinsicUse(base, category, args, fn.name, span))
-            for m in languages.matches(self.grammar, "identifiers", body) if self.grammar == "cuda" else []:
+            for m in mine.get("identifiers", []):
                 ident = m["id"][0]
                 parent = ident.parent
                 if parent is not None and parent.type == "call_expression":
@@ -383,9 +427,9 @@ class CFamilyBuilder:
                 fn.intrinsics.append(IntrinsicUse(self.src.text(ident), "warpsize", [], fn.name, self.src.span(ident)))
             fn.intrinsics.sort(key=lambda u: u.span.start_byte)
             if self.grammar == "cuda":
-                for m in languages.matches(self.grammar, "shared", body):
+                for m in mine.get("shared", []):
                     fn.shared.extend(self._shared(m["shared"][0], fn.name))
-            for m in languages.matches(self.grammar, "asm", body):
+            for m in mine.get("asm", []):
                 asm = m["asm"][0]
                 code = asm.child_by_field_name("assembly_code")
                 text = self.src.text(code) if code is not None else self.src.text(asm)
@@ -437,12 +481,8 @@ class CFamilyBuilder:
         return out
 
     # -- host side ------------------------------------------------------------------------------------------
-    def _enclosing(self, spans: list[tuple[int, int, str]], node: ts.Node) -> str | None:
-        best = None
-        for start, end, name in spans:
-            if start <= node.start_byte and node.end_byte <= end and (best is None or start >= best[0]):
-                best = (start, name)
-        return best[1] if best else None
+    def _enclosing(self, spans: SpanIndex, node: ts.Node) -> str | None:
+        return spans.find(node.start_byte, node.end_byte)
 
     def _kernel_ref(self, node: ts.Node) -> tuple[str, list[str]]:
         """Kernel name and template arguments of `k`, `k<float>`, `(void*)k`, `HIP_KERNEL_NAME(k<T>)`, `&k`."""
@@ -464,11 +504,11 @@ class CFamilyBuilder:
             return self.src.text(cur.child_by_field_name("name")), [self.src.text(c) for c in targs.named_children] if targs else []
         return self.src.text(cur), []
 
-    def _launches(self, root: ts.Node, spans: list[tuple[int, int, str]], kernels: set[str]) -> list[LaunchSite]:
+    def _launches(self, root: ts.Node, spans: SpanIndex, kernels: set[str]) -> list[LaunchSite]:
         out: list[LaunchSite] = []
         if self.grammar != "cuda":
             return out
-        for m in languages.matches(self.grammar, "launches", root):
+        for m in self.found["launches"]:
             if "config" in m:
                 call = m["launch"][0]
                 name, targs = self._kernel_ref(m["kernel"][0])
@@ -498,9 +538,9 @@ class CFamilyBuilder:
                 out.append(site)
         return out
 
-    def _api_calls(self, root: ts.Node, spans: list[tuple[int, int, str]]) -> list[ApiCall]:
+    def _api_calls(self, root: ts.Node, spans: SpanIndex) -> list[ApiCall]:
         out = []
-        for m in languages.matches(self.grammar, "calls", root):
+        for m in self.found["calls"]:
             call = m["call"][0]
             full, _ = self._callee(call)
             family = api_family(full)
