@@ -172,8 +172,6 @@ def verify_kernel(req: PortRequest, translation: Translation, kernel: str, out: 
     from xlate.verify.api import verify
 
     if req.target == "ascendc":
-        from xlate.translate.ascendc.verdict import ascendc_verdict
-
         return ascendc_verdict(translation, kernel, out, req.arch)
     from xlate.arch import compiler_target
 
@@ -182,6 +180,31 @@ def verify_kernel(req: PortRequest, translation: Translation, kernel: str, out: 
                   examples=req.examples, seed=req.seed, reference=req.reference,
                   golden=golden_for(req.golden, req.source, kernel), arch=target_arch, timeout=req.timeout,
                   replay_hint=f"xlate port {req.source} --to {req.target} --kernel {kernel}")
+
+
+def ascendc_verdict(translation: Translation, kernel: str, out: str, arch: str | None) -> Verdict:
+    """AscendC ports: the static checker always; compile and run only where CANN exists (never here)."""
+    from xlate.backends.registry import get_backend
+    from xlate.translate.ascendc.checker import check_ascendc, what_was_checked
+    from xlate.verify.verdict import Counterexample, SideInfo
+
+    soc = arch or "ascend910b"
+    diags = check_ascendc(translation.text, out, soc)
+    translation.diagnostics.extend(d for d in diags if d not in translation.diagnostics)
+    errors = [d for d in diags if d.severity == "error"]
+    info = get_backend("ascendc").detect()
+    side = SideInfo(out, "ascendc", "ascendc", info.platform, info.versions)
+    if errors:
+        cx = Counterexample("compile error", kernel, {}, {}, {}, 0, {}, message="; ".join(d.format() for d in errors[:5]))
+        return Verdict("rejected", kernel, candidate=side, counterexample=cx,
+                       reason=f"AscendC static checks failed: {len(errors)} error(s)")
+    checked = ", ".join(what_was_checked(diags))
+    if not info.can_run:
+        return Verdict("unverified", kernel, candidate=side,
+                       reason=f"static checks passed ({checked}); not compiled or run: " + "; ".join(info.missing),
+                       remedy=info.remedy)
+    return Verdict("unverified", kernel, candidate=side, reason=f"static checks passed ({checked}); "
+                   "running AscendC ports needs an xlate AscendC launcher, which is not written yet", remedy=info.remedy)
 
 
 def finish(req: PortRequest, out: str, translation: Translation, results: list[KernelResult]) -> PortResult:
