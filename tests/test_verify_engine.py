@@ -206,21 +206,21 @@ def test_golden_loader_refuses_strangers_files(tmp_path):
         zf.writestr("manifest.json", json.dumps({"format": "something-else", "version": 1}))
     with pytest.raises(InputError):
         read_golden(str(other))
-    # a pickled object array is refused by the loader (allow_pickle=False)
+    # members whose bytes do not match the declared dtype and shape, or object dtypes, are refused
     path = _golden(tmp_path)
     with zipfile.ZipFile(path) as zf:
         manifest = json.loads(zf.read("manifest.json"))
-    evil = tmp_path / "evil.xg"
-    import io
-
-    buf = io.BytesIO()
-    np.save(buf, np.array([object()], dtype=object), allow_pickle=True)
-    with zipfile.ZipFile(evil, "w") as zf:
-        zf.writestr("manifest.json", json.dumps(manifest))
-        for member in ("c0/inputs/x.npy", "c0/outputs/y.npy", "c0/written/y.npy", "c0/oracle/y.npy"):
-            zf.writestr(member, buf.getvalue())
-    with pytest.raises(ValueError):
-        read_golden(str(evil))
+        members = {n: zf.read(n) for n in zf.namelist() if n != "manifest.json"}
+    for mutate in ("truncate", "object"):
+        evil = tmp_path / f"evil-{mutate}.xg"
+        m = json.loads(json.dumps(manifest))
+        ref = m["cases"][0]["inputs"]["x"]
+        with zipfile.ZipFile(evil, "w") as zf:
+            zf.writestr("manifest.json", json.dumps(m if mutate == "truncate" else {**m, "cases": [{**m["cases"][0], "inputs": {"x": {**ref, "dtype": "object"}}}]}))
+            for name, data in members.items():
+                zf.writestr(name, data[:-1] if (mutate == "truncate" and name == ref["file"]) else data)
+        with pytest.raises((InputError, TypeError)):
+            read_golden(str(evil))
 
 
 # -- end to end on the CPU (Triton interpreter) ----------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Golden files (.xg): recorded cases of a kernel, replayable on a machine that cannot run the source.
 
 A .xg file is a zip archive holding `manifest.json` (format, version, kernel, signature hash, spec, the device
-and toolchains that produced it, and per case its parameters and array file names) and `.npy` arrays saved
-without pickle. Loading never unpickles and refuses oversized or malformed archives: safe from strangers.
+and toolchains that produced it, and per case its parameters and, per array, member name, dtype and shape) and
+the arrays as raw little-endian bytes. Nothing is ever unpickled; oversized or malformed archives are refused:
+safe to load from strangers. (Version 1 stored .npy members; NumPy versions disagree on their header padding,
+so version 2 stores raw bytes and the manifest carries dtype and shape.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from xlate.model import Function
 from xlate.verify.cases import Case, np_dtype
 
 FORMAT = "xlate-golden"
-VERSION = 1
+VERSION = 2
 MAX_UNCOMPRESSED = 1 << 30  # refuse archives that would expand beyond 1 GiB
 MAX_MEMBERS = 100_000
 
@@ -53,13 +55,12 @@ class Golden:
     oracle: str | None = None
 
 
-def _npy(a: np.ndarray) -> tuple[bytes, str]:
+def _raw(a: np.ndarray) -> tuple[bytes, dict[str, Any]]:
     dtype = a.dtype.name
-    if dtype == "bfloat16":
-        a = a.view(np.uint16)
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(a), allow_pickle=False)
-    return buf.getvalue(), dtype
+    flat = np.ascontiguousarray(a)
+    if flat.dtype.byteorder == ">":
+        flat = flat.byteswap().view(flat.dtype.newbyteorder("<"))
+    return flat.tobytes(), {"dtype": dtype, "shape": list(a.shape)}
 
 
 def write_golden(path: str, golden: Golden) -> None:
@@ -72,19 +73,16 @@ def write_golden(path: str, golden: Golden) -> None:
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for i, gc in enumerate(golden.cases):
             entry: dict[str, Any] = {"case": gc.case.to_dict(), "inputs": {}, "outputs": {}, "written": {}, "oracle": None}
-            for group, arrays in (("inputs", gc.inputs), ("outputs", gc.outputs), ("written", gc.written)):
-                for name, a in arrays.items():
-                    member = f"c{i}/{group}/{name}.npy"
-                    data, dtype = _npy(a)
-                    zf.writestr(member, data)
-                    entry[group][name] = {"file": member, "dtype": dtype}
+            groups = [("inputs", gc.inputs), ("outputs", gc.outputs), ("written", gc.written)]
             if gc.oracle is not None:
                 entry["oracle"] = {}
-                for name, a in gc.oracle.items():
-                    member = f"c{i}/oracle/{name}.npy"
-                    data, dtype = _npy(a)
+                groups.append(("oracle", gc.oracle))
+            for group, arrays in groups:
+                for name, a in arrays.items():
+                    member = f"c{i}/{group}/{name}.bin"
+                    data, meta = _raw(a)
                     zf.writestr(member, data)
-                    entry["oracle"][name] = {"file": member, "dtype": dtype}
+                    entry[group][name] = {"file": member, **meta}
             manifest["cases"].append(entry)
         zf.writestr("manifest.json", json.dumps(manifest, indent=1))
     atomic_write_bytes(path, out.getvalue())
@@ -111,14 +109,23 @@ def read_golden(path: str) -> Golden:
             raise InputError(f"{path}: error: golden format version {manifest['version']} is newer than this xlate reads ({VERSION})")
         names = {i.filename for i in infos}
 
-        def load(ref: dict[str, str]) -> np.ndarray:
+        def load(ref: dict[str, Any]) -> np.ndarray:
             member = ref.get("file", "")
             if member not in names:
                 raise InputError(f"{path}: error: golden file misses member {member!r}")
-            with zf.open(member) as fh:
-                a = np.load(io.BytesIO(fh.read()), allow_pickle=False)
-            dtype = ref.get("dtype", a.dtype.name)
-            return a.view(np_dtype(dtype)) if dtype == "bfloat16" else a.astype(np_dtype(dtype), copy=False)
+            raw = zf.read(member)
+            if manifest["version"] == 1:  # .npy members; tolerate NUL header padding some NumPy versions write
+                end = raw.index(b"\n") + 1 if b"\n" in raw[:4096] else 0
+                raw = raw[:10] + raw[10:end].replace(b"\x00", b" ") + raw[end:]
+                a = np.load(io.BytesIO(raw), allow_pickle=False)
+                dtype = ref.get("dtype", a.dtype.name)
+                return a.view(np_dtype(dtype)) if dtype == "bfloat16" else a.astype(np_dtype(dtype), copy=False)
+            dtype = np_dtype(ref["dtype"])
+            shape = tuple(int(x) for x in ref["shape"])
+            count = int(np.prod(shape)) if shape else 1
+            if dtype.kind == "O" or len(raw) != count * dtype.itemsize:
+                raise InputError(f"{path}: error: member {member!r} does not hold {shape} x {ref['dtype']}")
+            return np.frombuffer(raw, dtype=dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype).astype(dtype).reshape(shape)
 
         cases = []
         for entry in manifest.get("cases", []):
