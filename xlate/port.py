@@ -92,6 +92,8 @@ def default_output(source: str, target: str) -> str:
 
 
 def kernel_names(unit: KernelUnit) -> list[str]:
+    if unit.language == "triton":  # a Triton module's kernels are its launchers
+        return [f.name for f in unit.py_functions if f.launches]
     return [k.name for k in unit.kernels]
 
 
@@ -120,7 +122,9 @@ def _add_header(text: str, head: str) -> str:
 
 
 def translate(req: PortRequest, unit: KernelUnit, text: str) -> Translation:
-    options = TranslateOptions(arch=req.arch, kernels=list(req.kernels), rules_files=list(req.rules_files))
+    options = TranslateOptions(arch=req.arch, kernels=list(req.kernels), rules_files=list(req.rules_files),
+                               extra={"examples": req.examples, "seed": req.seed, "reference": req.reference,
+                                      "golden": req.golden, "max_attempts": req.max_attempts, "timeout": req.timeout})
     if req.engine == "llm":
         from xlate.translate.llm.engine import llm_translate
 
@@ -139,33 +143,46 @@ def port_file(req: PortRequest) -> PortResult:
     if os.path.abspath(out) == src_path:
         raise InputError(f"{out}: error: the output would overwrite the source; choose another -o")
     names = req.kernels or kernel_names(unit)
-    missing = [k for k in names if unit.kernel(k) is None]
+    missing = [k for k in names if k not in kernel_names(unit)]
     if missing:
         raise InputError(f"{req.source}: error: no kernel named {', '.join(missing)} (kernels: {', '.join(kernel_names(unit)) or 'none'})")
     if not names:
         return PortResult(req, out, None, [], status="verified", message="no kernels in the source: nothing to port")
     translation = translate(req, unit, unit.text)
-    llm_kernels = [k for k in translation.needs_llm if k in names]
     results: list[KernelResult] = []
-    if llm_kernels and req.engine == "auto":
-        from xlate.translate.llm.engine import llm_available, llm_repair_or_translate
-
-        if llm_available(req.model):
-            translation, llm_results = llm_repair_or_translate(req, unit, translation, llm_kernels)
-            results.extend(llm_results)
-            llm_kernels = [k for k in llm_kernels if k not in {r.kernel for r in llm_results}]
+    llm_tried: set[str] = set()
+    if req.engine == "llm":
+        # Every kernel went through the LLM loop; its attempts are in the translation's meta.
+        llm_meta = translation.meta.get("llm", {}).get("kernels", {})
+        for k in names:
+            diags = [d for d in translation.diagnostics if d.kernel in (k, None)]
+            attempts = llm_meta.get(k, {}).get("attempts", [])
+            if k in translation.needs_llm:
+                results.append(KernelResult(k, "llm", None, diags, attempts))
+            else:
+                verdict = verify_kernel(req, translation, k, out) if req.verify else None
+                results.append(KernelResult(k, "llm", verdict, diags, attempts))
+        return finish(req, out, translation, results, llm_tried=set(names))
+    rule_engine = translation.engine
     for k in names:
-        if any(r.kernel == k for r in results):
-            continue
         diags = [d for d in translation.diagnostics if d.kernel in (k, None)]
         if k in translation.needs_llm:
-            results.append(KernelResult(k, translation.engine, None, diags))
+            results.append(KernelResult(k, rule_engine, None, diags))
             continue
-        verdict = None
-        if req.verify:
-            verdict = verify_kernel(req, translation, k, out)
-        results.append(KernelResult(k, translation.engine, verdict, diags))
-    return finish(req, out, translation, results)
+        verdict = verify_kernel(req, translation, k, out) if req.verify else None
+        results.append(KernelResult(k, rule_engine, verdict, diags))
+    if req.engine == "auto":
+        from xlate.translate.llm.engine import llm_available, llm_repair_or_translate
+
+        untranslated = [r.kernel for r in results if r.verdict is None and r.kernel in translation.needs_llm]
+        rejected = {r.kernel: r.verdict for r in results if r.verdict is not None and r.verdict.status == "rejected"}
+        if (untranslated or rejected) and llm_available(req.model):
+            translation, llm_results = llm_repair_or_translate(req, unit, translation, untranslated + list(rejected),
+                                                               rejected=rejected)
+            by_kernel = {r.kernel: r for r in llm_results}
+            llm_tried = set(by_kernel)
+            results = [by_kernel.get(r.kernel, r) for r in results]
+    return finish(req, out, translation, results, llm_tried=llm_tried)
 
 
 def verify_kernel(req: PortRequest, translation: Translation, kernel: str, out: str) -> Verdict:
@@ -207,7 +224,8 @@ def ascendc_verdict(translation: Translation, kernel: str, out: str, arch: str |
                    "running AscendC ports needs an xlate AscendC launcher, which is not written yet", remedy=info.remedy)
 
 
-def finish(req: PortRequest, out: str, translation: Translation, results: list[KernelResult]) -> PortResult:
+def finish(req: PortRequest, out: str, translation: Translation, results: list[KernelResult],
+           llm_tried: set[str] | None = None) -> PortResult:
     statuses = [r.status for r in results]
     if "rejected" in statuses:
         status = "rejected"
@@ -220,7 +238,10 @@ def finish(req: PortRequest, out: str, translation: Translation, results: list[K
     res = PortResult(req, out, translation, results, status=status)
     untranslated = [r.kernel for r in results if r.status == "not translated"]
     if untranslated:
-        res.message = f"not translated: {', '.join(untranslated)} (see diagnostics; an LLM translator can take them: --engine llm)"
+        tried = [k for k in untranslated if k in (llm_tried or set())]
+        hint = ("the LLM translator also found no accepted port for " + ", ".join(tried)) if tried else (
+            "see diagnostics; an LLM translator can take them: configure a model (--model or XLATE_MODEL)")
+        res.message = f"not translated: {', '.join(untranslated)} ({hint})"
     may_write = status == "verified" or req.force or (not req.verify and status == "unverified")
     if may_write and translation.text:
         from xlate.fsutil import atomic_write_text

@@ -4,7 +4,7 @@
 #include <cuda_runtime.h>
 
 // xlate-note: idx must be a permutation of 0..n-1 (repeated indices make the result order-dependent)
-// xlate: x: in[n], idx: in[n](0..n-1), y: inout[n], n: size(1..1<<18),
+// xlate: x: in[n], idx: in[n](perm), y: inout[n], n: size(1..1<<18),
 // xlate: grid: cdiv(n, 256), block: 256, op: movement
 __global__ void scatter_perm(const float* x, const int* idx, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

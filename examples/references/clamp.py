@@ -3,6 +3,6 @@ import numpy as np
 
 
 def clamp_kernel(x, lo, hi, n, **_):
-    """y = min(max(x, lo), hi) (fmaxf first, then fminf, as in the kernel)."""
+    """y = fminf(fmaxf(x, lo), hi): like the CUDA functions, np.fmax/np.fmin return the non-NaN operand."""
     x = np.asarray(x, dtype=np.float64)
-    return {"y": np.minimum(np.maximum(x, lo), hi)}
+    return {"y": np.fmin(np.fmax(x, lo), hi)}

@@ -210,32 +210,34 @@ class Fuzzer:
         )
 
     def _track_degenerate(self, name: str, values: np.ndarray | None, inputs: dict[str, np.ndarray]) -> None:
+        """Remember what each output looked like, to warn when agreement on it proves little."""
         if values is None or values.size == 0:
             return
-        d = self._degenerate.setdefault(name, {"nonzero": False, "varied": False, "seen": {}, "dependent": False})
+        d = self._degenerate.setdefault(name, {"nonzero": False, "outputs": set(), "by_size": {}})
         f = values.astype(np.float64)
         with np.errstate(invalid="ignore"):
             if np.any(f != 0):
                 d["nonzero"] = True
             finite = f[np.isfinite(f)]
             if finite.size > 1 and finite.min() != finite.max():
-                d["varied"] = True
-        key_in = hashlib.sha1(b"".join(np.ascontiguousarray(v).tobytes() for v in inputs.values())).hexdigest()
-        key_out = hashlib.sha1(np.ascontiguousarray(values).tobytes()).hexdigest()
-        size_key = values.size
-        seen = d["seen"].setdefault(size_key, {})
-        seen.setdefault(key_out, set()).add(key_in)
-        if len(seen) > 1:
-            d["dependent"] = True
+                d["outputs"].add("varies within a case")
+        out_key = hashlib.sha1(np.ascontiguousarray(values).tobytes()).hexdigest()
+        in_key = hashlib.sha1(b"".join(np.ascontiguousarray(v).tobytes() for v in inputs.values())).hexdigest()
+        d["outputs"].add(out_key)
+        d["by_size"].setdefault(values.size, {}).setdefault(in_key, set()).add(out_key)
 
     def warnings(self) -> list[str]:
         out = []
         for name, d in self._degenerate.items():
             if not d["nonzero"]:
                 out.append(f"output '{name}' was all zero in every case: agreement proves little")
-            elif not d["varied"]:
-                out.append(f"output '{name}' was constant in every case: agreement proves little")
-            elif not d["dependent"] and any(len(ins) > 1 for s in d["seen"].values() for ins in s.values()):
+                continue
+            # Different inputs of the same size that always gave one and the same output.
+            same_size = [cases for cases in d["by_size"].values() if len(cases) > 1]
+            constant = same_size and all(len(set().union(*cases.values())) == 1 for cases in same_size)
+            if constant and "varies within a case" not in d["outputs"]:
+                out.append(f"output '{name}' was the same constant whatever the inputs: agreement proves little")
+            elif constant:
                 out.append(f"output '{name}' did not change with the inputs: agreement proves little")
         return out
 

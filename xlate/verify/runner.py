@@ -27,6 +27,10 @@ TEMPLATE_CTYPE = {
 TEMPLATE_CTYPE["hip"] = dict(TEMPLATE_CTYPE["cuda"], bfloat16="__hip_bfloat16")
 
 
+# Exception names a worker reports that mean "the candidate does not compile" rather than "it crashed".
+COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"}
+
+
 def guard_elements(dtype: np.dtype) -> int:
     # 256 bytes of guard on each side keeps the kernel's view 256-byte aligned (vector loads, Triton hints).
     return max(64, 256 // dtype.itemsize)
@@ -84,7 +88,8 @@ class Side:
             src = read_source(path, language)  # type: ignore[arg-type]
             text, language = src.text, src.language
         self.text = text
-        self.unit: KernelUnit = parse_string(text, path, language)  # type: ignore[arg-type]
+        # A candidate with syntax errors still gets a verdict (its compile fails); a source must parse cleanly.
+        self.unit: KernelUnit = parse_string(text, path, language, strict=label != "candidate")  # type: ignore[arg-type]
         self.language = self.unit.language
         self.kernel = kernel
         self.arch = arch
@@ -178,6 +183,8 @@ class Side:
                 self.platform = res.meta["platform"]
             if res.status != "ok":
                 kind = "timeout" if res.status == "timeout" else "crash"
+                if res.status == "error" and res.message.split(":", 1)[0] in COMPILE_ERRORS:
+                    kind = "compile error"  # e.g. Triton compiles at first launch, inside the worker
                 detail = (res.message + ("\n" + res.stderr.strip()[-2000:] if res.stderr.strip() else "")).strip()
                 return SideRun(failure=SideFailure(kind, detail or res.status), seconds=total_seconds)
             for name, before in fills.items():

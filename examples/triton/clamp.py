@@ -1,0 +1,19 @@
+"""Triton port of kernels/clamp.cu: y = min(max(x, lo), hi)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _clamp_kernel(x_ptr, y_ptr, lo, hi, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.minimum(tl.maximum(x, lo), hi), mask=mask)
+
+
+# xlate: x: in[n](-4..4), y: out[n], lo: scalar(-2..0), hi: scalar(0..2), n: size(1..1<<20),
+# xlate: grid: cdiv(n, 256), block: 256, op: elementwise
+def clamp_kernel(x, y, lo, hi, n):
+    grid = (triton.cdiv(n, 256),)
+    _clamp_kernel[grid](x, y, lo, hi, n, BLOCK=256)

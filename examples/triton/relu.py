@@ -1,0 +1,18 @@
+"""Triton port of kernels/relu.cu: y = max(x, 0)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.where(x > 0.0, x, 0.0), mask=mask)
+
+
+# xlate: x: in[n], y: out[n], n: size(1..1<<20), grid: cdiv(n, 256), block: 256, op: elementwise
+def relu(x, y, n):
+    grid = (triton.cdiv(n, 256),)
+    _relu_kernel[grid](x, y, n, BLOCK=256)
