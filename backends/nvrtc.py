@@ -104,14 +104,17 @@ def compile_nvrtc(
         opts = [f"--gpu-architecture={arch}", "-std=c++17", "--device-int128", *include_options(), *(options or [])]
         res = mod.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         _, size = mod.nvrtcGetProgramLogSize(prog)
-        log_buf = b" " * size
+        # A bytearray, never `b" " * size`: for size 1 that is CPython's shared b" " object, and NVRTC writing
+        # its NUL into it would turn every b" " in the process into b"\0". (Edit by the LLM-translator helper.)
+        log_buf = bytearray(size)
         mod.nvrtcGetProgramLog(prog, log_buf)
         log = log_buf.rstrip(b"\0 ").decode("utf-8", "replace")
         if _check(res) != 0:
             return NvrtcOutput(False, log, seconds=time.perf_counter() - t0)
         _, size = mod.nvrtcGetCUBINSize(prog)
-        cubin = b" " * size
-        mod.nvrtcGetCUBIN(prog, cubin)
+        cubin_buf = bytearray(size)
+        mod.nvrtcGetCUBIN(prog, cubin_buf)
+        cubin = bytes(cubin_buf)
         lowered = {}
         for expr in name_expressions:
             _, low = mod.nvrtcGetLoweredName(prog, expr.encode())

@@ -33,6 +33,11 @@ template <typename T> __device__ __forceinline__ T __shfl_up(T v, unsigned int d
 template <typename T> __device__ __forceinline__ T __shfl_down(T v, unsigned int d, int width = 32) { return __shfl_down_sync(XLATE_FULL_MASK, v, d, width); }
 template <typename T> __device__ __forceinline__ T __shfl_xor(T v, int m, int width = 32) { return __shfl_xor_sync(XLATE_FULL_MASK, v, m, width); }
 // HIP's __ballot returns a 64-bit mask (wavefront 64 on CDNA); on NVIDIA the upper half is zero.
+// (xlate-hip helper edit) CUDA 13 still declares the deprecated 32-bit __ballot/__any/__all, so defining
+// HIP's spellings directly is a redeclaration error under NVRTC: route them through macros instead.
+#define __ballot xlate_hip_ballot
+#define __any xlate_hip_any
+#define __all xlate_hip_all
 __device__ __forceinline__ unsigned long long __ballot(int p) { return (unsigned long long)__ballot_sync(XLATE_FULL_MASK, p); }
 __device__ __forceinline__ int __any(int p) { return __any_sync(XLATE_FULL_MASK, p); }
 __device__ __forceinline__ int __all(int p) { return __all_sync(XLATE_FULL_MASK, p); }

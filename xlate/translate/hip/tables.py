@@ -7,8 +7,8 @@ A table file is one family:
       cudaMalloc: {hip: hipMalloc, rocm: "1.5"}
       cudaFoo: {hip: null, note: "..."}          # no HIP equivalent
       cudaBar: {hip: hipBaz, reverse: false}     # not used for HIP -> CUDA (another CUDA name owns hipBaz)
-HIP -> CUDA uses the same entries inverted; where several CUDA names map to one HIP name and none is marked
-`reverse: false`, the first in (file name, entry) order wins and the clash is recorded in `collisions`.
+HIP -> CUDA uses the same entries inverted; where several CUDA names map to one HIP name, rules/tables.yaml
+says which wins (the runtime spelling first) and the others are recorded in `collisions`.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class MappingTables:
         default_factory=lambda: {p: {k: {} for k in KINDS} for p in PRIORITIES})
     families: list[str] = field(default_factory=list)
     collisions: list[tuple[str, str, str]] = field(default_factory=list)  # (target-side name, kept, dropped)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)  # derived data of the passes
 
     def lookup(self, kind: str, name: str) -> Mapping | None:
         """The winning mapping for `name`: takeover, user default, table, fallback."""
@@ -119,7 +120,11 @@ def builtin_tables(direction: Direction) -> MappingTables:
     if direction not in ("cuda->hip", "hip->cuda"):
         raise ValueError(f"unknown direction {direction!r}")
     tables = MappingTables(direction)
-    owner: dict[tuple[str, str], str] = {}  # (kind, hip name) -> CUDA name, reverse direction
+    candidates: dict[tuple[str, str], list[tuple[tuple[int, int, int], Mapping]]] = {}  # hip->cuda: (kind, hip)
+    policy = load_yaml(Path(__file__).parent / "rules" / "tables.yaml")
+    prefixes = tuple(policy.get("prefer_prefix", []))
+    fam_rank = {f: i for i, f in enumerate(policy.get("family_order", []))}
+    order = 0
     for path in table_files():
         family, kind, entries = _entries(path, load_yaml(path))
         if family not in tables.families:
@@ -132,12 +137,13 @@ def builtin_tables(direction: Direction) -> MappingTables:
             if direction == "cuda->hip":
                 tables.add(Mapping(cuda, hip, family, kind, rocm, note, path.name))
                 continue
-            if hip is None or e.get("reverse", True) is False:
-                continue
-            key = (kind, hip)
-            if key in owner:
-                tables.collisions.append((hip, owner[key], cuda))
-                continue
-            owner[key] = cuda
-            tables.add(Mapping(hip, cuda, family, kind, rocm, note, path.name))
+            if not hip or e.get("reverse", True) is False:
+                continue  # no HIP name, a dropped header (""), or not meant for the reverse direction
+            order += 1
+            rank = (0 if cuda.startswith(prefixes) else 1, fam_rank.get(family, len(fam_rank)), order)
+            candidates.setdefault((kind, hip), []).append((rank, Mapping(hip, cuda, family, kind, rocm, note, path.name)))
+    for (_, hip), found in candidates.items():
+        found.sort(key=lambda t: t[0])
+        tables.add(found[0][1])
+        tables.collisions.extend((hip, found[0][1].target or "", m.target or "") for _, m in found[1:])
     return tables

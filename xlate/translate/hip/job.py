@@ -1,0 +1,350 @@
+"""One translation in progress: the parsed file, its edits, diagnostics and stats, and helpers shared by the
+passes (regions, enclosing functions, mask and declaration look-ups)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter as ts
+
+from xlate.model import Function, KernelUnit
+from xlate.parse import languages
+from xlate.parse.nodes import Source
+from xlate.translate.base import Diagnostic
+from xlate.translate.hip import diagnostics, queries
+from xlate.translate.hip.ctokens import identifiers as macro_identifiers
+from xlate.translate.hip.edits import EditSet
+from xlate.translate.hip.stats import Stats
+from xlate.translate.hip.tables import MappingTables
+
+MACRO_WRAPPERS = ((b"void __xlate_macro__() {\n", b"\n;}\n"), (b"", b"\n"))
+
+
+@dataclass
+class Region:
+    """A parsed text: the whole file, or a macro body parsed on its own (`shift` maps its offsets to the file)."""
+
+    data: bytes
+    root: ts.Node
+    shift: int = 0
+    lo: int = 0  # the part of `data` that is the file's text (a macro body sits between wrapper bytes)
+    hi: int = -1
+    macro: str | None = None  # the macro's name, for a macro body
+
+    def __post_init__(self) -> None:
+        if self.hi < 0:
+            self.hi = len(self.data)
+
+    def start(self, node: ts.Node) -> int:
+        return node.start_byte + self.shift
+
+    def end(self, node: ts.Node) -> int:
+        return node.end_byte + self.shift
+
+    def text(self, node: ts.Node | None) -> str:
+        if node is None:
+            return ""
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def args_of(call: ts.Node) -> list[ts.Node]:
+    arglist = call.child_by_field_name("arguments")
+    if arglist is None:
+        return []
+    return [c for c in arglist.named_children if c.type != "comment"]
+
+
+_CAST = re.compile(r"^\((?:unsigned|unsignedint|uint32_t|uint64_t|unsignedlong|unsignedlonglong|int|long|longlong|signed)\)")
+_STATIC_CAST = re.compile(r"^static_cast<[a-z0-9_]+>\((.*)\)$")
+_SUFFIX = re.compile(r"^([~-]?(?:0x[0-9a-f]+|[0-9]+))[ul]+$")
+
+
+def normalize_expr(text: str) -> str:
+    """An expression's text without spaces, outer parentheses, integer casts and literal suffixes (lower case)."""
+    t = "".join(text.split()).lower()
+    for _ in range(8):
+        prev = t
+        while t.startswith("(") and t.endswith(")") and _balanced(t[1:-1]):
+            t = t[1:-1]
+        t = _CAST.sub("", t)
+        m = _STATIC_CAST.match(t)
+        if m:
+            t = m.group(1)
+        m = _SUFFIX.match(t)
+        if m:
+            t = m.group(1)
+        if t.startswith("~") and _SUFFIX.match(t[1:]):
+            t = "~" + _SUFFIX.match(t[1:]).group(1)  # type: ignore[union-attr]
+        if t == prev:
+            break
+    return t
+
+
+def _balanced(t: str) -> bool:
+    depth = 0
+    for ch in t:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+@dataclass
+class Job:
+    unit: KernelUnit
+    text: str
+    direction: str  # cuda->hip | hip->cuda
+    tables: MappingTables
+    wave: int
+    arch: str | None
+    rules: dict[str, Any]  # intrinsics.yaml
+    options_extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.path = self.unit.path
+        self.data = self.text.encode("utf-8")
+        self.src = Source(self.path, self.data)
+        self.tree = languages.parser("cuda").parse(self.data)
+        self.main = Region(self.data, self.tree.root_node)
+        self.edits = EditSet(self.data, self.src)
+        self.diags: list[Diagnostic] = []
+        self.stats = Stats()
+        self.helpers: set[str] = set()
+        self.skip: list[tuple[int, int]] = []  # file ranges no pass may touch (a compat block being removed)
+        self.by_body: dict[int, Function] = {f.body_span.start_byte: f for f in self.unit.functions if f.body_span}
+        self.blocking_functions: set[str] = set()
+        self.blocking_macros: set[str] = set()
+        self._once: set[tuple[str, str, str]] = set()
+        self._macro_values = {m.name: m.value for m in self.unit.macros if m.params is None}
+        self._calls: dict[int, list[tuple[str, ts.Node, ts.Node]]] = {}
+        self._decls: dict[tuple[int, int], list[ts.Node]] = {}
+        self._call_starts: dict[tuple[int, int], list[int]] = {}
+        self._queries: dict[int, dict[str, list[tuple[int, queries.Captures]]]] = {}
+        self._query_starts: dict[tuple[int, str], list[int]] = {}
+        self._object_macros = {**self.unit.constants, **self._macro_values}
+        self._skip_sorted: tuple[int, list[int], list[int]] | None = None
+
+    # -- where is a node -------------------------------------------------------------------------------------
+    def skipped(self, start: int, end: int) -> bool:
+        """Inside a range some pass deletes or replaces whole (bisection over the merged, sorted ranges)."""
+        if not self.skip:
+            return False
+        if self._skip_sorted is None or self._skip_sorted[0] != len(self.skip):
+            merged: list[list[int]] = []
+            for a, b in sorted(self.skip):
+                if merged and a <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], b)
+                else:
+                    merged.append([a, b])
+            self._skip_sorted = (len(self.skip), [a for a, _ in merged], [b for _, b in merged])
+        _, starts, ends = self._skip_sorted
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and end <= ends[i] and start < ends[i]
+
+    def function_node(self, node: ts.Node) -> ts.Node | None:
+        cur = node.parent
+        while cur is not None:
+            if cur.type == "function_definition":
+                return cur
+            cur = cur.parent
+        return None
+
+    def function_of(self, region: Region, node: ts.Node) -> Function | None:
+        """The kernel or __device__ function a node of the main region sits in (None: host code, file scope)."""
+        if region.macro is not None:
+            return None
+        fn = self.function_node(node)
+        body = fn.child_by_field_name("body") if fn is not None else None
+        return self.by_body.get(body.start_byte) if body is not None else None
+
+    def in_device(self, region: Region, node: ts.Node) -> bool:
+        return region.macro is not None or self.function_of(region, node) is not None
+
+    # -- diagnostics -----------------------------------------------------------------------------------------
+    def diag(self, code: str, region: Region, node: ts.Node | int, *, rule: str | None = None,
+             once: str | None = None, function: Function | None = None, **fields: Any) -> Diagnostic | None:
+        """Emit `code` at a node (or file offset). `once`: emit only the first for this key and code."""
+        offset = region.start(node) if isinstance(node, ts.Node) else node
+        fn = function
+        if fn is None and isinstance(node, ts.Node):
+            fn = self.function_of(region, node)
+        scope = fn.name if fn else (region.macro or "")
+        if once is not None:
+            key = (code, scope, once)
+            if key in self._once:
+                return None
+            self._once.add(key)
+        span = self.src.span_bytes(offset, offset)
+        d = diagnostics.make(code, self.path, span.line, span.col, kernel=fn.name if fn and fn.kind == "kernel" else None,
+                             rule=rule, **fields)
+        self.diags.append(d)
+        if d.severity == "error" or d.needs_llm:
+            if fn is not None:
+                self.blocking_functions.add(fn.name)
+            elif region.macro is not None:
+                self.blocking_macros.add(region.macro)
+        return d
+
+    # -- calls of a region -----------------------------------------------------------------------------------
+    def query(self, name: str, region: Region) -> list[queries.Captures]:
+        """The captures of queries.QUERIES[name] over a region (one traversal serves all of a direction's)."""
+        return [c for _, c in self._query_rows(name, region)]
+
+    def query_in(self, name: str, region: Region, node: ts.Node) -> list[queries.Captures]:
+        """... restricted to the matches that start inside `node`."""
+        rows = self._query_rows(name, region)
+        key = (id(region.root), name)
+        starts = self._query_starts.get(key)
+        if starts is None:
+            starts = self._query_starts[key] = [a for a, _ in rows]
+        lo, hi = bisect.bisect_left(starts, node.start_byte), bisect.bisect_left(starts, node.end_byte)
+        return [c for _, c in rows[lo:hi]]
+
+    def _query_rows(self, name: str, region: Region) -> list[tuple[int, queries.Captures]]:
+        key = id(region.root)
+        table = self._queries.get(key)
+        if table is None:
+            group = queries.FORWARD if self.direction == "cuda->hip" else queries.REVERSE
+            table = self._queries[key] = queries.run(group, region.root)
+        if name not in table:
+            table.update(queries.run((name,), region.root))
+        return table[name]
+
+    def calls(self, region: Region) -> list[tuple[str, ts.Node, ts.Node]]:
+        """(kind, call node, name node) for every call of a region: kind fn (plain), member, qualified."""
+        key = id(region.root)
+        if key not in self._calls:
+            out = []
+            for m in self.query("calls", region):
+                if "call" in m:
+                    out.append(("fn", m["call"][0], m["fn"][0]))
+                elif "mcall" in m:
+                    out.append(("member", m["mcall"][0], m["member"][0]))
+                elif "qcall" in m:
+                    out.append(("qualified", m["qcall"][0], m["qname"][0]))
+            out.sort(key=lambda t: t[1].start_byte)
+            self._calls[key] = out
+        return self._calls[key]
+
+    def calls_in(self, region: Region, node: ts.Node) -> list[tuple[str, ts.Node, ts.Node]]:
+        """The calls of `region` that start inside `node` (bisection over the sorted call list)."""
+        calls = self.calls(region)
+        key = (id(region.root), -1)
+        starts = self._call_starts.get(key)
+        if starts is None:
+            starts = self._call_starts[key] = [c[1].start_byte for c in calls]
+        lo = bisect.bisect_left(starts, node.start_byte)
+        hi = bisect.bisect_left(starts, node.end_byte)
+        return calls[lo:hi]
+
+    @property
+    def object_macros(self) -> dict[str, str]:
+        """Object-like macros and file-scope constants, name -> value text."""
+        return self._object_macros
+
+    # -- values ----------------------------------------------------------------------------------------------
+    def is_full_mask(self, region: Region, node: ts.Node) -> bool:
+        full = set(self.rules["_full_masks"])
+        if normalize_expr(region.text(node)) in full:
+            return True
+        if node.type == "identifier":
+            return self._name_is_full(region, node, region.text(node), full, 0)
+        return False
+
+    def _name_is_full(self, region: Region, node: ts.Node, name: str, full: set[str], depth: int) -> bool:
+        if depth > 8:
+            return False
+        value = self._macro_values.get(name) or self.unit.constants.get(name)
+        if value is None:
+            decl = self.local_declaration(region, node, name)
+            if decl is not None and decl[2] is not None and decl[3]:
+                value = decl[2]
+        if value is None:
+            return False
+        norm = normalize_expr(value)
+        if norm in full:
+            return True
+        if re.fullmatch(r"[a-z_][a-z0-9_]*", norm, re.I):
+            return self._name_is_full(region, node, value.strip(), full, depth + 1)
+        return False
+
+    def local_declaration(self, region: Region, node: ts.Node, name: str) -> tuple[str, ts.Node, str | None, bool] | None:
+        """(type text, declarator node, initialiser text, const?) of `name` in the enclosing function or its
+        parameters, the nearest declaration before `node`."""
+        fn = self.function_node(node) if region.macro is None else None
+        scope = fn if fn is not None else region.root
+        key = (id(region.root), scope.start_byte)
+        if key not in self._decls:
+            self._decls[key] = _declarations(scope)
+        best = None
+        for decl in self._decls[key]:
+            if decl.start_byte > node.start_byte:
+                break
+            type_node = decl.child_by_field_name("type")
+            quals = [region.text(c) for c in decl.children if c.type == "type_qualifier"]
+            for d in decl.children_by_field_name("declarator"):
+                target, value = d, None
+                if d.type == "init_declarator":
+                    target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+                ident = target
+                while ident is not None and ident.type not in ("identifier", "field_identifier"):
+                    ident = ident.child_by_field_name("declarator")
+                if ident is not None and region.text(ident) == name:
+                    pointer = target is not None and target.type in ("pointer_declarator", "reference_declarator")
+                    best = (region.text(type_node) + ("*" if pointer else ""), ident,
+                            region.text(value) if value is not None else None,
+                            "const" in quals or "constexpr" in quals)
+        return best
+
+    def rename_text(self, text: str) -> str:
+        """`text` with its identifiers renamed by the tables and the compat identifiers (for copied arguments)."""
+        data = text.encode()
+        out, pos = [], 0
+        compat = self.rules.get("_compat_identifiers", {})
+        for use in macro_identifiers(data):
+            if use.member or use.pasted:
+                continue
+            name = use.token.text
+            target = compat[name]["hip"] if name in compat else None
+            if target is None:
+                m = self.tables.lookup("identifier", name)
+                target = m.target if m is not None else None
+            if target and target != name:
+                out.append(data[pos : use.token.start].decode())
+                out.append(target)
+                pos = use.token.end
+        out.append(data[pos:].decode())
+        return "".join(out)
+
+
+def _declarations(scope: ts.Node):
+    """Declarations and parameters under `scope`, in source order (iterative walk)."""
+    stack = [scope]
+    found = []
+    while stack:
+        n = stack.pop()
+        if n.type in ("declaration", "parameter_declaration"):
+            found.append(n)
+        if n.type in ("comment", "string_literal"):
+            continue
+        stack.extend(reversed(n.children))
+    found.sort(key=lambda n: n.start_byte)
+    return found
+
+
+def parse_macro_body(data: bytes, start: int, end: int, name: str | None) -> Region | None:
+    """A `#define` value parsed on its own (as statements in a function body, or at file scope); None when it
+    is not C++ by itself (token pasting, partial declarations)."""
+    body = data[start:end]
+    parser = languages.parser("cuda")
+    for prefix, suffix in MACRO_WRAPPERS:
+        wrapped = prefix + body + suffix
+        tree = parser.parse(wrapped)
+        if not tree.root_node.has_error:
+            return Region(wrapped, tree.root_node, shift=start - len(prefix), lo=len(prefix),
+                          hi=len(prefix) + len(body), macro=name)
+    return None

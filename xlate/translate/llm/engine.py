@@ -1,0 +1,151 @@
+"""Entry points used by xlate.port: `--engine llm` (translate every kernel with the repair loop) and
+`--engine auto` (the LLM takes only the kernels the rules could not lift, merged into the rule output)."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from xlate.model import KernelUnit
+from xlate.translate.base import Diagnostic, TranslateOptions, Translation
+from xlate.translate.llm.client import Client
+from xlate.translate.llm.config import LLMConfig, configured_model, load_config
+from xlate.translate.llm.loop import Budget, Job, Outcome, judge, kernel_spec, run_loop
+from xlate.translate.llm.merge import merge
+from xlate.verify.verdict import Verdict
+
+if TYPE_CHECKING:
+    from xlate.port import KernelResult, PortRequest
+
+LANGUAGE = {"hip": "hip", "cuda": "cuda", "triton": "triton", "ascendc": "ascendc"}
+
+
+def llm_available(model: str | None) -> bool:
+    """A model is configured (argument, XLATE_MODEL or [tool.xlate] model). Configuration only: no network."""
+    return configured_model(model)[0] is not None
+
+
+def kernel_names(unit: KernelUnit) -> list[str]:
+    if unit.language == "triton":
+        return [f.name for f in unit.py_functions if f.launches]
+    return [k.name for k in unit.kernels]
+
+
+def _missing_litellm(unit: KernelUnit, kernels: list[str]) -> list[Diagnostic]:
+    if importlib.util.find_spec("litellm") is not None:
+        return []
+    return [Diagnostic("XL4006", "error", f"{k}: the LLM translator needs litellm, which is not installed "
+                       "(pip install 'xlate[llm]')", unit.path, 1, 1, kernel=k, rule="llm") for k in kernels]
+
+
+def _note(cfg: LLMConfig, o: Outcome) -> str:
+    status = o.verdict.status if o.verdict else "unverified"
+    return f"kernel {o.kernel}: LLM translator ({cfg.model}); {status} by xlate when accepted"
+
+
+def kernel_diagnostics(unit: KernelUnit, translation: Translation, kernel: str) -> list[Diagnostic]:
+    """The rule diagnostics about `kernel`: tagged with it, or located in a device function it calls."""
+    spans = [(f.span.line, f.span.end_line) for f in unit.reachable(kernel) if f.span is not None]
+    return [d for d in translation.diagnostics if d.kernel == kernel
+            or (d.kernel is None and d.path == unit.path and any(a <= d.line <= b for a, b in spans))]
+
+
+def _summary(cfg: LLMConfig, budget: Budget, client: Client, outcomes: list[Outcome]) -> dict[str, Any]:
+    return {"config": cfg.describe(), "budget": budget.to_dict(), "http_calls": client.calls,
+            "kernels": {o.kernel: {"accepted": o.accepted, "verdict": o.verdict.status if o.verdict else None,
+                                   "attempts": o.attempts} for o in outcomes}}
+
+
+def _run(jobs: list[Job], cfg: LLMConfig) -> tuple[list[Outcome], Budget, Client]:
+    client = Client(cfg)
+    budget = Budget(cfg.budget_tokens, cfg.budget_usd)
+    return [run_loop(job, cfg, client, budget) for job in jobs], budget, client
+
+
+def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOptions, model: str | None = None) -> Translation:
+    """Translate every kernel of `options.kernels` (or all) with the repair loop. Kernels that never yield an
+    accepted port are listed in `needs_llm` with XL4xxx diagnostics. Verification options come from
+    `options.extra` (examples, seed, reference, golden, max_attempts, timeout)."""
+    cfg = load_config(model)
+    names = list(options.kernels) or kernel_names(unit)
+    out = Translation(unit.path, unit.language, target, "llm", "", [], [], needs_llm=[])
+    missing = _missing_litellm(unit, names)
+    if missing:
+        out.diagnostics, out.needs_llm = missing, names
+        return out
+    x = options.extra
+    jobs = [Job(unit.path, unit, k, target, arch=options.arch, examples=int(x.get("examples", 50)),
+                seed=int(x.get("seed", 0)), reference=x.get("reference"), golden=x.get("golden"),
+                timeout=float(x.get("timeout", 60.0)), max_attempts=int(x.get("max_attempts", 4))) for k in names]
+    outcomes, budget, client = _run(jobs, cfg)
+    for o in outcomes:
+        out.diagnostics.extend(o.diagnostics)
+        if o.accepted and o.code is not None:
+            out.text = merge(target, out.text, o.code, o.kernel, LANGUAGE[target], _note(cfg, o))
+            out.kernels.append(o.kernel)
+        else:
+            out.needs_llm.append(o.kernel)
+    out.meta["llm"] = _summary(cfg, budget, client, outcomes)
+    return out
+
+
+def llm_repair_or_translate(req: PortRequest, unit: KernelUnit, translation: Translation, kernels: list[str],
+                            rejected: dict[str, Verdict] | None = None) -> tuple[Translation, list[KernelResult]]:
+    """`--engine auto`: port `kernels` (those the rules left in `needs_llm`, or rule ports listed in `rejected`
+    with their verdicts, which the model is asked to repair) and merge them into the rule translation. Every
+    accepted kernel is verified again inside the merged text; that verdict is the one reported."""
+    from xlate.port import KernelResult
+
+    cfg = load_config(req.model)
+    missing = _missing_litellm(unit, kernels)
+    if missing:
+        results = [KernelResult(k, "llm", None, [d for d in missing if d.kernel == k]) for k in kernels]
+        return replace(translation, diagnostics=[*translation.diagnostics, *missing]), results
+    rejected = rejected or {}
+    jobs = []
+    intro: dict[str, Diagnostic] = {}
+    for k in kernels:
+        diags = kernel_diagnostics(unit, translation, k)
+        prior = (translation.text, rejected[k]) if k in rejected and translation.text else None
+        jobs.append(Job(req.source, unit, k, req.target, arch=req.arch, examples=req.examples, seed=req.seed,
+                        reference=req.reference, golden=req.golden, timeout=req.timeout,
+                        max_attempts=req.max_attempts, diagnostics=diags, prior=prior))
+        blocking = next((d for d in diags if d.needs_llm or d.severity == "error"), None)
+        why = (f"{blocking.code}: {blocking.message}" if blocking else
+               "its rule port was rejected" if prior else "the rule translator left it untranslated")
+        line = blocking.line if blocking else 1
+        intro[k] = Diagnostic("XL4000", "note", f"{k}: the rule translator cannot port this kernel ({why}); "
+                              f"falling back to the LLM translator ({cfg.model})", req.source, line, 1, kernel=k, rule="llm")
+    outcomes, budget, client = _run(jobs, cfg)
+    text = translation.text
+    accepted = [o for o in outcomes if o.accepted and o.code is not None]
+    for o in accepted:
+        text = merge(req.target, text, o.code or "", o.kernel, LANGUAGE[req.target], _note(cfg, o))
+    results: list[KernelResult] = []
+    new_diags = list(translation.diagnostics)
+    for o, job in zip(outcomes, jobs):
+        diags = [intro[o.kernel], *o.diagnostics]
+        verdict = o.verdict
+        if o.accepted and text != o.code and o.contract is not None:
+            final = judge(job, o.contract, text, kernel_spec(job)[0])
+            verdict = final.verdict
+            if final.failure is not None or verdict is None:
+                diags.append(Diagnostic("XL4007", "error", f"{o.kernel}: the LLM port was accepted on its own but "
+                                        f"fails inside the merged file ({final.failure}: "
+                                        f"{(final.counterexample or final.log or ' '.join(final.messages))[:300]})",
+                                        req.source, intro[o.kernel].line, 1, kernel=o.kernel, rule="llm"))
+                if verdict is None:
+                    verdict = Verdict("rejected", o.kernel, reason=f"merged file: {final.failure}")
+        new_diags.extend(diags)
+        results.append(KernelResult(o.kernel, "llm", verdict if o.accepted else None,
+                                    [*job.diagnostics, *diags], o.attempts))
+    done = {o.kernel for o in accepted}
+    merged = replace(translation, text=text, engine="rules+llm" if done else translation.engine,
+                     kernels=[*translation.kernels, *[k for k in kernels if k in done and k not in translation.kernels]],
+                     needs_llm=[k for k in translation.needs_llm if k not in done], diagnostics=new_diags,
+                     meta={**translation.meta, "llm": _summary(cfg, budget, client, outcomes)})
+    return merged, results
+
+
+__all__ = ["llm_available", "llm_repair_or_translate", "llm_translate"]

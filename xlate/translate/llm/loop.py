@@ -1,0 +1,324 @@
+"""The repair loop for one kernel: ask, extract, check the contract, compile and verify; feed what went wrong
+back (trimmed compile errors, the verifier's minimal counterexample, contract violations) until a port is
+verified, the attempts run out, or the token/cost budget does.
+
+Targets that cannot be verified here (no device, no oracle) end at the first candidate that compiles, with an
+`unverified` verdict: nothing better can be learnt by asking again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from xlate.backends.base import CompileError, CompileOptions
+from xlate.errors import InputError, ToolchainMissing
+from xlate.model import KernelUnit
+from xlate.translate.base import Diagnostic
+from xlate.translate.llm.client import Client, Completion, Message, prompt_hash
+from xlate.translate.llm.config import LLMConfig
+from xlate.translate.llm.context import kernel_context
+from xlate.translate.llm.contract import SUFFIX, Contract, check, contract_for
+from xlate.translate.llm.extract import extract
+from xlate.translate.llm.prompt import (
+    arch_summary,
+    pick_examples,
+    repair_prompt,
+    system_prompt,
+    task_prompt,
+    trim_log,
+)
+from xlate.translate.llm.redact import redact, redact_obj
+from xlate.verify.spec import KernelSpec
+from xlate.verify.verdict import Verdict
+
+MAX_ANSWER_CHARS = 20000  # of a failed answer kept in the conversation
+CANDIDATE = "<candidate>"
+
+
+@dataclass
+class Job:
+    source_path: str
+    unit: KernelUnit
+    kernel: str
+    target: str
+    arch: str | None = None
+    examples: int = 50
+    seed: int = 0
+    reference: str | None = None
+    golden: str | None = None
+    timeout: float = 60.0
+    max_attempts: int = 4
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # the rule translator's, for this kernel
+    prior: tuple[str, Verdict] | None = None  # a rejected rule port to start from
+
+
+@dataclass
+class Budget:
+    tokens: int | None
+    usd: float | None
+    spent_tokens: int = 0
+    spent_usd: float = 0.0
+    live_tokens: int = 0  # spent over the network in this run (cached replays are free)
+    live_usd: float = 0.0
+    cost_unknown: bool = False
+
+    def exhausted(self) -> str | None:
+        if self.tokens is not None and self.spent_tokens >= self.tokens:
+            return f"token budget exhausted ({self.spent_tokens} of {self.tokens} tokens)"
+        if self.usd is not None and self.spent_usd >= self.usd:
+            return f"cost budget exhausted (${self.spent_usd:.4f} of ${self.usd:.4f})"
+        return None
+
+    def request_tokens(self, cfg: LLMConfig) -> int:
+        if self.tokens is None:
+            return cfg.max_output_tokens
+        return max(1, min(cfg.max_output_tokens, self.tokens - self.spent_tokens))
+
+    def add(self, c: Completion) -> None:
+        # Cached answers count as if asked again, so a replay stops where the original run stopped.
+        self.spent_tokens += c.tokens_in + c.tokens_out
+        self.spent_usd += c.cost_usd
+        if not c.cached:
+            self.live_tokens += c.tokens_in + c.tokens_out
+            self.live_usd += c.cost_usd
+        self.cost_unknown |= not c.cost_known
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"budget_tokens": self.tokens, "budget_usd": self.usd, "tokens": self.spent_tokens,
+                "cost_usd": round(self.spent_usd, 6), "live_tokens": self.live_tokens,
+                "live_cost_usd": round(self.live_usd, 6), "cost_unknown": self.cost_unknown}
+
+
+@dataclass
+class Outcome:
+    kernel: str
+    code: str | None  # the accepted candidate (verified, or compiled but unverifiable here)
+    verdict: Verdict | None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    contract: Contract | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.code is not None
+
+
+@dataclass
+class Judgement:
+    compile: str  # ok, failed, skipped, not compiled here
+    failure: str | None = None  # None: accepted
+    verdict: Verdict | None = None
+    log: str = ""
+    counterexample: str = ""
+    messages: list[str] = field(default_factory=list)
+
+
+def kernel_spec(job: Job) -> tuple[KernelSpec | None, str | None]:
+    from xlate.verify.spec import build_spec, sidecar_overrides
+
+    try:
+        return build_spec(job.unit, job.kernel, sidecar_overrides(job.source_path, job.kernel)), None
+    except InputError as exc:
+        return None, exc.message
+
+
+def _arch_spec(target: str, arch: str | None) -> dict[str, Any] | None:
+    from xlate.arch import default_arch, find_arch
+
+    if arch:
+        try:
+            return find_arch(arch)
+        except InputError:
+            return None
+    return default_arch(target)
+
+
+def _template_args(job: Job, spec: KernelSpec | None) -> list[str]:
+    from xlate.verify.runner import TEMPLATE_CTYPE
+
+    fn = job.unit.kernel(job.kernel)
+    if fn is None or not fn.template_params or job.target == "triton":
+        return []
+    names = TEMPLATE_CTYPE.get(job.target, TEMPLATE_CTYPE["cuda"])
+    out = []
+    for t in fn.template_params:
+        if t.kind == "type":
+            out.append(names[(spec.dtype_axes.get(t.name) or ["float32"])[0]] if spec else "float")
+        else:
+            out.append(str((spec.value_params.get(t.name) if spec else None) or t.default or "1"))
+    return out
+
+
+def _compile_only(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
+    from xlate.arch import compiler_target
+    from xlate.backends.registry import get_backend
+
+    try:
+        arch = compiler_target(job.arch, job.target) if job.arch or job.target == "hip" else None
+        get_backend(job.target).compile(code, job.kernel, CompileOptions(arch=arch, template_args=_template_args(job, spec),
+                                                                          compile_only=True),
+                                        path=CANDIDATE + SUFFIX[job.target])
+    except CompileError as exc:
+        return Judgement("failed", "compile error", log=trim_log(exc.log))
+    except ToolchainMissing as exc:
+        return Judgement("not compiled here", None, messages=[exc.message])
+    return Judgement("ok")
+
+
+def _for_model(describe: str) -> str:
+    # The replay command line names the user's paths and helps nobody but the user.
+    return "\n".join(ln for ln in describe.splitlines() if not ln.strip().startswith("replay:"))
+
+
+def _unverified(kernel: str, reason: str, remedy: str | None = None) -> Verdict:
+    return Verdict(status="unverified", kernel=kernel, reason=reason, remedy=remedy)
+
+
+def judge(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
+    """Check, compile and verify one candidate. Model output only ever travels as text to the backends."""
+    failure, problems = check(contract, code)
+    if failure == "compile error":
+        return Judgement("failed", "compile error", log=trim_log("\n".join(problems)))
+    if failure:
+        return Judgement("skipped", failure, messages=problems)
+    if job.target == "ascendc":
+        return _judge_ascendc(job, contract, code, spec)
+    from xlate.arch import compiler_target
+    from xlate.port import golden_for
+    from xlate.verify.api import verify
+
+    target_arch = compiler_target(job.arch, "hip") if job.target == "hip" else None
+    try:
+        verdict = verify(job.source_path, None, kernel=job.kernel, candidate_text=code, candidate_language=contract.language,
+                         examples=job.examples, seed=job.seed, reference=job.reference,
+                         golden=golden_for(job.golden, job.source_path, job.kernel), arch=target_arch,
+                         timeout=job.timeout, replay_hint=f"xlate port {job.source_path} --to {job.target} --kernel {job.kernel}")
+    except InputError as exc:
+        if CANDIDATE in exc.message or any(CANDIDATE in loc.path for loc in exc.locations):
+            return Judgement("failed", "compile error", log=trim_log("\n".join(exc.lines())))
+        verdict = _unverified(job.kernel, f"the source side cannot be verified: {exc.message}")
+    except ToolchainMissing as exc:
+        verdict = _unverified(job.kernel, exc.message, exc.remedy)
+    except Exception as exc:  # a verifier failure on odd model output must not end the port
+        return Judgement("unknown", "verifier error", messages=[f"{type(exc).__name__}: {str(exc)[:500]}"])
+    if verdict.status == "verified":
+        return Judgement("ok", None, verdict)
+    if verdict.status == "rejected":
+        cx = verdict.counterexample
+        if cx is not None and cx.failure == "compile error":
+            return Judgement("failed", "compile error", verdict, log=trim_log(cx.message))
+        return Judgement("ok", cx.failure if cx else "rejected", verdict,
+                         counterexample=_for_model(cx.describe()) if cx else (verdict.reason or ""))
+    compiled = _compile_only(job, contract, code, spec)  # unverified: does it at least compile?
+    compiled.verdict = verdict if compiled.failure is None else None
+    return compiled
+
+
+def _judge_ascendc(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
+    try:
+        from xlate.translate.ascendc.checker import check_ascendc
+    except ImportError:
+        check_ascendc = None
+    messages: list[str] = []
+    if check_ascendc is not None:
+        soc = (_arch_spec("ascendc", job.arch) or {}).get("soc_version") or job.arch or "ascend910b"
+        diags = check_ascendc(code, CANDIDATE + ".cpp", soc)
+        errors = [d for d in diags if d.severity == "error"]
+        if errors:
+            return Judgement("skipped", "checker", messages=[d.format() for d in errors[:20]])
+        messages = [d.format() for d in diags[:10]]
+    compiled = _compile_only(job, contract, code, spec)
+    if compiled.failure:
+        return compiled
+    checked = "the AscendC static checker passed" if check_ascendc else "no AscendC static checker available"
+    why = "; ".join(compiled.messages) or "compiled"
+    compiled.verdict = _unverified(job.kernel, f"AscendC ports cannot be run here ({why}; {checked})",
+                                   "run on an Ascend NPU with CANN")
+    compiled.messages = messages
+    return compiled
+
+
+def _diag(job: Job, code: str, severity: str, message: str, why: str | None = None) -> Diagnostic:
+    fn = job.unit.kernel(job.kernel)
+    line = fn.span.line if fn and fn.span else next((f.span.line for f in job.unit.py_functions if f.name == job.kernel), 1)
+    return Diagnostic(code, severity, message, job.source_path, line, 1, kernel=job.kernel, rule="llm", why=why)  # type: ignore[arg-type]
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line[:limit]
+
+
+def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcome:
+    spec, spec_error = kernel_spec(job)
+    contract = contract_for(job.unit, job.kernel, job.target, spec)
+    ctx = kernel_context(job.unit, job.kernel)
+    examples = pick_examples(job.unit.language, job.target, spec.op if spec else None, cfg.examples, exclude=job.kernel)
+    secret_names = (cfg.api_key_env,) if cfg.api_key_env else ()
+    prior = None
+    if job.prior is not None:
+        prior = {"code": job.prior[0], "verdict": _for_model(job.prior[1].summary())}
+    user = task_prompt(job.unit.language, contract, context=ctx.code, source_file=os.path.basename(job.source_path),
+                       spec=spec, spec_error=spec_error, arch=arch_summary(_arch_spec(job.target, job.arch)),
+                       diagnostics=[d.format() for d in job.diagnostics], examples=examples, prior=prior)
+    messages: list[Message] = [{"role": "system", "content": redact(system_prompt(contract), secret_names)},
+                               {"role": "user", "content": redact(user, secret_names)}]
+    out = Outcome(job.kernel, None, None, contract=contract)
+    last_failure = ""
+    for attempt in range(1, job.max_attempts + 1):
+        stop = budget.exhausted()
+        if stop:
+            out.diagnostics.append(_diag(job, "XL4003", "error", f"{job.kernel}: LLM translation stopped before attempt "
+                                         f"{attempt}: {stop}", "raise budget_tokens/budget_usd in [tool.xlate.llm]"))
+            last_failure = "budget exhausted"
+            break
+        phash = prompt_hash(messages)
+        comp = client.complete(messages, phash, max_tokens=budget.request_tokens(cfg))
+        budget.add(comp)
+        rec: dict[str, Any] = {"attempt": attempt, "prompt_hash": phash, "model": cfg.model, "cached": comp.cached,
+                               "tokens_in": comp.tokens_in, "tokens_out": comp.tokens_out,
+                               "cost_usd": round(comp.cost_usd, 6), "cost_known": comp.cost_known,
+                               "finish_reason": comp.finish_reason, "code_hash": None, "compile": "skipped",
+                               "verdict": None, "failure": None, "message": ""}
+        out.attempts.append(rec)
+        if comp.error:
+            rec.update(failure="provider error", message=_first_line(comp.error))
+            out.diagnostics.append(_diag(job, "XL4004", "error", f"{job.kernel}: the model provider returned no answer: "
+                                         f"{_first_line(comp.error)}", "check --model, api_base and the provider's key variable"))
+            last_failure = "provider error"
+            break
+        ex = extract(comp.content, job.target, comp.finish_reason)
+        if ex.code is None:
+            rec.update(failure=ex.failure, message=ex.message)
+            feedback = repair_prompt(contract, attempt, job.max_attempts, ex.failure or "invalid answer", messages=[ex.message])
+        else:
+            rec["code_hash"] = hashlib.sha256(ex.code.encode()).hexdigest()
+            j = judge(job, contract, ex.code, spec)
+            rec.update(compile=j.compile, verdict=j.verdict.status if j.verdict else None, failure=j.failure,
+                       message=_first_line(j.counterexample or j.log or "\n".join(j.messages) or
+                                           (j.verdict.reason if j.verdict and j.verdict.reason else "")))
+            if j.failure is None:
+                out.code, out.verdict = ex.code, j.verdict
+                break
+            title = "Compiler output (trimmed)" if j.failure == "compile error" else "Details"
+            feedback = repair_prompt(contract, attempt, job.max_attempts, j.failure, log=j.log, log_title=title,
+                                     counterexample=j.counterexample, messages=j.messages)
+        last_failure = rec["failure"] or ""
+        messages = [*messages, {"role": "assistant", "content": comp.content[:MAX_ANSWER_CHARS]},
+                    {"role": "user", "content": redact(feedback, secret_names)}]
+    out.attempts = redact_obj(out.attempts, secret_names)
+    n = len(out.attempts)
+    if out.accepted and out.verdict is not None and out.verdict.status == "unverified":
+        what = "compiles but cannot be verified" if out.attempts[-1]["compile"] == "ok" else "can be neither compiled nor verified"
+        out.diagnostics.append(_diag(job, "XL4002", "warning", f"{job.kernel}: the LLM port {what} here: "
+                                     f"{out.verdict.reason}", "its output is untrusted until verified"))
+    elif out.accepted:
+        out.diagnostics.append(_diag(job, "XL4005", "note", f"{job.kernel}: translated by the LLM ({cfg.model}) and "
+                                     f"verified, attempt {n} of {job.max_attempts}"))
+    elif last_failure not in ("budget exhausted", "provider error"):
+        out.diagnostics.append(_diag(job, "XL4001", "error", f"{job.kernel}: no accepted LLM port after {n} attempt(s) "
+                                     f"(last: {last_failure or 'no attempt'})", "see the attempts in the report"))
+    return out
