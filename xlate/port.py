@@ -48,11 +48,14 @@ class KernelResult:
     verdict: Verdict | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    translated: bool = True
 
     @property
     def status(self) -> str:
-        if self.verdict is None:
+        if not self.translated:
             return "not translated"
+        if self.verdict is None:
+            return "unverified"  # --no-verify
         return self.verdict.status
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,7 +161,7 @@ def port_file(req: PortRequest) -> PortResult:
             diags = [d for d in translation.diagnostics if d.kernel in (k, None)]
             attempts = llm_meta.get(k, {}).get("attempts", [])
             if k in translation.needs_llm:
-                results.append(KernelResult(k, "llm", None, diags, attempts))
+                results.append(KernelResult(k, "llm", None, diags, attempts, translated=False))
             else:
                 verdict = verify_kernel(req, translation, k, out) if req.verify else None
                 results.append(KernelResult(k, "llm", verdict, diags, attempts))
@@ -167,14 +170,14 @@ def port_file(req: PortRequest) -> PortResult:
     for k in names:
         diags = [d for d in translation.diagnostics if d.kernel in (k, None)]
         if k in translation.needs_llm:
-            results.append(KernelResult(k, rule_engine, None, diags))
+            results.append(KernelResult(k, rule_engine, None, diags, translated=False))
             continue
         verdict = verify_kernel(req, translation, k, out) if req.verify else None
         results.append(KernelResult(k, rule_engine, verdict, diags))
     if req.engine == "auto":
         from xlate.translate.llm.engine import llm_available, llm_repair_or_translate
 
-        untranslated = [r.kernel for r in results if r.verdict is None and r.kernel in translation.needs_llm]
+        untranslated = [r.kernel for r in results if not r.translated]
         rejected = {r.kernel: r.verdict for r in results if r.verdict is not None and r.verdict.status == "rejected"}
         if (untranslated or rejected) and llm_available(req.model):
             translation, llm_results = llm_repair_or_translate(req, unit, translation, untranslated + list(rejected),
@@ -257,8 +260,10 @@ def _detail(results: list[KernelResult]) -> str:
     parts = []
     for r in results:
         v = r.verdict
-        if v is None:
+        if not r.translated:
             parts.append(f"{r.kernel}: not translated")
+        elif v is None:
+            parts.append(f"{r.kernel}: not verified (--no-verify)")
         elif v.status == "verified":
             parts.append(f"{r.kernel}: {v.examples} examples, {v.shapes} shapes, oracle {v.oracle}")
         else:
