@@ -145,10 +145,13 @@ class CudaBackend:
         return self._compiler.compile(device_slice(unit, source), kernel, options, path=path, extra=[])
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
-            bench: dict[str, int] | None = None) -> RunResult:
+            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
         if not self.detect().can_run:
             raise ToolchainMissing("no NVIDIA GPU with CuPy here to run CUDA kernels", self.detect().remedy)
-        return run_in_worker(artifact, args, launch, timeout=timeout, bench=bench)
+        return run_in_worker(artifact, args, launch, timeout=timeout, bench=bench, wrapper=wrapper)
+
+    def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
+        return {}
 
     def worker_runtime(self):
         from xlate.backends.cupy_runtime import CupyRuntime

@@ -217,15 +217,19 @@ class HipBackend:
 
     # -- run -------------------------------------------------------------------------------------------------
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
-            bench: dict[str, int] | None = None) -> RunResult:
+            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
         platform = artifact.meta.get("platform")
         if not platform:
             raise ToolchainMissing("no GPU here to run HIP kernels (compiled for AMD with hipcc only)", self.detect().remedy)
-        result = run_in_worker(artifact, args, launch, timeout=timeout, env={"XLATE_HIP_RUNTIME": platform}, bench=bench)
+        result = run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(artifact), bench=bench,
+                               wrapper=wrapper)
         result.meta["platform"] = platform
         if platform == "nvidia":
             result.meta["caveat"] = NVIDIA_CAVEAT
         return result
+
+    def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
+        return {"XLATE_HIP_RUNTIME": (artifact.meta.get("platform") if artifact else None) or "nvidia"}
 
     def worker_runtime(self):
         if os.environ.get("XLATE_HIP_RUNTIME") == "amd":

@@ -113,14 +113,14 @@ class TritonBackend:
         store_artifact(artifact)
         return artifact
 
-    def worker_env(self) -> dict[str, str]:
+    def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
         return {"TRITON_INTERPRET": "1"} if interpret_mode() else {}
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 120.0,
-            bench: dict[str, int] | None = None) -> RunResult:
+            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
         if not self.detect().can_run:
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
-        return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench)
+        return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench, wrapper=wrapper)
 
     def worker_runtime(self):
         return TritonRuntime()

@@ -103,9 +103,10 @@ def decode_args(meta: list[dict[str, Any]], arrays: list[np.ndarray]) -> list[Ar
 
 
 class Worker:
-    def __init__(self, backend: str, env: dict[str, str] | None = None):
+    def __init__(self, backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None):
         self.backend = backend
         self.env = dict(env or {})
+        self.wrapper = list(wrapper or [])  # a command the worker runs under (e.g. compute-sanitizer)
         self.proc: subprocess.Popen[bytes] | None = None
         self.loaded: set[str] = set()
         self._stderr = None
@@ -117,7 +118,7 @@ class Worker:
         env.setdefault("PYTHONUNBUFFERED", "1")
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "xlate.backends.worker", self.backend],
+            [*self.wrapper, sys.executable, "-m", "xlate.backends.worker", self.backend],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -136,6 +137,20 @@ class Worker:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.proc = None
+
+    def finish(self, timeout: float = 120.0) -> str:
+        """Close the worker's input so it exits normally (a wrapping tool then prints its summary); its stderr."""
+        if self.proc is None:
+            return ""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+        text = self._stderr_tail(200_000)
+        self.proc = None
+        return text
 
     def _stderr_tail(self, limit: int = 4000) -> str:
         if self._stderr is None:
@@ -193,14 +208,20 @@ class Worker:
         return "crash", {"message": f"worker {what}", "stderr": tail}, []
 
 
-_POOL: dict[tuple[str, tuple[tuple[str, str], ...]], Worker] = {}
+_POOL: dict[tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]], Worker] = {}
 
 
-def get_worker(backend: str, env: dict[str, str] | None = None) -> Worker:
-    key = (backend, tuple(sorted((env or {}).items())))
+def get_worker(backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None) -> Worker:
+    key = (backend, tuple(sorted((env or {}).items())), tuple(wrapper or ()))
     if key not in _POOL:
-        _POOL[key] = Worker(backend, env)
+        _POOL[key] = Worker(backend, env, wrapper)
     return _POOL[key]
+
+
+def finish_worker(backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None) -> str:
+    key = (backend, tuple(sorted((env or {}).items())), tuple(wrapper or ()))
+    worker = _POOL.pop(key, None)
+    return worker.finish() if worker is not None else ""
 
 
 @atexit.register
@@ -217,10 +238,12 @@ def run_in_worker(
     timeout: float,
     env: dict[str, str] | None = None,
     bench: dict[str, int] | None = None,
+    wrapper: list[str] | None = None,
 ) -> RunResult:
-    worker = get_worker(artifact.backend, env)
+    worker = get_worker(artifact.backend, env, wrapper)
     if artifact.key not in worker.loaded or not worker.alive():
-        status, reply, _ = worker.request({"op": "load", "artifact": artifact.to_dict()}, None, timeout)
+        # Starting the worker (imports, device context) and loading the module is not the kernel's time.
+        status, reply, _ = worker.request({"op": "load", "artifact": artifact.to_dict()}, None, max(timeout, 180.0))
         if status != "ok":
             return RunResult(status, message="load: " + reply.get("message", ""), stderr=reply.get("stderr", ""))
         worker.loaded.add(artifact.key)

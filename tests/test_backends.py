@@ -188,3 +188,38 @@ def test_cuda_faults_become_verdicts(tmp_path):
         assert v.status == "rejected" and v.counterexample.failure == failure, v.summary()
     # the worker came back after the crash and the hang
     assert verify(path, kernel="fill", reference=f"{ref}:fill", examples=4).status == "verified"
+
+
+RACY = textwrap.dedent(
+    """
+    // xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
+    __global__ void rotate(const float* x, float* y, int n) {
+        __shared__ float s[256];
+        int i = blockIdx.x * 256 + threadIdx.x;
+        s[threadIdx.x] = i < n ? x[i] : 0.0f;
+        __syncthreads();
+        if (i < n) y[i] = s[(threadIdx.x + 1) % 256];
+    }
+    // xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
+    __global__ void rotate_racy(const float* x, float* y, int n) {
+        __shared__ float s[256];
+        int i = blockIdx.x * 256 + threadIdx.x;
+        s[threadIdx.x] = i < n ? x[i] : 0.0f;
+        if (i < n) y[i] = s[(threadIdx.x + 1) % 256];
+    }
+    """
+)
+
+
+@pytest.mark.gpu
+def test_sanitize_finds_a_shared_memory_race(tmp_path):
+    from xlate.verify.sanitize import sanitizer_path
+
+    if sanitizer_path() is None:
+        pytest.skip("compute-sanitizer not installed")
+    path = _write(tmp_path, "racy.cu", RACY)
+    clean = verify(path, path, kernel="rotate", examples=4, sanitize=True)
+    assert clean.status == "verified", clean.summary()
+    racy = verify(path, path, kernel="rotate", candidate_kernel="rotate_racy", examples=4, sanitize=True)
+    assert racy.status == "rejected", racy.summary()
+    assert "racecheck" in racy.counterexample.message or racy.counterexample.failure in ("mismatch", "nondeterministic")

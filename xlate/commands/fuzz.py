@@ -21,11 +21,12 @@ from xlate.errors import InputError
 @click.option("--replay", help="Run exactly one case (the JSON a counterexample prints).")
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds before a run is killed (verdict: timeout).")
 @click.option("--arch", help="Compiler target for the implementations (sm_90, gfx90a, ...).")
+@click.option("--sanitize", is_flag=True, help="Also run edge cases under compute-sanitizer memcheck and racecheck.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @handle_errors
 def command(a: str, b: str | None, kernel: str | None, examples: int, seed: int, dtypes: str | None,
             reference: str | None, record_path: str | None, golden: str | None, replay: str | None, timeout: float,
-            arch: str | None, as_json: bool) -> None:
+            arch: str | None, sanitize: bool, as_json: bool) -> None:
     """Fuzz A against B (A is the source: its spec drives the cases), or A against --reference / --against."""
     import sys
 
@@ -52,7 +53,8 @@ def command(a: str, b: str | None, kernel: str | None, examples: int, seed: int,
     else:
         hint = f"xlate fuzz {a}" + (f" {b}" if b else "") + (f" --kernel {kernel}" if kernel else "")
         verdict = api.verify(a, b, kernel=kernel, examples=examples, seed=seed, reference=reference, timeout=timeout,
-                             arch=arch, dtypes=dtypes.split(",") if dtypes else None, replay=replay, replay_hint=hint)
+                             arch=arch, dtypes=dtypes.split(",") if dtypes else None, replay=replay, replay_hint=hint,
+                             sanitize=sanitize)
     if as_json:
         emit_json(verdict.to_dict())
     click.echo(verdict.summary(), err=True)

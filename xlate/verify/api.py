@@ -101,6 +101,7 @@ def verify(
     replay: str | None = None,
     spec_overrides: str | None = None,
     replay_hint: str = "",
+    sanitize: bool = False,
 ) -> Verdict:
     """Fuzz `candidate` against `source` (or against a reference / golden file) and return the verdict.
 
@@ -192,6 +193,14 @@ def verify(
     if result.examples == 0:
         verdict.reason = "no case could be generated within the spec's constraints"
         return verdict
+    if sanitize:
+        found = _sanitize(spec, [s for s in (source if use_source else None, candidate) if s is not None], budget, cap)
+        if found is not None:
+            verdict.status = "rejected"
+            verdict.counterexample = found
+            verdict.reason = f"{found.failure}: {found.message}"
+            return verdict
+        verdict.caveats.append(_sanitize_note())
     verdict.status = "verified"
     return verdict
 
@@ -224,6 +233,28 @@ def record(source_path: str, golden_path: str, *, kernel: str | None = None, exa
     write_golden(golden_path, gold)
     return RecordResult(golden_path, kernel, len(fuzzer.recorded), len({gc.case.shape_key() for gc in fuzzer.recorded}),
                         producer, fuzzer.warnings())
+
+
+def _sanitize_note() -> str:
+    from xlate.verify.sanitize import sanitizer_path
+
+    if sanitizer_path() is None:
+        return "--sanitize: compute-sanitizer not found; memcheck/racecheck did not run"
+    return "compute-sanitizer memcheck and racecheck found nothing on the edge cases"
+
+
+def _sanitize(spec: KernelSpec, sides: list[Side], budget: int, cap: int) -> Counterexample | None:
+    from xlate.verify.sanitize import sanitize
+    from xlate.verify.strategies import explicit_cases
+
+    cases = explicit_cases(spec, min(budget, 1 << 16), min(cap, 4096))[:3]
+    for side in sides:
+        for f in sanitize(side, spec, cases):
+            failure = "nondeterministic" if f.tool == "racecheck" else "out-of-bounds write"
+            c = cases[0] if cases else Case({}, {}, {}, {}, 0)
+            return Counterexample(failure, spec.kernel, c.sizes, c.scalars, c.dtypes, c.seed, c.profiles, side=f.side,
+                                  message=f"compute-sanitizer {f.tool}: {f.errors} error(s) in the {f.side}\n{f.report}")
+    return None
 
 
 def assert_equivalent(a: str, b: str | None = None, *, kernel: str | None = None, examples: int = 50, seed: int = 0,

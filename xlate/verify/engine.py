@@ -3,6 +3,7 @@ compared; the first failure is shrunk to a minimal counterexample with a replaya
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, FlakyFailure
 
@@ -24,7 +25,32 @@ from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, SideRun
 from xlate.verify.spec import KernelSpec
 from xlate.verify.strategies import cases as case_strategy
+from xlate.verify.strategies import explicit_cases
 from xlate.verify.verdict import Counterexample
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Hypothesis mixes literal constants of every loaded local module into its draws, so the same --seed gave
+    different cases depending on what the caller had imported. Turn that off for our runs (private API:
+    best effort; counterexamples still replay exactly through their --replay JSON)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    if original is None:
+        yield
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 class _StopShrinking(BaseException):
@@ -290,17 +316,22 @@ class Fuzzer:
                     self.recorded.append(GoldenCase(case, res.inputs, res.source_outputs, res.written, res.oracle))
 
         db = DirectoryBasedExampleDatabase(str(cache_dir() / "hypothesis"))
+        explicit = explicit_cases(self.spec, budget, size_cap)
+        check_fn = check
+        for case in reversed(explicit):
+            check_fn = example(case=case)(check_fn)
         test = settings(
             max_examples=cfg.examples, deadline=None, database=db, derandomize=False, print_blob=False,
             report_multiple_bugs=False,
             suppress_health_check=list(HealthCheck),
             phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
-        )(seed(cfg.seed)(given(case=strategy)(check)))
+        )(seed(cfg.seed)(given(case=strategy)(check_fn)))
         key = json.dumps([self.spec.to_dict(), [s.text if s else None for s in (self.source, self.candidate)],
                           self.reference.label if self.reference else None], sort_keys=True, default=str)
         test.hypothesis.inner_test._hypothesis_internal_add_digest = hashlib.sha256(key.encode()).digest()  # type: ignore[attr-defined]
         try:
-            test()
+            with _no_local_constants():
+                test()
         except _StopShrinking:
             pass
         except _CaseFailed:

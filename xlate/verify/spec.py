@@ -129,7 +129,7 @@ def parse_items(text: str, where: str = "") -> dict[str, str]:
 
 RANGE = re.compile(r"^\((.*)\)$")
 BUFFER = re.compile(r"^(in|out|inout)\s*\[(.*)\]\s*(\((.*)\))?\s*(as\s+(\w+))?$")
-CALL = re.compile(r"^(\w+)\s*(\((.*)\))?$")
+CALL = re.compile(r"^(\w+)\s*(\((.*)\))?\s*(as\s+(\w+))?$")
 
 
 def _range(text: str | None, where: str) -> tuple[str | None, str | None, bool]:
@@ -235,6 +235,8 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], text: str
             raise SpecError(f"{where}error: cannot read spec for '{p.name}': '{value}' (expected in[..], out[..], "
                             "inout[..], size(LO..HI), scalar, scalar(LO..HI) or const(EXPR))")
         kind, arg = m.group(1), m.group(3)
+        if m.group(5):
+            ctype = m.group(5)  # explicit value type (Triton launchers have no C types): n: scalar(0..9) as int32
         if kind == "const":
             if not arg:
                 raise SpecError(f"{where}error: const needs an expression: {p.name}: const(n)")

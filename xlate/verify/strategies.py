@@ -97,3 +97,48 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
         grid *= math.prod(v) if isinstance(v, tuple) else max(0, int(v))
     assume(grid <= 1 << 20)
     return case
+
+
+def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
+    """Deterministic edge cases run before anything random: every size at its low end, at low+1 (n = 1 where 0
+    is legal), and each size alone at its (capped) maximum with the others small. Bugs that live only there must
+    not depend on the random draw finding them."""
+    sizes = spec.sizes
+    if not sizes:
+        return []
+    ranges = {p.name: _int_range(p, size_cap) for p in sizes}
+    candidates: list[dict[str, int]] = [
+        {n: lo for n, (lo, hi) in ranges.items()},
+        {n: min(lo + 1, hi) for n, (lo, hi) in ranges.items()},
+    ]
+    for name, (lo, hi) in ranges.items():
+        for big in (hi, hi - 1):
+            candidates.append({n: (max(lo, min(big, h)) if n == name else min(l2 + 1, h)) for n, (l2, h) in ranges.items()})
+    bound = {name: options[0] for name, options in spec.dtype_axes.items()}
+    out: list[Case] = []
+    seen: set[tuple[tuple[str, int], ...]] = set()
+    probe = Case({}, bound, {}, {}, 0)
+    scalars: dict[str, int | float] = {}
+    for p in spec.scalars:
+        dtype = ctype_dtype(p.ctype, probe, spec)
+        lo = expr.evaluate(p.lo, {}) if p.lo else (-4.0 if is_float(dtype) else 0)
+        hi = expr.evaluate(p.hi, {}) if p.hi else (4.0 if is_float(dtype) else 100)
+        mid = (lo + hi) / 2 if is_float(dtype) else int((lo + hi) // 2)
+        scalars[p.name] = mid if mid != 0 else (hi if is_float(dtype) else int(hi))
+    profiles = {p.name: "uniform" for p in spec.buffers if p.role != "out"}
+    for sizes_ in candidates:
+        key = tuple(sorted(sizes_.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        case = Case(dict(sizes_), dict(bound), dict(scalars), dict(profiles), 1, "edge")
+        try:
+            env = environment(spec, case)
+            if not all(bool(expr.evaluate(w, env)) for w in spec.where):
+                continue
+            if sum(buffer_length(p, env, case, spec) for p in spec.buffers) > budget:
+                continue
+        except Exception:
+            continue
+        out.append(case)
+    return out

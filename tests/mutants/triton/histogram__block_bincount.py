@@ -1,0 +1,19 @@
+"""Correct: privatised bins like the CUDA kernel: each program counts its block with tl.histogram
+and adds the 256 counts to the global bins atomically."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _histogram_kernel(data_ptr, bins_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(data_ptr + offs, mask=mask, other=0).to(tl.int32)
+    counts = tl.histogram(v, 256, mask=mask)
+    tl.atomic_add(bins_ptr + tl.arange(0, 256), counts)
+
+
+# xlate: data: in[n](0..255) as uint8, bins: inout[256](0..1000) as int32, n: size(0..1<<20),
+# xlate: grid: max(1, min(cdiv(n, 256), 120)), block: 256, op: atomic
+def histogram_shared(data, bins, n):
+    _histogram_kernel[(triton.cdiv(n, 1024),)](data, bins, n, BLOCK=1024)

@@ -1,0 +1,26 @@
+"""Wrong: rstd = 1 / sqrt(var) without the 1e-5 epsilon; a row with zero variance (every row when
+cols = 1) gives 0 * inf = NaN, and tiny-variance rows are scaled far too much."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _layernorm_rows_kernel(x_ptr, g_ptr, b_ptr, y_ptr, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * cols + offs, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / cols
+    d = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(d * d, axis=0) / cols
+    rstd = 1.0 / tl.sqrt(var)
+    g = tl.load(g_ptr + offs, mask=mask, other=0.0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0.0)
+    tl.store(y_ptr + row * cols + offs, d * rstd * g + b, mask=mask)
+
+
+# xlate: x: in[rows, cols](-4..4), gamma: in[cols], beta: in[cols], y: out[rows, cols],
+# xlate: rows: size(1..256), cols: size(1..2048), grid: rows, block: 256,
+# xlate: op: reduction(cols), values: finite
+def layernorm_rows(x, gamma, beta, y, rows, cols):
+    _layernorm_rows_kernel[(rows,)](x, gamma, beta, y, cols, BLOCK=triton.next_power_of_2(cols))

@@ -1,0 +1,90 @@
+"""`--sanitize`: run a few cases of each side under NVIDIA's compute-sanitizer (memcheck, racecheck), which sees
+what output comparison cannot: out-of-bounds reads, shared-memory races that happen not to change the result."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+
+import numpy as np
+
+from xlate.backends.base import BufferArg, LaunchConfig, ScalarArg
+from xlate.backends.worker import finish_worker
+from xlate.verify.cases import (
+    Case,
+    buffer_length,
+    ctype_dtype,
+    environment,
+    is_float,
+    launch_dims,
+    make_inputs,
+)
+from xlate.verify.runner import Side, guard_elements, poison
+from xlate.verify.spec import KernelSpec
+
+TOOLS = ("memcheck", "racecheck")
+SUMMARY = re.compile(r"(ERROR SUMMARY|RACECHECK SUMMARY):\s*(\d+)\s+(?:errors?|hazards?)", re.I)
+
+
+@dataclass
+class SanitizerFinding:
+    side: str
+    tool: str
+    errors: int
+    report: str  # the first lines of the sanitizer's report
+
+
+def sanitizer_path() -> str | None:
+    return shutil.which("compute-sanitizer") or next(
+        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None
+    )
+
+
+def _args(spec: KernelSpec, case: Case, env: dict, inputs: dict[str, np.ndarray]):
+    args = []
+    for p in sorted(spec.params, key=lambda q: q.position):
+        if p.is_buffer:
+            dtype = ctype_dtype(p.ctype, case, spec)
+            n = buffer_length(p, env, case, spec)
+            g = guard_elements(dtype)
+            data = poison(dtype, 0, n + 2 * g).copy()
+            if p.role != "out":
+                data[g : g + n] = inputs[p.name]
+            args.append(BufferArg(p.name, data, g, n))
+        else:
+            value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
+            dtype = ctype_dtype(p.ctype, case, spec)
+            args.append(ScalarArg(p.name, float(value) if is_float(dtype) else int(value), dtype.name))
+    return args
+
+
+def sanitize(side: Side, spec: KernelSpec, cases: list[Case]) -> list[SanitizerFinding]:
+    """Run `cases` on `side` under each tool; return the tools that reported errors (empty: clean)."""
+    tool_path = sanitizer_path()
+    if tool_path is None or side.backend_name not in ("cuda", "hip"):
+        return []
+    findings = []
+    for tool in TOOLS:
+        wrapper = [tool_path, "--tool", tool, "--print-limit", "10", "--error-exitcode", "0"]
+        art = None
+        for case in cases:
+            env = environment(spec, case)
+            art = side.artifact(case, spec, env)
+            if art.meta.get("platform") not in (None, "nvidia"):
+                return findings  # compute-sanitizer runs on NVIDIA devices only
+            grid, block, shmem = launch_dims(spec, env, case)
+            if 0 in grid or 0 in block:
+                continue
+            side.backend.run(art, _args(spec, case, env, make_inputs(spec, case, env)), LaunchConfig(grid, block, shmem),
+                             timeout=max(side.timeout, 300.0), wrapper=wrapper)
+        if art is None:
+            continue
+        env_vars = side.backend.worker_env(art) if hasattr(side.backend, "worker_env") else {}
+        text = finish_worker(art.backend, env_vars, wrapper)
+        errors = sum(int(m.group(2)) for m in SUMMARY.finditer(text))
+        if errors:
+            lines = [ln for ln in text.splitlines() if ln.startswith("========")][:12]
+            findings.append(SanitizerFinding(side.label, tool, errors, "\n".join(lines)))
+    return findings
