@@ -1,0 +1,305 @@
+"""The CUDA -> Triton lifter's parts and its refusals: number and macro handling, C typing, the symbolic
+thread-index algebra, structural (not name-based) idiom recognition, and diagnostics for what it cannot lift.
+Ports of small kernels run under the Triton interpreter through xlate's Triton backend."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xlate.backends.base import BufferArg, CompileOptions, LaunchConfig, ScalarArg
+from xlate.backends.registry import get_backend
+
+from xlate.model import Macro
+from xlate.parse import parse_string
+from xlate.translate.base import TranslateOptions
+from xlate.translate.triton import cpre, ctyping
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.irbuild import parse_number
+from xlate.translate.triton.translator import CudaToTriton, grid_python
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def port(src: str, path: str = "k.cu"):
+    unit = parse_string(src, path, "cuda")
+    return CudaToTriton().translate(unit, src, TranslateOptions())
+
+
+def run(text: str, kernel: str, args: list, tmp_path: Path) -> dict[str, np.ndarray]:
+    b = get_backend("triton")
+    f = tmp_path / f"{kernel}_triton.py"
+    f.write_text(text)
+    art = b.compile(text, kernel, CompileOptions(), path=str(f))
+    res = b.run(art, args, LaunchConfig())
+    assert res.status == "ok", res.message + res.stderr
+    return res.buffers
+
+
+def buf(name: str, data: np.ndarray, guard: int = 7) -> BufferArg:
+    """A buffer with guard bands on both sides (the kernel sees the middle)."""
+    poison = np.full(guard, 12345, dtype=data.dtype)
+    return BufferArg(name, np.concatenate([poison, data, poison]), guard, len(data))
+
+
+# -- literals, macros, types -----------------------------------------------------------------------------------
+
+
+def test_numbers_follow_c_rules():
+    assert parse_number("256") == (256, "int")
+    assert parse_number("2654435761u") == (2654435761, "unsigned int")
+    assert parse_number("2654435761") == (2654435761, "long")
+    assert parse_number("0xffffffff") == (0xFFFFFFFF, "unsigned int")
+    assert parse_number("1.5f") == (1.5, "float")
+    assert parse_number("1e-5f") == (1e-5, "float")
+    assert parse_number("0.5") == (0.5, "double")
+    assert parse_number("-3.402823466e+38f")[1] == "float"
+
+
+def test_macros_expand_without_moving_lines():
+    macros = [Macro("CLAMP", ["v", "lo", "hi"], "((v) < (lo) ? (lo) : (v))", None),
+              Macro("N", None, "(2 * M)", None), Macro("M", None, "128", None)]
+    text = "int a = CLAMP(x,\n 0, N);\nint b = N;"
+    out = cpre.expand(text, macros)
+    assert out.text.count("\n") == text.count("\n")
+    assert "(2*128)" in "".join(out.text.split())
+    assert "x" in out.text and "CLAMP" not in out.text
+    # every output character maps back to where it came from: the second line's N
+    pos = out.text.index("int b")
+    assert text[out.original(pos) : out.original(pos) + 5] == "int b"
+
+
+def test_usual_arithmetic_conversions():
+    assert ctyping.arith("int", "unsigned int") == "unsigned int"
+    assert ctyping.arith("unsigned char", "int") == "int"
+    assert ctyping.arith("int", "float") == "float"
+    assert ctyping.arith("float", "double") == "double"
+    assert ctyping.arith("long", "unsigned int") == "long"
+    assert ctyping.arith("T", "int") == "T"
+
+
+def test_thread_index_algebra():
+    tid = S.lane("x")
+    e = S.op("add", "int", S.cast(S.op("mul", "unsigned int", S.uni("pid_x", "unsigned int", True),
+                                         S.const(256, "unsigned int")), "int"),
+             S.op("sub", "int", S.cast(tid, "int"), S.const(1, "int")))
+    coefs, rest = S.affine(e)
+    assert coefs == {"x": 1} and rest.uniform
+    v = S.evaluate(S.op("div", "int", S.op("sub", "int", S.cast(tid, "int"), S.const(7, "int")), S.const(2, "int")),
+                   {"x": np.arange(4, dtype=np.uint32)})
+    assert list(v) == [-3, -3, -2, -2]  # C division truncates toward zero
+    assert S.op("add", "int", S.const(2, "int"), S.const(3, "int")).value == 5
+    wrapped = S.op("mul", "unsigned int", S.const(2654435761, "unsigned int"), S.const(3, "unsigned int"))
+    assert wrapped.value == (2654435761 * 3) % 2**32
+
+
+def test_grid_expressions_become_python():
+    assert grid_python(["max(1, min(cdiv(n, 256), 64))"], {"n": "n"}, (256, 1)) == \
+        ["max(1, min(triton.cdiv(n, 256), 64))"]
+    assert grid_python(["cdiv(n / 4, 256)"], {"n": "n"}, (256, 1)) == ["triton.cdiv(n // 4, 256)"]
+
+
+# -- idioms are recognised by structure ------------------------------------------------------------------------
+
+REDUCE = (ROOT / "examples/kernels/reduce_sum_shared.cu").read_text()
+
+RENAMED_REDUCE = """
+#define TPB 256
+// xlate: src: in[len], sums: out[cdiv(len, 256)], len: size(1..1<<20),
+// xlate: grid: cdiv(len, 256), block: 256, op: reduction(256)
+__global__ void partial_totals(const float *src, float *sums, int len)
+{
+  __shared__ float acc_buf[TPB];
+  unsigned int t = threadIdx.x;
+  unsigned int g = t + blockDim.x * blockIdx.x;
+  float mine = 0.0f;
+  if (g < len) { mine = src[g]; }
+  acc_buf[t] = mine;
+  __syncthreads();
+  for (unsigned int stride = TPB >> 1; stride != 0; stride = stride >> 1) {
+    if (t < stride)
+      acc_buf[t] = acc_buf[t] + acc_buf[stride + t];
+    __syncthreads();
+  }
+  if (t == 0) sums[blockIdx.x] = acc_buf[0];
+}
+"""
+
+
+def test_renamed_and_reformatted_reduction_still_lifts(tmp_path):
+    t = port(RENAMED_REDUCE)
+    assert t.kernels == ["partial_totals"], [d.format() for d in t.diagnostics]
+    assert "tl.sum(" in t.text
+    assert any(d.code == "XL2021" and "block sum over 256 threads" in d.message for d in t.diagnostics)
+    n = 1000
+    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    out = run(t.text, "partial_totals", [buf("src", x), buf("sums", np.full(4, np.nan, np.float32)), ScalarArg("len", n, "int32")], tmp_path)
+    sums = out["sums"][7:11]
+    expect = np.add.reduceat(x.astype(np.float64), [0, 256, 512, 768])
+    np.testing.assert_allclose(sums, expect, rtol=1e-5)
+    assert (out["sums"][:7] == 12345).all() and (out["sums"][11:] == 12345).all()
+
+
+def test_same_name_other_structure_is_not_mislifted():
+    # a tree that starts at blockDim/4: thread 0 ends with half the block, not a block sum
+    wrong = REDUCE.replace("for (int s = blockDim.x / 2;", "for (int s = blockDim.x / 4;")
+    t = port(wrong, "reduce_sum_shared.cu")
+    assert "block_reduce_sum" in t.needs_llm and t.text == ""
+    assert [d.code for d in t.blocking] == ["XL2010"]
+    # a kernel named like the softmax that is elementwise: lifted as elementwise, no reduction
+    fake = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 128), block: 128
+__global__ void softmax_rows(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * 2.0f;
+}
+"""
+    t = port(fake)
+    assert t.kernels == ["softmax_rows"]
+    assert "tl.max" not in t.text and "tl.sum" not in t.text
+    assert not any(d.code == "XL2021" for d in t.diagnostics)
+
+
+def test_missing_barrier_is_a_race():
+    racy = REDUCE.replace("    sdata[tid] = (i < n) ? x[i] : 0.0f;\n    __syncthreads();\n",
+                          "    sdata[tid] = (i < n) ? x[i] : 0.0f;\n")
+    assert racy != REDUCE
+    t = port(racy, "reduce_sum_shared.cu")
+    assert [d.code for d in t.blocking] == ["XL2009"]
+    d = t.blocking[0]
+    assert d.path == "reduce_sum_shared.cu"
+    assert "sdata[tid] += sdata[tid + s]" in racy.splitlines()[d.line - 1]  # the tree's first step
+
+
+def test_divergent_barrier_is_refused():
+    src = """
+// xlate: x: in[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
+__global__ void k(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { x[i] = 1.0f; __syncthreads(); }
+}
+"""
+    t = port(src)
+    assert [d.code for d in t.blocking] == ["XL2015"]
+    assert (t.blocking[0].line, t.blocking[0].col) == (5, 31)
+
+
+def test_shuffle_outside_a_reduction_is_refused():
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
+__global__ void shift(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = (i < n) ? x[i] : 0.0f;
+    float w = __shfl_down_sync(0xffffffff, v, 1);
+    if (i < n) y[i] = w;
+}
+"""
+    t = port(src)
+    assert "shift" in t.needs_llm
+    assert t.blocking and t.blocking[0].code in ("XL2010", "XL2003")
+
+
+def test_partially_liftable_file_keeps_the_rest():
+    text = (ROOT / "examples/kernels/block_scan.cu").read_text()
+    t = port(text, "block_scan.cu")
+    assert t.kernels == ["block_scan_inclusive"] and t.needs_llm == ["block_scan_exclusive"]
+    assert "def block_scan_inclusive(x, y, n):" in t.text and "def block_scan_exclusive" not in t.text
+    assert "tl.cumsum(" in t.text
+
+
+# -- semantics details -----------------------------------------------------------------------------------------
+
+
+def test_math_precision_is_kept():
+    src = """
+// xlate: x: in[n], y: out[n], z: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
+__global__ void k(const float* x, float* y, float* z, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { y[i] = expf(x[i]) / x[i]; z[i] = __expf(x[i]); }
+}
+"""
+    t = port(src)
+    assert "libdevice.exp(x0)" in t.text and "_xl_expf(" in t.text  # IEEE expf -> libdevice
+    assert re.search(r"tl\.exp\(x_\w+\)", t.text)  # the fast intrinsic -> tl.exp
+    assert "tl.div_rn(" in t.text  # IEEE division
+
+
+def test_double_literal_promotes_like_c(tmp_path):
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void scale(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * 0.1 + 1e-9;
+}
+"""
+    t = port(src)
+    assert "tl.float64" in t.text
+    x = np.array([3.0, 7.0, 1e-3], np.float32)
+    out = run(t.text, "scale", [buf("x", x), buf("y", np.zeros(3, np.float32)), ScalarArg("n", 3, "int32")], tmp_path)
+    expect = (x.astype(np.float64) * 0.1 + 1e-9).astype(np.float32)
+    assert (out["y"][7:10] == expect).all()
+
+
+def test_unsigned_thread_index_wraps_like_cuda(tmp_path):
+    src = """
+// xlate: y: out[n], n: size(1..4096), grid: cdiv(n, 32), block: 32
+__global__ void k(int* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = (threadIdx.x - 1 < 4u) ? 1 : 0;
+}
+"""
+    t = port(src)
+    out = run(t.text, "k", [buf("y", np.full(40, -1, np.int32)), ScalarArg("n", 40, "int32")], tmp_path)
+    got = out["y"][7:47]
+    tid = np.arange(40) % 32
+    expect = (((tid - 1) % 2**32) < 4).astype(np.int32)  # thread 0: 0 - 1 wraps to 4294967295
+    assert (got == expect).all()
+
+
+def test_data_dependent_loop_becomes_masked_loop(tmp_path):
+    src = """
+// xlate: cnt: in[n](0..20), y: out[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void collatz(const int* cnt, int* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = cnt[i] + 1, steps = 0;
+    while (v != 1) { v = (v % 2 == 0) ? v / 2 : 3 * v + 1; steps++; }
+    y[i] = steps;
+}
+"""
+    t = port(src)
+    assert t.kernels == ["collatz"], [d.format() for d in t.diagnostics]
+    assert "while tl.max(" in t.text
+    c = np.arange(0, 21, dtype=np.int32)
+    out = run(t.text, "collatz", [buf("cnt", c), buf("y", np.full(21, -5, np.int32)), ScalarArg("n", 21, "int32")], tmp_path)
+
+    def steps(v: int) -> int:
+        k = 0
+        while v != 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            k += 1
+        return k
+
+    assert list(out["y"][7:28]) == [steps(int(v) + 1) for v in c]
+
+
+def test_diagnostics_carry_the_source_location():
+    src = (ROOT / "examples/kernels/inline_ptx.cu").read_text()
+    t = port(src, "inline_ptx.cu")
+    assert t.text == "" and sorted(t.needs_llm) == ["ptx_add", "ptx_lane_id"]
+    by_kernel = {d.kernel: d for d in t.blocking}
+    assert (by_kernel["ptx_add"].line, by_kernel["ptx_add"].col) == (9, 5)
+    assert by_kernel["ptx_add"].code == "XL2002" and "asm" in by_kernel["ptx_add"].message
+    assert by_kernel["ptx_add"].format().startswith("inline_ptx.cu:9:5: error:")
+
+
+@pytest.mark.parametrize("bad", ["block: n", "block: (8, 8, 2)", "block: 96"])
+def test_unliftable_launch_configurations(bad):
+    src = f"""
+// xlate: x: in[n], n: size(1..4096), grid: cdiv(n, 64), {bad}
+__global__ void k(float* x, int n) {{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 0.0f; }}
+"""
+    t = port(src)
+    assert [d.code for d in t.blocking] == ["XL2006"]

@@ -1,0 +1,1 @@
+"""CUDA -> Triton rule translation: SIMT lifting of CUDA kernels into Triton programs (see translator.py)."""

@@ -1,0 +1,579 @@
+"""Communication between the threads of a block: shared memory and warp shuffles.
+
+Two mechanisms, both checked on the actual block size (the spec's `block`):
+
+* Forwarding (staging): a read of `s[r(t)]` after a barrier is replaced by the value thread t' stored, where
+  t' solves w(t') = r(t) for the write's affine index map w; the write's predicate and value are re-evaluated
+  for t' (loads are re-issued under the combined mask). Several writes form a where-chain, latest first.
+* Tokens (reductions, scans): when the indices are thread-index arithmetic only, every slot's content is
+  tracked per thread as a *token*: which (value, thread) pairs it combines and with which operator. A read
+  whose token is the complete sum/max/min of one per-thread value over every thread of the block becomes
+  `tl.sum/max/min`; prefix tokens become `tl.cumsum`. Shuffles permute tokens between threads.
+A pattern that is neither (or a read of another thread's write without a barrier) is not lifted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from xlate.translate.triton import ctyping, ir
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.sym import NotConcrete, Sym
+from xlate.translate.triton.values import LiftError
+
+if TYPE_CHECKING:
+    from xlate.translate.triton.lift import Lifter
+
+FLT_MAX = 3.4028234663852886e38
+
+
+@dataclass
+class WriteRec:
+    id: int
+    arr: SharedArr | None  # None: a per-thread value turned into tokens (shuffles)
+    idx: tuple[Sym, ...]
+    pred: tuple[Sym, ...]
+    value: Any  # Sym or LaneTokens
+    epoch: int
+    loc: ir.Loc | None = None
+
+
+@dataclass
+class SharedArr:
+    name: str
+    ctype: str
+    dims: list[int | None]
+    loc: ir.Loc | None
+    records: list[WriteRec] = field(default_factory=list)
+    boundary: int = 0  # records before this index belong to an enclosing loop's earlier code
+    clobbered: bool = False  # written inside a runtime loop that has ended: contents unknown
+
+    def copy(self) -> SharedArr:
+        return SharedArr(self.name, self.ctype, list(self.dims), self.loc, list(self.records), self.boundary, self.clobbered)
+
+
+class Tok:
+    """What one thread's value is, in terms of per-thread values: op over {record: thread bitmask}."""
+
+    __slots__ = ("bad", "const", "masks", "op")
+
+    def __init__(self, op: str | None, masks: dict[int, int], const: float | None = None, bad: bool = False):
+        self.op = op
+        self.masks = masks
+        self.const = const
+        self.bad = bad
+
+    def same(self, other: Tok) -> bool:
+        return (self.op, self.masks, self.const, self.bad) == (other.op, other.masks, other.const, other.bad)
+
+
+BAD = Tok(None, {}, bad=True)
+
+
+def _is_identity(value: float, op: str) -> bool:
+    if op == "sum":
+        return value == 0
+    if op == "max":
+        return value <= -FLT_MAX
+    if op == "min":
+        return value >= FLT_MAX
+    return False
+
+
+def combine(a: Tok, b: Tok, op: str) -> Tok:
+    if a.bad or b.bad:
+        return BAD
+    if a.const is not None:
+        if not _is_identity(a.const, op):
+            return BAD
+        return Tok(op, b.masks, b.const) if b.const is None or _is_identity(b.const, op) else BAD
+    if b.const is not None:
+        return combine(b, a, op)
+    if a.op not in (None, op) or b.op not in (None, op):
+        return BAD
+    masks = dict(a.masks)
+    for rid, m in b.masks.items():
+        if rid in masks:
+            if op == "sum" and masks[rid] & m:
+                return BAD  # a value counted twice
+            masks[rid] |= m
+        else:
+            masks[rid] = m
+    return Tok(op, masks)
+
+
+@dataclass
+class LaneTokens:
+    toks: list[Tok]
+    ctype: str
+    alt: Callable[[], Sym] | None = None  # the same value computed as plain data, when tokens do not resolve
+
+
+@dataclass
+class SharedRead:
+    arr: SharedArr
+    idx: tuple[Sym, ...]
+    pred: tuple[Sym, ...]
+    epoch: int
+    loc: ir.Loc | None
+    in_loop: bool
+    recs: list[WriteRec] = field(default_factory=list)  # the array's writes visible at the read
+    before_loop: bool = False  # the array has writes from before the enclosing runtime loop
+    tokens: LaneTokens | None = None
+    data: Sym | None = None
+
+    @property
+    def ctype(self) -> str:
+        return self.arr.ctype
+
+
+class NotTokenizable(Exception):
+    pass
+
+
+# -- lanes ---------------------------------------------------------------------------------------------------
+
+
+def lane_env(L: Lifter) -> dict[str, np.ndarray]:
+    b = L.nlanes
+    flat = np.arange(b, dtype=np.int64)
+    return {"x": (flat % L.bx).astype(np.uint32), "y": (flat // L.bx).astype(np.uint32)}
+
+
+def concrete(L: Lifter, s: Sym) -> np.ndarray:
+    v = S.evaluate(s, lane_env(L))
+    return np.broadcast_to(np.asarray(v), (L.nlanes,))
+
+
+def active_lanes(L: Lifter, pred: tuple[Sym, ...] | list[Sym], reader: tuple[Sym, ...] | None = None) -> np.ndarray:
+    """Threads for which `pred` holds, from its thread-index conjuncts. Uniform conjuncts must also hold for
+    `reader` (they then hold for the whole block); a data-dependent per-thread conjunct raises."""
+    act = np.ones(L.nlanes, dtype=bool)
+    reader_keys = {c.key() for c in reader} if reader is not None else None
+    for c in pred:
+        if c.is_const:
+            if not c.value:
+                act[:] = False
+            continue
+        if c.concrete:
+            try:
+                act &= concrete(L, c).astype(bool)
+                continue
+            except (NotConcrete, ZeroDivisionError):
+                pass
+        if c.uniform and (reader_keys is None or c.key() in reader_keys):
+            continue
+        raise NotTokenizable(f"condition {c!r}")
+    return act
+
+
+# -- tokens --------------------------------------------------------------------------------------------------
+
+
+def tokenize(L: Lifter, v: Any) -> LaneTokens:
+    """Tokens of any per-thread value: shared reads through their slots, data as a fresh per-thread record."""
+    if isinstance(v, LaneTokens):
+        return v
+    if isinstance(v, SharedRead):
+        return token_view(L, v)
+    if isinstance(v, Sym):
+        if v.is_const:
+            t = Tok(None, {}, const=float(v.value))
+            return LaneTokens([t] * L.nlanes, v.ctype)
+        rec = L.pseudo.get(v.id)
+        if rec is None:
+            rec = WriteRec(L.next_id(), None, (), (), v, L.epoch)
+            L.pseudo[v.id] = rec
+            L.records[rec.id] = rec
+        return LaneTokens([Tok(None, {rec.id: 1 << i}) for i in range(L.nlanes)], v.ctype, alt=lambda v=v: v)
+    raise NotTokenizable(type(v).__name__)
+
+
+def token_binary(L: Lifter, op: str, a: Any, b: Any, data_alt: Callable[[], Sym]) -> LaneTokens:
+    ta, tb = tokenize(L, a), tokenize(L, b)
+    toks = [combine(x, y, op) for x, y in zip(ta.toks, tb.toks)]
+    ctype = ctyping.arith(ta.ctype, tb.ctype) if op == "sum" else ta.ctype
+    return LaneTokens(toks, ctype, alt=data_alt)
+
+
+def token_select(L: Lifter, cond: np.ndarray, a: Any, b: Any, data_alt: Callable[[], Sym] | None) -> LaneTokens:
+    ta, tb = tokenize(L, a), tokenize(L, b)
+    toks = [x if c else y for c, x, y in zip(cond, ta.toks, tb.toks)]
+    return LaneTokens(toks, ta.ctype, alt=data_alt)
+
+
+def shuffle(L: Lifter, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | None) -> LaneTokens:
+    """__shfl_*_sync / tile.shfl_*: every thread takes the token of its source thread."""
+    t = tokenize(L, v)
+    n = L.nlanes
+    lanes = np.arange(n)
+    seg = (lanes // width) * width
+    pos = lanes % width
+    if kind == "idx":
+        if not isinstance(arg, Sym) or not arg.concrete:
+            raise LiftError("XL2003", "__shfl_sync with a data-dependent source lane", loc)
+        src_lane = concrete(L, arg).astype(np.int64) % width
+        src = seg + src_lane
+    else:
+        if not isinstance(arg, Sym) or not arg.is_const:
+            raise LiftError("XL2003", f"shuffle ({kind}) with a non-constant offset", loc)
+        d = int(arg.value)
+        if kind == "down":
+            src = np.where(pos + d < width, lanes + d, lanes)
+        elif kind == "up":
+            src = np.where(pos - d >= 0, lanes - d, lanes)
+        else:
+            src = seg + ((pos ^ d) % width)
+    src = np.where(src < n, src, lanes)
+    try:
+        act = active_lanes(L, L.full_pred())
+    except NotTokenizable as exc:
+        raise LiftError("XL2003", f"warp shuffle under a data-dependent condition ({exc})", loc) from None
+    if np.any(act & ~act[src]):
+        raise LiftError("XL2003", "warp shuffle reads a thread that does not take part", loc)
+    return LaneTokens([t.toks[int(s)] for s in src], t.ctype)
+
+
+def token_view(L: Lifter, r: SharedRead) -> LaneTokens:
+    if r.tokens is not None:
+        return r.tokens
+    arr = r.arr
+    if r.before_loop:
+        raise NotTokenizable("shared array written before the loop")
+    recs = r.recs
+    n = L.nlanes
+    for s in r.idx:
+        if not s.concrete:
+            raise NotTokenizable("index")
+    table: dict[int, tuple[WriteRec, int]] = {}
+    for rec in recs:
+        if any(not s.concrete for s in rec.idx):
+            raise NotTokenizable("write index")
+        act = active_lanes(L, rec.pred, r.pred)
+        slots = _flat(L, arr, rec.idx, rec.loc, act)
+        live = np.nonzero(act)[0]
+        vals = slots[live]
+        if len(np.unique(vals)) != len(vals):
+            raise LiftError("XL2009", f"several threads write the same element of shared array '{arr.name}'", rec.loc)
+        for lane_i, slot in zip(live, vals):
+            table[int(slot)] = (rec, int(lane_i))
+    try:
+        ract = active_lanes(L, [c for c in r.pred if c.concrete])
+    except NotTokenizable:
+        ract = np.ones(n, dtype=bool)
+    rslots = _flat(L, arr, r.idx, r.loc, ract)
+    toks: list[Tok] = []
+    for lane_i in range(n):
+        entry = table.get(int(rslots[lane_i])) if ract[lane_i] else None
+        if entry is None:
+            toks.append(BAD)
+            continue
+        rec, wl = entry
+        if wl != lane_i and rec.epoch == r.epoch:
+            raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
+        if isinstance(rec.value, LaneTokens):
+            toks.append(rec.value.toks[wl])
+        else:
+            toks.append(Tok(None, {rec.id: 1 << wl}))
+    r.tokens = LaneTokens(toks, arr.ctype, alt=lambda r=r: data_view(L, r, allow_tokens=False))
+    return r.tokens
+
+
+def _flat(L: Lifter, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc | None, active: np.ndarray) -> np.ndarray:
+    """Flat element index per thread (-1 for threads not in `active`); out-of-bounds on an active thread raises."""
+    flat = np.zeros(L.nlanes, dtype=np.int64)
+    if len(idx) != len(arr.dims):
+        raise LiftError("XL2004", f"shared array '{arr.name}' indexed with {len(idx)} subscripts, declared with {len(arr.dims)}", loc)
+    for d, (s, size) in enumerate(zip(idx, arr.dims)):
+        v = concrete(L, s).astype(np.int64)
+        if size is not None and (np.any((v < 0) & active) or np.any((v >= size) & active)):
+            raise LiftError("XL2004", f"index {d} of shared array '{arr.name}' leaves its bounds [0, {size})", loc)
+        flat = flat * (size or 1) + v
+    return np.where(active, flat, -1)
+
+
+# -- materialisation -----------------------------------------------------------------------------------------
+
+
+def materialize(L: Lifter, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None, note: str = "") -> Sym:
+    """The data value of tokens on the active threads: a reduction, a scan, or a gather from other threads."""
+    idx = np.nonzero(active)[0]
+    if len(idx) == 0:
+        return S.const(0, lt.ctype if not ctyping.is_symbolic(lt.ctype) else "int")
+    toks = [lt.toks[i] for i in idx]
+    n = L.nlanes
+    full = (1 << n) - 1
+    first = toks[0]
+    if not any(t.bad for t in toks):
+        if all(t.same(first) for t in toks):
+            if first.const is not None and not first.masks:
+                return S.const(first.const, lt.ctype)
+            if len(first.masks) == 1:
+                rid, m = next(iter(first.masks.items()))
+                rec = L.records[rid]
+                if m == full and first.op in ("sum", "max", "min"):
+                    L.idiom(f"block {first.op} over {n} threads" + (f" ({note})" if note else ""), loc)
+                    return reduce_sym(first.op, rec.value, lt.ctype)
+                if m & (m - 1) == 0 and first.op is None:
+                    j = m.bit_length() - 1
+                    return value_at(L, rec, j, loc)
+        scan = _scan_kind(toks, idx)
+        if scan is not None:
+            rid = scan[1]
+            L.idiom(f"block {scan[0]} scan over {n} threads", loc)
+            return scan_sym(scan[0], L.records[rid].value, L)
+        g = _gather(L, lt, idx, loc)
+        if g is not None:
+            return g
+    if lt.alt is not None:
+        try:
+            return lt.alt()
+        except LiftError as exc:
+            if exc.code != "XL2004":
+                raise
+    raise LiftError("XL2010", "values exchanged between threads form no complete reduction, scan or gather", loc)
+
+
+def reduce_sym(op: str, base: Sym, ctype: str) -> Sym:
+    s = Sym("reduce", ctype, (base,), value=op)
+    s.lanes = frozenset()
+    s.opaque = False
+    s.concrete = False
+    return s
+
+
+def scan_sym(kind: str, base: Sym, L: Lifter) -> Sym:
+    s = Sym("scan", base.ctype, (base,), value=kind)
+    s.lanes = frozenset({"*"})
+    s.opaque = True
+    s.concrete = False
+    return s
+
+
+def _scan_kind(toks: list[Tok], idx: np.ndarray) -> tuple[str, int] | None:
+    rid = None
+    kind = None
+    for t, lane_i in zip(toks, idx):
+        if t.bad or t.op not in (None, "sum"):
+            return None
+        if t.const is not None:
+            if t.const != 0 or t.masks:
+                return None
+            m, r = 0, rid
+        else:
+            if len(t.masks) != 1:
+                return None
+            r, m = next(iter(t.masks.items()))
+        if rid is not None and r is not None and r != rid:
+            return None
+        rid = rid if r is None else r
+        incl, excl = (1 << (int(lane_i) + 1)) - 1, (1 << int(lane_i)) - 1
+        k = "inclusive" if m == incl else "exclusive" if m == excl else None
+        if k is None or (kind is not None and k != kind):
+            return None
+        kind = k
+    if rid is None or kind is None:
+        return None
+    return kind, rid
+
+
+def value_at(L: Lifter, rec: WriteRec, j: int, loc: ir.Loc | None) -> Sym:
+    """Record `rec`'s value as thread j computed it (every reader reads the same element)."""
+    v = rec.value
+    if isinstance(v, LaneTokens):
+        raise LiftError("XL2010", "broadcast of a combined value", loc)
+    mapping = {"x": S.const(j % L.bx, "unsigned int"), "y": S.const(j // L.bx, "unsigned int")}
+    if not (v.lanes - {"x", "y"}) and not v.opaque:
+        out = S.substitute(v, mapping)
+        return L.issue(out, S.land(*L.full_pred()), loc)
+    if v.uniform:
+        return v
+    raise LiftError("XL2004", "one thread's value read by all threads cannot be recomputed (it depends on a loop-carried value)", loc)
+
+
+def _gather(L: Lifter, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sym | None:
+    """Every active thread reads one other thread's per-thread value: a where-chain of shifted recomputations."""
+    if L.by != 1:
+        return None
+    groups: dict[tuple[int, int], list[int]] = {}
+    for lane_i in idx:
+        t = lt.toks[lane_i]
+        if t.op is not None or t.const is not None or len(t.masks) != 1:
+            return None
+        rid, m = next(iter(t.masks.items()))
+        if m & (m - 1):
+            return None
+        src = m.bit_length() - 1
+        groups.setdefault((rid, src - int(lane_i)), []).append(int(lane_i))
+    result: Sym | None = None
+    for (rid, off), lanes in sorted(groups.items(), key=lambda kv: kv[1][0]):
+        lo, hi = lanes[0], lanes[-1] + 1
+        if lanes != list(range(lo, hi)):
+            return None
+        rec = L.records[rid]
+        v = rec.value
+        if not isinstance(v, Sym):
+            return None
+        lane_x = S.lane("x")
+        inside = S.land(S.op("ge", "bool", lane_x, S.const(lo, "unsigned int")), S.op("lt", "bool", lane_x, S.const(hi, "unsigned int")))
+        if off:
+            if v.opaque:
+                return None
+            shifted = S.Sym("cast", "unsigned int", (S.op("add", "int", S.cast(lane_x, "int"), S.const(off, "int")),), nonneg=True)
+            v = L.issue(S.substitute(v, {"x": shifted}), S.land(*L.full_pred(), inside), loc)
+        result = v if result is None else S.where(inside, v, result, lt.ctype)
+    return result
+
+
+# -- forwarding ----------------------------------------------------------------------------------------------
+
+
+def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int]) -> tuple[dict[str, Sym], list[Sym]] | None:
+    """The writer thread t' with w(t') = r(t) per lane axis, and the equalities the other subscripts need."""
+    sol: dict[str, Sym] = {}
+    eqs: list[Sym] = []
+    for w, r in zip(w_idx, r_idx):
+        aff = S.affine(w)
+        if aff is None:
+            return None
+        coefs, rest = aff
+        coefs = {a: c for a, c in coefs.items() if a in axes}
+        if not coefs:
+            eqs.append(S.op("eq", "bool", S.cast(r, "int"), S.cast(w, "int")))
+            continue
+        if len(coefs) != 1:
+            return None
+        (axis, coef), = coefs.items()
+        if coef not in (1, -1) or axis in sol:
+            return None
+        t = S.op("sub", "int", S.cast(r, "int"), S.cast(rest, "int"))
+        if coef == -1:
+            t = S.op("neg", "int", t)
+        sol[axis] = t
+    for axis, size in axes.items():
+        if size > 1 and axis not in sol:
+            return None  # every thread along `axis` writes the same element: no unique writer
+    return sol, eqs
+
+
+def data_view(L: Lifter, r: SharedRead, allow_tokens: bool = True) -> Sym:
+    if r.data is not None:
+        return r.data
+    arr = r.arr
+    recs = r.recs
+    if allow_tokens and any(isinstance(rec.value, LaneTokens) for rec in recs):
+        try:
+            lt = token_view(L, r)
+            act = active_lanes(L, [c for c in r.pred if c.concrete])
+        except NotTokenizable as exc:
+            raise LiftError("XL2004", f"combined shared-memory values read with a non-thread-index pattern ({exc})", r.loc) from None
+        r.data = materialize(L, lt, act, r.loc, note=f"shared array '{arr.name}'")
+        return r.data
+    try:
+        r.data = forward(L, r, recs)
+    except _Unsolvable as exc:
+        if not allow_tokens:
+            raise LiftError("XL2004", f"read of shared array '{arr.name}': {exc}", r.loc) from None
+        try:
+            lt = token_view(L, r)
+            act = active_lanes(L, [c for c in r.pred if c.concrete])
+        except NotTokenizable:
+            raise LiftError("XL2004", f"read of shared array '{arr.name}': {exc}", r.loc) from None
+        r.data = materialize(L, lt, act, r.loc, note=f"shared array '{arr.name}'")
+    return r.data
+
+
+class _Unsolvable(Exception):
+    pass
+
+
+def forward(L: Lifter, r: SharedRead, recs: list[WriteRec]) -> Sym:
+    arr = r.arr
+    axes = {"x": L.bx, "y": L.by}
+    chain: list[tuple[Sym, Sym]] = []
+    covered = False
+    reader_keys = {c.key() for c in r.pred}
+    for rec in reversed(recs):
+        if isinstance(rec.value, LaneTokens):
+            raise _Unsolvable("combined values")
+        solved = solve(rec.idx, r.idx, axes)
+        if solved is None:
+            raise _Unsolvable("the write index is not an invertible affine map of the thread index")
+        sol, eqs = solved
+        identity = all(sol.get(a) is not None and _is_lane(sol[a], a) for a, n in axes.items() if n > 1)
+        if not identity and rec.epoch == r.epoch:
+            raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
+        conds: list[Sym] = list(eqs)
+        mapping: dict[str, Sym] = {}
+        if not identity:
+            for a, t in sol.items():
+                conds.append(S.op("ge", "bool", t, S.const(0, "int")))
+                conds.append(S.op("lt", "bool", t, S.const(axes[a], "int")))
+                mapping[a] = S.Sym("cast", "unsigned int", (t,), nonneg=True)
+        for c in rec.pred:
+            if c.uniform and c.key() in reader_keys:
+                continue
+            if identity:
+                conds.append(c)
+            else:
+                try:
+                    conds.append(S.substitute(c, mapping))
+                except NotConcrete:
+                    raise _Unsolvable("the write's condition depends on a loop-carried value") from None
+        value = rec.value if isinstance(rec.value, Sym) else None
+        if value is None:
+            raise _Unsolvable("not a value")
+        if not identity:
+            try:
+                value = S.substitute(value, mapping)
+            except NotConcrete:
+                raise _Unsolvable("the stored value depends on a loop-carried value and is read by another thread") from None
+        kept, state = _simplify_conds(L, conds)
+        if state == "never":
+            continue
+        chain.append((S.land(*kept), value))
+        if state == "always":
+            covered = True
+            break
+    if not covered and r.before_loop:
+        raise _Unsolvable("some elements may come from an earlier loop iteration")
+    # Elements no write covers are uninitialised shared memory in CUDA: any value is a faithful result.
+    result: Sym = S.const(0, arr.ctype if not ctyping.is_symbolic(arr.ctype) else "float")
+    for valid, value in reversed(chain):
+        value = L.issue(value, S.land(*r.pred, valid), r.loc)
+        result = value if (valid.is_const and valid.value) else S.where(valid, value, result, arr.ctype)
+    return result
+
+
+def _is_lane(t: Sym, axis: str) -> bool:
+    aff = S.affine(t)
+    if aff is None:
+        return False
+    coefs, rest = aff
+    return coefs == {axis: 1} and rest.is_const and rest.value == 0
+
+
+def _simplify_conds(L: Lifter, conds: list[Sym]) -> tuple[list[Sym], str]:
+    """Drop conditions true on every thread; 'never' when one is false on every thread."""
+    kept: list[Sym] = []
+    env = L.concrete_env()
+    for c in conds:
+        if c.is_const:
+            if not c.value:
+                return [], "never"
+            continue
+        if c.concrete:
+            try:
+                v = np.asarray(S.evaluate(c, env)).astype(bool)
+                if v.all():
+                    continue
+                if not v.any():
+                    return [], "never"
+            except (NotConcrete, ZeroDivisionError):
+                pass
+        kept.append(c)
+    return kept, ("always" if not kept else "sometimes")

@@ -1,0 +1,201 @@
+"""Preprocessing of one function's source for the lifter: macro expansion (object- and function-like macros
+of the file) and spellings tree-sitter-cuda misparses (cooperative-groups template types).
+
+Expansion keeps every newline, so line numbers stay those of the file; each output byte maps back to the
+original byte that produced it (`origin`), so diagnostics point at the source, not at the expansion.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from xlate.model import Macro
+
+TOKEN = re.compile(
+    r"""(?P<ws>\s+)|(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<str>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""
+    r"""|(?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)|(?P<id>[A-Za-z_]\w*)|(?P<punct>.)""",
+    re.S,
+)
+
+# tree-sitter-cuda reads `cg::thread_block_tile<32> t = ...;` as a comparison: give those types plain names.
+CG_TYPES = [
+    (re.compile(r"\bcooperative_groups\s*::"), "cg::"),
+    (re.compile(r"\bcg\s*::\s*thread_block_tile\s*<\s*(\d+)\s*(?:,[^>]*)?>"), r"__xl_tile_\1"),
+    (re.compile(r"\bcg\s*::\s*thread_block\b"), "__xl_block"),
+    (re.compile(r"\bcg\s*::\s*grid_group\b"), "__xl_grid"),
+    (re.compile(r"\bcg\s*::\s*coalesced_group\b"), "__xl_coalesced"),
+]
+LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(")
+
+
+def _pad(new: str, old: str) -> str:
+    return new + " " * (len(old) - len(new)) if len(new) <= len(old) else new
+
+
+class ExpansionError(Exception):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+
+
+@dataclass
+class Expanded:
+    text: str
+    origin: list[int]  # origin[i]: offset in the original text of output character i (segment starts)
+    starts: list[int]  # output offsets where a new origin segment starts
+
+    def original(self, offset: int) -> int:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return self.origin[i] if i >= 0 else 0
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    return [(m.lastgroup or "punct", m.group(), m.start()) for m in TOKEN.finditer(text)]
+
+
+def _macro_tokens(value: str) -> list[tuple[str, str]]:
+    return [(k, t) for k, t, _ in _tokens(value) if k != "comment"]
+
+
+def expand(text: str, macros: list[Macro], *, limit: int = 20000) -> Expanded:
+    """Expand the macros in `text` (a function definition). Raises ExpansionError on `#`/`##` or runaway."""
+    table = {m.name: m for m in macros}
+    out: list[str] = []
+    origin: list[int] = []
+    starts: list[int] = []
+    pos = 0
+
+    def emit(tok: str, orig: int) -> None:
+        nonlocal pos
+        starts.append(pos)
+        origin.append(orig)
+        out.append(tok)
+        pos += len(tok)
+
+    toks = _tokens(text)
+    budget = [limit]
+
+    def expand_tokens(seq: list[tuple[str, str]], disabled: frozenset[str], orig: int) -> list[tuple[str, str]]:
+        result: list[tuple[str, str]] = []
+        i = 0
+        while i < len(seq):
+            kind, tok = seq[i]
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise ExpansionError("macro expansion does not terminate", orig)
+            m = table.get(tok) if kind == "id" and tok not in disabled else None
+            if m is None:
+                result.append((kind, tok))
+                i += 1
+                continue
+            if m.params is None:
+                body = _macro_tokens(m.value)
+                result.extend(expand_tokens(body, disabled | {tok}, orig))
+                i += 1
+                continue
+            j = i + 1
+            while j < len(seq) and seq[j][0] in ("ws", "comment"):
+                j += 1
+            if j >= len(seq) or seq[j][1] != "(":
+                result.append((kind, tok))  # a function-like macro name not followed by ( is not expanded
+                i += 1
+                continue
+            args, j = _collect_args(seq, j, orig)
+            if len(m.params) == 0 and args == [[]]:
+                args = []
+            if len(args) != len(m.params):
+                raise ExpansionError(f"macro {tok} takes {len(m.params)} arguments, {len(args)} given", orig)
+            body = _macro_tokens(m.value)
+            if any(t in ("#", "##") for _, t in body):
+                raise ExpansionError(f"macro {tok} uses # or ## (stringising/pasting is not expanded)", orig)
+            expanded_args = [expand_tokens(a, disabled, orig) for a in args]
+            subst: list[tuple[str, str]] = []
+            for bk, bt in body:
+                if bk == "id" and bt in m.params:
+                    subst.extend(expanded_args[m.params.index(bt)])
+                else:
+                    subst.append((bk, bt))
+            result.extend(expand_tokens(subst, disabled | {tok}, orig))
+            i = j
+        return result
+
+    k = 0
+    while k < len(toks):
+        kind, tok, off = toks[k]
+        if kind == "id" and tok in table:
+            # gather the invocation (with its arguments) from the original token stream
+            m = table[tok]
+            end = k + 1
+            if m.params is not None:
+                j = k + 1
+                while j < len(toks) and toks[j][0] in ("ws", "comment"):
+                    j += 1
+                if j < len(toks) and toks[j][1] == "(":
+                    depth = 0
+                    while j < len(toks):
+                        if toks[j][1] == "(":
+                            depth += 1
+                        elif toks[j][1] == ")":
+                            depth -= 1
+                            if depth == 0:
+                                break
+                        j += 1
+                    end = j + 1
+            seq = [(t[0], t[1]) for t in toks[k:end]]
+            for _, t in expand_tokens(seq, frozenset(), off):
+                emit(t.replace("\n", " "), off)
+                emit(" ", off)
+            newlines = sum(t[1].count("\n") for t in toks[k:end])
+            if newlines:  # an invocation spread over lines keeps the line count
+                emit("\n" * newlines, toks[end - 1][2])
+            k = end
+            continue
+        emit(tok, off)
+        k += 1
+    return Expanded("".join(out), origin, starts)
+
+
+def _collect_args(seq: list[tuple[str, str]], j: int, orig: int) -> tuple[list[list[tuple[str, str]]], int]:
+    depth = 0
+    args: list[list[tuple[str, str]]] = [[]]
+    while j < len(seq):
+        kind, tok = seq[j]
+        if tok == "(":
+            depth += 1
+            if depth == 1:
+                j += 1
+                continue
+        elif tok == ")":
+            depth -= 1
+            if depth == 0:
+                return [[t for t in a if t[0] not in ("comment",)] for a in args], j + 1
+        elif tok == "," and depth == 1:
+            args.append([])
+            j += 1
+            continue
+        args[-1].append((kind, tok))
+        j += 1
+    raise ExpansionError("unterminated macro invocation", orig)
+
+
+def normalise(text: str) -> str:
+    """Length-preserving spelling fixes applied before expansion (cooperative-groups types, __launch_bounds__)."""
+    for rx, repl in CG_TYPES:
+        text = rx.sub(lambda m, r=repl: _pad(m.expand(r), m.group(0)), text)
+    m = LAUNCH_BOUNDS.search(text)
+    while m:
+        depth, j = 0, m.end() - 1
+        while j < len(text):
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        blank = re.sub(r"[^\n]", " ", text[m.start() : j + 1])
+        text = text[: m.start()] + blank + text[j + 1 :]
+        m = LAUNCH_BOUNDS.search(text, m.start() + len(blank))
+    return text

@@ -1,0 +1,431 @@
+"""tree-sitter CUDA tree -> the lifter's IR (xlate/translate/triton/ir.py), one function at a time.
+
+The function's text is macro-expanded first (cpre.py) and parsed on its own; anything outside the subset
+becomes an `Unsupported` statement (or raises `BuildError` inside an expression) that names the construct.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+import tree_sitter as ts
+
+from xlate.model import Function, KernelUnit
+from xlate.parse import languages
+from xlate.translate.triton import cpre, ir
+from xlate.translate.triton.tables import canonical_type
+
+BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
+TYPE_NODES = {"primitive_type", "sized_type_specifier", "type_identifier", "template_type", "qualified_identifier",
+              "dependent_type", "auto"}
+
+
+class BuildError(Exception):
+    def __init__(self, what: str, loc: ir.Loc, code: str = "XL2001"):
+        super().__init__(what)
+        self.what = what
+        self.loc = loc
+        self.code = code
+
+
+class LineIndex:
+    def __init__(self, text: str):
+        self.data = text.encode("utf-8")
+        self.starts = [0, *(m.end() for m in re.finditer(b"\n", self.data))]
+
+    def loc(self, byte: int) -> ir.Loc:
+        row = bisect.bisect_right(self.starts, byte) - 1
+        col = len(self.data[self.starts[row] : byte].decode("utf-8", "replace")) + 1
+        return ir.Loc(row + 1, col)
+
+
+def parse_number(text: str) -> tuple[int | float, str]:
+    """A C numeric literal -> (value, C type) following the C rules for suffixes and sizes (LP64)."""
+    t = text.replace("'", "")
+    low = t.lower()
+    is_hex = low.startswith("0x")
+    if not is_hex and (("." in t) or ("e" in low) or low.endswith("f")) and not low.startswith("0b"):
+        if low.endswith("f"):
+            return float(t[:-1]), "float"
+        if low.endswith("l"):
+            return float(t[:-1]), "double"
+        return float(t), "double"
+    if is_hex and "p" in low:
+        core = t.rstrip("fFlL")
+        return float.fromhex(core), ("float" if low.endswith("f") else "double")
+    m = re.match(r"^(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)([uUlL]*)$", t)
+    if not m:
+        raise ValueError(text)
+    digits, suffix = m.group(1), m.group(2).lower()
+    if digits.lower().startswith("0x"):
+        v = int(digits, 16)
+    elif digits.lower().startswith("0b"):
+        v = int(digits, 2)
+    elif len(digits) > 1 and digits.startswith("0"):
+        v = int(digits, 8)
+    else:
+        v = int(digits)
+    unsigned = "u" in suffix
+    longs = suffix.count("l")
+    decimal = not (is_hex or (digits.startswith("0") and len(digits) > 1))
+    order = ["int", "unsigned int", "long", "unsigned long"] if not decimal else ["int", "long"]
+    if unsigned:
+        order = ["unsigned int", "unsigned long"]
+    if longs:
+        order = [o for o in order if "long" in o] or ["long"]
+    limits = {"int": 2**31, "unsigned int": 2**32, "long": 2**63, "unsigned long": 2**64}
+    for o in order:
+        if v < limits[o]:
+            return v, o
+    return v, "unsigned long"
+
+
+class Builder:
+    def __init__(self, unit: KernelUnit, text: str, base: int, expanded: cpre.Expanded, lines: LineIndex,
+                 fn_text: str):
+        self.unit = unit
+        self.src = text.encode("utf-8")
+        self.base = base  # byte offset of the function in the file
+        self.expanded = expanded
+        self.lines = lines
+        self.fn_text = fn_text  # the function's original (unexpanded) text
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+
+    def text(self, node: ts.Node) -> str:
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def loc(self, node: ts.Node) -> ir.Loc:
+        """Where `node` (of the expanded text) came from in the file."""
+        char_off = len(self.src[: node.start_byte].decode("utf-8", "replace"))
+        orig = self.expanded.original(char_off)
+        return self.lines.loc(self.base + len(self.fn_text[:orig].encode("utf-8")))
+
+    def fail(self, what: str, node: ts.Node, code: str = "XL2001") -> BuildError:
+        return BuildError(what, self.loc(node), code)
+
+    # -- types -----------------------------------------------------------------------------------------------
+
+    def ctype(self, node: ts.Node, declarator: ts.Node | None = None) -> ir.CType:
+        """The type of a declaration/parameter/type_descriptor node, with the pointer depth of `declarator`."""
+        const = False
+        base: str | None = None
+        for c in node.children:
+            if c.type == "type_qualifier" and self.text(c) == "const":
+                const = True
+            elif c.type in TYPE_NODES and base is None and c != declarator:
+                base = self._type_name(c)
+        tnode = node.child_by_field_name("type")
+        if tnode is not None:
+            base = self._type_name(tnode)
+        if base is None:
+            raise self.fail(f"type '{self.text(node)}'", node, "XL2012")
+        ptr = 0
+        d = declarator if declarator is not None else node.child_by_field_name("declarator")
+        while d is not None and d.type in ("pointer_declarator", "abstract_pointer_declarator", "reference_declarator"):
+            if d.type != "reference_declarator":
+                ptr += 1
+            d = d.child_by_field_name("declarator") or next((c for c in d.named_children if c.type.endswith("declarator")), None)
+        return ir.CType(base, ptr, const)
+
+    def _type_name(self, node: ts.Node) -> str:
+        t = " ".join(self.text(node).split())
+        return canonical_type(t)
+
+    def declarator_name(self, d: ts.Node) -> tuple[str, list[ts.Node | None], int]:
+        """(name, array dims (outer first), pointer depth) of a declarator."""
+        dims: list[ts.Node | None] = []
+        ptr = 0
+        while d.type != "identifier":
+            if d.type == "array_declarator":
+                dims.insert(0, d.child_by_field_name("size"))
+                d = d.child_by_field_name("declarator")
+            elif d.type in ("pointer_declarator", "reference_declarator"):
+                ptr += d.type == "pointer_declarator"
+                d = d.child_by_field_name("declarator")
+            elif d.type == "init_declarator":
+                d = d.child_by_field_name("declarator")
+            elif d.type in ("field_identifier", "type_identifier"):
+                break
+            else:
+                raise self.fail(f"declarator '{self.text(d)}'", d)
+            if d is None:
+                raise self.fail("declarator", d)
+        return self.text(d), dims, ptr
+
+    # -- statements ------------------------------------------------------------------------------------------
+
+    def body(self, node: ts.Node) -> tuple[ir.Stmt, ...]:
+        if node.type == "compound_statement":
+            out: list[ir.Stmt] = []
+            for c in node.named_children:
+                out.extend(self.stmt(c))
+            return tuple(out)
+        return tuple(self.stmt(node))
+
+    def stmt(self, node: ts.Node) -> list[ir.Stmt]:
+        t = node.type
+        loc = self.loc(node)
+        try:
+            if t == "comment":
+                return []
+            if t == "compound_statement":
+                return [ir.BlockStmt(loc, self.body(node))]
+            if t == "declaration":
+                return self.declaration(node)
+            if t == "expression_statement":
+                e = node.named_children[0] if node.named_children else None
+                return [] if e is None else [ir.ExprStmt(loc, self.expr(e))]
+            if t == "if_statement":
+                cond = node.child_by_field_name("condition")
+                test = self.expr(cond.named_children[0] if cond.type == "condition_clause" else cond)
+                then = self.body(node.child_by_field_name("consequence"))
+                alt = node.child_by_field_name("alternative")
+                other: tuple[ir.Stmt, ...] = ()
+                if alt is not None:
+                    inner = alt.named_children[0] if alt.type == "else_clause" else alt
+                    other = self.body(inner)
+                return [ir.If(loc, test, then, other)]
+            if t == "for_statement":
+                init_node = node.child_by_field_name("initializer")
+                init: tuple[ir.Stmt, ...] = ()
+                if init_node is not None:
+                    init = tuple(self.declaration(init_node)) if init_node.type == "declaration" else (
+                        ir.ExprStmt(self.loc(init_node), self.expr(init_node)),)
+                cnode = node.child_by_field_name("condition")
+                test = self.expr(cnode) if cnode is not None else None
+                unode = node.child_by_field_name("update")
+                step: tuple[ir.Expr, ...] = ()
+                if unode is not None:
+                    step = tuple(self.expr(x) for x in unode.named_children) if unode.type == "comma_expression" else (self.expr(unode),)
+                return [ir.For(loc, init, test, step, self.body(node.child_by_field_name("body")))]
+            if t == "while_statement":
+                cond = node.child_by_field_name("condition")
+                test = self.expr(cond.named_children[0] if cond.type == "condition_clause" else cond)
+                return [ir.While(loc, test, self.body(node.child_by_field_name("body")))]
+            if t == "do_statement":
+                cond = node.child_by_field_name("condition")
+                test = self.expr(cond.named_children[0] if cond.type == "parenthesized_expression" else cond)
+                return [ir.While(loc, test, self.body(node.child_by_field_name("body")), do=True)]
+            if t == "return_statement":
+                e = node.named_children[0] if node.named_children else None
+                return [ir.Return(loc, self.expr(e) if e is not None else None)]
+            if t == "break_statement":
+                return [ir.Break(loc)]
+            if t == "continue_statement":
+                return [ir.Continue(loc)]
+            if t == "type_definition":
+                return [self.typedef(node)]
+            if t in ("gnu_asm_expression", "asm_statement"):
+                return [ir.Unsupported(loc, "inline assembly (asm)", "XL2002")]
+            if t == "empty_statement" or t == ";":
+                return []
+            return [ir.Unsupported(loc, f"statement '{self.text(node).splitlines()[0][:60]}' ({t})")]
+        except BuildError as exc:
+            return [ir.Unsupported(exc.loc, exc.what, exc.code)]
+
+    def typedef(self, node: ts.Node) -> ir.Stmt:
+        loc = self.loc(node)
+        name_node = node.child_by_field_name("declarator")
+        tnode = node.child_by_field_name("type")
+        if name_node is None or tnode is None:
+            return ir.Unsupported(loc, f"typedef '{self.text(node)}'")
+        name = self.text(name_node)
+        txt = " ".join(self.text(tnode).split())
+        m = re.fullmatch(r"(?:typename\s+)?(\w+)\s*<\s*(\w+)\s*>\s*::\s*(\w+)", txt)
+        if m:
+            return ir.Typedef(loc, name, ir.CType(name), trait=(m.group(1), m.group(2), m.group(3)))
+        return ir.Typedef(loc, name, ir.CType(canonical_type(txt)))
+
+    def declaration(self, node: ts.Node) -> list[ir.Stmt]:
+        loc = self.loc(node)
+        shared = any(c.type == "type_qualifier" and self.text(c) == "__shared__" for c in node.children)
+        extern = any(c.type == "storage_class_specifier" and self.text(c) == "extern" for c in node.children)
+        if any(c.type == "type_qualifier" and self.text(c) == "__constant__" for c in node.children):
+            return [ir.Unsupported(loc, "__constant__ declaration inside a function")]
+        out: list[ir.Stmt] = []
+        for d in node.children_by_field_name("declarator"):
+            init = None
+            init_list = None
+            target = d
+            if d.type == "init_declarator":
+                value = d.child_by_field_name("value")
+                target = d.child_by_field_name("declarator")
+                if value is not None and value.type == "initializer_list":
+                    init_list = tuple(self.expr(x) for x in value.named_children)
+                elif value is not None:
+                    init = self.expr(value)
+            name, dims, _ = self.declarator_name(target)
+            ct = self.ctype(node, target)
+            out.append(ir.Decl(loc, ct, name, init, tuple(self.expr(x) if x is not None else None for x in dims),
+                               shared, extern, init_list))
+        return out
+
+    # -- expressions -----------------------------------------------------------------------------------------
+
+    def expr(self, node: ts.Node) -> ir.Expr:
+        t = node.type
+        loc = self.loc(node)
+        if t == "parenthesized_expression":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            if len(inner) != 1:
+                raise self.fail(f"expression '{self.text(node)}'", node)
+            return self.expr(inner[0])
+        if t == "number_literal":
+            try:
+                v, ct = parse_number(self.text(node))
+            except ValueError:
+                raise self.fail(f"number '{self.text(node)}'", node) from None
+            return ir.Num(loc, v, ct)
+        if t in ("true", "false"):
+            return ir.Num(loc, 1 if t == "true" else 0, "bool")
+        if t == "char_literal":
+            body = self.text(node)[1:-1]
+            val = ord(body.encode().decode("unicode_escape")) if body else 0
+            return ir.Num(loc, val, "char")
+        if t == "identifier":
+            return ir.Name(loc, self.text(node))
+        if t == "qualified_identifier":
+            return ir.Name(loc, " ".join(self.text(node).split()).replace(" ", ""))
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            fld = self.text(node.child_by_field_name("field"))
+            op = node.child_by_field_name("operator")
+            if arg.type == "identifier" and self.text(arg) in BUILTIN_VARS:
+                return ir.Builtin(loc, self.text(arg), fld)
+            base = self.expr(arg)
+            if op is not None and self.text(op) == "->":
+                base = ir.Unary(loc, "*", base)
+            return ir.Member(loc, base, fld)
+        if t == "binary_expression":
+            op = self.text(node.child_by_field_name("operator"))
+            return ir.Binary(loc, op, self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")))
+        if t in ("unary_expression", "pointer_expression"):
+            op = self.text(node.child_by_field_name("operator"))
+            return ir.Unary(loc, op, self.expr(node.child_by_field_name("argument")))
+        if t == "conditional_expression":
+            return ir.Cond(loc, self.expr(node.child_by_field_name("condition")),
+                           self.expr(node.child_by_field_name("consequence")),
+                           self.expr(node.child_by_field_name("alternative")))
+        if t == "assignment_expression":
+            op = self.text(node.child_by_field_name("operator"))
+            if op not in ASSIGN_OPS:
+                raise self.fail(f"assignment operator '{op}'", node)
+            return ir.Assign(loc, self.expr(node.child_by_field_name("left")), op, self.expr(node.child_by_field_name("right")))
+        if t == "update_expression":
+            op = self.text(node.child_by_field_name("operator"))
+            arg = node.child_by_field_name("argument")
+            return ir.IncDec(loc, self.expr(arg), op, prefix=node.children[0].type in ("++", "--"))
+        if t == "subscript_expression":
+            base = self.expr(node.child_by_field_name("argument"))
+            idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+            items = [c for c in idx.named_children if c.type != "comment"] if idx is not None and idx.type == "subscript_argument_list" else [idx]
+            if len(items) != 1 or items[0] is None:
+                raise self.fail(f"subscript '{self.text(node)}'", node)
+            return ir.Index(loc, base, self.expr(items[0]))
+        if t == "cast_expression":
+            tdesc = node.child_by_field_name("type")
+            return ir.Cast(loc, self.ctype(tdesc), self.expr(node.child_by_field_name("value")))
+        if t == "sizeof_expression":
+            tnode = node.child_by_field_name("type")
+            if tnode is not None:
+                return ir.Sizeof(loc, self.ctype(tnode))
+            raise self.fail("sizeof of an expression", node)
+        if t == "call_expression":
+            return self.call(node)
+        if t == "comma_expression":
+            raise self.fail("comma expression", node)
+        if t == "gnu_asm_expression":
+            first = self.text(node).split(":")[0].strip()
+            raise self.fail(f"inline assembly {first}", node, "XL2002")
+        if t == "string_literal":
+            raise self.fail("string literal", node)
+        raise self.fail(f"expression '{self.text(node)[:60]}' ({t})", node)
+
+    def call(self, node: ts.Node) -> ir.Expr:
+        loc = self.loc(node)
+        fn = node.child_by_field_name("function")
+        args_node = node.child_by_field_name("arguments")
+        args = tuple(self.expr(a) for a in args_node.named_children if a.type != "comment") if args_node is not None else ()
+        if fn.type == "template_function":
+            name = self.text(fn.child_by_field_name("name"))
+            targ_node = fn.child_by_field_name("arguments")
+            tdescs = [c for c in targ_node.named_children] if targ_node is not None else []
+            if name in ("static_cast", "reinterpret_cast", "const_cast"):
+                if len(args) != 1 or len(tdescs) != 1:
+                    raise self.fail(f"{name} form", node)
+                kind = {"static_cast": "static", "reinterpret_cast": "reinterpret", "const_cast": "static"}[name]
+                return ir.Cast(loc, self.ctype(tdescs[0]), args[0], kind)
+            return ir.Call(loc, name, args, tuple(" ".join(self.text(c).split()) for c in tdescs))
+        if fn.type == "qualified_identifier":
+            txt = "".join(self.text(fn).split())
+            m = re.fullmatch(r"([\w:]+?)(?:<(.*)>)?", txt)
+            name = m.group(1) if m else txt
+            targs = tuple(x.strip() for x in m.group(2).split(",")) if m and m.group(2) else ()
+            return ir.Call(loc, name, args, targs)
+        if fn.type == "field_expression":
+            obj = fn.child_by_field_name("argument")
+            method = self.text(fn.child_by_field_name("field"))
+            return ir.MethodCall(loc, self.expr(obj), method, args)
+        if fn.type == "identifier":
+            return ir.Call(loc, self.text(fn), args)
+        if fn.type in ("primitive_type", "type_identifier", "sized_type_specifier"):
+            if len(args) != 1:
+                raise self.fail(f"constructor call '{self.text(node)[:40]}'", node)
+            return ir.Cast(loc, ir.CType(canonical_type(" ".join(self.text(fn).split()))), args[0], "functional")
+        raise self.fail(f"call of '{self.text(fn)[:40]}'", node)
+
+    # -- functions -------------------------------------------------------------------------------------------
+
+    def function(self, fn: Function, root: ts.Node) -> ir.FunctionIR:
+        fdef = _find_function(root)
+        if fdef is None:
+            raise BuildError(f"cannot re-read function '{fn.name}'", ir.Loc(fn.span.line if fn.span else 1, 1))
+        decl = fdef.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        params: list[tuple[str, ir.CType]] = []
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        for p in plist.named_children if plist is not None else []:
+            if p.type != "parameter_declaration":
+                continue
+            d = p.child_by_field_name("declarator")
+            if d is None:
+                continue
+            name, dims, _ = self.declarator_name(d)
+            ct = self.ctype(p, d)
+            if dims:
+                ct = ir.CType(ct.base, ct.ptr + len(dims), ct.const)
+            params.append((name, ct))
+        ret = ir.CType(canonical_type(" ".join(self.text(fdef.child_by_field_name("type")).split())))
+        body = self.body(fdef.child_by_field_name("body"))
+        return ir.FunctionIR(fn.name, fn.kind, params, ret, body, [t.name for t in fn.template_params if t.kind == "type"],
+                             self.loc(fdef))
+
+
+def _find_function(root: ts.Node) -> ts.Node | None:
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "function_definition":
+            return n
+        stack.extend(reversed(n.named_children))
+    return None
+
+
+def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> ir.FunctionIR:
+    """The IR of kernel or device function `fn` of `unit` (macros expanded). Raises BuildError."""
+    if fn.span is None:
+        raise BuildError(f"no source span for '{fn.name}'", ir.Loc(1, 1))
+    data = unit.text.encode("utf-8")
+    fn_text = data[fn.span.start_byte : fn.span.end_byte].decode("utf-8", "replace")
+    lines = lines or LineIndex(unit.text)
+    try:
+        expanded = cpre.expand(cpre.normalise(fn_text), unit.macros)
+    except cpre.ExpansionError as exc:
+        prefix = data[: fn.span.start_byte].decode("utf-8", "replace")
+        raise BuildError(str(exc), lines.loc(len((prefix + fn_text[: exc.offset]).encode("utf-8")))) from None
+    tree = languages.parser("cuda").parse(expanded.text.encode("utf-8"))
+    return Builder(unit, expanded.text, fn.span.start_byte, expanded, lines, fn_text).function(fn, tree.root_node)

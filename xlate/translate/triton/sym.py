@@ -1,0 +1,419 @@
+"""Symbolic values of the lifted program: immutable expression DAGs over the thread index.
+
+A value is *uniform* (the same for every thread of a block: a Triton scalar) when it depends on no lane axis,
+*varying* (a Triton block tensor) otherwise. Values built from thread indices and constants alone are
+*concrete*: the lifter evaluates them for every thread of the block (the block size is known), which is how it
+proves reduction trees, shuffles and shared-memory index maps. Values that are not opaque can be re-evaluated
+for another thread (`substitute`), which is how shared-memory reads are forwarded from their writes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from xlate.translate.triton import ctyping
+
+_ids = itertools.count()
+
+BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "shl": "<<", "shr": ">>", "and": "&", "or": "|",
+       "xor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "land": "&&", "lor": "||"}
+C2OP = {v: k for k, v in BIN.items()}
+CMP = {"lt", "le", "gt", "ge", "eq", "ne"}
+LOGIC = {"land", "lor", "lnot"}
+NONNEG_OPS = {"add", "mul", "div", "mod", "shr", "and", "or", "min", "max"}
+
+
+class NotConcrete(Exception):
+    pass
+
+
+class Sym:
+    """One node. `op` is const, lane, red, uni, var, load, reduce, scan, or an operator name."""
+
+    __slots__ = ("_key", "args", "axis", "concrete", "ctype", "epoch", "id", "lanes", "mask", "name", "nonneg",
+                 "op", "opaque", "root", "size", "temp", "value")
+
+    def __init__(self, op: str, ctype: str, args: tuple[Sym, ...] = (), *, value: Any = None, name: str | None = None,
+                 axis: str | None = None, varying: bool = False, nonneg: bool | None = None, size: int = 0):
+        self.id = next(_ids)
+        self.op = op
+        self.ctype = ctype
+        self.args = args
+        self.value = value
+        self.name = name
+        self.axis = axis
+        self.size = size  # extent of a `red` axis
+        self.mask: Sym | None = None  # loads: the predicate they were issued under
+        self.root: str | None = None  # loads: the buffer (pointer parameter) they read
+        self.epoch = 0  # loads: the buffer's store count when issued
+        self.temp: str | None = None  # loads: the variable holding the issued load
+        self._key: tuple | None = None
+        if op in ("lane", "red"):
+            self.lanes = frozenset({axis})
+        elif op == "var":
+            self.lanes = frozenset({"*"}) if varying else frozenset()
+        else:
+            self.lanes = frozenset().union(*(a.lanes for a in args)) if args else frozenset()
+        self.opaque = (op == "var" and varying) or any(a.opaque for a in args)
+        self.concrete = op in ("const", "lane", "red") or (op not in ("uni", "var", "load", "reduce", "scan", "call_opaque")
+                                                         and bool(args) and all(a.concrete for a in args))
+        if nonneg is None:
+            if op == "const":
+                nonneg = isinstance(value, int | float | bool | np.integer | np.floating) and value >= 0
+            elif op in ("lane", "red"):
+                nonneg = True
+            elif op in NONNEG_OPS:
+                nonneg = all(a.nonneg for a in args)
+            elif op == "cast":
+                nonneg = args[0].nonneg and ctyping.is_int(ctype) and ctyping.bits(ctype) >= 32
+            elif op == "where":
+                nonneg = args[1].nonneg and args[2].nonneg
+            else:
+                nonneg = False
+        self.nonneg = bool(nonneg)
+
+    # -- classification --------------------------------------------------------------------------------------
+
+    @property
+    def uniform(self) -> bool:
+        return not self.lanes
+
+    @property
+    def is_const(self) -> bool:
+        return self.op == "const"
+
+    def key(self) -> tuple:
+        """Structural identity (for comparing predicates); loads compare by identity."""
+        if self._key is None:
+            if self.op == "const":
+                self._key = ("const", self.ctype, repr(self.value))
+            elif self.op in ("lane", "red"):
+                self._key = (self.op, self.axis)
+            elif self.op in ("uni", "var"):
+                self._key = (self.op, self.name)
+            elif self.op in ("load", "reduce", "scan"):
+                self._key = (self.op, self.id)
+            else:
+                self._key = (self.op, self.ctype, self.name, tuple(a.key() for a in self.args))
+        return self._key
+
+    def __repr__(self) -> str:
+        if self.op == "const":
+            return repr(self.value)
+        if self.op in ("lane", "red"):
+            return f"{self.op}.{self.axis}"
+        if self.op in ("uni", "var"):
+            return str(self.name)
+        if self.op in BIN:
+            return f"({self.args[0]!r} {BIN[self.op]} {self.args[1]!r})"
+        return f"{self.op}{self.name or ''}({', '.join(map(repr, self.args))})"
+
+
+# -- constructors --------------------------------------------------------------------------------------------
+
+
+def const(value: Any, ctype: str) -> Sym:
+    if ctyping.is_int(ctype) and not isinstance(value, bool):
+        value = _wrap_int(int(value), ctype)
+    elif ctype == "bool":
+        value = bool(value)
+    elif ctyping.is_float(ctype):
+        value = float(np.float32(value)) if ctype == "float" else float(value)
+    return Sym("const", ctype, value=value)
+
+
+def lane(axis: str) -> Sym:
+    return Sym("lane", "unsigned int", axis=axis)
+
+
+def red(axis: str, size: int) -> Sym:
+    return Sym("red", "int", axis=axis, size=size)
+
+
+def uni(name: str, ctype: str, nonneg: bool = False) -> Sym:
+    return Sym("uni", ctype, name=name, nonneg=nonneg)
+
+
+def var(name: str, ctype: str, varying: bool, nonneg: bool = False) -> Sym:
+    return Sym("var", ctype, name=name, varying=varying, nonneg=nonneg)
+
+
+def load(base: Sym, offset: Sym, mask: Sym | None, ctype: str, root: str, epoch: int) -> Sym:
+    s = Sym("load", ctype, (base, offset))
+    s.mask = mask
+    s.root = root
+    s.epoch = epoch
+    s.lanes = base.lanes | offset.lanes | (mask.lanes if mask is not None else frozenset())
+    s.opaque = base.opaque or offset.opaque or (mask.opaque if mask is not None else False)
+    return s
+
+
+def _wrap_int(v: int, ctype: str) -> int:
+    b = ctyping.bits(ctype)
+    if ctype == "bool":
+        return int(bool(v))
+    v &= (1 << b) - 1
+    if not ctyping.is_unsigned(ctype) and v >= 1 << (b - 1):
+        v -= 1 << b
+    return v
+
+
+def op(name: str, ctype: str, *args: Sym, fn: str | None = None) -> Sym:
+    """An operator node, constant-folded when every argument is a constant."""
+    if args and all(a.is_const for a in args) and name not in ("call",):
+        try:
+            v = evaluate(Sym(name, ctype, args, name=fn), {})
+            return const(v.item() if hasattr(v, "item") else v, ctype)
+        except (NotConcrete, ZeroDivisionError, OverflowError, ValueError, TypeError):
+            pass
+    s = _simplify(name, ctype, args)
+    if s is not None:
+        return s
+    return Sym(name, ctype, args, name=fn)
+
+
+def _fold_offset(name: str, ctype: str, args: tuple[Sym, ...]) -> Sym | None:
+    """(x + c1) + c2 -> x + (c1 + c2) for int, so shifted thread indices stay short."""
+    if ctype != "int" or name not in ("add", "sub") or not args[1].is_const or args[0].is_const:
+        return None
+    c = int(args[1].value) * (1 if name == "add" else -1)
+    x = args[0]
+    if x.op in ("add", "sub") and x.ctype == "int" and x.args[1].is_const:
+        c += int(x.args[1].value) * (1 if x.op == "add" else -1)
+        x = x.args[0]
+    else:
+        return None
+    if c == 0 and x.ctype == "int":
+        return x
+    return Sym("add", "int", (x, const(c, "int"))) if c > 0 else Sym("sub", "int", (x, const(-c, "int")))
+
+
+def _simplify(name: str, ctype: str, args: tuple[Sym, ...]) -> Sym | None:
+    folded = _fold_offset(name, ctype, args) if len(args) == 2 else None
+    if folded is not None:
+        return folded
+    if not ctyping.is_int(ctype):
+        if name == "where" and args[0].is_const:
+            return args[1] if args[0].value else args[2]
+        return None
+    a = args[0] if args else None
+    b = args[1] if len(args) > 1 else None
+    if name == "add" and b is not None:
+        if b.is_const and b.value == 0 and a.ctype == ctype:
+            return a
+        if a.is_const and a.value == 0 and b.ctype == ctype:
+            return b
+    if name == "sub" and b is not None and b.is_const and b.value == 0 and a.ctype == ctype:
+        return a
+    if name == "mul" and b is not None:
+        if b.is_const and b.value == 1 and a.ctype == ctype:
+            return a
+        if a.is_const and a.value == 1 and b.ctype == ctype:
+            return b
+    if name == "land" and b is not None:
+        if a.is_const:
+            return b if a.value else const(0, "bool")
+        if b.is_const:
+            return a if b.value else const(0, "bool")
+    if name == "lor" and b is not None:
+        if a.is_const:
+            return const(1, "bool") if a.value else b
+        if b.is_const:
+            return const(1, "bool") if b.value else a
+    if name == "where" and args[0].is_const:
+        return args[1] if args[0].value else args[2]
+    if name == "cast" and a is not None and a.ctype == ctype:
+        return a
+    return None
+
+
+def cast(a: Sym, ctype: str) -> Sym:
+    if a.ctype == ctype:
+        return a
+    return op("cast", ctype, a)
+
+
+def land(*conds: Sym) -> Sym:
+    out = const(1, "bool")
+    for c in conds:
+        out = op("land", "bool", out, c)
+    return out
+
+
+def lnot(c: Sym) -> Sym:
+    return op("lnot", "bool", c)
+
+
+def where(c: Sym, a: Sym, b: Sym, ctype: str | None = None) -> Sym:
+    return op("where", ctype or a.ctype, c, a, b)
+
+
+# -- concrete evaluation -------------------------------------------------------------------------------------
+
+
+def evaluate(s: Sym, lanes: dict[str, np.ndarray], memo: dict[int, Any] | None = None) -> Any:
+    """The value of a concrete sym for every thread: `lanes` maps each lane axis to its (broadcastable) indices."""
+    memo = {} if memo is None else memo
+    if s.id in memo:
+        return memo[s.id]
+    v = _eval(s, lanes, memo)
+    memo[s.id] = v
+    return v
+
+
+def _np(ctype: str):
+    dt = ctyping.np_dtype(ctype)
+    if dt is None:
+        raise NotConcrete(ctype)
+    return dt
+
+
+def _eval(s: Sym, lanes: dict[str, np.ndarray], memo: dict[int, Any]) -> Any:
+    if s.op == "const":
+        return np.asarray(s.value, dtype=_np(s.ctype))
+    if s.op in ("lane", "red"):
+        if s.axis not in lanes:
+            raise NotConcrete(s.axis)
+        return np.asarray(lanes[s.axis], dtype=np.uint32 if s.op == "lane" else np.int32)
+    if s.op in ("uni", "var", "load", "reduce", "scan", "call"):
+        raise NotConcrete(s.op)
+    args = [evaluate(a, lanes, memo) for a in s.args]
+    dt = _np(s.ctype)
+    with np.errstate(all="ignore"):
+        if s.op == "cast":
+            a = args[0]
+            if np.issubdtype(dt, np.integer) and np.issubdtype(a.dtype, np.floating):
+                return np.trunc(a).astype(dt)
+            return a.astype(dt)
+        if s.op in CMP or s.op in LOGIC:
+            if s.op == "lnot":
+                return np.logical_not(args[0].astype(bool))
+            if s.op == "land":
+                return np.logical_and(args[0].astype(bool), args[1].astype(bool))
+            if s.op == "lor":
+                return np.logical_or(args[0].astype(bool), args[1].astype(bool))
+            a, b = args
+            ct = ctyping.arith(s.args[0].ctype, s.args[1].ctype)
+            cd = _np(ct)
+            a, b = a.astype(cd), b.astype(cd)
+            return {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+                    "eq": np.equal, "ne": np.not_equal}[s.op](a, b)
+        if s.op == "where":
+            return np.where(args[0].astype(bool), args[1].astype(dt), args[2].astype(dt))
+        if s.op in ("neg", "bnot", "pos"):
+            a = args[0].astype(dt)
+            return {"neg": np.negative, "bnot": np.invert, "pos": lambda x: x}[s.op](a)
+        if s.op in ("min", "max"):
+            a, b = (x.astype(dt) for x in args)
+            return np.minimum(a, b) if s.op == "min" else np.maximum(a, b)
+        if s.op in ("shl", "shr"):
+            a = args[0].astype(dt)
+            b = args[1].astype(np.int64)
+            if np.any(b < 0) or np.any(b >= 8 * a.dtype.itemsize):
+                raise NotConcrete("shift count")
+            return (np.left_shift(a, b.astype(a.dtype)) if s.op == "shl" else np.right_shift(a, b.astype(a.dtype))).astype(dt)
+        a, b = (x.astype(dt) for x in args)
+        if s.op == "add":
+            return a + b
+        if s.op == "sub":
+            return a - b
+        if s.op == "mul":
+            return a * b
+        if s.op in ("div", "mod"):
+            if np.issubdtype(dt, np.integer):
+                if np.any(b == 0):
+                    raise ZeroDivisionError
+                q = (np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))) * np.sign(a.astype(np.int64)) * np.sign(b.astype(np.int64))
+                q = q.astype(dt)
+                return q if s.op == "div" else (a - q * b).astype(dt)
+            return a / b if s.op == "div" else np.fmod(a, b)
+        if s.op in ("and", "or", "xor"):
+            return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[s.op](a, b)
+    raise NotConcrete(s.op)
+
+
+# -- rewriting -----------------------------------------------------------------------------------------------
+
+
+def substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym] | None = None) -> Sym:
+    """`s` with each lane/red axis replaced (loads are rebuilt, unissued). Raises NotConcrete on opaque values."""
+    memo = {} if memo is None else memo
+    if s.id in memo:
+        return memo[s.id]
+    if not (s.lanes & set(mapping)) and not s.opaque:
+        return s
+    if s.opaque:
+        raise NotConcrete("opaque value")
+    if s.op in ("lane", "red"):
+        out = mapping.get(s.axis, s)
+    elif s.op == "load":
+        base, offset = (substitute(a, mapping, memo) for a in s.args)
+        mask = substitute(s.mask, mapping, memo) if s.mask is not None else None
+        out = load(base, offset, mask, s.ctype, s.root or "", s.epoch)
+    else:
+        out = op(s.op, s.ctype, *(substitute(a, mapping, memo) for a in s.args), fn=s.name)
+    memo[s.id] = out
+    return out
+
+
+def loads_in(s: Sym) -> list[Sym]:
+    out: list[Sym] = []
+    seen: set[int] = set()
+    stack = [s]
+    while stack:
+        x = stack.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        if x.op == "load":
+            out.append(x)
+            if x.mask is not None:
+                stack.append(x.mask)
+        stack.extend(x.args)
+    return out
+
+
+def affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
+    """Write an integer sym as sum(coef[axis] * lane(axis)) + rest, rest lane-free; None if it is not affine."""
+    if not ctyping.is_int(s.ctype) and s.ctype != "bool":
+        return None
+    if not s.lanes:
+        return {}, s
+    if s.op in ("lane", "red"):
+        return {s.axis: 1}, const(0, "int")
+    if s.op == "cast" and ctyping.is_int(s.args[0].ctype) and ctyping.bits(s.ctype) >= 32:
+        return affine(s.args[0])
+    if s.op in ("add", "sub"):
+        a, b = affine(s.args[0]), affine(s.args[1])
+        if a is None or b is None:
+            return None
+        sign = 1 if s.op == "add" else -1
+        coefs = dict(a[0])
+        for k, v in b[0].items():
+            coefs[k] = coefs.get(k, 0) + sign * v
+        coefs = {k: v for k, v in coefs.items() if v}
+        rest = op(s.op, "int", cast(a[1], "int"), cast(b[1], "int"))
+        return coefs, rest
+    if s.op == "mul":
+        for i in (0, 1):
+            c = s.args[i]
+            if c.is_const and ctyping.is_int(c.ctype):
+                inner = affine(s.args[1 - i])
+                if inner is None:
+                    return None
+                k = int(c.value)
+                return {a: v * k for a, v in inner[0].items() if v * k}, op("mul", "int", cast(inner[1], "int"), const(k, "int"))
+        return None
+    if s.op == "neg":
+        inner = affine(s.args[0])
+        if inner is None:
+            return None
+        return {a: -v for a, v in inner[0].items()}, op("neg", "int", cast(inner[1], "int"))
+    return None
+
+
+def lanes_of(*syms: Sym) -> frozenset[str]:
+    return frozenset().union(*(s.lanes for s in syms))

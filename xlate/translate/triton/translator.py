@@ -1,0 +1,352 @@
+"""The CUDA -> Triton rule translator (`xlate port k.cu --to triton`).
+
+Per kernel: the spec gives the launch configuration (grid and block as expressions of the parameters); the
+kernel and its device functions become IR (irbuild.py); the lifter (lift.py) turns one block of threads into
+one Triton program; the launcher reproduces the CUDA grid. A kernel the rules cannot lift gets a blocking
+XL2xxx diagnostic at the construct and is listed in `needs_llm`; it has no code in the output.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from xlate.errors import SpecError
+from xlate.model import Function, KernelUnit
+from xlate.resources import templates_dir
+from xlate.translate.base import Diagnostic, TranslateOptions, Translation
+from xlate.translate.triton import ir
+from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
+from xlate.translate.triton.irbuild import BuildError, LineIndex, build_function, parse_number
+from xlate.translate.triton.lift import KernelContext, Lifter
+from xlate.translate.triton.tables import canonical_type, diagnostics_table, tl_dtype
+from xlate.translate.triton.values import ConstArray, LiftError
+
+__all__ = ["CudaToTriton"]
+
+CONSTANT_DECL = re.compile(r"__constant__\s+(?:const\s+)?([A-Za-z_][\w\s]*?)\s+(\w+)\s*\[([^\]]*)\]\s*=\s*\{([^}]*)\}\s*;")
+TRAIT_PRIMARY = re.compile(r"template\s*<\s*(?:typename|class)\s+(\w+)\s*>\s*struct\s+(\w+)\s*\{\s*"
+                           r"(?:typedef\s+([\w\s:]+?)\s+(\w+)|using\s+(\w+)\s*=\s*([\w\s:]+?))\s*;\s*\}\s*;")
+TRAIT_SPECIAL = re.compile(r"template\s*<\s*>\s*struct\s+(\w+)\s*<\s*([\w\s:]+?)\s*>\s*\{\s*"
+                           r"(?:typedef\s+([\w\s:]+?)\s+(\w+)|using\s+(\w+)\s*=\s*([\w\s:]+?))\s*;\s*\}\s*;")
+TL_OF_C = {"float": "tl.float32", "double": "tl.float64", "__half": "tl.float16", "__nv_bfloat16": "tl.bfloat16",
+           "int": "tl.int32", "unsigned int": "tl.uint32", "long long": "tl.int64", "unsigned char": "tl.uint8",
+           "signed char": "tl.int8", "char": "tl.int8", "short": "tl.int16"}
+
+
+@dataclass
+class KernelPort:
+    name: str
+    jit_name: str
+    signature: str
+    body: str
+    annotation: str
+    params: str
+    launcher: str
+    notes: list[str]
+    helpers: set[str]
+
+
+class CudaToTriton:
+    name = "cuda->triton rules"
+    source_languages = ("cuda",)
+    target = "triton"
+
+    def translate(self, unit: KernelUnit, text: str, options: TranslateOptions) -> Translation:
+        if unit.text != text:
+            unit.text = text
+        names = list(options.kernels) or [k.name for k in unit.kernels]
+        diags: list[Diagnostic] = []
+        ports: list[KernelPort] = []
+        needs: list[str] = []
+        lines = LineIndex(text)
+        for name in names:
+            fn = unit.kernel(name)
+            if fn is None:
+                diags.append(_diag("XL2001", f"no kernel named '{name}'", unit.path, ir.Loc(1, 1), name))
+                needs.append(name)
+                continue
+            try:
+                port, notes = self._kernel(unit, fn, lines)
+            except LiftError as exc:
+                loc = exc.loc or ir.Loc(fn.span.line if fn.span else 1, 1)
+                diags.append(_diag(exc.code, exc.what, unit.path, loc, name))
+                needs.append(name)
+                continue
+            except BuildError as exc:
+                diags.append(_diag(exc.code, exc.what, unit.path, exc.loc, name))
+                needs.append(name)
+                continue
+            ports.append(port)
+            diags.extend(notes)
+        text_out = render(unit.path, ports) if ports else ""
+        stats = {"kernels": {"lifted": len(ports), "not lifted": len(needs)}}
+        return Translation(unit.path, unit.language, "triton", "rules", text_out, [p.name for p in ports], diags, [],
+                           stats, needs, {"lifter": "simt"})
+
+    # -- one kernel ------------------------------------------------------------------------------------------
+
+    def _kernel(self, unit: KernelUnit, fn: Function, lines: LineIndex) -> tuple[KernelPort, list[Diagnostic]]:
+        from xlate.verify.spec import build_spec
+
+        loc0 = ir.Loc(fn.span.line if fn.span else 1, fn.span.col if fn.span else 1)
+        try:
+            spec = build_spec(unit, fn.name)
+        except SpecError as exc:
+            raise LiftError("XL2011", str(exc).split("error: ", 1)[-1], loc0) from None
+        block = _block(spec.block, spec.value_params, loc0)
+        bx, by = block
+        fir = build_function(unit, fn, lines)
+        devices: dict[str, ir.FunctionIR] = {}
+        for dfn in unit.reachable(fn.name)[1:]:
+            devices[dfn.name] = build_function(unit, dfn, lines)
+        types = {t: sanitize(t) for t in fir.template_types}
+        traits, trait_defs = _traits(unit.text, fir, devices, types)
+        const_arrays = _const_arrays(unit.text)
+        constants = _file_constants(unit)
+        kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants)
+        lifter = Lifter(fir, kc, unit.path)
+        lifter.lift()
+        body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
+        diags: list[Diagnostic] = []
+        for text, loc in lifter.notes:
+            diags.append(_diag("XL2021", text, unit.path, loc or loc0, fn.name))
+        for name in sorted(lifter.uses_const):
+            diags.append(_diag("XL2020", f"__constant__ array '{name}' baked into the port with its initialiser",
+                               unit.path, loc0, fn.name))
+        params_py = lifter.params
+        constexprs = ["BX: tl.constexpr"] + (["BY: tl.constexpr"] if by > 1 else [])
+        constexprs += [f"{types[t]}: tl.constexpr" for t in fir.template_types]
+        constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
+        jit_name = f"_{sanitize(fn.name)}_kernel"
+        launcher = _launcher(spec, fir, params_py, jit_name, block, types, trait_defs, loc0)
+        annotation = _annotation(fn, spec)
+        notes = [d.message for d in diags if d.code == "XL2021"]
+        port = KernelPort(sanitize(fn.name), jit_name, ", ".join(params_py + constexprs), body, annotation,
+                          ", ".join(params_py), launcher, notes, set(lifter.em.helpers))
+        return port, diags
+
+
+# -- launch configuration --------------------------------------------------------------------------------------
+
+
+def _block(block: list[str], values: dict[str, str], loc: ir.Loc) -> tuple[int, int]:
+    from xlate.verify import expr
+
+    env: dict[str, Any] = {}
+    for k, v in values.items():
+        with contextlib.suppress(SpecError):
+            env[k] = expr.evaluate(v, env)
+    dims: list[int] = []
+    for b in block:
+        try:
+            v = expr.evaluate(b, env)
+        except SpecError:
+            raise LiftError("XL2006", f"block size '{b}' is not a compile-time constant", loc) from None
+        if isinstance(v, tuple):
+            dims.extend(int(x) for x in v)
+        else:
+            dims.append(int(v))
+    while len(dims) < 3:
+        dims.append(1)
+    if dims[2] != 1:
+        raise LiftError("XL2006", f"3-D block {tuple(dims)}", loc)
+    for d in dims[:2]:
+        if d < 1 or d & (d - 1):
+            raise LiftError("XL2006", f"block dimension {d} is not a power of two (tl.arange needs one)", loc)
+    if dims[0] * dims[1] > 1024:
+        raise LiftError("XL2006", f"block of {dims[0] * dims[1]} threads (CUDA allows 1024)", loc)
+    return dims[0], dims[1]
+
+
+class _GridPython(ast.NodeTransformer):
+    FUNCS = {"cdiv": "triton.cdiv", "next_pow2": "triton.next_power_of_2"}
+
+    def __init__(self, names: dict[str, str], block: tuple[int, int]):
+        self.names = names
+        self.block = block
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == "block":
+            return ast.Constant(self.block[0] if self.block[1] == 1 else self.block)
+        if node.id in self.FUNCS:
+            return ast.parse(self.FUNCS[node.id], mode="eval").body
+        return ast.Name(self.names.get(node.id, node.id), ast.Load())
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == "block" and node.attr in ("x", "y", "z"):
+            return ast.Constant((*self.block, 1)["xyz".index(node.attr)])
+        return self.generic_visit(node)
+
+
+def grid_python(exprs: list[str], names: dict[str, str], block: tuple[int, int]) -> list[str]:
+    from xlate.verify import expr
+
+    out = []
+    for e in exprs:
+        tree = _GridPython(names, block).visit(copy.deepcopy(expr.parse(e)))  # parse() is cached: copy
+        out.append(ast.unparse(ast.fix_missing_locations(tree)))
+    return out
+
+
+def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, block: tuple[int, int],
+              types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc) -> str:
+    names = {p: py for (p, _), py in zip(fir.params, params_py)}
+    grid = grid_python(spec.grid, names, block)
+    if len(grid) == 1 and grid[0].startswith("("):
+        grid = [grid[0]]
+        grid_code = f"    grid = tuple({grid[0]})\n"
+    else:
+        grid_code = f"    grid = ({', '.join(grid)}{',' if len(grid) == 1 else ''})\n"
+    lines = [grid_code.rstrip("\n"), "    if min(grid) <= 0:", "        return  # CUDA launches no block for an empty grid"]
+    kwargs = [f"BX={block[0]}"] + ([f"BY={block[1]}"] if block[1] > 1 else [])
+    for t, name in types.items():
+        src = next((py for (p, ct), py in zip(fir.params, params_py) if ct.ptr and ct.base == t), None)
+        if src is None:
+            raise LiftError("XL2012", f"template type {t} is not the element type of any pointer parameter", loc)
+        lines.append(f"    {name} = _TL_DTYPES[{src}.dtype]")
+        kwargs.append(f"{name}={name}")
+    for name, code in trait_defs.items():
+        lines.append(f"    {name} = {code}")
+        kwargs.append(f"{name}={name}")
+    lanes = block[0] * block[1]
+    warps = 4 if lanes >= 128 else max(1, lanes // 32)
+    kwargs.append(f"num_warps={warps}")
+    lines.append(f"    {jit_name}[grid]({', '.join(params_py + kwargs)})")
+    return "\n".join(lines)
+
+
+def _annotation(fn: Function, spec) -> str:
+    text = fn.annotation
+    if not text:
+        items = []
+        for p in spec.params:
+            if p.is_buffer:
+                rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
+                items.append(f"{p.name}: {p.role}[{', '.join(p.dims)}]{rng}")
+            elif p.role == "size":
+                items.append(f"{p.name}: size({p.lo}..{p.hi})")
+            elif p.role == "scalar":
+                items.append(f"{p.name}: scalar" + (f"({p.lo}..{p.hi})" if p.lo is not None else ""))
+            elif p.role == "const":
+                items.append(f"{p.name}: const({p.const})")
+        g = spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")"
+        b = spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")"
+        items += [f"grid: {g}", f"block: {b}"]
+        text = ", ".join(items)
+    out, cur = [], ""
+    from xlate.verify.spec import split_top
+
+    for item in split_top(text):
+        piece = item if not cur else cur + ", " + item
+        if len(piece) > 100 and cur:
+            out.append(cur + ",")
+            cur = item
+        else:
+            cur = piece
+    if cur:
+        out.append(cur)
+    return "\n".join(f"# xlate: {line}" for line in out)
+
+
+# -- types and constants of the file -----------------------------------------------------------------------------
+
+
+def _traits(text: str, fir: ir.FunctionIR, devices: dict[str, ir.FunctionIR], types: dict[str, str]
+            ) -> tuple[dict[tuple[str, str, str], str], dict[str, str]]:
+    """Trait typedefs (`typedef typename Acc<T>::type A;`) -> constexpr names, and the launcher code for each."""
+    primary: dict[tuple[str, str], tuple[str, str]] = {}  # (struct, member) -> (param, type)
+    special: dict[tuple[str, str], dict[str, str]] = {}
+    for m in TRAIT_PRIMARY.finditer(text):
+        param, struct = m.group(1), m.group(2)
+        member, target = (m.group(4), m.group(3)) if m.group(4) else (m.group(5), m.group(6))
+        primary[(struct, member)] = (param, " ".join(target.split()))
+    for m in TRAIT_SPECIAL.finditer(text):
+        struct, arg = m.group(1), canonical_type(" ".join(m.group(2).split()))
+        member, target = (m.group(4), m.group(3)) if m.group(4) else (m.group(5), m.group(6))
+        special.setdefault((struct, member), {})[arg] = canonical_type(" ".join(target.split()))
+    traits: dict[tuple[str, str, str], str] = {}
+    defs: dict[str, str] = {}
+    for f in [fir, *devices.values()]:
+        for s in _walk(f.body):
+            if isinstance(s, ir.Typedef) and s.trait is not None:
+                struct, arg, member = s.trait
+                if (struct, member) not in primary or arg not in types:
+                    continue
+                param, default = primary[(struct, member)]
+                default = types[arg] if default == param else TL_OF_C.get(canonical_type(default))
+                if default is None:
+                    continue
+                cases = {TL_OF_C[k]: TL_OF_C[v] for k, v in special.get((struct, member), {}).items()
+                         if k in TL_OF_C and v in TL_OF_C}
+                name = sanitize(s.name)
+                table = "{" + ", ".join(f"{k}: {v}" for k, v in cases.items()) + "}"
+                defs[name] = f"{table}.get({types[arg]}, {default})"
+                traits[(struct, arg, member)] = name
+    return traits, defs
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        for attr in ("then", "other", "body", "init"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, tuple):
+                yield from _walk(inner)
+
+
+def _const_arrays(text: str) -> dict[str, ConstArray]:
+    out: dict[str, ConstArray] = {}
+    for m in CONSTANT_DECL.finditer(text):
+        ctype = canonical_type(" ".join(m.group(1).split()))
+        if tl_dtype(ctype) is None:
+            continue
+        try:
+            values = [parse_number(v.strip())[0] for v in m.group(4).split(",") if v.strip()]
+        except ValueError:
+            continue
+        out[m.group(2)] = ConstArray(m.group(2), ctype, values)
+    return out
+
+
+def _file_constants(unit: KernelUnit) -> dict[str, tuple[str, Any]]:
+    out: dict[str, tuple[str, Any]] = {}
+    for name, value in unit.constants.items():
+        try:
+            v, ct = parse_number(str(value).strip())
+        except ValueError:
+            continue
+        out[name] = (ct, v)
+    return out
+
+
+# -- output ------------------------------------------------------------------------------------------------------
+
+
+def render(source: str, ports: list[KernelPort]) -> str:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / "triton")),
+                             keep_trailing_newline=True, trim_blocks=False, autoescape=False)
+    helpers_used: set[str] = set()
+    for p in ports:
+        helpers_used |= p.helpers
+    helper_src, wrappers = math_wrappers(helpers_used)
+    notes = [f"{p.name}: {n}" for p in ports for n in p.notes]
+    need_torch = any("_TL_DTYPES" in p.launcher for p in ports)
+    text = env.get_template("module.py.j2").render(
+        source=source.rsplit("/", 1)[-1], kernels=ports, helpers=[h.rstrip() for h in helper_src],
+        wrappers=wrappers, notes=notes, need_torch=need_torch)
+    return re.sub(r"\n{4,}", "\n\n\n", text)
+
+
+def _diag(code: str, what: str, path: str, loc: ir.Loc, kernel: str | None) -> Diagnostic:
+    info = diagnostics_table().get(code, {"severity": "error", "blocking": True, "title": "", "why": None})
+    title = info.get("title", "")
+    message = f"{title}: {what}" if title and code not in ("XL2021", "XL2020") else what
+    return Diagnostic(code, info["severity"], message, path, loc.line, loc.col, kernel, rule=f"triton:{code}",
+                      why=info.get("why"), needs_llm=bool(info.get("blocking")))
