@@ -13,6 +13,7 @@ COMMANDS = [
     ("inspect", "inspect"),
     ("port", "port"),
     ("fuzz", "fuzz"),
+    ("migrate", "migrate"),
     ("backends", "backends"),
 ]
 

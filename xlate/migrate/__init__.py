@@ -1,1 +1,21 @@
-"""migrate"""
+"""Batch migration of a kernel library (`xlate migrate`).
+
+discover.py    the files (folder or compile_commands.json), roles, include graph, output names (naming.yaml)
+keys.py        content keys of tasks: source, included headers, oracles, options, xlate version
+cache.py       results by key in SQLite (WAL), committed per task: re-runs are incremental, kills lose nothing
+task.py        one file's pipeline in a worker: translate -> (compile check) -> verify -> (benchmark), via port_file
+executors.py   local process pool (pebble: crash and hang isolation), Ray, serial
+analysis.py    --analysis-only: rules / LLM / unsupported per kernel, wavefront hazards, effort (effort.yaml)
+summary.py     counts, the hard list of what was not migrated, the exit code
+pipeline.py    the driver; the report is xlate/report/migrate_report.py
+"""
+
+from xlate.migrate.options import MigrateOptions
+
+__all__ = ["MigrateOptions", "migrate"]
+
+
+def migrate(options: MigrateOptions):  # type: ignore[no-untyped-def]
+    from xlate.migrate.pipeline import migrate as run
+
+    return run(options)

@@ -1,0 +1,56 @@
+"""The --benchmark step: the benchmark case respects the spec, and timing runs both sides on their backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_migrate_support import KERNELS, ROOT
+from xlate.migrate.bench import bench_case, benchmark_kernel
+from xlate.parse import parse_file, parse_string
+from xlate.verify import expr
+from xlate.verify.cases import buffer_length, environment
+from xlate.verify.spec import build_spec
+
+
+def test_bench_case_is_the_largest_within_the_spec_and_budget():
+    spec = build_spec(parse_file(KERNELS / "vector_add_vec4.cu"), "vector_add_vec4")
+    case = bench_case(spec, budget=1 << 16)
+    env = environment(spec, case)
+    assert all(expr.evaluate(w, env) for w in spec.where)  # n % 4 == 0
+    total = sum(buffer_length(p, env, case, spec) for p in spec.buffers)
+    assert total <= 1 << 16
+    # Halving once more would be needlessly small: the case fills at least half the budget.
+    assert total > (1 << 16) // 2
+
+
+def test_bench_case_none_when_nothing_fits():
+    text = """
+// xlate: n: size(64..64), x: in[n], y: out[n], grid: cdiv(n, 64), block: 64
+__global__ void k(int n, const float* x, float* y) { int i = threadIdx.x; if (i < n) y[i] = x[i]; }
+"""
+    spec = build_spec(parse_string(text, "k.cu"), "k")
+    assert bench_case(spec, budget=1 << 10) is not None
+    assert bench_case(spec, budget=100) is None  # 128 elements over both buffers never fit
+
+
+def test_benchmark_runs_both_sides(monkeypatch):
+    pytest.importorskip("triton")
+    from xlate.backends.registry import get_backend
+
+    if not get_backend("triton").detect().can_run:
+        pytest.skip("Triton cannot run here")
+    # Both sides are the same Triton port here (CUDA cannot run on this machine): the mechanics, not the speed.
+    src = ROOT / "examples" / "triton" / "saxpy.py"
+    r = benchmark_kernel(str(src), src.read_text(), "triton", "saxpy", budget=1 << 12, repeat=2)
+    assert r["status"] == "ok", r
+    assert r["source_s"] > 0 and r["port_s"] > 0 and r["ratio"] == pytest.approx(r["source_s"] / r["port_s"])
+    assert r["sizes"]["n"] * 2 <= 1 << 12
+
+
+def test_benchmark_says_why_when_a_side_cannot_run():
+    from xlate.backends.registry import get_backend
+
+    if get_backend("cuda").detect().can_run:
+        pytest.skip("CUDA runs here")
+    r = benchmark_kernel(str(KERNELS / "saxpy.cu"), (ROOT / "examples" / "triton" / "saxpy.py").read_text(), "triton", "saxpy")
+    assert r["status"] == "unavailable" and "cannot run cuda" in r["reason"]

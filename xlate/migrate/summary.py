@@ -1,0 +1,72 @@
+"""The library-level outcome of a migration: counts per status, the hard list of what was not migrated, and the
+exit code (0 every kernel verified or nothing to do; 1 something rejected or not migrated; 3 nothing rejected but
+something could not be verified here)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from xlate.errors import EXIT_OK, EXIT_REJECTED, EXIT_UNVERIFIED
+
+FAILED_KERNEL = {"rejected", "not translated", "error"}
+UNVERIFIED_KERNEL = {"unverified", "skipped"}
+FAILED_FILE = {"error", "not migrated", "rejected"}
+
+
+def not_migrated(files: list[dict[str, Any]], analysis: bool) -> list[dict[str, Any]]:
+    """Every kernel (and kernel-less file) whose port is not in the output tree, with the reason."""
+    out: list[dict[str, Any]] = []
+    for f in files:
+        if analysis:
+            for k in f["kernels"]:
+                if k["status"] in ("llm", "unsupported", "error"):
+                    why = (k.get("blocking") or [{}])[0].get("message") or k.get("reason") or ""
+                    out.append({"file": f["path"], "kernel": k["name"], "status": k["status"], "reason": why})
+            if f["status"] == "error" and not f["kernels"]:
+                out.append({"file": f["path"], "kernel": None, "status": "error", "reason": f["message"]})
+            continue
+        if f["written"] or f["status"] in ("skipped",):
+            continue
+        if f["kernels"]:
+            blockers = [k["name"] for k in f["kernels"] if k["status"] in FAILED_KERNEL]
+            for k in f["kernels"]:
+                reason = k.get("reason") or ""
+                if k["status"] not in FAILED_KERNEL and blockers:
+                    # Files are written whole: a good kernel shares the fate of the file's failed ones.
+                    reason = f"{k['status']}, but its file was not written because of {', '.join(blockers)}"
+                elif k["status"] == "verified":
+                    reason = "verified, but not written"
+                out.append({"file": f["path"], "kernel": k["name"], "status": k["status"], "reason": reason})
+        elif f["status"] != "verified":
+            out.append({"file": f["path"], "kernel": None, "status": f["status"], "reason": f["message"]})
+    return out
+
+
+def summarize(files: list[dict[str, Any]], analysis: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    kernels = [k for f in files for k in f["kernels"]]
+    by_kernel = Counter(k["status"] for k in kernels)
+    by_file = Counter(f["status"] for f in files)
+    if analysis:
+        from xlate.migrate.analysis import library_effort
+
+        blocked = by_kernel["llm"] + by_kernel["unsupported"] + by_kernel["error"] + by_file["error"]
+        code = EXIT_REJECTED if blocked else EXIT_OK
+        efforts = [k.get("effort", "high") for k in kernels]
+        extra = {"effort": library_effort(efforts, by_file["error"]), "by_effort": dict(Counter(efforts)),
+                 "hazards": sum(len(k.get("hazards", [])) for k in kernels)}
+    else:
+        failed = any(k["status"] in FAILED_KERNEL for k in kernels) or any(f["status"] in FAILED_FILE for f in files)
+        unverified = any(k["status"] in UNVERIFIED_KERNEL for k in kernels)
+        code = EXIT_REJECTED if failed else EXIT_UNVERIFIED if unverified else EXIT_OK
+        extra = {"written": sum(bool(f["written"]) for f in files)}
+        ratios = [k["perf"]["ratio"] for k in kernels if (k.get("perf") or {}).get("status") == "ok"]
+        if ratios:
+            import statistics
+
+            extra["perf"] = {"kernels": len(ratios), "geomean_ratio": statistics.geometric_mean(ratios),
+                             "min_ratio": min(ratios), "max_ratio": max(ratios)}
+    missing = not_migrated(files, analysis)
+    return {"files": len(files), "kernels": len(kernels), "kernels_by_status": dict(sorted(by_kernel.items())),
+            "files_by_status": dict(sorted(by_file.items())), "not_migrated": len(missing),
+            "exit_code": code, **extra}, missing

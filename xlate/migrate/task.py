@@ -1,0 +1,362 @@
+"""One migration task: port (or copy, or analyse) one file of the library. Runs in a worker process (local pool
+or Ray); takes and returns plain data, and turns every failure it can catch into a result, never an exception.
+Paths inside a result are relative to the library root, so a cached result does not depend on where it lives."""
+
+from __future__ import annotations
+
+import difflib
+import errno
+import os
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from xlate.errors import InputError
+from xlate.migrate import faults, includes
+from xlate.migrate.diagnostics import diag_dict
+
+DIFF_LIMIT = 200_000  # characters of unified diff kept per file
+
+
+@dataclass
+class Task:
+    key: str
+    rel: str
+    kind: str  # port | copy | analyze
+    role: str  # source | header
+    language: str
+    source: str  # absolute path
+    output: str | None  # absolute path
+    output_rel: str | None
+    src_root: str
+    out_root: str
+    rewrites: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # MigrateOptions.to_dict()
+    # Project headers reachable from this file (and the file itself): rel -> {path, includes, rewrites}
+    headers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    test_faults: str | None = field(default_factory=faults.current)  # TEST-ONLY (faults.py); None in real runs
+
+
+def base_result(task: Task) -> dict[str, Any]:
+    return {"path": task.rel, "output": task.output_rel, "role": task.role, "language": task.language,
+            "kind": task.kind, "status": "error", "written": False, "output_sha256": None, "message": "",
+            "error": None, "engine": None, "diagnostics": [], "kernels": [], "includes_rewritten": [], "diff": "",
+            "diff_truncated": False, "timings": {}}
+
+
+def error_result(task: Task, kind: str, code: str, kernels: list[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """A task that produced no port: the file, and every kernel we know of in it, are not migrated."""
+    r = base_result(task)
+    d = diag_dict(code, task.rel, **fields)
+    r.update(status="error", error={"kind": kind, "code": code, "message": d["message"]}, message=d["message"])
+    r["diagnostics"].append(d)
+    names = kernels if kernels is not None else kernel_names_of(task.source)
+    r["kernels"] = [{"name": k, "status": "error", "engine": None, "verdict": None, "counterexample": None,
+                     "diagnostics": [], "hazards": [], "attempts": [], "reason": d["message"], "timings": {},
+                     "perf": None} for k in names]
+    return r
+
+
+def kernel_names_of(path: str) -> list[str]:
+    """Best-effort kernel names for a file whose task failed (a crash may come from the parser itself)."""
+    import re
+
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return list(dict.fromkeys(re.findall(r"__global__\s+(?:[\w:<>,*&\s]+?\s+)?\**(\w+)\s*\(", text)))
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    faults.inject(task.rel, task.test_faults)  # TEST-ONLY hook; inert unless XLATE_TEST_FAULTS was set
+    try:
+        if task.kind == "copy":
+            result = _copy(task)
+        elif task.kind == "analyze":
+            result = _analyze(task)
+        else:
+            result = _port(task)
+    except InputError as exc:
+        result = error_result(task, "parse", "XL6008", detail="; ".join(exc.lines())[:2000])
+    except ImportError as exc:
+        result = error_result(task, "translator", "XL6011", detail=f"no working rule translator for "
+                              f"{task.language} -> {task.options['target']} here ({type(exc).__name__}: {exc})")
+    except OSError as exc:
+        result = io_error_result(task, exc)
+    except Exception as exc:
+        tb = traceback.format_exc(limit=6)
+        result = error_result(task, "internal", "XL6009", detail=f"{type(exc).__name__}: {exc}")
+        result["error"]["traceback"] = tb[-4000:]
+    result.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
+    return relativize(result, task.src_root, task.out_root)
+
+
+def io_error_result(task: Task, exc: OSError) -> dict[str, Any]:
+    name = errno.errorcode.get(exc.errno or 0, "")
+    hint = {"ENOSPC": "the disk is full", "EDQUOT": "the disk quota is exceeded", "EACCES": "permission denied",
+            "EPERM": "operation not permitted", "EROFS": "read-only file system"}.get(name, exc.strerror or str(exc))
+    target = exc.filename or task.output or task.rel
+    r = error_result(task, "io", "XL6005", output=os.path.relpath(str(target), task.out_root) if os.path.isabs(str(target)) else target,
+                     detail=f"{hint} ({name or type(exc).__name__})")
+    r["error"]["errno"] = name
+    return r
+
+
+def relativize(obj: Any, *roots: str) -> Any:
+    prefixes = [r.rstrip("/") + "/" for r in roots if r]
+    if isinstance(obj, str):
+        for p in prefixes:
+            obj = obj.replace(p, "")
+        return obj
+    if isinstance(obj, dict):
+        return {k: relativize(v, *roots) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [relativize(v, *roots) for v in obj]
+    return obj
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _diff(task: Task, source_text: str, port_text: str) -> tuple[str, bool]:
+    lines = difflib.unified_diff(source_text.splitlines(keepends=True), port_text.splitlines(keepends=True),
+                                 fromfile=task.rel, tofile=task.output_rel or "(port)", n=2)
+    text = "".join(lines)
+    return (text[:DIFF_LIMIT], True) if len(text) > DIFF_LIMIT else (text, False)
+
+
+def file_mode() -> int:
+    """What open() would give a new file here (0666 less the umask): mkstemp's 0600 would hide the ports from
+    the rest of a team's build."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _write(path: str, text: str) -> str:
+    from xlate.fsutil import atomic_write_bytes
+
+    data = text.encode("utf-8")
+    atomic_write_bytes(path, data, mode=file_mode())
+    return _sha(data)
+
+
+def _copy(task: Task) -> dict[str, Any]:
+    r = base_result(task)
+    with open(task.source, encoding="utf-8") as fh:
+        text = fh.read()
+    new, changed = includes.rewrite(text, task.rewrites)
+    assert task.output is not None
+    r["output_sha256"] = _write(task.output, new)
+    r.update(status="copied", written=True, includes_rewritten=changed, message="already in the target language: copied")
+    r["diagnostics"].append(diag_dict("XL6012", task.rel, language=task.language))
+    r["diff"], r["diff_truncated"] = _diff(task, text, new) if changed else ("", False)
+    return r
+
+
+def _translation_options(task: Task) -> Any:
+    from xlate.translate.base import TranslateOptions
+
+    o = task.options
+    return TranslateOptions(arch=o.get("arch"), rules_files=list(o.get("rules_files") or []))
+
+
+def _analyze(task: Task) -> dict[str, Any]:
+    from xlate.migrate.analysis import analyse
+    from xlate.parse import parse_file
+    from xlate.translate.registry import rule_translator
+
+    r = base_result(task)
+    unit = parse_file(task.source)
+    t0 = time.perf_counter()
+    tr = rule_translator(unit.language, task.options["target"]).translate(unit, unit.text, _translation_options(task))
+    r["timings"]["translate_s"] = time.perf_counter() - t0
+    a = analyse(unit, tr)
+    r.update(status="analysed", engine=tr.engine, diagnostics=a["file_diagnostics"], stats=a["stats"])
+    r["kernels"] = [{**k, "status": k["category"], "engine": tr.engine, "verdict": None, "counterexample": None,
+                     "attempts": [], "timings": {}, "perf": None,
+                     "reason": (k["blocking"][0]["message"] if k["blocking"] else "the rules translate it")}
+                    for k in a["kernels"]]
+    r["diff"], r["diff_truncated"] = _diff(task, unit.text, includes.rewrite(tr.text, task.rewrites)[0])
+    return r
+
+
+def _port(task: Task) -> dict[str, Any]:
+    from xlate.migrate.naming import ports_headers
+    from xlate.parse import parse_file
+
+    o = task.options
+    unit = parse_file(task.source)
+    if not unit.kernels:
+        if not ports_headers(o["target"]):
+            r = base_result(task)
+            r.update(status="skipped", message=f"no kernels: nothing to port for --to {o['target']}")
+            return r
+        return _translate_only(task, unit)
+    return _port_kernels(task, unit)
+
+
+def _translate_only(task: Task, unit: Any) -> dict[str, Any]:
+    """A file without kernels (most headers, host-only units): the rules translate it; nothing can be verified."""
+    from xlate.port import header
+    from xlate.translate.registry import rule_translator
+
+    r = base_result(task)
+    t0 = time.perf_counter()
+    tr = rule_translator(unit.language, task.options["target"]).translate(unit, unit.text, _translation_options(task))
+    r["timings"]["translate_s"] = time.perf_counter() - t0
+    text, changed = includes.rewrite(tr.text, task.rewrites)
+    r.update(engine=tr.engine, diagnostics=[d.to_dict() for d in tr.diagnostics], includes_rewritten=changed)
+    r["diff"], r["diff_truncated"] = _diff(task, unit.text, text)
+    errors = [d for d in tr.diagnostics if d.severity == "error"]
+    if errors:
+        r["diagnostics"].append(diag_dict("XL6014", task.rel, count=len(errors)))
+        r.update(status="not migrated", message=f"{len(errors)} error(s) left by the rules: not written")
+        return r
+    assert task.output is not None
+    head = header(task.options["target"], task.source, tr.engine, "no kernels (nothing to verify)", "")
+    r["output_sha256"] = _write(task.output, head + text)
+    r["diagnostics"].append(diag_dict("XL6013", task.rel))
+    r.update(status="translated", written=True, message="no kernels: translated by the rules")
+    return r
+
+
+def _kernel_entry(k: Any, translation: Any, verify: bool, diagnostics: list[Any]) -> dict[str, Any]:
+    v = k.verdict
+    if v is not None:
+        status = v.status
+        reason = v.reason or ""
+    elif translation is not None and k.kernel in translation.needs_llm:
+        status = "not translated"
+        blocking = [d for d in diagnostics if d.needs_llm or d.severity == "error"]
+        reason = "the rules cannot port it" + (f": {blocking[0].message}" if blocking else "") + \
+                 " (an LLM translator can take it: --engine llm)"
+    elif not verify:
+        status, reason = "skipped", "translated; not verified (--no-verify)"
+    else:
+        status, reason = "not translated", "no port was produced"
+    from xlate.migrate.analysis import hazard, is_hazard
+
+    vd = v.to_dict() if v is not None else None
+    timings: dict[str, float] = {}
+    if v is not None:
+        timings["verify_s"] = v.seconds
+        timings["compile_s"] = sum(s.compile_seconds for s in (v.source, v.candidate) if s is not None)
+    return {"name": k.kernel, "status": status, "engine": k.engine, "verdict": vd,
+            "counterexample": vd["counterexample"] if vd else None,
+            "diagnostics": [d.to_dict() for d in diagnostics], "hazards": [hazard(d) for d in diagnostics if is_hazard(d)],
+            "attempts": k.attempts, "reason": reason, "timings": timings, "perf": None}
+
+
+def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
+    from xlate.port import TARGET_LANGUAGE, PortRequest, finish, port_file
+
+    o = task.options
+    req = PortRequest(source=task.source, target=o["target"], output=task.output, engine=o["engine"], model=o.get("model"),
+                      arch=o.get("arch"), examples=o["examples"], seed=o["seed"], verify=o["verify"], force=o["force"],
+                      golden=o.get("golden"), rules_files=list(o.get("rules_files") or []), timeout=o["timeout"])
+    r = base_result(task)
+    t0 = time.perf_counter()
+    res = port_file(req)
+    names = {k.name for k in unit.kernels}
+    tr = res.translation
+    if (not req.verify and not res.written and tr is not None and tr.text and not set(tr.needs_llm) & names
+            and all(k.verdict is None for k in res.kernels)):
+        # Compatibility: port_file (xlate/port.py) treats a kernel that --no-verify left without a verdict as
+        # "not translated" and writes nothing; --force is what --no-verify means for such a file (no kernel needs
+        # the LLM). port.finish writes the same translation, as port_file would have. Inert once port_file
+        # writes --no-verify ports itself.
+        res = finish(replace(req, force=True), res.output, tr, res.kernels)
+    r["timings"]["port_s"] = time.perf_counter() - t0
+    r["engine"] = tr.engine if tr else None
+    from xlate.migrate.analysis import attribute
+
+    # port_file gives each kernel the file-level findings too; attribute() places them by line.
+    per, rest = attribute(unit, tr.diagnostics) if tr else ({}, [])
+    kernels = [_kernel_entry(k, tr, req.verify, per.get(k.kernel, k.diagnostics)) for k in res.kernels]
+    r["kernels"] = kernels
+    r["diagnostics"] = [d.to_dict() for d in rest]
+    counts = Counter(k["status"] for k in kernels)
+    r["message"] = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    if counts["not translated"] and res.message:
+        r["message"] += f"; {res.message}"
+    port_text = includes.rewrite(tr.text, task.rewrites)[0] if tr and tr.text else ""
+    if res.written and task.output:
+        with open(task.output, encoding="utf-8") as fh:
+            written = fh.read()
+        final, changed = includes.rewrite(written, task.rewrites)
+        if changed:
+            r["output_sha256"] = _write(task.output, final)
+        else:
+            os.chmod(task.output, file_mode())  # port_file's atomic write leaves mkstemp's 0600
+            r["output_sha256"] = _sha(written.encode("utf-8"))
+        r["includes_rewritten"] = changed
+        r["written"] = True
+        port_text = final
+    r["diff"], r["diff_truncated"] = _diff(task, unit.text, port_text) if port_text else ("", False)
+    if o.get("compile_check") and port_text and not any(k["status"] == "not translated" for k in kernels):
+        _compile_stage(task, r, kernels, port_text, req.force)
+    if o.get("benchmark") and tr is not None:
+        from xlate.migrate.bench import benchmark_kernel
+
+        for k in kernels:
+            if k["status"] == "verified":
+                b0 = time.perf_counter()
+                try:
+                    k["perf"] = benchmark_kernel(task.source, tr.text, TARGET_LANGUAGE[o["target"]], k["name"],
+                                                 arch=_compiler_arch(o), timeout=o["timeout"])
+                except Exception as exc:  # a benchmark failure never costs the port
+                    k["perf"] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+                k["timings"]["bench_s"] = time.perf_counter() - b0
+    r["status"] = file_status(kernels)
+    return r
+
+
+def _compile_stage(task: Task, r: dict[str, Any], kernels: list[dict[str, Any]], port_text: str, force: bool) -> None:
+    """Compile the port; one that does not compile is rejected and not left in the output tree (unless --force)."""
+    from xlate.migrate.compilecheck import compile_port, display_path, first_error, inline_headers
+
+    o = task.options
+    t0 = time.perf_counter()
+    text = inline_headers(port_text, task.rel, task.headers, o["target"], _translation_options(task))
+    result = compile_port(o["target"], text, kernels[0]["name"], o.get("arch"), display_path(task))
+    r["compile"] = result
+    r["timings"]["compile_check_s"] = time.perf_counter() - t0
+    if result["ok"] is not False:
+        return
+    why = f"the port does not compile ({result['compiler']}): {first_error(result['log'])}"
+    for k in kernels:
+        if k["status"] in ("skipped", "unverified"):
+            k["status"], k["reason"] = "rejected", why
+    if r["written"] and not force and task.output:
+        os.unlink(task.output)  # written by this task a moment ago: a port that does not build is not migrated
+        r["written"], r["output_sha256"] = False, None
+
+
+def _compiler_arch(o: dict[str, Any]) -> str | None:
+    if o["target"] != "hip":
+        return None
+    from xlate.arch import compiler_target
+
+    return compiler_target(o.get("arch"), "hip")
+
+
+def file_status(kernels: list[dict[str, Any]]) -> str:
+    statuses = {k["status"] for k in kernels}
+    if not kernels:
+        return "verified"
+    if "rejected" in statuses:
+        return "rejected"
+    if statuses & {"not translated", "error"}:
+        return "not migrated"
+    if statuses & {"unverified", "skipped"}:
+        return "unverified"
+    return "verified"

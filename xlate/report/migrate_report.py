@@ -1,0 +1,170 @@
+"""The migration report: report.json (schema xlate.migrate/1, documented in migrate_report.schema.json), a
+self-contained report.html (templates/report/migrate.html.j2) and summary.md for a pull-request comment."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import html
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from xlate import __version__
+from xlate.resources import templates_dir
+
+SCHEMA = "xlate.migrate/1"
+SCHEMA_FILE = Path(__file__).with_name("migrate_report.schema.json")
+# Fields that differ between two runs of the same migration (timings, where it ran, what the compile caches
+# already held): `comparable()` drops them.
+VOLATILE = {"run", "source_root", "output_root", "report_dir", "timings", "seconds", "compile_seconds", "compiles",
+            "cached"}
+STATUS_CLASS = {"verified": "ok", "rules": "ok", "copied": "ok", "translated": "ok", "rejected": "bad", "error": "bad",
+                "not translated": "bad", "not migrated": "bad", "unsupported": "bad", "llm": "warn",
+                "unverified": "warn", "skipped": "warn", "analysed": "ok"}
+EXIT_MEANING = {0: "every kernel verified (or nothing to do)", 1: "some kernels were rejected or not migrated",
+                2: "bad input", 3: "nothing rejected, but some kernels could not be verified here"}
+ANALYSIS_EXIT_MEANING = {0: "the rules can translate every kernel", 1: "some kernels need the LLM or are unsupported"}
+
+
+def build_report(lib: Any, files: list[dict[str, Any]], options: Any, run: dict[str, Any]) -> dict[str, Any]:
+    from xlate.migrate.summary import summarize
+
+    summary, missing = summarize(files, options.analysis_only)
+    opts = {**options.result_options(), "rules_files": list(options.rules_files), "golden": options.golden,
+            "include_dirs": list(options.include_dirs)}
+    return {"schema": SCHEMA, "xlate_version": __version__, "mode": "analysis" if options.analysis_only else "port",
+            "target": options.target, "origin": "folder" if lib.origin == "folder" else "compile_commands",
+            "source_root": lib.root, "output_root": os.path.abspath(options.output),
+            "report_dir": options.resolved_report_dir(), "options": opts, "summary": summary,
+            "not_migrated": missing, "skipped_units": [os.path.relpath(p, lib.root) for p in lib.skipped],
+            "files": files, "run": run}
+
+
+def comparable(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without the fields that vary between identical runs (timings, paths of the run)."""
+
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in VOLATILE}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return strip(copy.deepcopy(report))
+
+
+# -- writing ----------------------------------------------------------------------------------------------------
+
+
+def write_report(report: dict[str, Any], directory: str) -> dict[str, str]:
+    from xlate.fsutil import atomic_write_bytes
+    from xlate.migrate.task import file_mode
+
+    os.makedirs(directory, exist_ok=True)
+    paths = {name: os.path.join(directory, name) for name in ("report.json", "report.html", "summary.md")}
+    texts = {"report.json": json.dumps(report, indent=1, default=str) + "\n", "report.html": render_html(report),
+             "summary.md": render_summary(report)}
+    for name, text in texts.items():
+        atomic_write_bytes(paths[name], text.encode("utf-8"), mode=file_mode())
+    return paths
+
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / "report")),
+                             autoescape=lambda name: name is None or name.endswith(".html.j2"),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["fmt_s"] = fmt_seconds
+    env.filters["status_class"] = lambda s: STATUS_CLASS.get(s, "warn")
+    # Markdown table cells: no HTML, no column breaks, one line.
+    env.filters["md"] = lambda s: html.escape(str(s), quote=False).replace("|", "\\|").replace("\n", " ")
+    return env
+
+
+def fmt_seconds(x: float | None) -> str:
+    if x is None:
+        return ""
+    return f"{x * 1e3:.0f} ms" if x < 1 else f"{x:.1f} s"
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    out = []
+    for line in diff.splitlines():
+        cls = "hunk" if line.startswith("@@") else "head" if line.startswith(("+++", "---")) else \
+            "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        out.append((cls, line))
+    return out
+
+
+def rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One table row per kernel; a file without kernels gets one row of its own."""
+    out = []
+    for i, f in enumerate(report["files"]):
+        base = {"file": f["path"], "anchor": f"f{i}", "output": f.get("output") or "", "written": f.get("written")}
+        if not f["kernels"]:
+            out.append({**base, "kernel": "", "status": f["status"], "engine": f.get("engine") or "",
+                        "errors": _count(f["diagnostics"], "error"), "warnings": _count(f["diagnostics"], "warning"),
+                        "hazards": 0, "seconds": (f.get("timings") or {}).get("total_s"), "ratio": None,
+                        "note": f.get("message") or ""})
+            continue
+        for k in f["kernels"]:
+            diags = k.get("diagnostics") or []
+            v = k.get("verdict") or {}
+            perf = k.get("perf") or {}
+            out.append({**base, "kernel": k["name"], "status": k["status"], "engine": k.get("engine") or "",
+                        "errors": _count(diags, "error"), "warnings": _count(diags, "warning"),
+                        "hazards": len(k.get("hazards") or []), "seconds": (k.get("timings") or {}).get("verify_s"),
+                        "ratio": perf.get("ratio") if perf.get("status") == "ok" else None,
+                        "note": (f"oracle {v['oracle']}" if k["status"] == "verified" and v.get("oracle") else k.get("reason") or "")})
+    return out
+
+
+def _count(diags: list[dict[str, Any]], severity: str) -> int:
+    return sum(d.get("severity") == severity for d in diags)
+
+
+def ratio_chart(report: dict[str, Any], width: int = 720, bar: int = 16) -> dict[str, Any] | None:
+    """Bars of port/source speed (source seconds / port seconds) on a log scale centred on 1 (parity)."""
+    data = [(f"{f['path']}:{k['name']}", k["perf"]["ratio"]) for f in report["files"] for k in f["kernels"]
+            if (k.get("perf") or {}).get("status") == "ok" and k["perf"].get("ratio")]
+    if not data:
+        return None
+    data.sort(key=lambda x: x[1])
+    span = max(1.0, max(abs(math.log10(r)) for _, r in data)) * 1.1
+    label_w, mid = 260, 260 + (width - 260) // 2
+    half = (width - 260) // 2 - 10
+    bars = []
+    for i, (name, r) in enumerate(data):
+        x = half * math.log10(r) / span
+        bars.append({"y": 24 + i * (bar + 4), "x": mid + min(0, x), "w": max(1.0, abs(x)), "name": name,
+                     "ratio": r, "cls": "ok" if r >= 1 else "bad"})
+    return {"width": width, "height": 40 + len(data) * (bar + 4), "mid": mid, "bar": bar, "bars": bars,
+            "label_x": label_w - 6, "span": 10 ** span}
+
+
+def render_html(report: dict[str, Any]) -> str:
+    analysis = report["mode"] == "analysis"
+    meaning = (ANALYSIS_EXIT_MEANING if analysis else EXIT_MEANING).get(report["summary"]["exit_code"], "")
+    statuses = sorted({r["status"] for r in rows(report)})
+    files = []
+    for i, f in enumerate(report["files"]):
+        files.append({**f, "anchor": f"f{i}", "diff_lines": diff_lines(f.get("diff") or ""),
+                      "kernels": [{**k, "verdict_json": json.dumps(k.get("verdict"), indent=1, default=str) if k.get("verdict") else "",
+                                   "cx_json": json.dumps(k.get("counterexample"), indent=1, default=str) if k.get("counterexample") else ""}
+                                  for k in f["kernels"]]})
+    return _env().get_template("migrate.html.j2").render(
+        report=report, summary=report["summary"], rows=rows(report), files=files, statuses=statuses,
+        exit_meaning=meaning, chart=ratio_chart(report), analysis=analysis, status_class=STATUS_CLASS)
+
+
+def render_summary(report: dict[str, Any], limit: int = 50) -> str:
+    analysis = report["mode"] == "analysis"
+    meaning = (ANALYSIS_EXIT_MEANING if analysis else EXIT_MEANING).get(report["summary"]["exit_code"], "")
+    return _env().get_template("migrate_summary.md.j2").render(
+        report=report, summary=report["summary"], missing=report["not_migrated"][:limit],
+        more=max(0, len(report["not_migrated"]) - limit), exit_meaning=meaning, analysis=analysis)
