@@ -182,3 +182,31 @@ def test_template_port_keeps_each_dtype():
         assert v.status == "verified", v.summary()
     text = ported("template_axpby", "axpby")
     assert "_TL_DTYPES[x.dtype]" in text and "{tl.float64: tl.float64}.get(" in text
+
+
+@pytest.mark.parametrize(("stem", "kernel"), LIFTED)
+def test_port_spec_matches_the_source_spec(stem, kernel):
+    """The port's `# xlate:` lines alone give the same parameters, roles, shapes and element dtypes as the CUDA
+    source: a Triton launcher has no C types, so the port must say them (e.g. `idx: in[m] as int32`)."""
+    from xlate.parse import parse_string
+    from xlate.verify.cases import Case, ctype_dtype
+
+    src = build_spec(parse_file(KERNELS / f"{stem}.cu"), kernel)
+    port = build_spec(parse_string(ported(stem, kernel), f"{kernel}_triton.py", "triton"), kernel)
+    case = Case({}, {t: d[0] for t, d in src.dtype_axes.items()}, {}, {}, 0)
+    assert [p.name for p in port.params] == [p.name for p in src.params]
+    for a, b in zip(src.params, port.params):
+        assert (a.role, a.dims, a.lo, a.hi, a.perm) == (b.role, b.dims, b.lo, b.hi, b.perm), a.name
+        if a.role != "const":
+            assert ctype_dtype(b.ctype, case, port) == ctype_dtype(a.ctype, case, src), a.name
+
+
+@pytest.mark.parametrize(("stem", "kernel"), [("gather", "gather"), ("scatter", "scatter_perm"),
+                                              ("scatter", "scatter_add"), ("threshold_u8", "threshold_u8")])
+def test_port_fuzzes_on_its_own_against_the_reference(tmp_path, stem, kernel):
+    """`xlate fuzz port.py --reference ...`: the written port carries everything the gate needs."""
+    path = tmp_path / f"{stem}_triton.py"
+    path.write_text(ported(stem, kernel))
+    ref = sidecar_reference(str(KERNELS / f"{stem}.cu"), kernel)
+    v = verify(str(path), kernel=kernel, reference=ref, examples=8)
+    assert v.status == "verified", v.summary()

@@ -220,28 +220,53 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
     return "\n".join(lines)
 
 
+def _param_item(p) -> str:
+    if p.is_buffer:
+        rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
+        return f"{p.name}: {p.role}[{', '.join(p.dims)}]{rng}"
+    if p.role == "size":
+        return f"{p.name}: size({p.lo}..{p.hi})"
+    if p.role == "scalar":
+        return f"{p.name}: scalar" + (f"({p.lo}..{p.hi})" if p.lo is not None else "")
+    return f"{p.name}: const({p.const})"
+
+
+def _numpy_name(p, template_types: set[str]) -> str | None:
+    """The element (or value) dtype the port's spec must name: a Triton launcher has no C types to infer it
+    from, and the spec's defaults are float32 buffers and scalars and int32 sizes."""
+    from xlate.verify.spec import NUMERIC_DTYPES, ctypes_table, normalise_ctype
+
+    c = normalise_ctype(p.ctype)
+    if not c or c in template_types:
+        return None  # template element types: the dtype axis binds them
+    info = ctypes_table().get(c) or {}
+    name = info.get("numpy") or (c if c in NUMERIC_DTYPES else None)
+    default = "int32" if p.role in ("size", "const") else "float32"
+    return name if name and name != default else None
+
+
 def _annotation(fn: Function, spec) -> str:
-    text = fn.annotation
-    if not text:
-        items = []
-        for p in spec.params:
-            if p.is_buffer:
-                rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
-                items.append(f"{p.name}: {p.role}[{', '.join(p.dims)}]{rng}")
-            elif p.role == "size":
-                items.append(f"{p.name}: size({p.lo}..{p.hi})")
-            elif p.role == "scalar":
-                items.append(f"{p.name}: scalar" + (f"({p.lo}..{p.hi})" if p.lo is not None else ""))
-            elif p.role == "const":
-                items.append(f"{p.name}: const({p.const})")
-        g = spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")"
-        b = spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")"
-        items += [f"grid: {g}", f"block: {b}"]
-        text = ", ".join(items)
-    out, cur = [], ""
+    """The port's `# xlate:` spec: the source's items, every parameter present, element dtypes made explicit,
+    so the port can be fuzzed on its own (`xlate fuzz port.py --reference ...`)."""
     from xlate.verify.spec import split_top
 
-    for item in split_top(text):
+    items = split_top(fn.annotation) if fn.annotation else []
+    named = {i.split(":", 1)[0].strip(): n for n, i in enumerate(items) if ":" in i}
+    template_types = {t.name for t in fn.template_params if t.kind == "type"}
+    for p in spec.params:
+        if p.name not in named:
+            named[p.name] = len(items)
+            items.append(_param_item(p))
+        dtype = _numpy_name(p, template_types)
+        k = named[p.name]
+        if dtype and not re.search(r"\bas\s+\w+$", items[k]):
+            items[k] += f" as {dtype}"
+    if "grid" not in named:
+        items.append("grid: " + (spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")"))
+    if "block" not in named:
+        items.append("block: " + (spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")"))
+    out, cur = [], ""
+    for item in items:
         piece = item if not cur else cur + ", " + item
         if len(piece) > 100 and cur:
             out.append(cur + ",")
