@@ -17,14 +17,17 @@ DEFAULT_BUDGET = 1 << 22  # elements over all buffers
 MAX_GRID = 1 << 20
 
 
-def bench_case(spec: Any, budget: int = DEFAULT_BUDGET) -> Any | None:
-    """The largest case within the spec's ranges, its `where` constraints and `budget`; None if none is found."""
+def bench_case(spec: Any, budget: int = DEFAULT_BUDGET, beyond_range: bool = False) -> Any | None:
+    """The largest case within the spec's ranges, its `where` constraints and `budget`; None if none is found.
+
+    `beyond_range`: sizes may exceed the spec's upper bounds (which bound what fuzzing explores, not what the
+    kernel supports), so that a benchmark can fill a GPU rather than its L2 cache."""
     from xlate.verify.cases import Case, buffer_length, ctype_dtype, environment, is_float
 
     sizes: dict[str, int] = {}
     for p in spec.sizes:
         lo = int(expr.evaluate(p.lo or "0", {}))
-        hi = int(expr.evaluate(p.hi or "4096", {}))
+        hi = budget if beyond_range else int(expr.evaluate(p.hi or "4096", {}))
         sizes[p.name] = max(lo, min(hi, budget))
     dtypes = {name: ("float32" if "float32" in opts else opts[0]) for name, opts in spec.dtype_axes.items()}
     probe = Case(dict(sizes), dtypes, {}, {}, 0)
@@ -36,7 +39,7 @@ def bench_case(spec: Any, budget: int = DEFAULT_BUDGET) -> Any | None:
         mid = (lo + hi) / 2 if lo is not None and hi is not None else 1.0
         scalars[p.name] = float(mid) if is_float(dtype) else round(mid)
     profiles = {p.name: "uniform" for p in spec.buffers if p.role != "out"}
-    for _ in range(80):
+    for _ in range(240):
         case = Case(dict(sizes), dtypes, scalars, profiles, 0, "benchmark")
         try:
             env = environment(spec, case)
@@ -80,7 +83,8 @@ def _args(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, np.ndarra
 
 def benchmark_kernel(source_path: str, port_text: str, port_language: str, kernel: str, *, arch: str | None = None,
                      timeout: float = 60.0, repeat: int = 20, budget: int = DEFAULT_BUDGET,
-                     source_text: str | None = None, source_language: str | None = None) -> dict[str, Any]:
+                     source_text: str | None = None, source_language: str | None = None,
+                     beyond_range: bool = False) -> dict[str, Any]:
     from xlate.backends.base import CompileError, LaunchConfig
     from xlate.verify.cases import environment, launch_dims, make_inputs
     from xlate.verify.runner import Side
@@ -93,7 +97,7 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
         if not info.can_run:
             return {"status": "unavailable", "reason": f"cannot run {side.language} here: " + "; ".join(info.missing)}
     spec = build_spec(source.unit, kernel, sidecar_overrides(source_path, kernel))
-    case = bench_case(spec, budget)
+    case = bench_case(spec, budget, beyond_range)
     if case is None:
         return {"status": "unavailable", "reason": "no benchmark case satisfies the spec within the budget"}
     env = environment(spec, case)
@@ -112,5 +116,15 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
             return {"status": "failed", "reason": f"{label} run: {res.status} {res.message}".strip()}
         seconds[label] = float(res.seconds)
         platforms[label] = side.platform
+    moved = _bytes_moved(spec, case, env)
     return {"status": "ok", "source_s": seconds["source"], "port_s": seconds["port"],
-            "ratio": seconds["source"] / seconds["port"], "sizes": case.sizes, "repeat": repeat, "platforms": platforms}
+            "ratio": seconds["source"] / seconds["port"], "sizes": case.sizes, "repeat": repeat, "platforms": platforms,
+            "bytes_moved": moved}
+
+
+def _bytes_moved(spec: Any, case: Any, env: dict[str, Any]) -> int:
+    """The bytes a kernel must at least move: every buffer read or written once, inout ones both."""
+    from xlate.verify.cases import buffer_length, ctype_dtype
+
+    return sum(buffer_length(p, env, case, spec) * ctype_dtype(p.ctype, case, spec).itemsize
+               * (2 if p.role == "inout" else 1) for p in spec.buffers)
