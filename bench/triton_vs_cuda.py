@@ -52,13 +52,13 @@ def main() -> int:
     ap.add_argument("--out")
     args = ap.parse_args()
 
+    from xlate.backends.registry import get_backend
+
     from xlate.migrate.bench import benchmark_kernel
     from xlate.parse import parse_file
     from xlate.translate.base import TranslateOptions
     from xlate.translate.triton.translator import CudaToTriton
     from xlate.verify.api import verify
-
-    from xlate.backends.registry import get_backend
 
     missing = [n for n in ("cuda", "triton") if not get_backend(n).detect().can_run or
                (n == "triton" and get_backend(n).detect().platform != "nvidia gpu")]
