@@ -137,6 +137,15 @@ class CompileError(Exception):
         self.path = path
 
 
+def batches(repeat: int, rounds: int = 5) -> list[int]:
+    """Split `repeat` timed launches into up to `rounds` batches. Each batch is launched back to back between
+    two events and its mean is one sample: the GPU never idles waiting for the host, so a Python launcher's
+    latency (tens of microseconds for Triton) is not counted as kernel time, and the median of the samples
+    still rejects an outlier batch."""
+    rounds = max(1, min(rounds, repeat))
+    return [repeat // rounds + (1 if i < repeat % rounds else 0) for i in range(rounds)]
+
+
 def content_key(*parts: Any) -> str:
     h = hashlib.sha256()
     for part in parts:

@@ -23,6 +23,7 @@ from xlate.backends.base import (
     LaunchConfig,
     RunResult,
     ToolchainInfo,
+    batches,
     compile_cache_dir,
     content_key,
     load_artifact,
@@ -197,12 +198,13 @@ class TritonRuntime:
             for _ in range((bench or {}).get("warmup", 3)):
                 fn(*call)
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            for _ in range(repeat):
+            for batch in batches(repeat):  # back-to-back launches: see batches()
                 start.record()
-                fn(*call)
+                for _ in range(batch):
+                    fn(*call)
                 stop.record()
                 stop.synchronize()
-                times.append(start.elapsed_time(stop) / 1e3)
+                times.append(start.elapsed_time(stop) / 1e3 / batch)
         else:
             t0 = time.perf_counter()
             fn(*call)

@@ -12,7 +12,7 @@ timeout "$A" python3 bench/port_corpus.py --to hip --examples 20 --out "$OUT/por
 timeout "$A" python3 bench/port_corpus.py --to triton --examples 16 --out "$OUT/port_triton_h200.json" > "$L/port_triton" 2>&1 &
 timeout "$A" python3 bench/verify_corpus.py --examples 20 --record-dir /tmp/golden --out "$OUT/verify_corpus_h200.json" \
   > "$L/verify_corpus" 2>&1 &
-timeout "$A" python3 -m pytest -q -m gpu -n 4 -p no:cacheprovider --timeout 150 tests > "$L/gpu_tests" 2>&1 &
+timeout "$A" python3 -m pytest -v -rf --tb=short -m gpu -n 4 -p no:cacheprovider --timeout 150 tests > "$L/gpu_tests" 2>&1 &
 wait
 for f in port_hip port_triton verify_corpus gpu_tests; do log "== $f"; cat "$L/$f" >> "$OUT/session.log"; done
 # golden files for the kernels examples/golden lacks (CPU replay of the CUDA outputs in CI)
