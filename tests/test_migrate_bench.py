@@ -54,3 +54,18 @@ def test_benchmark_says_why_when_a_side_cannot_run():
         pytest.skip("CUDA runs here")
     r = benchmark_kernel(str(KERNELS / "saxpy.cu"), (ROOT / "examples" / "triton" / "saxpy.py").read_text(), "triton", "saxpy")
     assert r["status"] == "unavailable" and "cannot run cuda" in r["reason"]
+
+
+def test_fleet_bench_without_gpus_says_what_was_not_run():
+    """bench/fleet.py on a machine without the GPUs asked for: exit 3 and the counts it could not run."""
+    import subprocess
+    import sys
+
+    from tests.conftest import has_nvidia_gpu
+
+    if has_nvidia_gpu():
+        pytest.skip("a GPU is present")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet.py"), "--gpus", "1,2"], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "not run for 1, 2 GPUs" in proc.stdout and "--cpus" in proc.stdout
