@@ -247,3 +247,11 @@ def test_ascendc_qualifiers_survive_blanking():
     assert u.language == "ascendc"
     k = u.kernel("add_custom")
     assert k is not None and "__aicore__" in k.qualifiers and "__global__" in k.qualifiers
+
+
+def test_columns_count_characters_not_bytes():
+    """A non-ASCII character before a construct on the same line moves its column by one, not by its bytes."""
+    ascii_unit = parse_string("/*e*/ __global__ void k(float* y) { y[0] = 1.0f; }\n")
+    utf8_unit = parse_string("/*é*/ __global__ void k(float* y) { y[0] = 1.0f; }\n")
+    assert ascii_unit.kernels[0].params[0].span.col == utf8_unit.kernels[0].params[0].span.col
+    assert utf8_unit.kernels[0].span.start_byte == ascii_unit.kernels[0].span.start_byte + 1

@@ -360,7 +360,7 @@ class CFamilyBuilder:
             full = self.src.text(field)
         else:
             full = self.src.text(fn)
-        full = re.sub(r"\s+", "", full)
+        full = "".join(full.split())
         return full, full.rsplit("::", 1)[-1]
 
     def _args(self, arglist: ts.Node | None) -> list[str]:

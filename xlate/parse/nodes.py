@@ -18,6 +18,7 @@ class Source:
         self.path = path
         self.data = data
         self._line_starts = [0, *(m.end() for m in re.finditer(b"\n", data))]
+        self._ascii = data.isascii()  # then a byte column is the character column: no decoding per span
 
     def text(self, node: ts.Node | None) -> str:
         if node is None:
@@ -25,6 +26,8 @@ class Source:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def col(self, row: int, byte_col: int) -> int:
+        if self._ascii:
+            return byte_col + 1
         start = self._line_starts[row] if row < len(self._line_starts) else len(self.data)
         return len(self.data[start : start + byte_col].decode("utf-8", "replace")) + 1
 
