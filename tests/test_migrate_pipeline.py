@@ -219,6 +219,7 @@ def test_compile_check_rejects_a_port_that_does_not_build(tmp_path):
     assert b["kernels"][0]["status"] == "rejected" and "does not compile" in b["kernels"][0]["reason"]
     assert not b["written"] and not (out / "bad.hip").exists()
     assert res.exit_code == 1
+    assert "compile check (hipcc (AMD gfx90a)): 1 of 2 ports compiled, 1 failed" in res.stderr
 
 
 def test_unwritable_report_and_corrupt_cache_are_clear_errors(tmp_path):

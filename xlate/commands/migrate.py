@@ -87,6 +87,12 @@ def command(src: str, target: str, output: str | None, jobs: int | None, executo
                    "not_migrated": report["not_migrated"], "report_dir": outcome.report_dir, "run": report["run"]})
     counts = ", ".join(f"{n} {k}" for k, n in s["kernels_by_status"].items()) or "no kernels"
     click.echo(f"{s['files']} files, {s['kernels']} kernels: {counts}", err=True)
+    checks = [f["compile"] for f in report["files"] if f.get("compile")]
+    if checks:
+        compilers = sorted({c.get("compiler") or "compiler" for c in checks})
+        failed = sum(1 for c in checks if not c.get("ok"))
+        click.echo(f"compile check ({', '.join(compilers)}): {len(checks) - failed} of {len(checks)} ports compiled"
+                   + (f", {failed} failed (see the report)" if failed else ""), err=True)
     for m in report["not_migrated"][:20]:
         click.echo(f"  not migrated: {m['file']}" + (f" {m['kernel']}" if m["kernel"] else "") + f" ({m['status']}): {m['reason']}", err=True)
     if len(report["not_migrated"]) > 20:

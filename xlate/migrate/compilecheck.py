@@ -52,19 +52,22 @@ def compile_port(target: str, text: str, kernel: str, arch: str | None, path: st
     from xlate.errors import ToolchainMissing
 
     t0 = time.perf_counter()
+    compiler = target
     try:
         if target == "hip":
             from xlate.arch import compiler_target
 
             amd = compiler_target(arch, "hip") if arch else None
-            res = get_backend("hip").hipcc_check(text, amd if amd and amd.startswith("gfx") else "gfx90a", path)  # type: ignore[attr-defined]
+            gfx = amd if amd and amd.startswith("gfx") else "gfx90a"
+            compiler = f"hipcc (AMD {gfx})"
+            res = get_backend("hip").hipcc_check(text, gfx, path)  # type: ignore[attr-defined]
             return {"ok": True, "seconds": time.perf_counter() - t0, "log": res.log[-LOG_LIMIT:], "cached": res.cached,
-                    "compiler": "hipcc (AMD)"}
+                    "compiler": compiler}
         art = get_backend(target).compile(text, kernel, CompileOptions(arch=arch, compile_only=True), path=path)
         return {"ok": True, "seconds": time.perf_counter() - t0, "log": art.compile.log[-LOG_LIMIT:],
-                "cached": art.compile.cached, "compiler": target}
+                "cached": art.compile.cached, "compiler": compiler}
     except CompileError as exc:
-        return {"ok": False, "seconds": time.perf_counter() - t0, "log": exc.log[-LOG_LIMIT:], "compiler": target}
+        return {"ok": False, "seconds": time.perf_counter() - t0, "log": exc.log[-LOG_LIMIT:], "compiler": compiler}
     except ToolchainMissing as exc:
         return {"ok": None, "reason": exc.message}
 
