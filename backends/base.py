@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -138,12 +139,30 @@ class CompileError(Exception):
 
 
 def batches(repeat: int, rounds: int = 5) -> list[int]:
-    """Split `repeat` timed launches into up to `rounds` batches. Each batch is launched back to back between
-    two events and its mean is one sample: the GPU never idles waiting for the host, so a Python launcher's
-    latency (tens of microseconds for Triton) is not counted as kernel time, and the median of the samples
-    still rejects an outlier batch."""
+    """Split `repeat` timed launches into up to `rounds` batches (see timed_launches)."""
     rounds = max(1, min(rounds, repeat))
     return [repeat // rounds + (1 if i < repeat % rounds else 0) for i in range(rounds)]
+
+
+def timed_launches(launch: Callable[[], Any], start: Any, stop: Any, elapsed_ms: Callable[[Any, Any], float],
+                   bench: dict[str, int]) -> list[float]:
+    """Seconds per launch, one sample per batch, after `bench["warmup"]` untimed launches. `start`/`stop` are
+    the runtime's GPU events (anything with record() and synchronize()), `elapsed_ms` their difference.
+
+    Each batch is launched back to back between two events: the GPU never idles waiting for the host, so a
+    Python launcher's latency (tens of microseconds for Triton) is not counted as kernel time, and the median
+    of the samples still rejects an outlier batch."""
+    for _ in range(bench.get("warmup", 3)):
+        launch()
+    times: list[float] = []
+    for batch in batches(bench["repeat"]):
+        start.record()
+        for _ in range(batch):
+            launch()
+        stop.record()
+        stop.synchronize()
+        times.append(elapsed_ms(start, stop) / 1e3 / batch)
+    return times
 
 
 def content_key(*parts: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xlate.backends.base import BufferArg, LaunchConfig, batches
+from xlate.backends.base import BufferArg, LaunchConfig, timed_launches
 
 STATIC_SHARED_LIMIT = 48 * 1024
 
@@ -45,17 +45,8 @@ class CupyRuntime:
         repeat = (bench or {}).get("repeat", 0)
         times: list[float] = []
         if repeat:
-            for _ in range((bench or {}).get("warmup", 3)):
-                fn(launch.grid, launch.block, tuple(kargs), shared_mem=launch.shmem)
-            for batch in batches(repeat):
-                # Back-to-back launches between two events: the GPU stays busy, so host launch latency is not
-                # counted as kernel time (one launch per event pair would count it for short kernels).
-                start.record()
-                for _ in range(batch):
-                    fn(launch.grid, launch.block, tuple(kargs), shared_mem=launch.shmem)
-                stop.record()
-                stop.synchronize()
-                times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3 / batch)
+            times = timed_launches(lambda: fn(launch.grid, launch.block, tuple(kargs), shared_mem=launch.shmem),
+                                   start, stop, cp.cuda.get_elapsed_time, bench or {})
         else:
             start.record()
             fn(launch.grid, launch.block, tuple(kargs), shared_mem=launch.shmem)

@@ -23,11 +23,11 @@ from xlate.backends.base import (
     LaunchConfig,
     RunResult,
     ToolchainInfo,
-    batches,
     compile_cache_dir,
     content_key,
     load_artifact,
     store_artifact,
+    timed_launches,
 )
 from xlate.backends.worker import run_in_worker
 
@@ -195,16 +195,8 @@ class TritonRuntime:
         repeat = (bench or {}).get("repeat", 0)
         times: list[float] = []
         if repeat and self.device == "cuda":
-            for _ in range((bench or {}).get("warmup", 3)):
-                fn(*call)
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            for batch in batches(repeat):  # back-to-back launches: see batches()
-                start.record()
-                for _ in range(batch):
-                    fn(*call)
-                stop.record()
-                stop.synchronize()
-                times.append(start.elapsed_time(stop) / 1e3 / batch)
+            times = timed_launches(lambda: fn(*call), start, stop, lambda a, b: a.elapsed_time(b), bench or {})
         else:
             t0 = time.perf_counter()
             fn(*call)

@@ -60,8 +60,8 @@ def main() -> int:
     from xlate.translate.triton.translator import CudaToTriton
     from xlate.verify.api import verify
 
-    missing = [n for n in ("cuda", "triton") if not get_backend(n).detect().can_run or
-               (n == "triton" and get_backend(n).detect().platform != "nvidia gpu")]
+    info = {n: get_backend(n).detect() for n in ("cuda", "triton")}
+    missing = [n for n, i in info.items() if not i.can_run or (n == "triton" and i.platform != "nvidia gpu")]
     if missing:
         print(f"triton_vs_cuda: needs an NVIDIA GPU running CUDA and Triton; cannot here: {', '.join(missing)}")
         return 3
@@ -116,10 +116,10 @@ def main() -> int:
     print(f"\nslower than CUDA by more than 10 %: {', '.join(slow) or 'none'}")
     print(f"geometric mean port/CUDA time over {len(timed)} kernels: {geo:.3f}" if geo else "no kernel timed")
     if args.out:
-        info = {n: get_backend(n).detect().to_dict() for n in ("cuda", "triton")}
         Path(args.out).write_text(json.dumps({"bench": "triton_vs_cuda", "copy_gbs": round(peak / 1e9, 1),
                                               "budget_elements": args.budget, "repeat": args.repeat, "rows": rows,
-                                              "geomean_port_over_cuda": geo, "backends": info}, indent=1))
+                                              "geomean_port_over_cuda": geo,
+                                              "backends": {n: i.to_dict() for n, i in info.items()}}, indent=1))
     return 0
 
 

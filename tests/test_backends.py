@@ -223,3 +223,28 @@ def test_sanitize_finds_a_shared_memory_race(tmp_path):
     racy = verify(path, path, kernel="rotate", candidate_kernel="rotate_racy", examples=4, sanitize=True)
     assert racy.status == "rejected", racy.summary()
     assert "racecheck" in racy.counterexample.message or racy.counterexample.failure in ("mismatch", "nondeterministic")
+
+
+def test_timed_launches_times_back_to_back_batches():
+    """Benchmarks launch in batches between one event pair (host latency hidden); samples are per launch."""
+    from xlate.backends.base import batches, timed_launches
+
+    log: list[str] = []
+
+    class Event:
+        def __init__(self, name: str):
+            self.name = name
+
+        def record(self) -> None:
+            log.append(self.name)
+
+        def synchronize(self) -> None:
+            pass
+
+    times = timed_launches(lambda: log.append("launch"), Event("start"), Event("stop"),
+                           lambda a, b: 10.0, {"warmup": 2, "repeat": 12})
+    assert batches(12) == [3, 3, 2, 2, 2] and batches(3) == [1, 1, 1]
+    assert log[:2] == ["launch", "launch"]  # warm-up, untimed
+    assert log[2:7] == ["start", "launch", "launch", "launch", "stop"]
+    assert log.count("launch") == 14 and log.count("start") == 5
+    assert times == [10.0 / 1e3 / n for n in (3, 3, 2, 2, 2)]
