@@ -46,6 +46,9 @@ class CompileOptions:
     defines: dict[str, str] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)
     compile_only: bool = False  # check that it compiles; do not prepare anything for running
+    # Delay warps pseudo-randomly at kernel entry and after each barrier (backends/jitter.py) so that missing
+    # barriers change results; honoured by the NVIDIA routes (CUDA, HIP-on-NVIDIA), ignored elsewhere.
+    schedule_jitter: bool = False
 
     def key(self) -> dict[str, Any]:
         return asdict(self)

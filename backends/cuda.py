@@ -20,6 +20,7 @@ from xlate.backends.base import (
     load_artifact,
     store_artifact,
 )
+from xlate.backends.jitter import instrument
 from xlate.backends.worker import run_in_worker
 
 from xlate.errors import ToolchainMissing
@@ -100,6 +101,7 @@ def _relabel(log: str, path: str) -> str:
 class CudaBackend:
     name = "cuda"
     languages = ("cuda",)
+    schedule_jitter = True  # see CompileOptions.schedule_jitter
 
     def __init__(self) -> None:
         self._compiler = NvrtcCompiler(self.name)
@@ -141,8 +143,14 @@ class CudaBackend:
         from xlate.parse import parse_string
         from xlate.parse.slice import device_slice
 
-        unit = parse_string(source, path if path.endswith((".cu", ".cuh")) else path + ".cu", "cuda", strict=False)
-        return self._compiler.compile(device_slice(unit, source), kernel, options, path=path, extra=[])
+        name = path if path.endswith((".cu", ".cuh")) else path + ".cu"
+        unit = parse_string(source, name, "cuda", strict=False)
+        if options.schedule_jitter:
+            source = instrument(unit, source)
+            unit = parse_string(source, name, "cuda", strict=False)
+        art = self._compiler.compile(device_slice(unit, source), kernel, options, path=path, extra=[])
+        art.meta["schedule_jitter"] = options.schedule_jitter
+        return art
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
             bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:

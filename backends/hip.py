@@ -38,6 +38,7 @@ from xlate.backends.base import (
     store_artifact,
 )
 from xlate.backends.cuda import NvrtcCompiler, cupy_version, nvidia_devices
+from xlate.backends.jitter import instrument
 from xlate.backends.worker import run_in_worker
 
 from xlate.errors import ToolchainMissing
@@ -103,6 +104,7 @@ def run_platform() -> str | None:
 class HipBackend:
     name = "hip"
     languages = ("hip",)
+    schedule_jitter = True  # on the NVIDIA route only (see CompileOptions.schedule_jitter)
 
     def __init__(self) -> None:
         self._nvrtc = NvrtcCompiler(self.name)
@@ -169,11 +171,15 @@ class HipBackend:
             from xlate.parse import parse_string
             from xlate.parse.slice import device_slice
 
-            unit = parse_string(source, path if path.endswith(".hip") else path + ".hip", "hip", strict=False)
+            name = path if path.endswith(".hip") else path + ".hip"
+            unit = parse_string(source, name, "hip", strict=False)
+            if options.schedule_jitter:
+                source = instrument(unit, source)
+                unit = parse_string(source, name, "hip", strict=False)
             nv_options = CompileOptions(None, options.template_args, options.defines, options.extra)
             art = self._nvrtc.compile(device_slice(unit, source, hip=True), kernel, nv_options, path=path,
                                       extra=["-include", "xlate_hip_on_nvidia.h"])
-            art.meta.update(platform="nvidia", caveat=NVIDIA_CAVEAT, amd_arch=amd_arch,
+            art.meta.update(platform="nvidia", caveat=NVIDIA_CAVEAT, amd_arch=amd_arch, schedule_jitter=options.schedule_jitter,
                             hipcc=bool(check), hipcc_log=check.log if check else None)
             return art
         if platform == "amd":

@@ -180,7 +180,7 @@ class Fuzzer:
                 nondet = src_run.buffers[p.name].nondeterministic
                 if nondet is not None:
                     return CaseResult(False, self._cx(case, inputs, env, "nondeterministic",
-                                                      f"two runs of the source gave different '{p.name}'",
+                                                      f"two runs of the source gave different '{p.name}'" + _jitter_note(src_run),
                                                       side=self.source.label if self.source else None, buffer=p.name,
                                                       flat=int(np.flatnonzero(nondet)[0]), shape=shape))
             elif recorded is not None:
@@ -196,7 +196,7 @@ class Fuzzer:
             got = cand_run.buffers[p.name]
             if got.nondeterministic is not None:
                 return CaseResult(False, self._cx(case, inputs, env, "nondeterministic",
-                                                  f"two runs of the candidate gave different '{p.name}'",
+                                                  f"two runs of the candidate gave different '{p.name}'" + _jitter_note(cand_run),
                                                   side=self.candidate.label if self.candidate else None, buffer=p.name,
                                                   flat=int(np.flatnonzero(got.nondeterministic)[0]), shape=shape))
             missing = written & ~got.written
@@ -366,3 +366,9 @@ def run_fuzz(fuzzer: Fuzzer, *, budget: int, size_cap: int, cases: list[Case] | 
         max_error=fuzzer.max_error, max_ratio=fuzzer.max_ratio, tolerance=fuzzer.tolerance_text,
         seconds=time.perf_counter() - t0, warnings=fuzzer.warnings(), recorded=fuzzer.recorded,
     )
+
+
+def _jitter_note(run: SideRun) -> str:
+    if not run.meta.get("schedule_jitter"):
+        return ""
+    return " (the repeat run delays warps in a random order at entry and after each barrier: a missing barrier or a race)"

@@ -3,6 +3,7 @@ bands, each case twice (two poison patterns), every misbehaviour classified."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,7 +97,8 @@ class Side:
         self.arch = arch
         self.timeout = timeout
         self.backend = backend_for_language(self.language)
-        self._artifacts: dict[tuple[str, ...], Artifact] = {}
+        self._artifacts: dict[tuple[tuple[str, ...], bool], Artifact] = {}
+        self.jitter_failed = False
         self.compiles = 0
         self.compile_seconds = 0.0
         self.platform: str | None = None
@@ -125,19 +127,31 @@ class Side:
                 out.append(str(env.get(t.name, t.default)))
         return out
 
-    def artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any]) -> Artifact:
+    def artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any], *, jitter: bool = False) -> Artifact:
         targs = tuple(self.template_args(case, spec, env))
-        if targs not in self._artifacts:
-            options = CompileOptions(arch=self.arch, template_args=list(targs))
+        if (targs, jitter) not in self._artifacts:
+            options = CompileOptions(arch=self.arch, template_args=list(targs), schedule_jitter=jitter)
             art = get_backend(self.backend.name).compile(self.text, self.kernel, options, path=self.path)
-            self._artifacts[targs] = art
+            self._artifacts[(targs, jitter)] = art
             self.compiles += 0 if art.compile.cached else 1
             self.compile_seconds += art.compile.seconds
             self.platform = art.meta.get("platform", self.platform)
             caveat = art.meta.get("caveat")
             if caveat and caveat not in self.caveats:
                 self.caveats.append(caveat)
-        return self._artifacts[targs]
+        return self._artifacts[(targs, jitter)]
+
+    def repeat_artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any], plain: Artifact) -> Artifact:
+        """The build for the repeat run: schedule-jittered where the backend can (backends/jitter.py)."""
+        if not getattr(self.backend, "schedule_jitter", False) or self.jitter_failed or not jitter_enabled():
+            return plain
+        try:
+            return self.artifact(case, spec, env, jitter=True)
+        except CompileError as exc:  # xlate's rewrite broke a kernel that builds: run unjittered, say so
+            self.jitter_failed = True
+            first = (exc.log.strip().splitlines() or [""])[0][:200]
+            self.caveats.append(f"schedule jitter off: the instrumented build failed ({first})")
+            return plain
 
     def run_case(self, spec: KernelSpec, case: Case, inputs: dict[str, np.ndarray], *, runs: int = 2,
                  tolerant_repeat: bool = False, repeat_atol: Callable[[np.dtype], float] | None = None) -> SideRun:
@@ -153,6 +167,7 @@ class Side:
         results: list[dict[str, np.ndarray]] = []
         layouts: dict[str, tuple[int, int, np.dtype]] = {}
         total_seconds = 0.0
+        jittered = False
         for pattern in range(runs):
             args: list[BufferArg | ScalarArg] = []
             fills: dict[str, np.ndarray] = {}
@@ -180,7 +195,9 @@ class Side:
                 continue
             from xlate.backends.base import LaunchConfig
 
-            res = self.backend.run(art, args, LaunchConfig(grid, block, shmem), timeout=self.timeout)
+            run_art = art if pattern == 0 else self.repeat_artifact(case, spec, env, art)
+            jittered = jittered or bool(run_art.meta.get("schedule_jitter"))
+            res = self.backend.run(run_art, args, LaunchConfig(grid, block, shmem), timeout=self.timeout)
             total_seconds += res.seconds
             if res.meta.get("platform"):
                 self.platform = res.meta["platform"]
@@ -205,7 +222,7 @@ class Side:
                                        f"({changed.size} elements) although the kernel should only read it", name, i),
                                        seconds=total_seconds)
             results.append(res.buffers)
-        out = SideRun(seconds=total_seconds / max(1, runs))
+        out = SideRun(seconds=total_seconds / max(1, runs), meta={"schedule_jitter": jittered})
         for p in spec.buffers:
             if p.role == "in":
                 continue
@@ -230,6 +247,11 @@ class Side:
                     nondet = differs
             out.buffers[p.name] = BufferResult(last.copy(), written, nondet)
         return out
+
+
+def jitter_enabled() -> bool:
+    """XLATE_SCHEDULE_JITTER=0 turns the jittered repeat run off (to compare, or to rule it out)."""
+    return os.environ.get("XLATE_SCHEDULE_JITTER", "1") != "0"
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
