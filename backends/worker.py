@@ -66,8 +66,14 @@ def _dtype(name: str) -> np.dtype:
     return np.dtype(name)
 
 
+MAX_HEADER = 16 << 20  # a JSON header is a few KB; more means something else wrote to the reply stream
+
+
 def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], list[np.ndarray]]:
     (n,) = struct.unpack("<I", _read_exact(stream, 4))
+    if n > MAX_HEADER:
+        # e.g. a wrapping tool printing to the worker's stdout: fail now instead of waiting for n bytes
+        raise ValueError(f"worker reply stream corrupted (header length {n}): something else wrote to it")
     header = json.loads(_read_exact(stream, n))
     arrays = []
     for meta in header.pop("arrays", []):
@@ -182,8 +188,12 @@ class Worker:
             return "timeout", {"message": f"no answer within {timeout:.0f} s: killed"}, []
         try:
             reply, out = read_frame(self.proc.stdout)
-        except (EOFError, struct.error, ValueError):
+        except (EOFError, struct.error):
             return self._crashed()
+        except ValueError as exc:  # a corrupted reply stream: the worker is useless from here on
+            tail = self._stderr_tail()
+            self.stop()
+            return "crash", {"message": str(exc), "stderr": tail}, []
         if reply.get("fatal"):
             # The child reported an error that leaves its runtime unusable (e.g. a CUDA context error).
             self.stop()

@@ -145,6 +145,18 @@ def test_worker_hang_becomes_timeout(tmp_path):
     assert res.status == "timeout"
 
 
+def test_a_wrapper_that_prints_to_stdout_gives_a_crash_not_a_hang(tmp_path):
+    """A wrapping tool (compute-sanitizer without --log-file prints '========= ...' first) must not make the parent
+    wait for a gigabyte-long frame header."""
+    from xlate.backends.worker import Worker
+
+    noisy = ["sh", "-c", 'echo "========= COMPUTE-SANITIZER"; exec "$0" "$@"']
+    worker = Worker("triton", {"TRITON_INTERPRET": "1"}, noisy)
+    status, reply, _ = worker.request({"op": "ping"}, None, 60.0)
+    worker.stop()
+    assert status == "crash" and "corrupted" in reply["message"], reply
+
+
 def _write(tmp_path, name, text):
     p = tmp_path / name
     p.write_text(text)

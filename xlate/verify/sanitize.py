@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -65,26 +67,34 @@ def sanitize(side: Side, spec: KernelSpec, cases: list[Case]) -> list[SanitizerF
     tool_path = sanitizer_path()
     if tool_path is None or side.backend_name not in ("cuda", "hip"):
         return []
-    findings = []
-    for tool in TOOLS:
-        wrapper = [tool_path, "--tool", tool, "--print-limit", "10", "--error-exitcode", "0"]
-        art = None
-        for case in cases:
-            env = environment(spec, case)
-            art = side.artifact(case, spec, env)
-            if art.meta.get("platform") not in (None, "nvidia"):
-                return findings  # compute-sanitizer runs on NVIDIA devices only
-            grid, block, shmem = launch_dims(spec, env, case)
-            if 0 in grid or 0 in block:
-                continue
-            side.backend.run(art, _args(spec, case, env, make_inputs(spec, case, env)), LaunchConfig(grid, block, shmem),
-                             timeout=max(side.timeout, 300.0), wrapper=wrapper)
-        if art is None:
+    with tempfile.TemporaryDirectory(prefix="xlate-sanitize-") as tmp:
+        return [f for tool in TOOLS if (f := _run_tool(tool_path, tool, side, spec, cases, Path(tmp))) is not None]
+
+
+def _run_tool(tool_path: str, tool: str, side: Side, spec: KernelSpec, cases: list[Case],
+              tmp: Path) -> SanitizerFinding | None:
+    # The report goes to a file: on the worker's stdout it would corrupt the reply stream.
+    log = tmp / f"{tool}.log"
+    wrapper = [tool_path, "--tool", tool, "--print-limit", "10", "--error-exitcode", "0", "--log-file", str(log)]
+    art = None
+    for case in cases:
+        env = environment(spec, case)
+        art = side.artifact(case, spec, env)
+        if art.meta.get("platform") not in (None, "nvidia"):
+            return None  # compute-sanitizer runs on NVIDIA devices only
+        grid, block, shmem = launch_dims(spec, env, case)
+        if 0 in grid or 0 in block:
             continue
-        env_vars = side.backend.worker_env(art) if hasattr(side.backend, "worker_env") else {}
-        text = finish_worker(art.backend, env_vars, wrapper)
-        errors = sum(int(m.group(2)) for m in SUMMARY.finditer(text))
-        if errors:
-            lines = [ln for ln in text.splitlines() if ln.startswith("========")][:12]
-            findings.append(SanitizerFinding(side.label, tool, errors, "\n".join(lines)))
-    return findings
+        side.backend.run(art, _args(spec, case, env, make_inputs(spec, case, env)), LaunchConfig(grid, block, shmem),
+                         timeout=max(side.timeout, 300.0), wrapper=wrapper)
+    if art is None:
+        return None
+    env_vars = side.backend.worker_env(art) if hasattr(side.backend, "worker_env") else {}
+    text = finish_worker(art.backend, env_vars, wrapper)
+    if log.exists():
+        text = log.read_text(errors="replace") + "\n" + text
+    errors = sum(int(m.group(2)) for m in SUMMARY.finditer(text))
+    if not errors:
+        return None
+    lines = [ln for ln in text.splitlines() if ln.startswith("========")][:12]
+    return SanitizerFinding(side.label, tool, errors, "\n".join(lines))
