@@ -303,3 +303,31 @@ __global__ void k(float* x, int n) {{ int i = blockIdx.x * blockDim.x + threadId
 """
     t = port(src)
     assert [d.code for d in t.blocking] == ["XL2006"]
+
+
+GRID_STRIDE_PAIRS = """
+// xlate: x: in[n], y: out[n], n: size(0..5000), a: scalar, grid: 3, block: 128
+__global__ void pairs(const float* x, float* y, int n, float a) {
+    for (int i = (blockIdx.x * blockDim.x + threadIdx.x) * 2; i < n; i += 2 * blockDim.x * gridDim.x) {
+        y[i] = a * x[i];
+        if (i + 1 < n) y[i + 1] = a * x[i + 1] + 1.0f;
+    }
+}
+"""
+
+
+def test_grid_stride_loop_becomes_a_counted_range_loop(tmp_path):
+    """A grid-stride loop with a lane-affine start is a `range` over the block's base index (no per-iteration
+    tl.max over the still-active lanes); lanes past n are masked, including with 2 elements per thread."""
+    t = port(GRID_STRIDE_PAIRS)
+    assert t.kernels == ["pairs"], [d.format() for d in t.diagnostics]
+    assert re.search(r"for i_base\w* in range\(", t.text) and "tl.max(" not in t.text, t.text
+    for n in (0, 1, 767, 768, 769, 5000):
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        out = run(t.text, "pairs", [buf("x", x), buf("y", np.full(n, np.nan, np.float32)), ScalarArg("n", n, "int32"),
+                                    ScalarArg("a", 1.5, "float32")], tmp_path)
+        y = out["y"]
+        expect = 1.5 * x.astype(np.float64)
+        expect[1::2] += 1.0
+        np.testing.assert_allclose(y[7 : 7 + n], expect, rtol=1e-6, atol=1e-6)  # a*x + 1 rounds in float32
+        assert (y[:7] == 12345).all() and (y[7 + n :] == 12345).all()

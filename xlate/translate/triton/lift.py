@@ -579,8 +579,8 @@ class Lifter:
                 return
             aff = S.affine(start) if ctyping.is_int(start.ctype) else None
             if aff is not None and step.nonneg and not (step.is_const and step.value <= 0):
-                _coefs, rest = aff
-                lane_part = S.op("sub", "int", S.cast(start, "int"), S.cast(rest, "int"))
+                coefs, rest = aff
+                lane_part = _lane_sum(coefs) if coefs and not _has_op(start, "red") else S.op("sub", "int", S.cast(start, "int"), S.cast(rest, "int"))
                 if lane_part.concrete:
                     try:
                         mn = int(np.min(comm.concrete(self, lane_part)))
@@ -1549,3 +1549,17 @@ def _join(a: Any, b: Any) -> Any:
     if isinstance(a, bool) and isinstance(b, bool):
         return a or b
     return b if a is False else a
+
+
+def _lane_sum(coefs: dict[str, int]) -> Sym:
+    """sum(coef * lane(axis)): the per-thread part of an affine index, built from lanes (not `start - rest`,
+    which the simplifier cannot cancel through casts)."""
+    terms = [S.lane(a) if k == 1 else S.op("mul", "int", S.lane(a), S.const(k, "int")) for a, k in sorted(coefs.items())]
+    out = terms[0]
+    for t in terms[1:]:
+        out = S.op("add", "int", out, t)
+    return out
+
+
+def _has_op(s: Sym, name: str) -> bool:
+    return s.op == name or any(isinstance(a, Sym) and _has_op(a, name) for a in (s.args or ()))
