@@ -7,7 +7,9 @@ pseudo-random time (0-2.8 us, hashed from %globaltimer, its warp and its block) 
 other warps have not written yet, or overwrites cells they still read, and gives a different result.
 
 The rewrite works on the CUDA/HIP source text through the parsed model (kernel bodies, `__syncthreads` call
-sites), prepends the helper and a `#line 1` so compiler messages keep the user's line numbers.
+sites), prepends the helper and a `#line 1` so compiler messages keep the user's line numbers. Not jittered:
+cooperative-groups syncs (`block.sync()`), `__syncthreads_count/and/or`, and barriers hidden in macros (the
+model sees the macro's name, not the call); those kernels still get the entry delay.
 """
 
 from __future__ import annotations
