@@ -46,6 +46,7 @@ def nvidia_devices() -> list[dict[str, str]]:
     return out
 
 
+@functools.cache
 def cupy_version() -> str | None:
     try:
         import cupy

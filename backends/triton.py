@@ -35,6 +35,7 @@ from xlate.errors import ToolchainMissing
 from xlate.fsutil import atomic_write_text
 
 
+@functools.cache  # importlib.metadata reads the dist-info on every call (2 ms; the gate asks per launch)
 def _version(module: str) -> str | None:
     try:
         from importlib.metadata import version
