@@ -20,7 +20,7 @@ from xlate.backends.base import (
     load_artifact,
     store_artifact,
 )
-from xlate.backends.jitter import instrument
+from xlate.backends.jitter import parse_for_build
 from xlate.backends.worker import run_in_worker
 
 from xlate.errors import ToolchainMissing
@@ -141,14 +141,10 @@ class CudaBackend:
         return info
 
     def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.cu") -> Artifact:
-        from xlate.parse import parse_string
         from xlate.parse.slice import device_slice
 
         name = path if path.endswith((".cu", ".cuh")) else path + ".cu"
-        unit = parse_string(source, name, "cuda", strict=False)
-        if options.schedule_jitter:
-            source = instrument(unit, source)
-            unit = parse_string(source, name, "cuda", strict=False)
+        unit, source = parse_for_build(source, name, "cuda", options.schedule_jitter)
         art = self._compiler.compile(device_slice(unit, source), kernel, options, path=path, extra=[])
         art.meta["schedule_jitter"] = options.schedule_jitter
         return art

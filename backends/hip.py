@@ -38,7 +38,7 @@ from xlate.backends.base import (
     store_artifact,
 )
 from xlate.backends.cuda import NvrtcCompiler, cupy_version, nvidia_devices
-from xlate.backends.jitter import instrument
+from xlate.backends.jitter import parse_for_build
 from xlate.backends.worker import run_in_worker
 
 from xlate.errors import ToolchainMissing
@@ -168,14 +168,10 @@ class HipBackend:
         check = self.hipcc_check(source, amd_arch, path) if hipcc_path() else None
         platform = None if options.compile_only else run_platform()
         if platform == "nvidia":
-            from xlate.parse import parse_string
             from xlate.parse.slice import device_slice
 
             name = path if path.endswith(".hip") else path + ".hip"
-            unit = parse_string(source, name, "hip", strict=False)
-            if options.schedule_jitter:
-                source = instrument(unit, source)
-                unit = parse_string(source, name, "hip", strict=False)
+            unit, source = parse_for_build(source, name, "hip", options.schedule_jitter)
             nv_options = CompileOptions(None, options.template_args, options.defines, options.extra)
             art = self._nvrtc.compile(device_slice(unit, source, hip=True), kernel, nv_options, path=path,
                                       extra=["-include", "xlate_hip_on_nvidia.h"])

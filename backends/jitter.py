@@ -42,6 +42,18 @@ __device__ __forceinline__ void __xlate_syncthreads() { __syncthreads(); __xlate
 """
 
 
+def parse_for_build(source: str, name: str, language: str, jitter: bool) -> tuple[KernelUnit, str]:
+    """The model and text a backend builds from: `source` itself, or with `jitter` its instrumented copy (parsed
+    again, so the device slice blanks host code at the shifted offsets)."""
+    from xlate.parse import parse_string
+
+    unit = parse_string(source, name, language, strict=False)  # type: ignore[arg-type]
+    if jitter:
+        source = instrument(unit, source)
+        unit = parse_string(source, name, language, strict=False)  # type: ignore[arg-type]
+    return unit, source
+
+
 def instrument(unit: KernelUnit, text: str) -> str:
     """`text` (the source `unit` was parsed from) with a jitter call at every kernel's entry and after every
     `__syncthreads()`; the helper is prepended."""

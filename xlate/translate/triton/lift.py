@@ -580,7 +580,10 @@ class Lifter:
             aff = S.affine(start) if ctyping.is_int(start.ctype) else None
             if aff is not None and step.nonneg and not (step.is_const and step.value <= 0):
                 coefs, rest = aff
-                lane_part = _lane_sum(coefs) if coefs and not _has_op(start, "red") else S.op("sub", "int", S.cast(start, "int"), S.cast(rest, "int"))
+                if coefs and not coefs.keys() & self.red_axes.keys():  # thread lanes only, no tl.dot axis
+                    lane_part = _lane_sum(coefs)
+                else:
+                    lane_part = S.op("sub", "int", S.cast(start, "int"), S.cast(rest, "int"))
                 if lane_part.concrete:
                     try:
                         mn = int(np.min(comm.concrete(self, lane_part)))
@@ -1559,7 +1562,3 @@ def _lane_sum(coefs: dict[str, int]) -> Sym:
     for t in terms[1:]:
         out = S.op("add", "int", out, t)
     return out
-
-
-def _has_op(s: Sym, name: str) -> bool:
-    return s.op == name or any(isinstance(a, Sym) and _has_op(a, name) for a in (s.args or ()))
