@@ -42,7 +42,11 @@ def expand(text: str) -> str:
 
 
 def options(case: dict[str, Any]) -> TranslateOptions:
-    return TranslateOptions(arch=case.get("arch"), rules_files=[str(CASES / r) for r in case.get("rules", [])])
+    """A case's options: arch, rules, and HIPIFY's choices (rocm, roc, launch_syntax) and project_names."""
+    return TranslateOptions(arch=case.get("arch"), rules_files=[str(CASES / r) for r in case.get("rules", [])],
+                            rocm=case.get("rocm"), roc=bool(case.get("roc", False)),
+                            launch_syntax=case.get("launch_syntax", "ggl"),
+                            project_names=frozenset(case.get("project_names", [])))
 
 
 def forward(case: dict[str, Any]) -> bool:

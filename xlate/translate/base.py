@@ -83,6 +83,15 @@ class TranslateOptions:
     kernels: list[str] = field(default_factory=list)  # restrict to these kernels (empty: all)
     rules_files: list[str] = field(default_factory=list)  # user YAML rule files (CUDA<->HIP)
     extra: dict[str, Any] = field(default_factory=dict)
+    # CUDA -> HIP choices (HIPIFY's): the user's ROCm (None: the newest release the mapping tables know) gates
+    # which HIP names are emitted; `roc` targets rocBLAS/rocSPARSE/rocRAND/rocSOLVER instead of the hip* wrappers;
+    # `launch_syntax` "ggl" writes hipLaunchKernelGGL(...) (HIPIFY's default), "chevron" keeps <<<...>>>.
+    rocm: str | None = None
+    roc: bool = False
+    launch_syntax: str = "ggl"
+    # Names the project defines in other files (macros, functions, types of the headers it includes): never
+    # reported as unknown CUDA names (migrate fills it from the include graph).
+    project_names: frozenset[str] = frozenset()
 
 
 class Translator(Protocol):

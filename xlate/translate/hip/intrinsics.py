@@ -333,11 +333,32 @@ def _rlaunch(job: Job, region: Region, call: ts.Node, fn: ts.Node) -> None:
             job.edits.delete(region.end(kargs[0]), region.end(kernel), rid)
             job.skip.append((region.start(kernel), region.start(kargs[0])))
     job.edits.replace(region.end(kernel), region.start(args[1]), "<<<", rid)
+    for dim in args[1:3]:  # dim3(g) -> g: <<<>>> converts itself (what the forward rewrite wrapped)
+        inner = _single_dim3(region, dim)
+        if inner is not None:
+            job.edits.delete(region.start(dim), region.start(inner), rid)
+            job.edits.delete(region.end(inner), region.end(dim), rid)
+            job.skip.append((region.end(inner), region.end(dim)))
+    last = stream
+    if region.text(stream).strip() == "0":  # CUDA's defaults: no shared memory, the null stream
+        last = args[2] if region.text(args[3]).strip() == "0" else args[3]
+        job.skip.append((region.end(last), region.end(stream)))
     if len(args) > 5:
-        job.edits.replace(region.end(stream), region.start(args[5]), ">>>(", rid)
+        job.edits.replace(region.end(last), region.start(args[5]), ">>>(", rid)
     else:
-        job.edits.replace(region.end(stream), region.end(call), ">>>()", rid)
+        job.edits.replace(region.end(last), region.end(call), ">>>()", rid)
     job.stats.count("converted", "launch", "hipLaunchKernelGGL")
+
+
+def _single_dim3(region: Region, node: ts.Node) -> ts.Node | None:
+    """`x` of `dim3(x)` (one argument), else None."""
+    if node.type != "call_expression":
+        return None
+    fn = node.child_by_field_name("function")
+    args = args_of(node)
+    if fn is None or region.text(fn) != "dim3" or len(args) != 1:
+        return None
+    return args[0]
 
 
 def _rcg(job: Job, region: Region, call: ts.Node, fn: ts.Node, member: str) -> None:

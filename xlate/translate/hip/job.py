@@ -103,6 +103,10 @@ class Job:
     arch: str | None
     rules: dict[str, Any]  # intrinsics.yaml
     options_extra: dict[str, Any] = field(default_factory=dict)
+    rocm: str | None = None  # the user's ROCm (cuda->hip: always resolved; hip->cuda: None)
+    roc: bool = False  # roc* library targets
+    launch_syntax: str = "ggl"  # ggl | chevron
+    project_names: frozenset[str] = frozenset()  # defined by the project in other files
 
     def __post_init__(self) -> None:
         self.path = self.unit.path

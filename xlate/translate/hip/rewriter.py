@@ -19,7 +19,7 @@ import tree_sitter as ts
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.diagnostics import rules_file
 from xlate.translate.hip.job import Job, Region, parse_macro_body
-from xlate.translate.hip.tables import Mapping, MappingTables
+from xlate.translate.hip.tables import Mapping, MappingTables, version_status
 
 UNQUALIFIED_OK = {"std", ""}  # `std::x` and `::x` are still the global names
 
@@ -228,6 +228,8 @@ class Renamer:
                 job.diag("XL1002" if job.direction == "cuda->hip" else "XL1402", region, where, rule=m.rule,
                          once=name, name=name, family=m.family, note=_note(m.note))
             return
+        if not self.rocm_allows(region, where, m):
+            return
         job.stats.count("converted", m.family, name)
         if m.target != name:
             job.edits.replace(s, e, m.target, m.rule)
@@ -239,7 +241,6 @@ class Renamer:
                      preserved=job.rules["_preserved"])
         if m.note and m.target != name:  # identity entries' notes say why nothing changes
             job.diag("XL1004", region, where, rule=m.rule, once=name, name=name, target=m.target, note=m.note)
-        self.rocm_check(region, where, m)
 
     def namespace(self, region: Region, s: int, e: int, name: str) -> None:
         job = self.job
@@ -255,13 +256,27 @@ class Renamer:
         if m.target != name:
             job.edits.replace(s, e, m.target, m.rule)
 
-    def rocm_check(self, region: Region, where: ts.Node | int, m: Mapping) -> None:
-        have = self.job.options_extra.get("rocm")
-        if not have or not m.rocm or self.job.direction != "cuda->hip":
-            return
-        if _version(m.rocm) > _version(str(have)):
-            self.job.diag("XL1008", region, where, rule=m.rule, once=m.name, name=m.name, target=m.target,
-                          rocm=m.rocm, have=have)
+    def rocm_allows(self, region: Region, where: ts.Node | int, m: Mapping) -> bool:
+        """The user's ROCm has m.target: False (name left as it is, XL1008/XL1010) when it was added later or is
+        removed by then; a deprecated one is emitted with XL1011."""
+        job = self.job
+        if job.direction != "cuda->hip" or m.origin.startswith("user:"):
+            return True
+        status = version_status(m, job.rocm)
+        if status == "ok":
+            return True
+        if status == "deprecated":
+            job.diag("XL1011", region, where, rule=m.rule, once=m.name, name=m.name, target=m.target,
+                     rocm=m.deprecated, have=job.rocm)
+            return True
+        job.stats.count("unsupported", m.family, m.name)
+        if status == "newer":
+            job.diag("XL1008", region, where, rule=m.rule, once=m.name, name=m.name, target=m.target, rocm=m.rocm,
+                     have=job.rocm)
+        else:
+            job.diag("XL1010", region, where, rule=m.rule, once=m.name, name=m.name, target=m.target,
+                     rocm=m.removed, have=job.rocm)
+        return False
 
     # -- includes --------------------------------------------------------------------------------------------
     def includes(self) -> list[tuple[ts.Node, str, str | None]]:
@@ -292,6 +307,9 @@ class Renamer:
                          name=name, family=mapping.family, note=_note(mapping.note))
                 out.append((inc, name, None))
                 continue
+            if not self.rocm_allows(job.main, path, mapping):
+                out.append((inc, name, None))
+                continue
             job.stats.count("converted", mapping.family, name)
             if mapping.target == "":  # HIPIFY drops it (device_launch_parameters.h): the whole #include line goes
                 job.edits.delete(inc.start_byte, inc.end_byte, mapping.rule)
@@ -317,10 +335,6 @@ class Renamer:
 
 def _note(note: str | None) -> str:
     return f": {note}" if note else ""
-
-
-def _version(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", v)[:3])
 
 
 def defined_names(job: Job) -> set[str]:

@@ -12,8 +12,11 @@ Passes, in order, over one tree-sitter parse of the file (xlate/translate/hip/jo
 Every change is a byte-range Edit with its rule; they are applied in one pass at the end.
 
 Options: `arch` picks the wavefront size for the diagnostics (the port itself is the same for every AMD target);
-`rules_files` are user rule files (userrules.py); `extra["rocm"]` (e.g. "5.2") reports table entries newer than
-that ROCm (XL1008). `translation.stats` / `meta["stats"]` feed `format_stats`; `meta["helpers"]` lists the compat
+`rules_files` are user rule files (userrules.py); `rocm` (e.g. "6.2"; default: the newest release the tables
+know) gates what is emitted: a table name added after it, or removed by it, is left unchanged with XL1008/XL1010,
+a deprecated one is emitted with XL1011; `roc` targets the roc* libraries (HIPIFY's --roc); `launch_syntax`
+"ggl" (default) writes hipLaunchKernelGGL, "chevron" keeps <<<>>>; `project_names` are names the project defines
+in other files (never reported as unknown CUDA names). `translation.stats` / `meta["stats"]` feed `format_stats`; `meta["helpers"]` lists the compat
 helpers the port carries; `needs_llm` lists the kernels that reach a blocking diagnostic.
 """
 
@@ -23,17 +26,30 @@ import functools
 import re
 
 from xlate.arch import wavefront_size
+from xlate.errors import InputError
 from xlate.model import Function, KernelUnit
 from xlate.translate.base import TranslateOptions, Translation
-from xlate.translate.hip import compat, intrinsics, unsupported, wavefront
+from xlate.translate.hip import compat, intrinsics, launches, unsupported, wavefront
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.job import Job, Region
 from xlate.translate.hip.rewriter import Renamer, macro_regions
 from xlate.translate.hip.stats import format_stats_table
-from xlate.translate.hip.tables import Mapping, builtin_tables
+from xlate.translate.hip.tables import Mapping, builtin_tables, newest_rocm, version
 from xlate.translate.hip.userrules import with_user_rules
 
-__all__ = ["CudaToHip", "HipToCuda", "format_stats"]
+__all__ = ["CudaToHip", "HipToCuda", "format_stats", "resolve_rocm"]
+
+LAUNCH_SYNTAXES = ("ggl", "chevron")
+
+
+def resolve_rocm(options: TranslateOptions) -> str:
+    """The ROCm the port targets: --rocm, else the legacy extra["rocm"], else the newest the tables know."""
+    rocm = options.rocm or options.extra.get("rocm") or newest_rocm()
+    rocm = str(rocm).strip()
+    if not re.fullmatch(r"\d+(?:\.\d+){0,2}", rocm):
+        raise InputError(f"xlate: error: --rocm '{rocm}' is not a ROCm release (e.g. 6.2 or 6.4.1)")
+    version(rocm)
+    return rocm
 
 
 @functools.cache
@@ -67,15 +83,22 @@ class _RuleTranslator:
 
     def translate(self, unit: KernelUnit, text: str, options: TranslateOptions) -> Translation:
         forward = self.direction == "cuda->hip"
-        tables = with_user_rules(builtin_tables(self.direction), list(options.rules_files))
+        roc = bool(options.roc) and forward
+        tables = with_user_rules(builtin_tables(self.direction, roc), list(options.rules_files))
         wave = wavefront_size(options.arch, "hip")
-        job = Job(unit, text, self.direction, tables, wave, options.arch, intrinsics.rules_for(wave), dict(options.extra))
+        rocm = resolve_rocm(options) if forward else None
+        if options.launch_syntax not in LAUNCH_SYNTAXES:
+            raise InputError(f"xlate: error: --launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}")
+        job = Job(unit, text, self.direction, tables, wave, options.arch, intrinsics.rules_for(wave), dict(options.extra),
+                  rocm=rocm, roc=roc, launch_syntax=options.launch_syntax, project_names=frozenset(options.project_names))
         if not forward:
             compat.remove(job)
         macros = macro_regions(job, _macro_interest(self.direction))
         regions = [job.main] + [r for r in macros.values() if r is not None]
         for region in regions:
             (intrinsics.forward if forward else intrinsics.reverse)(job, region)
+        if forward:
+            launches.forward(job, job.main)
         unsupported.check(job, job.main)
         for region in regions:
             (wavefront.analyse if forward else wavefront.analyse_reverse)(job, region)
@@ -95,7 +118,8 @@ class _RuleTranslator:
             source_path=unit.path, source_language=unit.language, target=self.target, engine="rules", text=out,
             kernels=[k.name for k in unit.kernels], diagnostics=job.diags, edits=edits, stats=job.stats.as_dict(),
             needs_llm=_needs_llm(job),
-            meta={"direction": self.direction, "arch": options.arch, "wavefront": wave,
+            meta={"direction": self.direction, "arch": options.arch, "wavefront": wave, "rocm": rocm, "roc": roc,
+                  "launch_syntax": options.launch_syntax if forward else None,
                   "warp_model": "cuda-32-lane" if forward else "hip", "helpers": compat.ordered(job.helpers),
                   "rules_files": list(options.rules_files), "stats": job.stats.meta(text, edits),
                   "table_collisions": len(tables.collisions)},
