@@ -39,6 +39,10 @@ class PortRequest:
     rules_files: list[str] = field(default_factory=list)
     max_attempts: int = 4
     timeout: float = 60.0
+    # CUDA -> HIP (HIPIFY's choices); None: [tool.xlate] in pyproject.toml, else the defaults (xlate/config.py)
+    rocm: str | None = None
+    roc: bool | None = None
+    launch_syntax: str | None = None
 
 
 @dataclass
@@ -125,9 +129,13 @@ def _add_header(text: str, head: str) -> str:
 
 
 def translate(req: PortRequest, unit: KernelUnit, text: str) -> Translation:
+    from xlate.config import hip_choices
+
+    hip = hip_choices(req.rocm, req.roc, req.launch_syntax, start=req.source)
     options = TranslateOptions(arch=req.arch, kernels=list(req.kernels), rules_files=list(req.rules_files),
                                extra={"examples": req.examples, "seed": req.seed, "reference": req.reference,
-                                      "golden": req.golden, "max_attempts": req.max_attempts, "timeout": req.timeout})
+                                      "golden": req.golden, "max_attempts": req.max_attempts, "timeout": req.timeout},
+                               rocm=hip.rocm, roc=hip.roc, launch_syntax=hip.launch_syntax)
     if req.engine == "llm":
         from xlate.translate.llm.engine import llm_translate
 

@@ -25,6 +25,12 @@ from xlate.commands.common import emit_json, handle_errors
 @click.option("--reference", help="Oracle FILE.py:FUNCTION when the source cannot run here.")
 @click.option("--against", "golden", help="Golden file (or folder of them) recorded from the source elsewhere.")
 @click.option("--rules", "rules_files", multiple=True, help="CUDA<->HIP user rule file (YAML), repeatable.")
+@click.option("--rocm", help="ROCm release the HIP port targets, e.g. 6.2 (default: [tool.xlate] rocm, else the "
+              "newest the mapping tables know); newer HIP names are left with a diagnostic.")
+@click.option("--roc/--no-roc", default=None, help="rocBLAS/rocSPARSE/rocRAND/rocSOLVER instead of the hip* "
+              "wrappers (HIPIFY's --roc).")
+@click.option("--launch-syntax", type=click.Choice(["ggl", "chevron"]), default=None,
+              help="ggl: hipLaunchKernelGGL (HIPIFY's default); chevron: keep <<<...>>>.")
 @click.option("--stats", is_flag=True, help="Print what was converted per API family (CUDA<->HIP).")
 @click.option("--max-attempts", default=4, show_default=True, help="LLM attempts per kernel.")
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds before a kernel run is killed.")
@@ -33,13 +39,15 @@ from xlate.commands.common import emit_json, handle_errors
 def command(src: str, target: str, output: str | None, kernels: tuple[str, ...], engine: str, model: str | None,
             arch: str | None, examples: int, seed: int, no_verify: bool, force: bool, reference: str | None,
             golden: str | None, rules_files: tuple[str, ...], stats: bool, max_attempts: int, timeout: float,
-            as_json: bool) -> None:
+            as_json: bool, rocm: str | None = None, roc: bool | None = None,
+            launch_syntax: str | None = None) -> None:
     """Port SRC to TARGET. Exit 0 verified and written; 1 rejected (counterexample, nothing written);
     2 bad input; 3 could not verify here (nothing written without --force/--no-verify)."""
     from xlate.port import PortRequest, port_file
 
     req = PortRequest(src, target, output, list(kernels), engine, model, arch, examples, seed, not no_verify, force,
-                      reference, golden, list(rules_files), max_attempts, timeout)
+                      reference, golden, list(rules_files), max_attempts, timeout, rocm=rocm, roc=roc,
+                      launch_syntax=launch_syntax)
     result = port_file(req)
     if as_json:
         emit_json(result.to_dict())
