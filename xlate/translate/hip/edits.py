@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from xlate.parse.nodes import Source
+from xlate.parse.source import to_text
 from xlate.translate.base import Edit
 
 
@@ -55,4 +56,4 @@ class EditSet:
             out.append(e.new.encode("utf-8"))
             pos = e.end
         out.append(self.data[pos:])
-        return b"".join(out).decode("utf-8")
+        return to_text(b"".join(out))  # bytes that were not UTF-8 come back unchanged

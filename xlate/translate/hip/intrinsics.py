@@ -232,6 +232,95 @@ def _cg_member(job: Job, region: Region, call: ts.Node, member: ts.Node, name: s
         job.diag("XL1115", region, member, rule=rid, name=name, why=cg["missing_members"][name])
 
 
+def cg_collectives(job: Job, region: Region) -> None:
+    """`cg::reduce(g, v, cg::plus<T>())` (and inclusive/exclusive_scan, the operator functors) ->
+    `xlate_cg::reduce(g, v, xlate_cg::plus<T>())`, helpers in the compat block (intrinsics.yaml says why)."""
+    cg = job.rules["cooperative_groups"]
+    names = set(cg["collectives"]) | set(cg["functors"])
+    text = region.data[region.lo : region.hi]
+    if not any(n.encode() in text for n in cg["collectives"]) or b"cooperative_groups" not in job.data:
+        return
+    scopes = {"cooperative_groups"} | {m.decode() for m in _CG_ALIAS.findall(job.data)}
+    unqualified = bool(_CG_USING.search(job.data))
+    ns = cg["compat_namespace"]
+    used = False
+    for m in _WORD.finditer(region.data, region.lo, region.hi):
+        name = m.group().decode()
+        if name not in names:
+            continue
+        node = region.root.descendant_for_byte_range(m.start(), m.end())
+        if node is None or node.start_byte != m.start() or node.end_byte != m.end():
+            continue
+        if node.type not in ("identifier", "type_identifier", "namespace_identifier"):
+            continue
+        parent = node.parent
+        start = region.start(node)
+        templated = parent is not None and parent.type in ("template_function", "template_type")
+        if templated:
+            parent = parent.parent  # cg::plus<int>: the qualified identifier holds the template
+        if parent is not None and parent.type == "qualified_identifier":
+            scope = parent.child_by_field_name("scope")
+            if scope is None or region.text(scope) not in scopes:
+                continue
+            start = region.start(scope)
+        elif not unqualified:
+            continue  # a project's own reduce(), plus<T>: not cooperative groups'
+        elif name in cg["collectives"]:
+            if parent is None or parent.type != "call_expression":
+                continue
+        elif not templated:
+            continue  # a functor is always spelled with its template argument
+        end = region.end(node)
+        if job.skipped(start, end) or not job.edits.claim(start, end):
+            continue
+        job.edits.replace(start, end, f"{ns}::{name}", f"cooperative_groups:{name}")
+        job.skip.append((start, end))
+        if name in cg["collectives"]:
+            used = True
+            job.helpers.add(cg["collectives"][name])
+            job.stats.count("converted", "cooperative_groups", name)
+            job.diag("XL1122", region, node, rule=f"cooperative_groups:{name}", once=name, name=name,
+                     target=f"{ns}::{name}")
+        else:
+            job.helpers.add("cg_functors")
+    if not used:
+        return
+
+
+def cg_collectives_reverse(job: Job) -> None:
+    """HIP -> CUDA: `xlate_cg::name` -> `cooperative_groups::name`, and the CUDA headers that declare the
+    collectives (after <cooperative_groups.h>) when the file does not include them."""
+    cg = job.rules["cooperative_groups"]
+    ns = cg["compat_namespace"].encode()
+    headers: list[str] = []
+    alias = _CG_ALIAS.search(job.data)  # the file's own spelling (`namespace cg = cooperative_groups;`)
+    scope = alias.group(1).decode() if alias else "cooperative_groups"
+    for m in re.finditer(rb"\b" + ns + rb"\s*::\s*(\w+)", job.data):
+        s, e = m.start(), m.end()
+        name = m.group(1).decode()
+        if job.skipped(s, e) or not job.edits.claim(s, e):
+            continue
+        node = job.main.root.descendant_for_byte_range(s, s + len(ns))
+        if node is None or node.type not in ("namespace_identifier", "identifier"):
+            continue
+        job.edits.replace(s, e, f"{scope}::{name}", f"cooperative_groups:{name}")
+        job.skip.append((s, e))
+        header = cg["collective_headers"].get(name)
+        if header and header not in headers:
+            headers.append(header)
+    if not headers:
+        return
+    anchor = re.search(rb"^[ \t]*#[ \t]*include[ \t]*<hip/hip_cooperative_groups\.h>[^\n]*", job.data, re.M)
+    missing = [h for h in headers if f"<{h}>".encode() not in job.data]
+    if anchor is not None and missing:
+        job.edits.insert(anchor.end(), "".join(f"\n#include <{h}>" for h in missing), "cooperative_groups:include")
+
+
+_CG_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*(?:::)?cooperative_groups\s*;")
+_CG_USING = re.compile(rb"\busing\s+namespace\s+(?:::)?cooperative_groups\s*;")
+_WORD = re.compile(rb"(?<![A-Za-z0-9_])[A-Za-z_]\w*")
+
+
 # -- HIP -> CUDA ---------------------------------------------------------------------------------------------
 def reverse(job: Job, region: Region) -> None:
     r = job.rules

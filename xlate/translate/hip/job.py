@@ -12,7 +12,9 @@ import tree_sitter as ts
 
 from xlate.model import Function, KernelUnit
 from xlate.parse import languages
+from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source
+from xlate.parse.source import to_bytes
 from xlate.translate.base import Diagnostic
 from xlate.translate.hip import diagnostics, queries
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
@@ -110,9 +112,14 @@ class Job:
 
     def __post_init__(self) -> None:
         self.path = self.unit.path
-        self.data = self.text.encode("utf-8")
+        self.data = to_bytes(self.text)  # bytes that are not UTF-8 pass through unchanged
         self.src = Source(self.path, self.data)
-        self.tree = languages.parser("cuda").parse(self.data)
+        # The front end's parse (shared with the model through its cache): grammar gaps repaired, inactive
+        # branches of conditionals that split a statement masked (`self.masked`, translated on their own).
+        parsed = parse_c(self.data, self.path, "cuda", self.unit.project_macros)
+        self.tree = parsed.tree
+        self.masked = list(parsed.masked)
+        self.gaps = [(s, e) for s, e, missing in parsed.gaps if not missing]
         self.main = Region(self.data, self.tree.root_node)
         self.edits = EditSet(self.data, self.src)
         self.diags: list[Diagnostic] = []

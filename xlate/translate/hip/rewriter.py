@@ -19,6 +19,7 @@ import tree_sitter as ts
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.diagnostics import rules_file
 from xlate.translate.hip.job import Job, Region, parse_macro_body
+from xlate.translate.hip.project import included_names
 from xlate.translate.hip.tables import Mapping, MappingTables, version_status
 
 UNQUALIFIED_OK = {"std", ""}  # `std::x` and `::x` are still the global names
@@ -110,7 +111,9 @@ class Renamer:
         self.id_names, self.ns_names, self.interesting, self.candidates, self.known_scopes = cached
 
     # -- the file --------------------------------------------------------------------------------------------
-    def run(self, macro_regions: dict[int, Region | None]) -> None:
+    def run(self, macro_regions: dict[int, Region | None],
+            masked: dict[tuple[int, int], Region | None] | None = None) -> None:
+        masked = masked or {}
         job = self.job
         main = job.main
         root = main.root
@@ -141,6 +144,15 @@ class Renamer:
                 self.region_words(region)
             else:
                 self.macro_tokens(start)
+        # Code the tree does not cover: inactive branches of a conditional that split a statement (parsed on
+        # their own where they are C++ by themselves), and what the grammar could not read (token by token).
+        for (lo, hi), region in masked.items():
+            if region is not None:
+                self.region_words(region)
+            else:
+                self.token_words(lo, hi)
+        for lo, hi in job.gaps:
+            self.token_words(lo, hi)
 
     def region_words(self, region: Region) -> None:
         for m in self.candidates.finditer(region.data, region.lo, region.hi):
@@ -157,16 +169,18 @@ class Renamer:
 
     def macro_tokens(self, start: int) -> None:
         """A macro body that is not C++ on its own: rename whole identifier tokens."""
-        job = self.job
-        node = job.main.root.descendant_for_byte_range(start, start + 1)
+        node = self.job.main.root.descendant_for_byte_range(start, start + 1)
         while node is not None and node.type != "preproc_arg":
             node = node.parent
-        if node is None:
-            return
-        body = job.data[node.start_byte : node.end_byte]
-        for use in macro_identifiers(body):
+        if node is not None:
+            self.token_words(node.start_byte, node.end_byte)
+
+    def token_words(self, lo: int, hi: int) -> None:
+        """Rename the whole identifier tokens of file bytes [lo, hi) that no tree covers."""
+        job = self.job
+        for use in macro_identifiers(job.data[lo:hi]):
             name = use.token.text
-            s, e = node.start_byte + use.token.start, node.start_byte + use.token.end
+            s, e = lo + use.token.start, lo + use.token.end
             if use.member or job.edits.is_claimed(s, e) or job.skipped(s, e):
                 continue
             if use.qualifies:
@@ -323,7 +337,9 @@ class Renamer:
     def report_unknown(self) -> None:
         if not self.unknown:
             return
-        defined = defined_names(self.job)
+        defined = defined_names(self.job) | self.job.project_names
+        if self.job.direction == "cuda->hip" and any(n not in defined for n in self.unknown):
+            defined |= included_names(self.job.path, self.job.data)  # `port` on one file: its own headers
         code = "XL1001" if self.job.direction == "cuda->hip" else "XL1401"
         for name, u in sorted(self.unknown.items(), key=lambda kv: kv[1].offset):
             if name in defined:
@@ -341,6 +357,11 @@ def defined_names(job: Job) -> set[str]:
     """Names the file defines itself (never reported as unknown vendor names)."""
     names = {job.main.text(n) for m in job.query("definitions", job.main) for n in m.get("n", [])}
     return names | {m.name for m in job.unit.macros}
+
+
+def masked_regions(job: Job) -> dict[tuple[int, int], Region | None]:
+    """The inactive branches the front end masked, each parsed on its own where it is C++ by itself."""
+    return {(lo, hi): parse_macro_body(job.data, lo, hi, None) for lo, hi in job.masked}
 
 
 def macro_regions(job: Job, interesting: re.Pattern[bytes]) -> dict[int, Region | None]:

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from xlate.parse.source import to_bytes
 from xlate.translate.base import Edit
 
 COLUMNS = ("converted", "unsupported", "unknown")
@@ -30,7 +31,7 @@ class Stats:
         return {
             "names": {c: dict(sorted(self.names[c].items())) for c in COLUMNS},
             "total_lines": source.count("\n") + (0 if source.endswith("\n") else 1),
-            "changed_lines": len(touched), "total_bytes": len(source.encode()), "edits": len(edits),
+            "changed_lines": len(touched), "total_bytes": len(to_bytes(source)), "edits": len(edits),
         }
 
 

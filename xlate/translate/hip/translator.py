@@ -32,7 +32,7 @@ from xlate.translate.base import TranslateOptions, Translation
 from xlate.translate.hip import compat, intrinsics, launches, unsupported, wavefront
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.job import Job, Region
-from xlate.translate.hip.rewriter import Renamer, macro_regions
+from xlate.translate.hip.rewriter import Renamer, macro_regions, masked_regions
 from xlate.translate.hip.stats import format_stats_table
 from xlate.translate.hip.tables import Mapping, builtin_tables, newest_rocm, version
 from xlate.translate.hip.userrules import with_user_rules
@@ -75,6 +75,7 @@ def _structural_names(direction: str) -> set[str]:
 
 
 class _RuleTranslator:
+    whole_file = True  # rewrites host code, headers and kernel-less files too (xlate.port.port_kernel_less)
     name = ""
     source_languages: tuple[str, ...] = ()
     target = ""
@@ -93,12 +94,16 @@ class _RuleTranslator:
                   rocm=rocm, roc=roc, launch_syntax=options.launch_syntax, project_names=frozenset(options.project_names))
         if not forward:
             compat.remove(job)
+            intrinsics.cg_collectives_reverse(job)
         macros = macro_regions(job, _macro_interest(self.direction))
-        regions = [job.main] + [r for r in macros.values() if r is not None]
+        masked = masked_regions(job)
+        regions = [job.main] + [r for r in (*macros.values(), *masked.values()) if r is not None]
         for region in regions:
             (intrinsics.forward if forward else intrinsics.reverse)(job, region)
         if forward:
             launches.forward(job, job.main)
+            for region in regions:
+                intrinsics.cg_collectives(job, region)
         unsupported.check(job, job.main)
         for region in regions:
             (wavefront.analyse if forward else wavefront.analyse_reverse)(job, region)
@@ -107,7 +112,7 @@ class _RuleTranslator:
             self._unparsed_macros(job, macros)
         renamer = Renamer(job, *self._builtin_identifiers(job), source_side=self.source_side)
         includes = renamer.includes()
-        renamer.run(macros)
+        renamer.run(macros, masked)
         renamer.report_unknown()
         if forward:
             compat.insert(job, includes)
