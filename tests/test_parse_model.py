@@ -231,11 +231,19 @@ def add(x, y, out, n):
 
 
 def test_syntax_errors_are_located():
-    with pytest.raises(InputError) as info:
-        parse_string("__global__ void k(float* y) {\n  y[0] = ;\n}\n", "bad.cu")
+    with pytest.raises(InputError) as info:  # strict: model output must be plain C++
+        parse_string("__global__ void k(float* y) {\n  y[0] = ;\n}\n", "bad.cu", strict=True)
     lines = info.value.lines()
     assert lines and lines[0].startswith("bad.cu:2:")
     assert "error" in lines[0]
+
+
+def test_grammar_gaps_are_located_warnings_not_errors():
+    u = parse_string("__global__ void k(float* y) {\n  y[0] = ;\n}\n", "bad.cu")
+    assert [k.name for k in u.kernels] == ["k"]
+    lines = [w.format() for w in u.warnings]
+    assert lines and lines[0].startswith("bad.cu:2:") and ": warning: grammar gap" in lines[0]
+    assert lines[0].endswith("[XL0002]")
 
 
 def test_ascendc_qualifiers_survive_blanking():

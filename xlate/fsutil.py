@@ -27,4 +27,5 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | No
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    # surrogateescape: bytes of the user's file that were not UTF-8 are written back exactly as they were read
+    atomic_write_bytes(path, text.encode("utf-8", "surrogateescape"))

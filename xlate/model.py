@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Language = Literal["cuda", "hip", "cpp", "ascendc", "triton"]
+from xlate.errors import Located
+
+Language = Literal["cuda", "hip", "ascendc", "triton"]
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,14 @@ class PyFunction:
     span: Span
 
 
+@dataclass(frozen=True)
+class ProjectMacros:
+    """Macros defined outside a file (its headers) that change how the front end must read it."""
+
+    qualifiers: tuple[tuple[str, tuple[str, ...]], ...] = ()  # HOST_DEVICE -> (__host__, __device__)
+    statement_headers: tuple[str, ...] = ()  # LOOP(i, n) -> for (...)
+
+
 @dataclass
 class KernelUnit:
     path: str
@@ -203,6 +213,8 @@ class KernelUnit:
     triton_kernels: list[TritonKernel] = field(default_factory=list)
     py_functions: list[PyFunction] = field(default_factory=list)
     size_bytes: int = 0
+    warnings: list[Located] = field(default_factory=list)  # what the front end could not read (file:line:col)
+    project_macros: ProjectMacros = field(default_factory=ProjectMacros)  # from the headers it includes
     text: str = field(default="", repr=False)  # the source (not part of the JSON form)
 
     @property

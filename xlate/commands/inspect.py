@@ -18,6 +18,8 @@ from xlate.report.inspect_view import render_unit
 def command(src: str, as_json: bool) -> None:
     """Show kernels, parameters and their roles, launches, API uses, shared memory, intrinsics and hazards."""
     unit = parse_file(src)
+    for w in unit.warnings:
+        click.echo(w.format(), err=True)
     if as_json:
         emit_json({"schema": "xlate.inspect/1", "xlate_version": __version__, **unit.to_dict()})
     else:

@@ -102,7 +102,8 @@ class CFamilyBuilder:
         self.src = src
         self.language = language
         self.grammar = grammar
-        self.blanked = blanked
+        self.blanked = sorted(blanked)
+        self.blanked_at = [offset for offset, _ in self.blanked]
         self.cats = intrinsic_categories()
 
     # -- entry ---------------------------------------------------------------------------------------------
@@ -195,9 +196,10 @@ class CFamilyBuilder:
         # Qualifier macros blanked before parsing sit between the previous definition and the declarator.
         prev = wrapper.prev_sibling
         region_start = prev.end_byte if prev is not None else 0
-        for offset, word in self.blanked:
-            if region_start <= offset < stop:
-                out.append(word)
+        i = bisect.bisect_left(self.blanked_at, region_start)
+        while i < len(self.blanked) and self.blanked[i][0] < stop:
+            out.append(self.blanked[i][1])
+            i += 1
         for child in node.children:
             if child.start_byte >= stop:
                 break

@@ -11,7 +11,7 @@ import tree_sitter as ts
 from xlate.resources import grammars_dir, load_yaml
 
 # Which grammar reads which source language, and which folder of grammars/ holds its queries.
-GRAMMAR_OF = {"cuda": "cuda", "hip": "cuda", "ascendc": "cuda", "cpp": "cpp", "triton": "python"}
+GRAMMAR_OF = {"cuda": "cuda", "hip": "cuda", "ascendc": "cuda", "triton": "python"}
 
 
 @functools.cache

@@ -3,35 +3,44 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlate.errors import InputError, Located
 from xlate.model import Language
 
-EXTENSIONS: dict[str, Language] = {
-    ".cu": "cuda",
-    ".cuh": "cuda",
-    ".h": "cuda",
-    ".hpp": "cuda",
-    ".hip": "hip",
-    ".cpp": "cpp",
-    ".cc": "cpp",
-    ".cxx": "cpp",
-    ".py": "triton",
-}
+# Every C-family file is read with the CUDA grammar (a superset of C++): host .cpp files launch kernels with
+# <<<...>>> and call the CUDA runtime too. Its language is CUDA unless its text shows HIP or AscendC.
+C_FAMILY = (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp",
+            ".tcc", ".tpp")
+EXTENSIONS: dict[str, Language] = {**{ext: "cuda" for ext in C_FAMILY}, ".hip": "hip", ".py": "triton"}
+CUDA_BY_NAME = (".cu", ".cuh")
 
-# Files of these languages whose text shows they are AscendC kernels.
+# Files whose text shows they are AscendC kernels, or HIP (a .cpp or .h of a HIP program).
 ASCENDC_MARKERS = ("__aicore__", "kernel_operator.h")
-HIP_MARKERS = ("hip/hip_runtime.h", "hipLaunchKernelGGL")
+HIP_MARKERS = ("hip/hip_runtime.h", "hipLaunchKernelGGL", "hip/hip_runtime_api.h")
+
+# A file with more undecodable bytes than this share (and more than a handful) is not text: Latin-1 or
+# Windows-1252 comments leave a few, binary data leaves about half.
+MAX_UNDECODABLE = 0.10
 
 
 @dataclass
 class SourceText:
     path: str
     data: bytes
-    text: str
+    text: str  # bytes that are not UTF-8 are kept as lone surrogates (surrogateescape): `to_bytes` gives them back
     language: Language
+    warnings: list[Located] = field(default_factory=list)
+
+
+def to_bytes(text: str) -> bytes:
+    """The bytes of a source text, bytes that were not UTF-8 included, exactly as read."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def to_text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
 
 
 def detect_language(path: str, text: str) -> Language:
@@ -40,9 +49,10 @@ def detect_language(path: str, text: str) -> Language:
     if language is None:
         known = ", ".join(sorted(EXTENSIONS))
         raise InputError(f"{path}: error: unknown source type '{ext or '(no extension)'}' (expected one of {known})")
-    if language in ("cpp", "cuda") and any(marker in text for marker in ASCENDC_MARKERS):
+    if language == "cuda" and any(marker in text for marker in ASCENDC_MARKERS):
         return "ascendc"
-    if language == "cuda" and ext in (".h", ".hpp") and any(m in text for m in HIP_MARKERS):
+    if language == "cuda" and ext not in CUDA_BY_NAME and any(m in text for m in HIP_MARKERS) and (
+            "cuda_runtime" not in text):
         return "hip"
     return language
 
@@ -64,13 +74,24 @@ def read_source(path: str | os.PathLike[str], language: Language | None = None) 
         raise InputError(f"{name}: error: empty file (no kernels to read)")
     if b"\0" in data[:65536] or b"\0" in data:
         raise InputError(f"{name}: error: binary file (contains NUL bytes), not source text")
+    text, warnings = decode(name, data)
+    return SourceText(name, data, text, language or detect_language(name, text), warnings)
+
+
+def decode(name: str, data: bytes) -> tuple[str, list[Located]]:
+    """The text of a source file. Bytes that are not UTF-8 (a Windows-1252 quote in a comment) pass through
+    unchanged, with a warning; a file that is mostly not UTF-8 is not source text (exit 2)."""
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8"), []
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(
-            f"{name}:{line}:{col}: error: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-            [Located(name, line, col, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})")],
-        ) from None
-    return SourceText(name, data, text, language or detect_language(name, text))
+        first = exc.start
+    text = data.decode("utf-8", "surrogateescape")
+    bad = sum(1 for ch in text if "\udc80" <= ch <= "\udcff")
+    line = data.count(b"\n", 0, first) + 1
+    col = first - (data.rfind(b"\n", 0, first) + 1) + 1
+    what = f"not UTF-8 text (byte 0x{data[first]:02x} at offset {first})"
+    if bad > 8 and bad > MAX_UNDECODABLE * len(data):
+        raise InputError(f"{name}:{line}:{col}: error: {what}, {bad} such bytes: not source text",
+                         [Located(name, line, col, f"{what}, {bad} such bytes: not source text")])
+    return text, [Located(name, line, col, f"{what}; {bad} byte(s) not UTF-8, kept unchanged in the port",
+                          severity="warning", code="XL0001")]
