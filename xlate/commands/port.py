@@ -51,6 +51,8 @@ def command(src: str, target: str, output: str | None, kernels: tuple[str, ...],
     result = port_file(req)
     if as_json:
         emit_json(result.to_dict())
+    for w in result.warnings:
+        click.echo(w.format(), err=True)
     tr = result.translation
     if tr is not None:
         for d in tr.diagnostics:
