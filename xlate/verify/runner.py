@@ -90,8 +90,9 @@ class Side:
             src = read_source(path, language)  # type: ignore[arg-type]
             text, language = src.text, src.language
         self.text = text
-        # A candidate with syntax errors still gets a verdict (its compile fails); a source must parse cleanly.
-        self.unit: KernelUnit = parse_string(text, path, language, strict=label != "candidate")  # type: ignore[arg-type]
+        # Grammar gaps are warnings on either side: a candidate that does not compile gets a verdict from its
+        # compiler, and a source nvcc accepts is never refused for what tree-sitter cannot read.
+        self.unit: KernelUnit = parse_string(text, path, language)  # type: ignore[arg-type]
         self.language = self.unit.language
         self.kernel = kernel
         self.arch = arch
