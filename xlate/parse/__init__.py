@@ -58,12 +58,12 @@ def _parse_text(source: SourceText, strict: bool, include_dirs: tuple[str, ...])
             raise InputError(f"{source.path}: {len(errors)} syntax error(s)", errors)
         unit = build_unit(src, source.language, grammar, parsed.root, parsed.blanked)
         unit.project_macros = macros
-        unit.warnings = list(source.warnings) + gap_warnings(src, parsed.view, parsed.gaps)
+        unit.warnings = list(source.warnings) + gap_warnings(src, parsed.view, parsed.gaps, unit)
     unit.text = source.text
     return unit
 
 
-def gap_warnings(src: Source, view: bytes, gaps: list[tuple[int, int, bool]]) -> list[Located]:
+def gap_warnings(src: Source, view: bytes, gaps: list[tuple[int, int, bool]], unit: KernelUnit) -> list[Located]:
     """What the grammar could not read, as warnings: the port still translates it, token by token. A missing
     `;` after a statement macro (`CHECK(cudaMalloc(&p, n))` on its own line) is how such macros are written,
     not a gap."""
@@ -76,6 +76,9 @@ def gap_warnings(src: Source, view: bytes, gaps: list[tuple[int, int, bool]]) ->
         else:
             first = view[s:e].decode("utf-8", "replace").strip().splitlines()
             what = "grammar gap: unexpected input" + (f" near '{first[0][:40]}'" if first else "")
+        kernel = next((k.name for k in unit.kernels if k.span and k.span.start_byte <= s < k.span.end_byte), None)
+        if kernel:
+            what += f" in kernel '{kernel}'"
         out.append(_as_warning(Located(src.path, span.line, span.col, what)))
     if len(real) > MAX_GAP_WARNINGS:
         last = out[-1]
