@@ -206,13 +206,17 @@ def builtin_tables(direction: Direction, roc: bool = False) -> MappingTables:
             if direction == "cuda->hip":
                 tables.add(_forward(cuda, e, family, kind, path.name, roc))
                 continue
-            hip = e.get("hip")
-            if not hip or e.get("reverse", True) is False:
-                continue  # no HIP name, a dropped header (""), or not meant for the reverse direction
-            order += 1
-            rank = (0 if cuda.startswith(prefixes) else 1, fam_rank.get(family, len(fam_rank)), order)
-            candidates.setdefault((kind, str(hip)), []).append(
-                (rank, Mapping(str(hip), cuda, family, kind, _opt(e, "rocm"), e.get("note"), path.name)))
+            if e.get("reverse", True) is False:
+                continue  # not meant for the reverse direction
+            roc_name = e.get("roc")
+            roc_name = roc_name.get("name") if isinstance(roc_name, dict) else roc_name
+            for hip in (e.get("hip"), roc_name):  # hip* names, and roc* ones (a --roc port comes back too)
+                if not hip:
+                    continue  # no name, or a dropped header ("")
+                order += 1
+                rank = (0 if cuda.startswith(prefixes) else 1, fam_rank.get(family, len(fam_rank)), order)
+                candidates.setdefault((kind, str(hip)), []).append(
+                    (rank, Mapping(str(hip), cuda, family, kind, _opt(e, "rocm"), e.get("note"), path.name)))
     for (_, hip), found in candidates.items():
         found.sort(key=lambda t: t[0])
         tables.add(found[0][1])
