@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +41,7 @@ from xlate.backends.base import (
     content_key,
     store_artifact,
 )
+from xlate.backends.sandbox import run_tool
 
 from xlate.errors import ToolchainMissing
 from xlate.fsutil import atomic_write_bytes
@@ -178,7 +178,8 @@ class AscendCBackend:
             obj = Path(tmp) / "k.o"
             for flags in candidates:
                 cmd = compile_command(compiler, str(src), str(obj), flags, defines, list(options.extra))
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+                # sandboxed when the source is untrusted (the toolkit read-only)
+                proc = run_tool(cmd, workdir=tmp, timeout=600, extra_ro=[home])
                 log = (proc.stdout + proc.stderr).replace(str(src), path)
                 if proc.returncode == 0 or not _rejected_option(log):
                     break

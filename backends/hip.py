@@ -18,10 +18,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xlate.backends import sandbox
 from xlate.backends.base import (
     Arg,
     Artifact,
@@ -39,6 +41,7 @@ from xlate.backends.base import (
 )
 from xlate.backends.cuda import NvrtcCompiler, cupy_version, nvidia_devices
 from xlate.backends.jitter import parse_for_build
+from xlate.backends.sandbox import run_tool
 from xlate.backends.worker import run_in_worker
 
 from xlate.errors import ToolchainMissing
@@ -153,10 +156,9 @@ class HipBackend:
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / (Path(path).stem + ".hip")
             src.write_text(source)
-            proc = subprocess.run(
-                [hipcc, f"--offload-arch={arch}", "-c", str(src), "-o", str(Path(tmp) / "k.o")],
-                capture_output=True, text=True, timeout=600, env={**os.environ, "HIP_PLATFORM": "amd"},
-            )
+            # inside the sandbox when the source is untrusted (backends/sandbox.py), as before otherwise
+            proc = run_tool([hipcc, f"--offload-arch={arch}", "-c", str(src), "-o", str(Path(tmp) / "k.o")],
+                            workdir=tmp, extra_env={"HIP_PLATFORM": "amd"}, timeout=600)
         log = (proc.stdout + proc.stderr).replace(str(src), path)
         if proc.returncode != 0:
             raise CompileError(self.name, log, path)
@@ -188,32 +190,25 @@ class HipBackend:
 
     def _compile_amd(self, source: str, kernel: str, options: CompileOptions, arch: str, path: str,
                      check: CompileResult | None) -> Artifact:
-        from hip import hiprtc
-
         expr = kernel + (f"<{', '.join(options.template_args)}>" if options.template_args else "")
         key = content_key(self.name, "amd", source, expr, arch, hipcc_version())
         cached = load_artifact(self.name, key)
         if cached is not None:
             return cached
         t0 = time.perf_counter()
-        _, prog = hiprtc.hiprtcCreateProgram(source.encode(), Path(path).name.encode(), 0, [], [])
-        hiprtc.hiprtcAddNameExpression(prog, expr.encode())
-        opts = [f"--offload-arch={arch}".encode(), b"-std=c++17"]
-        (res,) = hiprtc.hiprtcCompileProgram(prog, len(opts), opts)
-        _, size = hiprtc.hiprtcGetProgramLogSize(prog)
-        log = bytearray(size)
-        hiprtc.hiprtcGetProgramLog(prog, log)
-        if int(res) != 0:
-            raise CompileError(self.name, log.decode(errors="replace"), path)
-        _, size = hiprtc.hiprtcGetCodeSize(prog)
-        code = bytearray(size)
-        hiprtc.hiprtcGetCode(prog, code)
-        _, lowered = hiprtc.hiprtcGetLoweredName(prog, expr.encode())
+        if sandbox.decide():  # untrusted text: hiprtc runs in the sandboxed worker
+            from xlate.backends.worker import remote_compile
+
+            res = HiprtcOutput(**remote_compile("hiprtc", source=source, name=Path(path).name, expr=expr, arch=arch))
+        else:
+            res = hiprtc_compile(source, Path(path).name, expr, arch)
+        if not res.ok:
+            raise CompileError(self.name, res.log, path)
         out = compile_cache_dir(self.name) / f"{key}.co"
-        atomic_write_bytes(out, bytes(code))
-        art = Artifact(self.name, kernel, key, str(out), lowered.decode() if isinstance(lowered, bytes) else str(lowered),
+        atomic_write_bytes(out, res.code)
+        art = Artifact(self.name, kernel, key, str(out), res.lowered,
                        meta={"platform": "amd", "amd_arch": arch, "hipcc": bool(check)},
-                       compile=CompileResult(True, log.decode(errors="replace"), time.perf_counter() - t0))
+                       compile=CompileResult(True, res.log, time.perf_counter() - t0))
         store_artifact(art)
         return art
 
@@ -239,6 +234,35 @@ class HipBackend:
         from xlate.backends.cupy_runtime import CupyRuntime
 
         return CupyRuntime()
+
+
+@dataclass
+class HiprtcOutput:
+    ok: bool
+    log: str
+    code: bytes = b""
+    lowered: str = ""
+
+
+def hiprtc_compile(source: str, name: str, expr: str, arch: str) -> HiprtcOutput:
+    """hiprtc, in this process (the sandboxed worker's, for untrusted text)."""
+    from hip import hiprtc
+
+    _, prog = hiprtc.hiprtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    hiprtc.hiprtcAddNameExpression(prog, expr.encode())
+    opts = [f"--offload-arch={arch}".encode(), b"-std=c++17"]
+    (res,) = hiprtc.hiprtcCompileProgram(prog, len(opts), opts)
+    _, size = hiprtc.hiprtcGetProgramLogSize(prog)
+    log = bytearray(size)
+    hiprtc.hiprtcGetProgramLog(prog, log)
+    if int(res) != 0:
+        return HiprtcOutput(False, log.decode(errors="replace"))
+    _, size = hiprtc.hiprtcGetCodeSize(prog)
+    code = bytearray(size)
+    hiprtc.hiprtcGetCode(prog, code)
+    _, lowered = hiprtc.hiprtcGetLoweredName(prog, expr.encode())
+    return HiprtcOutput(True, log.decode(errors="replace"), bytes(code),
+                        lowered.decode() if isinstance(lowered, bytes) else str(lowered))
 
 
 class HipAmdRuntime:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -93,6 +92,13 @@ def compile_nvrtc(
     name_expressions: list[str],
     options: list[str] | None = None,
 ) -> NvrtcOutput:
+    from xlate.backends import sandbox
+
+    if sandbox.decide():  # untrusted text: NVRTC runs in the sandboxed worker, never reads a file for this process
+        from xlate.backends.worker import remote_compile
+
+        return NvrtcOutput(**remote_compile("nvrtc", source=source, name=name, arch=arch,
+                                            name_expressions=name_expressions, options=options))
     mod = _nvrtc()
     if mod is None:
         raise RuntimeError("NVRTC is not available (pip install cuda-bindings nvidia-cuda-nvrtc)")
@@ -130,13 +136,10 @@ def compile_nvcc_check(source: str, *, arch: str, path_hint: str = "k.cu") -> Nv
     if nvcc is None:
         raise RuntimeError("nvcc not found")
     t0 = time.perf_counter()
+    from xlate.backends.sandbox import run_tool
+
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / (Path(path_hint).stem + ".cu")
         src.write_text(source)
-        proc = subprocess.run(
-            [nvcc, f"-arch={arch}", "-c", str(src), "-o", str(Path(tmp) / "k.o")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        proc = run_tool([nvcc, f"-arch={arch}", "-c", str(src), "-o", str(Path(tmp) / "k.o")], workdir=tmp, timeout=300)
     return NvrtcOutput(proc.returncode == 0, proc.stdout + proc.stderr, seconds=time.perf_counter() - t0, tool="nvcc")

@@ -5,8 +5,12 @@ reads replies from its stdout. A request that outlives its timeout gets the chil
 that dies (segfault, abort, CUDA context loss) becomes `crash` with its exit signal and the tail of its stderr.
 A dead worker is restarted on the next request; a loaded artifact stays loaded across requests.
 
-Child side: `python -m xlate.backends.worker BACKEND` imports the backend's `WorkerRuntime`, which offers
-`load(artifact: dict) -> handle` and `run(handle, args, launch) -> (buffers, seconds, meta)`.
+Child side: `python -m xlate.backends.worker BACKEND` imports the backend's `WorkerRuntime` (on the first load),
+which offers `load(artifact: dict) -> handle` and `run(handle, args, launch) -> (buffers, seconds, meta)`.
+
+Untrusted code (see backends/sandbox.py) gets its own workers, started inside the sandbox: they see artifacts
+only through a read-only inbox the parent copies them into, and they also run the in-process compilers (NVRTC,
+hiprtc) on untrusted text (`remote_compile`), so that no compiler reads a file on the parent's behalf.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -25,6 +30,7 @@ import time
 from typing import Any, BinaryIO
 
 import numpy as np
+from xlate.backends import sandbox
 from xlate.backends.base import Arg, Artifact, BufferArg, LaunchConfig, RunResult, ScalarArg
 
 # -- framing -------------------------------------------------------------------------------------------------
@@ -109,22 +115,34 @@ def decode_args(meta: list[dict[str, Any]], arrays: list[np.ndarray]) -> list[Ar
 
 
 class Worker:
-    def __init__(self, backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None):
+    def __init__(self, backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None,
+                 sandboxed: bool = False):
         self.backend = backend
         self.env = dict(env or {})
         self.wrapper = list(wrapper or [])  # a command the worker runs under (e.g. compute-sanitizer)
+        self.sandboxed = sandboxed
+        self.inbox: str | None = None  # host folder the sandbox sees read-only at sandbox.INBOX
         self.proc: subprocess.Popen[bytes] | None = None
         self.loaded: set[str] = set()
         self._stderr = None
         self.starts = 0
 
     def _start(self) -> None:
-        env = os.environ.copy()
-        env.update(self.env)
-        env.setdefault("PYTHONUNBUFFERED", "1")
+        argv = [*self.wrapper, sys.executable, "-m", "xlate.backends.worker", self.backend]
+        if self.sandboxed:
+            self._drop_inbox()
+            self.inbox = tempfile.mkdtemp(prefix="xlate-inbox-")
+            # -P: the private /tmp (the sandbox's cwd) never lands on sys.path
+            argv = sandbox.build([*self.wrapper, sys.executable, "-P", "-m", "xlate.backends.worker", self.backend],
+                                 ro=[(self.inbox, sandbox.INBOX)], env=sandbox.sandbox_env(self.env))
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # bwrap clears it anyway
+        else:  # no credentials in a worker's environment, sandboxed or not: kernels could read them
+            env = {k: v for k, v in os.environ.items() if not sandbox.SECRET_NAME.search(k)}
+            env.update(self.env)
+            env.setdefault("PYTHONUNBUFFERED", "1")
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker)
         self.proc = subprocess.Popen(
-            [*self.wrapper, sys.executable, "-m", "xlate.backends.worker", self.backend],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -133,6 +151,27 @@ class Worker:
         )
         self.loaded = set()
         self.starts += 1
+
+    def stage(self, artifact: Artifact) -> dict[str, Any]:
+        """The artifact as this worker sees it: a sandboxed worker reads a copy in its read-only inbox."""
+        d = artifact.to_dict()
+        if not self.sandboxed or not artifact.path:
+            return d
+        if self.inbox is None or not self.alive():
+            self._start()
+        assert self.inbox is not None
+        name = f"{artifact.key}{os.path.splitext(artifact.path)[1]}"
+        target = os.path.join(self.inbox, name)
+        if not os.path.exists(target):
+            shutil.copyfile(artifact.path, target + ".part")
+            os.replace(target + ".part", target)
+        d["path"] = f"{sandbox.INBOX}/{name}"
+        return d
+
+    def _drop_inbox(self) -> None:
+        if self.inbox is not None:
+            shutil.rmtree(self.inbox, ignore_errors=True)
+            self.inbox = None
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -143,6 +182,7 @@ class Worker:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.proc = None
+        self._drop_inbox()
 
     def finish(self, timeout: float = 120.0) -> str:
         """Close the worker's input so it exits normally (a wrapping tool then prints its summary); its stderr."""
@@ -156,6 +196,7 @@ class Worker:
             self.stop()
         text = self._stderr_tail(200_000)
         self.proc = None
+        self._drop_inbox()
         return text
 
     def _stderr_tail(self, limit: int = 4000) -> str:
@@ -218,20 +259,27 @@ class Worker:
         return "crash", {"message": f"worker {what}", "stderr": tail}, []
 
 
-_POOL: dict[tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]], Worker] = {}
+_POOL: dict[tuple[str, tuple[tuple[str, str], ...], tuple[str, ...], bool], Worker] = {}
 
 
-def get_worker(backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None) -> Worker:
-    key = (backend, tuple(sorted((env or {}).items())), tuple(wrapper or ()))
+def _key(backend: str, env: dict[str, str] | None, wrapper: list[str] | None, sandboxed: bool):
+    return (backend, tuple(sorted((env or {}).items())), tuple(wrapper or ()), sandboxed)
+
+
+def get_worker(backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None,
+               sandboxed: bool = False) -> Worker:
+    key = _key(backend, env, wrapper, sandboxed)
     if key not in _POOL:
-        _POOL[key] = Worker(backend, env, wrapper)
+        _POOL[key] = Worker(backend, env, wrapper, sandboxed)
     return _POOL[key]
 
 
 def finish_worker(backend: str, env: dict[str, str] | None = None, wrapper: list[str] | None = None) -> str:
-    key = (backend, tuple(sorted((env or {}).items())), tuple(wrapper or ()))
-    worker = _POOL.pop(key, None)
-    return worker.finish() if worker is not None else ""
+    text = ""
+    for sandboxed in (False, True):
+        worker = _POOL.pop(_key(backend, env, wrapper, sandboxed), None)
+        text += worker.finish() if worker is not None else ""
+    return text
 
 
 @atexit.register
@@ -250,10 +298,11 @@ def run_in_worker(
     bench: dict[str, int] | None = None,
     wrapper: list[str] | None = None,
 ) -> RunResult:
-    worker = get_worker(artifact.backend, env, wrapper)
+    worker = get_worker(artifact.backend, env, wrapper, sandboxed=sandbox.decide())
     if artifact.key not in worker.loaded or not worker.alive():
         # Starting the worker (imports, device context) and loading the module is not the kernel's time.
-        status, reply, _ = worker.request({"op": "load", "artifact": artifact.to_dict()}, None, max(timeout, 180.0))
+        staged = worker.stage(artifact)
+        status, reply, _ = worker.request({"op": "load", "artifact": staged}, None, max(timeout, 180.0))
         if status != "ok":
             return RunResult(status, message="load: " + reply.get("message", ""), stderr=reply.get("stderr", ""))
         worker.loaded.add(artifact.key)
@@ -267,6 +316,42 @@ def run_in_worker(
     return RunResult("ok", dict(zip(names, out)), seconds=reply.get("seconds", 0.0), meta=reply.get("meta", {}))
 
 
+COMPILE_TIMEOUT = 600.0
+
+
+def remote_compile(tool: str, **kwargs: Any) -> dict[str, Any]:
+    """Run an in-process compiler (`tool` in COMPILERS) on untrusted text inside the sandbox, in the sandboxed
+    worker of the backend it serves. Returns the compiler's result fields; a crash or a hang is a failed
+    compile with a log that says so."""
+    worker = get_worker(COMPILERS[tool][0], sandboxed=True)
+    status, reply, arrays = worker.request({"op": "compile", "tool": tool, "kwargs": kwargs}, None, COMPILE_TIMEOUT)
+    if status != "ok":
+        name = kwargs.get("name") or kwargs.get("path") or "<source>"
+        return {"ok": False, "log": f"{name}: error: the compiler {'timed out' if status == 'timeout' else 'crashed'} "
+                                    f"({str(reply.get('message', ''))[:200]})"}
+    result = dict(reply["result"])
+    for field_name, arr in zip(reply.get("binary", []), arrays):
+        result[field_name] = arr.tobytes()
+    return result
+
+
+# compiler name -> (backend whose sandboxed worker runs it, module, function returning a dataclass)
+COMPILERS = {"nvrtc": ("cuda", "xlate.backends.nvrtc", "compile_nvrtc"),
+             "hiprtc": ("hip", "xlate.backends.hip", "hiprtc_compile")}
+
+
+def _compile_here(tool: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[np.ndarray]]:
+    import dataclasses
+    import importlib
+
+    _, module, fn = COMPILERS[tool]
+    out = getattr(importlib.import_module(module), fn)(**kwargs)
+    fields = dataclasses.asdict(out)
+    binary = [k for k, v in fields.items() if isinstance(v, bytes | bytearray)]
+    arrays = [np.frombuffer(bytes(fields.pop(k)), dtype=np.uint8) for k in binary]
+    return fields, binary, arrays
+
+
 # -- child side ----------------------------------------------------------------------------------------------
 
 
@@ -277,7 +362,7 @@ def _child(backend_name: str) -> None:
     inp = sys.stdin.buffer
     from xlate.backends.registry import get_backend
 
-    runtime = get_backend(backend_name).worker_runtime()
+    runtime: Any = None  # created on the first load: a compile-only worker needs no device
     handles: dict[str, Any] = {}
     while True:
         try:
@@ -286,8 +371,13 @@ def _child(backend_name: str) -> None:
             return
         op = header.get("op")
         try:
-            if op == "load":
+            if op == "compile":
+                result, binary, blobs = _compile_here(header["tool"], header["kwargs"])
+                write_frame(out, {"status": "ok", "result": result, "binary": binary}, blobs)
+            elif op == "load":
                 art = header["artifact"]
+                if runtime is None:
+                    runtime = get_backend(backend_name).worker_runtime()
                 handles[art["key"]] = runtime.load(art)
                 write_frame(out, {"status": "ok"})
             elif op == "run":
