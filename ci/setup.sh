@@ -11,6 +11,7 @@ if [ "${XLATE_SKIP_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >
   need=()
   command -v hipcc >/dev/null || need+=(hipcc libamdhip64-dev)
   command -v chromium >/dev/null || need+=(chromium)  # the HTML report's browser test
+  command -v bwrap >/dev/null || need+=(bubblewrap)  # the sandbox for untrusted builds and runs (backends/sandbox.py)
   [ -n "${XLATE_APT_EXTRA:-}" ] && need+=($XLATE_APT_EXTRA)
   if [ ${#need[@]} -gt 0 ]; then
     echo "ci/setup.sh: apt-get install ${need[*]}"
