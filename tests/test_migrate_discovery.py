@@ -28,15 +28,20 @@ def write(root: Path, files: dict[str, str]) -> None:
         p.write_text(text)
 
 
-def test_output_names_follow_port_and_keep_header_suffixes():
+def test_output_names_rename_only_cuda_suffixes():
     assert naming.output_name("a/k.cu", "hip") == "a/k.hip"  # as `xlate port` names it
     assert naming.output_name("a/k.cu", "triton") == "a/k_triton.py"
     assert naming.output_name("a/k.cuh", "hip") == "a/k.hip.h"
-    assert naming.output_name("a/k.hpp", "hip") == "a/k.hip.hpp"
+    # C/C++ names stay: public headers, the host files that include them and the build rules that list them
+    for rel in ("a/k.h", "a/k.hpp", "a/host.cpp", "a/util.c", "a/k.inl"):
+        assert naming.output_name(rel, "hip") == rel
     assert naming.output_name("a/k.hip", "cuda") == "a/k.cu"
-    assert naming.output_name("a/k.h", "cuda") == "a/k.cuda.h"
+    assert naming.output_name("a/k.h", "cuda") == "a/k.h"
     assert naming.output_name("a/k.cuh", "triton") is None  # Triton ports are single files
     assert naming.output_name("a/k.hip", "hip", copy=True) == "a/k.hip"
+    assert naming.output_name("a/k.cu", "hip", keep_names=True) == "a/k.cu"
+    assert naming.renamed_suffixes("hip") == {".cu": ".hip", ".cuh": ".hip.h"}
+    assert naming.renamed_suffixes("hip", keep_names=True) == {}
 
 
 def test_include_rewrite_changes_only_named_includes():
@@ -55,12 +60,23 @@ def test_folder_discovery_roles_includes_and_dependencies(tmp_path):
         "ops/k1.cu": KERNEL.format(inc="../common/wrap.cuh", name="k1"),
         "ops/k2.cu": KERNEL.format(inc="missing.cuh", name="k2"),
         "ops/already.hip": "#include <hip/hip_runtime.h>\n#include \"../common/helper.cuh\"\n",
+        "ops/host.cpp": '#include "../common/wrap.cuh"\n#include "table.inc"\nint host() { return 0; }\n',
+        "ops/table.inc": "1, 2, 3\n",
         "notes.txt": "not a source",
+        "Makefile": "all:\n\tnvcc ops/k1.cu\n",
         ".hidden/skip.cu": "__global__ void hidden() {}\n",
     })
     lib = discover(str(tmp_path / "lib"), "hip")
     files = lib.by_rel()
-    assert sorted(files) == ["common/helper.cuh", "common/wrap.cuh", "ops/already.hip", "ops/k1.cu", "ops/k2.cu"]
+    assert sorted(files) == ["Makefile", "common/helper.cuh", "common/wrap.cuh", "notes.txt", "ops/already.hip",
+                             "ops/host.cpp", "ops/k1.cu", "ops/k2.cu", "ops/table.inc"]
+    assert (files["notes.txt"].kind, files["notes.txt"].output, files["notes.txt"].role) == ("asset", "notes.txt", "other")
+    assert (files["Makefile"].kind, files["Makefile"].role) == ("build", "build")
+    # A host .cpp is CUDA to port (it includes CUDA headers); a file it #includes is code whatever its suffix.
+    assert (files["ops/host.cpp"].kind, files["ops/host.cpp"].language, files["ops/host.cpp"].output) == \
+        ("port", "cuda", "ops/host.cpp")
+    assert (files["ops/table.inc"].kind, files["ops/table.inc"].role) == ("port", "header")
+    assert files["ops/host.cpp"].deps == ["common/helper.cuh", "common/wrap.cuh", "ops/table.inc"]
     k1 = files["ops/k1.cu"]
     assert (k1.role, k1.kind, k1.output) == ("source", "port", "ops/k1.hip")
     assert k1.includes == {"../common/wrap.cuh": "common/wrap.cuh"}
@@ -85,13 +101,36 @@ def test_triton_target_skips_headers_but_keys_on_them(tmp_path):
 
 
 def test_output_collision_is_an_error_not_an_overwrite(tmp_path):
-    write(tmp_path, {"x.cuh": HEADER, "x.h": HEADER, "k.cu": KERNEL.format(inc="x.h", name="k")})
+    write(tmp_path, {"x.cuh": HEADER, "x.hip.h": HEADER.replace("cuda_runtime", "hip/hip_runtime"),
+                     "k.cu": KERNEL.format(inc="x.cuh", name="k"), "k.hip": "#include <hip/hip_runtime.h>\n"})
     files = discover(str(tmp_path), "hip").by_rel()
-    # x.cuh and x.h would both become x.hip.h: the second (in path order) is not migrated.
-    assert files["x.cuh"].kind == "port" and files["x.cuh"].output == "x.hip.h"
-    assert files["x.h"].kind == "error" and files["x.h"].output is None
-    assert files["x.h"].diagnostics[0]["code"] == "XL6001"
+    # x.cuh would become x.hip.h and k.cu k.hip, names the user's own files have: the renamed ones are not
+    # migrated, the user's files keep their names.
+    assert files["x.hip.h"].kind == "copy" and files["x.hip.h"].output == "x.hip.h"
+    assert files["x.cuh"].kind == "error" and files["x.cuh"].output is None
+    assert files["x.cuh"].diagnostics[0]["code"] == "XL6001"
+    assert files["k.hip"].output == "k.hip" and files["k.cu"].kind == "error"
     assert files["k.cu"].rewrites == {}  # its header is not ported: the include stays as it was
+
+
+def test_project_names_come_from_the_file_and_the_headers_it_reaches(tmp_path):
+    from xlate.migrate.options import MigrateOptions
+    from xlate.migrate.pipeline import project_names
+
+    write(tmp_path, {
+        "util.h": "#pragma once\n#define cudaCheck(x) check((x), __FILE__, __LINE__)\n"
+                  "void check(int e, const char* f, int l);\nstruct __align__(8) SumMax { float s, m; };\n"
+                  "typedef unsigned int uint;\n",
+        "k.cu": '#include "util.h"\n__global__ void k(float* y) { cudaCheck(cudaGetLastError()); }\n'
+                "static inline int helper(int v)\n{ return v; }\n",
+        "other.h": "#define UNRELATED 1\n",
+    })
+    lib = discover(str(tmp_path), "hip")
+    names = project_names(lib.by_rel()["k.cu"], lib)
+    assert {"cudaCheck", "check", "SumMax", "uint", "k", "helper"} <= set(names)
+    assert "UNRELATED" not in names  # not included
+    assert "cudaGetLastError" not in names  # a call is no definition
+    assert MigrateOptions(source=".", target="hip", output="o", rocm="6.2").result_options()["rocm"] == "6.2"
 
 
 def test_compile_database_units_and_followed_headers(tmp_path):

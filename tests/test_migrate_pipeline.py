@@ -39,25 +39,36 @@ def test_no_verify_migration_and_incremental_reruns(library, tmp_path):
 
     files = by_path(report)
     units = set(lib.files)
-    assert set(files) == units | {"common/xl_lib.cuh"}
+    code = units | {"common/xl_lib.cuh"}
+    # Every file of the library has an entry and a file in the output tree: the references and xlate.toml copied.
+    assert set(files) == set(tree_digest(root))
+    others = set(files) - code
+    assert others and all(files[rel]["category"] == "copied" for rel in others)
+    assert all((out / rel).read_bytes() == (root / rel).read_bytes() for rel in others)
     assert report["summary"]["kernels"] == lib.kernels == 12
     ptx = {rel for rel in units if "inline_ptx" in rel}
     assert ptx, "the library should hold a kernel the rules cannot port"
     for rel in units:
         f = files[rel]
         assert f["output"] == rel[: -len(".cu")] + ".hip"
+        text = (out / f["output"]).read_text()
         if rel in ptx:
-            # Never a silent partial port: not written, and on the hard list, kernel by kernel.
-            assert not f["written"] and not (out / f["output"]).exists()
+            # Never a silent partial port: the port is not written, the source is, unchanged, headed with why.
+            assert not f["written"] and f["fallback"] and f["category"] == "untranslated"
+            assert text.startswith("// xlate ") and "NOT TRANSLATED" in text.splitlines()[0]
+            # unchanged, but for its include of the renamed header (every include resolves in the output tree)
+            assert text.split("\n", 2)[2] == (root / rel).read_text().replace("/xl_lib.cuh", "/xl_lib.hip.h")
             assert {k["status"] for k in f["kernels"]} == {"not translated"}
         else:
-            assert f["written"] and (out / f["output"]).is_file()
+            assert f["written"] and f["category"] == "candidate"
             assert {k["status"] for k in f["kernels"]} == {"skipped"}
-            assert "Verification: skipped (--no-verify)" in (out / f["output"]).read_text()
+            assert "Verification: unverified - not compiled here; not run (--no-verify)." in text
+            assert "hipLaunchKernelGGL" in text or "<<<" not in text
             assert (out / f["output"]).stat().st_mode & 0o777 == file_mode()  # as open() would make it
     missing = {(m["file"], m["kernel"]) for m in report["not_migrated"]}
     assert missing == {(rel, k) for rel in ptx for k in lib.kernel_names[rel]}
     assert report["summary"]["exit_code"] == res.exit_code == 1
+    assert report["summary"]["categories"]["untranslated"] == len(ptx)
 
     # The shared header is ported once, and every file that includes it names the ported header.
     header = files["common/xl_lib.cuh"]
@@ -65,9 +76,7 @@ def test_no_verify_migration_and_incremental_reruns(library, tmp_path):
     assert "#include <hip/hip_runtime.h>" in (out / "common/xl_lib.hip.h").read_text()
     includers = [rel for rel in units if '"' + "../" * rel.count("/") + 'common/xl_lib.cuh"' in (root / rel).read_text()]
     assert includers
-    for rel in includers:
-        if rel in ptx:
-            continue
+    for rel in includers:  # the copied sources too: the tree stays consistent
         text = (out / files[rel]["output"]).read_text()
         assert re.search(r'#include "(\.\./)+common/xl_lib\.hip\.h"', text) and "xl_lib.cuh" not in text
         assert files[rel]["includes_rewritten"][0]["to"].endswith("common/xl_lib.hip.h")
@@ -79,7 +88,7 @@ def test_no_verify_migration_and_incremental_reruns(library, tmp_path):
     # does not depend on the executor, and this process is warm.)
     run_cli(str(root), "--to", "hip", "-o", str(out), "--executor", "serial", "--no-verify")
     again = load_report(out)
-    assert again["run"]["executed"] == 0 and again["run"]["cache_hits"] == len(files)
+    assert again["run"]["executed"] == 0 and again["run"]["cache_hits"] == len(code)
     assert comparable(again) == comparable(report)
 
     # One kernel file changes: only it is redone.
@@ -94,19 +103,23 @@ def test_no_verify_migration_and_incremental_reruns(library, tmp_path):
     run_cli(str(root), "--to", "hip", "-o", str(out), "--executor", "serial", "--no-verify")
     assert load_report(out)["run"]["executed"] == 1 + len(includers)
 
-    # A port deleted from the output tree is redone, not trusted from the cache.
+    # A port or a copied source deleted from the output tree is redone, not trusted from the cache.
     victim = out / files[changed]["output"]
     victim.unlink()
+    copied = out / files[sorted(ptx)[0]]["output"]
+    copied.unlink()
     run_cli(str(root), "--to", "hip", "-o", str(out), "--executor", "serial", "--no-verify")
-    assert load_report(out)["run"]["executed"] == 1 and victim.is_file()
+    assert load_report(out)["run"]["executed"] == 2 and victim.is_file() and copied.is_file()
 
     # --fresh redoes everything.
     run_cli(str(root), "--to", "hip", "-o", str(out), "--executor", "serial", "--no-verify", "--fresh")
-    assert load_report(out)["run"]["executed"] == len(files)
+    assert load_report(out)["run"]["executed"] == len(code)
 
 
-def test_verification_that_cannot_run_here_writes_nothing_and_exits_3(tmp_path):
-    # HIP ports cannot run on this machine (no AMD or NVIDIA GPU): every kernel is unverified, nothing is written.
+def test_where_verification_cannot_run_the_candidates_are_written_headed_with_their_verdict(tmp_path):
+    # HIP ports cannot run on this machine (no AMD or NVIDIA GPU): every kernel is unverified; the ports are
+    # written as candidates, each headed with what was and was not done; the report keeps them apart from
+    # accepted ports. --verified-only writes none of them (and removes an earlier run's).
     from tests.test_migrate_support import has_hip_device
 
     if has_hip_device():
@@ -118,17 +131,28 @@ def test_verification_that_cannot_run_here_writes_nothing_and_exits_3(tmp_path):
     report = load_report(out)
     assert res.exit_code == 3 == report["summary"]["exit_code"]
     assert report["summary"]["kernels_by_status"] == {"unverified": 3}
-    assert not list(out.rglob("*.hip"))
-    assert report["summary"]["written"] == 1 and by_path(report)["common/xl_lib.cuh"]["written"]  # no kernels
-    assert len(report["not_migrated"]) == 3
+    assert {p.relative_to(out).as_posix() for p in out.rglob("*.hip")} == {rel[:-3] + ".hip" for rel in lib.files}
+    assert report["not_migrated"] == []
+    assert report["summary"]["categories"]["candidate"] == 3 and "accepted" not in report["summary"]["categories"]
     for f in report["files"]:
         for k in f["kernels"]:
             assert k["verdict"]["status"] == "unverified" and k["verdict"]["reason"]
             assert k["reason"] == k["verdict"]["reason"]
-    # --force writes them, each marked with its verdict.
-    run_cli(str(root), "--to", "hip", "-o", str(out), "--executor", "serial", "--examples", "5", "--force")
-    assert {p.relative_to(out).as_posix() for p in out.rglob("*.hip")} == {rel[:-3] + ".hip" for rel in lib.files}
-    assert all("Verification: unverified" in p.read_text() for p in out.rglob("*.hip"))
+        if f["kernels"]:
+            head = (out / f["output"]).read_text().splitlines()[1]
+            assert head.startswith("// Verification: unverified - not compiled here; not run: ")
+            assert f["kernels"][0]["reason"][:60] in head
+            assert f["verdict"].startswith("unverified: not compiled here; not run: ")
+    html = (out / "xlate-report" / "report.html").read_text()
+    assert "Candidates: translated, not verified here" in html and "Accepted: verified ports" not in html
+
+    res = run_cli(str(root), "--to", "hip", "-o", str(out), "--executor", "serial", "--examples", "5", "--verified-only")
+    report = load_report(out)
+    assert res.exit_code == 3
+    assert not list(out.rglob("*.hip")), "--verified-only leaves no unverified port (nor an earlier run's)"
+    assert not (out / "xlate.toml").exists() or report["summary"]["written"] == 1
+    assert by_path(report)["common/xl_lib.cuh"]["written"]  # no kernels: nothing to verify
+    assert len(report["not_migrated"]) == 3
 
 
 def test_empty_library_is_nothing_to_do(tmp_path):
@@ -202,6 +226,8 @@ def test_compile_check_rejects_a_port_that_does_not_build(tmp_path):
 
     if shutil.which("hipcc") is None:
         pytest.skip("hipcc is not installed")
+    from xlate.migrate.rocmcheck import local_rocm
+
     root = tmp_path / "lib"
     lib = make_lib(root, 1, only=("saxpy",), header_every=1)  # includes the shared header
     good = lib.files[0]
@@ -211,15 +237,28 @@ def test_compile_check_rejects_a_port_that_does_not_build(tmp_path):
         "saxpy_v0<<<", "cudaNoSuchApi(0);\n    saxpy_v0<<<").replace("saxpy_v0", "saxpy_bad"))
     out = tmp_path / "out"
     res = run_cli(str(root), "--to", "hip", "-o", str(out), "-j", "2", "--no-verify", "--compile-check")
-    files = by_path(load_report(out))
+    report = load_report(out)
+    files = by_path(report)
+    compiler = f"hipcc (ROCm {local_rocm()}) for gfx90a"
     assert files[good]["compile"]["ok"] is True and files[good]["written"]  # its header was inlined for the check
+    assert files[good]["compile"]["compiler"] == compiler
     assert files[good]["kernels"][0]["status"] == "skipped"
+    assert f"// Verification: unverified - compiled with {compiler}; not run (--no-verify)." in \
+        (out / files[good]["output"]).read_text()
     b = files["bad.cu"]
     assert b["compile"]["ok"] is False and "cudaNoSuchApi" in b["compile"]["log"]
     assert b["kernels"][0]["status"] == "rejected" and "does not compile" in b["kernels"][0]["reason"]
-    assert not b["written"] and not (out / "bad.hip").exists()
+    # The rejected port is not written: the source is, unchanged, headed with why.
+    assert not b["written"] and b["fallback"] and b["category"] == "untranslated"
+    assert (out / "bad.hip").read_text().split("\n", 2)[2] == bad.read_text().replace("xl_lib.cuh", "xl_lib.hip.h")
     assert res.exit_code == 1
-    assert "compile check (hipcc (AMD gfx90a)): 1 of 2 ports compiled, 1 failed" in res.stderr
+    assert f"compile check ({compiler}): 1 of 2 compiled, 1 failed" in res.stderr
+    assert report["summary"]["compile"]["rocm"] == local_rocm()
+    # --force writes the rejected port, headed with its verdict.
+    run_cli(str(root), "--to", "hip", "-o", str(out), "-j", "2", "--no-verify", "--compile-check", "--force")
+    text = (out / "bad.hip").read_text()
+    assert "// Verification: REJECTED (written with --force) - saxpy_bad: the port does not compile" in text
+    assert "hipNoSuchApi" in text or "cudaNoSuchApi" in text
 
 
 def test_unwritable_report_and_corrupt_cache_are_clear_errors(tmp_path):

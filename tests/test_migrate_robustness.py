@@ -20,7 +20,8 @@ def test_crashes_hangs_and_errors_cost_only_their_file(tmp_path, monkeypatch):
     root = tmp_path / "lib"
     lib = make_lib(root, 8, only=("vector_add", "saxpy", "relu", "clamp", "gelu", "sigmoid", "silu", "leaky_relu"),
                    header_every=1000)
-    (root / "part000" / "broken.cu").write_text("__global__ void broken(float* y) { y[0] = ; }\n")
+    # Not source text at all (NUL bytes): the one input a port refuses (exit 2 for `xlate port`).
+    (root / "part000" / "broken.cu").write_bytes(b"__global__ void broken(float* y) { y[0] = 1.0f; }\n\0\x01\x92\n")
     victims = {name: next(r for r in lib.files if Path(r).name.startswith(name)) for name in ("saxpy", "relu", "clamp", "gelu")}
     monkeypatch.setenv("XLATE_TEST_FAULTS", ";".join([
         f"segv:{victims['saxpy']}", f"exit:{victims['relu']}", f"raise:{victims['clamp']}", f"hang:{victims['gelu']}"]))
@@ -38,10 +39,15 @@ def test_crashes_hangs_and_errors_cost_only_their_file(tmp_path, monkeypatch):
         # The kernels of a failed file are on the hard list, by name.
         assert [k["name"] for k in f["kernels"]] == lib.kernel_names[victims[name]]
         assert {k["status"] for k in f["kernels"]} == {"error"}
-        assert not f["written"]
+        # Never lost: the port is not written, the source is, unchanged (headed with why).
+        assert not f["written"] and f["fallback"] and f["category"] == "untranslated"
+        copied = (out / f["output"]).read_bytes()
+        source = (root / victims[name]).read_bytes().replace(b"/xl_lib.cuh", b"/xl_lib.hip.h")  # includes follow
+        assert copied.startswith(b"// xlate ") and copied.split(b"\n", 2)[2] == source
     broken = files["part000/broken.cu"]
-    assert broken["status"] == "error" and broken["error"]["kind"] == "parse" and "syntax error" in broken["message"]
+    assert broken["status"] == "error" and broken["error"]["kind"] == "parse" and "binary" in broken["message"]
     assert [k["name"] for k in broken["kernels"]] == ["broken"]
+    assert (out / "part000/broken.hip").read_bytes().split(b"\n", 2)[2] == (root / "part000/broken.cu").read_bytes()
     others = [r for r in lib.files if r not in victims.values()]
     assert len(others) == 4
     for rel in others:  # the rest of the batch went on

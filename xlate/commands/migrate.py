@@ -20,7 +20,18 @@ from xlate.errors import EXIT_INPUT
                    "local one); serial: one at a time in this process (debugging: no crash isolation).")
 @click.option("--analysis-only", is_flag=True, help="Report what the rules would do per file and kernel; write no port.")
 @click.option("--no-verify", is_flag=True, help="Write the ports without verifying them (marked unverified).")
-@click.option("--force", is_flag=True, help="Write every port whatever its verdict (marked with it).")
+@click.option("--force", is_flag=True, help="Also write rejected and partial ports (marked with their verdict) instead of "
+                                           "the source copied unchanged.")
+@click.option("--verified-only", is_flag=True, help="Write verified ports (and translated files without kernels) only: "
+                                                   "no candidates, no copies, no build files.")
+@click.option("--keep-names", is_flag=True, help="Keep every file name (x.cu stays x.cu; default: x.cu -> x.hip, "
+                                                "x.cuh -> x.hip.h, the build files follow).")
+@click.option("--rocm", help="ROCm release the HIP port targets, e.g. 6.2 (default: [tool.xlate] rocm, else the newest "
+                             "release the mapping tables know).")
+@click.option("--roc/--no-roc", default=None, help="rocBLAS/rocSPARSE/rocRAND/rocSOLVER instead of the hip* wrappers "
+                                                   "(HIPIFY's --roc; default: [tool.xlate] roc, else no).")
+@click.option("--launch-syntax", type=click.Choice(["ggl", "chevron"]), default=None,
+              help="Kernel launches as hipLaunchKernelGGL (ggl, HIPIFY's default) or <<<...>>> (chevron).")
 @click.option("--examples", default=50, show_default=True, help="Fuzz examples per kernel.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--arch", help="Target chip or compiler target (mi300x, gfx90a, h200, ...).")
@@ -41,13 +52,17 @@ from xlate.errors import EXIT_INPUT
 @click.option("--gpus-per-task", default=0.0, show_default=True, help="ray: GPUs each file's task reserves (1: one GPU verifies one kernel at a time).")
 @click.option("--ray-address", help="ray: address of the cluster to join.")
 @click.option("--no-progress", is_flag=True, help="No live progress bar on stderr.")
+@click.option("--trust-model-output", is_flag=True,
+              help="Where no sandbox works here, build and run model-written code unsandboxed (never needed where bubblewrap works).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document on stdout.")
 @handle_errors
 def command(src: str, target: str, output: str | None, jobs: int | None, executor: str, analysis_only: bool,
-            no_verify: bool, force: bool, examples: int, seed: int, arch: str | None, rules_files: tuple[str, ...],
+            no_verify: bool, force: bool, verified_only: bool, keep_names: bool, rocm: str | None, roc: bool | None,
+            launch_syntax: str | None, examples: int, seed: int, arch: str | None, rules_files: tuple[str, ...],
             golden: str | None, engine: str, model: str | None, compile_check: bool, benchmark: bool, timeout: float,
             task_timeout: float, resume: bool, report_dir: str | None, cache_path: str | None, include_dirs: tuple[str, ...], root: str | None,
-            gpus_per_task: float, ray_address: str | None, no_progress: bool, as_json: bool) -> None:
+            gpus_per_task: float, ray_address: str | None, no_progress: bool, as_json: bool,
+            trust_model_output: bool = False) -> None:
     """Migrate the kernel library SRC (a folder, or a compile_commands.json) to TARGET.
 
     Exit 0 every kernel verified (or nothing to do); 1 some kernel rejected or not migrated; 2 bad input;
@@ -56,16 +71,24 @@ def command(src: str, target: str, output: str | None, jobs: int | None, executo
     import os
     import sqlite3
 
+    from xlate.backends.sandbox import set_trust_model_output
     from xlate.errors import InputError
     from xlate.migrate.options import MigrateOptions, default_jobs
     from xlate.migrate.pipeline import migrate
+
+    set_trust_model_output(trust_model_output)  # an environment variable: the task processes inherit it
 
     if output is None:
         if not analysis_only:
             raise InputError("xlate: error: -o OUT_DIR is required (the ported tree is written there)")
         output = report_dir or "xlate-analysis"
+    from xlate.config import hip_choices
+
+    hip = hip_choices(rocm, roc, launch_syntax, start=src)
     opts = MigrateOptions(source=src, target=target, output=output, jobs=jobs or default_jobs(), executor=executor,
-                          analysis_only=analysis_only, verify=not no_verify, force=force, examples=examples, seed=seed,
+                          analysis_only=analysis_only, verify=not no_verify, force=force, verified_only=verified_only,
+                          keep_names=keep_names, rocm=hip.rocm, roc=hip.roc, launch_syntax=hip.launch_syntax,
+                          examples=examples, seed=seed,
                           arch=arch, rules_files=list(rules_files), golden=golden, engine=engine, model=model,
                           timeout=timeout, task_timeout=task_timeout or None, benchmark=benchmark,
                           compile_check=compile_check, resume=resume,
@@ -87,12 +110,8 @@ def command(src: str, target: str, output: str | None, jobs: int | None, executo
                    "not_migrated": report["not_migrated"], "report_dir": outcome.report_dir, "run": report["run"]})
     counts = ", ".join(f"{n} {k}" for k, n in s["kernels_by_status"].items()) or "no kernels"
     click.echo(f"{s['files']} files, {s['kernels']} kernels: {counts}", err=True)
-    checks = [f["compile"] for f in report["files"] if f.get("compile")]
-    if checks:
-        compilers = sorted({c.get("compiler") or "compiler" for c in checks})
-        failed = sum(1 for c in checks if not c.get("ok"))
-        click.echo(f"compile check ({', '.join(compilers)}): {len(checks) - failed} of {len(checks)} ports compiled"
-                   + (f", {failed} failed (see the report)" if failed else ""), err=True)
+    for line in tree_lines(s):
+        click.echo(line, err=True)
     for m in report["not_migrated"][:20]:
         click.echo(f"  not migrated: {m['file']}" + (f" {m['kernel']}" if m["kernel"] else "") + f" ({m['status']}): {m['reason']}", err=True)
     if len(report["not_migrated"]) > 20:
@@ -101,3 +120,35 @@ def command(src: str, target: str, output: str | None, jobs: int | None, executo
         click.echo(f"effort: {s['effort']}; {s['hazards']} wavefront hazard(s)", err=True)
     click.echo(f"report: {os.path.join(outcome.report_dir, 'report.html')}", err=True)
     sys.exit(outcome.exit_code)
+
+
+CATEGORY_WORDS = [("accepted", "accepted (verified)"), ("candidate", "candidates (translated, not verified here)"),
+                  ("translated", "translated without kernels"), ("unchanged", "unchanged (nothing to translate)"),
+                  ("untranslated", "NOT translated (source copied unchanged)"), ("rejected", "rejected (--force)"),
+                  ("partial", "partial (--force)"), ("copied", "copied"), ("build", "build files translated"),
+                  ("not written", "not written")]
+
+
+def tree_lines(s: dict) -> list[str]:  # type: ignore[type-arg]
+    """What the output tree holds and what the compile check said, in words (port mode)."""
+    out = []
+    cats = s.get("categories")
+    if cats:
+        parts = [f"{cats[c]} {words}" for c, words in CATEGORY_WORDS if cats.get(c)]
+        out.append(f"output tree: {s.get('written', 0)} of {s['files']} files written: " + ", ".join(parts))
+        if s.get("build_manual"):
+            out.append(f"  build files: {s['build_manual']} line(s) to change by hand (see the report)")
+        if s.get("incomplete"):
+            out.append(f"  {s['incomplete']} translated file(s) hold constructs the rules cannot translate (see the report)")
+    c = s.get("compile")
+    if c:
+        line = (f"compile check ({', '.join(c['compilers'])}): {c['compiled']} of {c['checked']} compiled"
+                + (f", {c['failed']} failed (see the report)" if c["failed"] else "")
+                + (f", {c['not_checkable']} not checkable here" if c["not_checkable"] else "")
+                + (f", {c['not_compiled']} not compiled" if c["not_compiled"] else ""))
+        out.append(line)
+        if c["newer_constructs"]:
+            names = ", ".join(f"{d['name']} ({d['rocm']})" for d in c["newer_constructs"][:8])
+            more = f" and {len(c['newer_constructs']) - 8} more" if len(c["newer_constructs"]) > 8 else ""
+            out.append(f"  not checkable with the local ROCm {c['rocm']} (newer HIP names, not errors): {names}{more}")
+    return out

@@ -1,9 +1,14 @@
 """Batch migration of a kernel library (`xlate migrate`).
 
 discover.py    the files (folder or compile_commands.json), roles, include graph, output names (naming.yaml)
+symbols.py     the names each file defines (a project's own cudaCheck is never an unknown CUDA name)
 keys.py        content keys of tasks: source, included headers, oracles, options, xlate version
 cache.py       results by key in SQLite (WAL), committed per task: re-runs are incremental, kills lose nothing
 task.py        one file's pipeline in a worker: translate -> (compile check) -> verify -> (benchmark), via port_file
+verdicts.py    each written file's verdict (its header comment) and its category in the report
+compilecheck.py, rocmcheck.py  the compile check, named with the local ROCm; HIP names newer than it listed apart
+tree.py        what the driver writes itself: copies, translated build files (buildfiles.py, buildfiles.yaml), and the
+               source copied unchanged where no port could be written
 executors.py   local process pool (pebble: crash and hang isolation), Ray, serial
 analysis.py    --analysis-only: rules / LLM / unsupported per kernel, wavefront hazards, effort (effort.yaml)
 summary.py     counts, the hard list of what was not migrated, the exit code

@@ -23,7 +23,9 @@ class MigrateOptions:
     executor: str = "local"  # local | ray
     analysis_only: bool = False
     verify: bool = True
-    force: bool = False
+    force: bool = False  # also write rejected ports and partial ports (kernels the rules could not translate)
+    verified_only: bool = False  # write verified ports (and kernel-less translations) only: no candidates, no copies
+    keep_names: bool = False  # x.cu stays x.cu (default: naming.yaml renames the CUDA-specific suffixes)
     examples: int = 50
     seed: int = 0
     arch: str | None = None
@@ -35,6 +37,11 @@ class MigrateOptions:
     task_timeout: float | None = 1800.0  # seconds per file task, whole pipeline
     benchmark: bool = False
     compile_check: bool = False  # compile each port for its target (useful where it cannot be verified)
+    # CUDA -> HIP choices (xlate/config.py, HIPIFY's): the ROCm the port targets (None: the newest the mapping
+    # tables know), roc* libraries instead of hip*, and the launch syntax (ggl | chevron)
+    rocm: str | None = None
+    roc: bool = False
+    launch_syntax: str = "ggl"
     resume: bool = True  # reuse results committed to the cache (False: --fresh)
     report_dir: str | None = None
     cache_path: str | None = None
@@ -55,7 +62,8 @@ class MigrateOptions:
         return {"mode": "analysis" if self.analysis_only else "port", "target": self.target, "verify": self.verify,
                 "force": self.force, "examples": self.examples, "seed": self.seed, "arch": self.arch,
                 "engine": self.engine, "model": self.model, "timeout": self.timeout, "benchmark": self.benchmark,
-                "compile_check": self.compile_check}
+                "compile_check": self.compile_check, "verified_only": self.verified_only, "keep_names": self.keep_names,
+                "rocm": self.rocm, "roc": self.roc, "launch_syntax": self.launch_syntax}
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -56,10 +56,22 @@ def summarize(files: list[dict[str, Any]], analysis: bool) -> tuple[dict[str, An
         extra = {"effort": library_effort(efforts, by_file["error"]), "by_effort": dict(Counter(efforts)),
                  "hazards": sum(len(k.get("hazards", [])) for k in kernels)}
     else:
-        failed = any(k["status"] in FAILED_KERNEL for k in kernels) or any(f["status"] in FAILED_FILE for f in files)
+        from xlate.migrate.verdicts import category
+
+        # Failures: a kernel rejected or not translated, a file that failed, a translation with constructs the
+        # rules left (written, but it will not build as is), a file whose port does not compile.
+        incomplete = [f for f in files if f.get("rule_errors")]
+        broken = [f for f in files if (f.get("compile") or {}).get("ok") is False]
+        failed = any(k["status"] in FAILED_KERNEL for k in kernels) or any(f["status"] in FAILED_FILE for f in files) \
+            or bool(incomplete) or bool(broken)
         unverified = any(k["status"] in UNVERIFIED_KERNEL for k in kernels)
         code = EXIT_REJECTED if failed else EXIT_UNVERIFIED if unverified else EXIT_OK
-        extra = {"written": sum(bool(f["written"]) for f in files)}
+        extra = {"written": sum(bool(f["written"]) for f in files),
+                 "copied_unchanged": sum(bool(f.get("fallback")) for f in files),
+                 "categories": dict(sorted(Counter(category(f) for f in files).items())),
+                 "incomplete": len(incomplete),
+                 "build_manual": sum(len((f.get("build") or {}).get("manual") or []) for f in files),
+                 "compile": compile_summary(files)}
         ratios = [k["perf"]["ratio"] for k in kernels if (k.get("perf") or {}).get("status") == "ok"]
         if ratios:
             import statistics
@@ -70,3 +82,22 @@ def summarize(files: list[dict[str, Any]], analysis: bool) -> tuple[dict[str, An
     return {"files": len(files), "kernels": len(kernels), "kernels_by_status": dict(sorted(by_kernel.items())),
             "files_by_status": dict(sorted(by_file.items())), "not_migrated": len(missing),
             "exit_code": code, **extra}, missing
+
+
+def compile_summary(files: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The compile check over the library: its compiler (with its ROCm), what compiled, failed or could not be
+    checked here, and the HIP names newer than the local ROCm (each with the release that has it)."""
+    checks = [f["compile"] for f in files if f.get("compile")]
+    if not checks:
+        return None
+    newer: dict[str, str] = {}
+    for c in checks:
+        for d in c.get("not_checkable") or []:
+            newer.setdefault(d["name"], d["rocm"])
+    return {"compilers": sorted({c.get("compiler") or "compiler" for c in checks}),
+            "rocm": next((c.get("rocm") for c in checks if c.get("rocm")), None),
+            "checked": len(checks), "compiled": sum(c.get("ok") is True for c in checks),
+            "failed": sum(c.get("ok") is False for c in checks),
+            "not_checkable": sum(c.get("ok") is None and bool(c.get("not_checkable")) for c in checks),
+            "not_compiled": sum(c.get("ok") is None and not c.get("not_checkable") for c in checks),
+            "newer_constructs": [{"name": n, "rocm": v} for n, v in sorted(newer.items())]}

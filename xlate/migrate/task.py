@@ -10,7 +10,7 @@ import os
 import time
 import traceback
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +35,10 @@ class Task:
     out_root: str
     rewrites: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)  # MigrateOptions.to_dict()
-    # Project headers reachable from this file (and the file itself): rel -> {path, includes, rewrites}
+    # Project headers reachable from this file (and the file itself): rel -> {path, language, includes, rewrites}
     headers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Names the project defines in this file and the headers it reaches (never reported as unknown CUDA names)
+    project_names: list[str] = field(default_factory=list)
     test_faults: str | None = field(default_factory=faults.current)  # TEST-ONLY (faults.py); None in real runs
 
 
@@ -141,10 +143,15 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
+def _bytes(text: str) -> bytes:
+    """Source text back to bytes: bytes that were not UTF-8 were read as lone surrogates and go back unchanged."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _write(path: str, text: str) -> str:
     from xlate.fsutil import atomic_write_bytes
 
-    data = text.encode("utf-8")
+    data = _bytes(text)
     atomic_write_bytes(path, data, mode=file_mode())
     return _sha(data)
 
@@ -163,19 +170,30 @@ def _copy(task: Task) -> dict[str, Any]:
 
 
 def _translation_options(task: Task) -> Any:
+    import dataclasses
+
     from xlate.translate.base import TranslateOptions
 
     o = task.options
-    return TranslateOptions(arch=o.get("arch"), rules_files=list(o.get("rules_files") or []))
+    kw: dict[str, Any] = {"rocm": o.get("rocm"), "roc": bool(o.get("roc")), "launch_syntax": o.get("launch_syntax") or "ggl",
+                          "project_names": frozenset(task.project_names)}
+    known = {f.name for f in dataclasses.fields(TranslateOptions)}
+    return TranslateOptions(arch=o.get("arch"), rules_files=list(o.get("rules_files") or []),
+                            **{k: v for k, v in kw.items() if k in known})
+
+
+def _parse(task: Task) -> Any:
+    from xlate.parse import parse_file
+
+    return parse_file(task.source, task.language if task.language not in ("?", "") else None, strict=False)
 
 
 def _analyze(task: Task) -> dict[str, Any]:
     from xlate.migrate.analysis import analyse
-    from xlate.parse import parse_file
     from xlate.translate.registry import rule_translator
 
     r = base_result(task)
-    unit = parse_file(task.source)
+    unit = _parse(task)
     t0 = time.perf_counter()
     tr = rule_translator(unit.language, task.options["target"]).translate(unit, unit.text, _translation_options(task))
     r["timings"]["translate_s"] = time.perf_counter() - t0
@@ -191,10 +209,9 @@ def _analyze(task: Task) -> dict[str, Any]:
 
 def _port(task: Task) -> dict[str, Any]:
     from xlate.migrate.naming import ports_headers
-    from xlate.parse import parse_file
 
     o = task.options
-    unit = parse_file(task.source)
+    unit = _parse(task)
     if not unit.kernels:
         if not ports_headers(o["target"]):
             r = base_result(task)
@@ -204,29 +221,54 @@ def _port(task: Task) -> dict[str, Any]:
     return _port_kernels(task, unit)
 
 
+def _compilable(task: Task) -> bool:
+    """Translation units a compiler takes as HIP/CUDA C++ on their own (headers are compiled inside them)."""
+    return task.role == "source" and Path(task.rel).suffix.lower() in (".cu", ".hip", ".cpp", ".cc", ".cxx")
+
+
 def _translate_only(task: Task, unit: Any) -> dict[str, Any]:
-    """A file without kernels (most headers, host-only units): the rules translate it; nothing can be verified."""
-    from xlate.port import header
+    """A file without kernels (headers, host code): the rules translate it; nothing can be verified. Constructs the
+    rules cannot translate stay in the file, listed in its header and the report (the rest of the file is still
+    the better start than the CUDA original); with --verified-only such a file is not written."""
+    from xlate.migrate.verdicts import port_header
     from xlate.translate.registry import rule_translator
 
+    o = task.options
     r = base_result(task)
     t0 = time.perf_counter()
-    tr = rule_translator(unit.language, task.options["target"]).translate(unit, unit.text, _translation_options(task))
+    tr = rule_translator(unit.language, o["target"]).translate(unit, unit.text, _translation_options(task))
     r["timings"]["translate_s"] = time.perf_counter() - t0
     text, changed = includes.rewrite(tr.text, task.rewrites)
     r.update(engine=tr.engine, diagnostics=[d.to_dict() for d in tr.diagnostics], includes_rewritten=changed)
+    r["diagnostics"][:0] = [_warning_dict(w) for w in getattr(unit, "warnings", []) or []]
     r["diff"], r["diff_truncated"] = _diff(task, unit.text, text)
     errors = [d for d in tr.diagnostics if d.severity == "error"]
+    r["rule_errors"] = len(errors)
     if errors:
         r["diagnostics"].append(diag_dict("XL6014", task.rel, count=len(errors)))
-        r.update(status="not migrated", message=f"{len(errors)} error(s) left by the rules: not written")
-        return r
+        if o.get("verified_only"):
+            r.update(status="not migrated", message=f"{len(errors)} error(s) left by the rules: not written (--verified-only)")
+            return r
     assert task.output is not None
-    head = header(task.options["target"], task.source, tr.engine, "no kernels (nothing to verify)", "")
-    r["output_sha256"] = _write(task.output, head + text)
+    unchanged = text == unit.text
+    if o.get("compile_check") and not unchanged and _compilable(task):
+        _compile_check(task, r, text, None)
+    if unchanged:
+        r["output_sha256"] = _write(task.output, text)
+        r.update(status="translated", written=True, unchanged=True, message="no CUDA constructs: written unchanged")
+        return r
+    r["output_sha256"] = _write(task.output, port_header(r, Path(task.rel).name, tr.engine, tr.meta.get("rocm")) + text)
     r["diagnostics"].append(diag_dict("XL6013", task.rel))
-    r.update(status="translated", written=True, message="no kernels: translated by the rules")
+    r.update(status="translated", written=True,
+             message="no kernels: translated by the rules" + (f"; {len(errors)} construct(s) left to port by hand" if errors else ""))
     return r
+
+
+def _warning_dict(w: Any) -> dict[str, Any]:
+    """A front-end warning (xlate.errors.Located: a grammar gap, bytes that are not UTF-8) as a diagnostic."""
+    return {"code": getattr(w, "code", None) or "XL0002", "severity": getattr(w, "severity", None) or "warning",
+            "message": w.message, "path": w.path, "line": w.line, "col": w.col, "kernel": None, "rule": None,
+            "why": None, "needs_llm": False}
 
 
 def _kernel_entry(k: Any, translation: Any, verify: bool, diagnostics: list[Any]) -> dict[str, Any]:
@@ -256,26 +298,48 @@ def _kernel_entry(k: Any, translation: Any, verify: bool, diagnostics: list[Any]
             "attempts": k.attempts, "reason": reason, "timings": timings, "perf": None}
 
 
-def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
-    from xlate.port import TARGET_LANGUAGE, PortRequest, finish, port_file
+def _port_request(task: Task, output: str) -> Any:
+    import dataclasses
+
+    from xlate.port import PortRequest
 
     o = task.options
-    req = PortRequest(source=task.source, target=o["target"], output=task.output, engine=o["engine"], model=o.get("model"),
-                      arch=o.get("arch"), examples=o["examples"], seed=o["seed"], verify=o["verify"], force=o["force"],
-                      golden=o.get("golden"), rules_files=list(o.get("rules_files") or []), timeout=o["timeout"])
+    kw: dict[str, Any] = {"rocm": o.get("rocm"), "roc": o.get("roc"), "launch_syntax": o.get("launch_syntax"),
+                          "project_names": frozenset(task.project_names)}
+    known = {f.name for f in dataclasses.fields(PortRequest)}
+    return PortRequest(source=task.source, target=o["target"], output=output, engine=o["engine"], model=o.get("model"),
+                       arch=o.get("arch"), examples=o["examples"], seed=o["seed"], verify=o["verify"], force=False,
+                       golden=o.get("golden"), rules_files=list(o.get("rules_files") or []), timeout=o["timeout"],
+                       **{k: v for k, v in kw.items() if k in known})
+
+
+def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
+    """Translate and verify the kernels of one file (port_file), then decide what the output tree gets: the port
+    (headed with its verdict) unless a kernel was rejected or not translated (then the driver copies the source
+    unchanged in its place; --force writes the port anyway) or, with --verified-only, unless every kernel was
+    verified. port_file writes into a scratch folder: the output tree only ever sees this task's final file."""
+    import shutil
+    import tempfile
+
+    from xlate.migrate.verdicts import port_header
+    from xlate.port import TARGET_LANGUAGE, port_file
+
+    o = task.options
     r = base_result(task)
     t0 = time.perf_counter()
-    res = port_file(req)
-    names = {k.name for k in unit.kernels}
-    tr = res.translation
-    if (not req.verify and not res.written and tr is not None and tr.text and not set(tr.needs_llm) & names
-            and all(k.verdict is None for k in res.kernels)):
-        # Compatibility: port_file (xlate/port.py) treats a kernel that --no-verify left without a verdict as
-        # "not translated" and writes nothing; --force is what --no-verify means for such a file (no kernel needs
-        # the LLM). port.finish writes the same translation, as port_file would have. Inert once port_file
-        # writes --no-verify ports itself.
-        res = finish(replace(req, force=True), res.output, tr, res.kernels)
+    # Beside the output tree (same file system: a full disk shows here as it would for the port itself).
+    tmp_root = os.path.join(task.out_root, ".xlate", "tmp")
+    os.makedirs(tmp_root, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="port-", dir=tmp_root)
+    try:
+        req = _port_request(task, os.path.join(scratch, Path(task.output or task.rel).name))
+        res = port_file(req)
+    except OSError as exc:  # the scratch write stands for the port's: name the port
+        raise OSError(exc.errno, exc.strerror, task.output) from exc
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     r["timings"]["port_s"] = time.perf_counter() - t0
+    tr = res.translation
     r["engine"] = tr.engine if tr else None
     from xlate.migrate.analysis import attribute
 
@@ -283,27 +347,18 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     per, rest = attribute(unit, tr.diagnostics) if tr else ({}, [])
     kernels = [_kernel_entry(k, tr, req.verify, per.get(k.kernel, k.diagnostics)) for k in res.kernels]
     r["kernels"] = kernels
-    r["diagnostics"] = [d.to_dict() for d in rest]
+    r["diagnostics"] = [_warning_dict(w) for w in getattr(unit, "warnings", []) or []] + [d.to_dict() for d in rest]
+    r = relativize(r, scratch)
+    kernels = r["kernels"]
     counts = Counter(k["status"] for k in kernels)
     r["message"] = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     if counts["not translated"] and res.message:
         r["message"] += f"; {res.message}"
-    port_text = includes.rewrite(tr.text, task.rewrites)[0] if tr and tr.text else ""
-    if res.written and task.output:
-        with open(task.output, encoding="utf-8") as fh:
-            written = fh.read()
-        final, changed = includes.rewrite(written, task.rewrites)
-        if changed:
-            r["output_sha256"] = _write(task.output, final)
-        else:
-            os.chmod(task.output, file_mode())  # port_file's atomic write leaves mkstemp's 0600
-            r["output_sha256"] = _sha(written.encode("utf-8"))
-        r["includes_rewritten"] = changed
-        r["written"] = True
-        port_text = final
+    port_text, changed = includes.rewrite(tr.text, task.rewrites) if tr and tr.text else ("", [])
+    r["includes_rewritten"] = changed
     r["diff"], r["diff_truncated"] = _diff(task, unit.text, port_text) if port_text else ("", False)
-    if o.get("compile_check") and port_text and not any(k["status"] == "not translated" for k in kernels):
-        _compile_stage(task, r, kernels, port_text, req.force)
+    if o.get("compile_check") and port_text and not counts["not translated"]:
+        _compile_stage(task, r, kernels, port_text)
     if o.get("benchmark") and tr is not None:
         from xlate.migrate.bench import benchmark_kernel
 
@@ -317,28 +372,42 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
                     k["perf"] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
                 k["timings"]["bench_s"] = time.perf_counter() - b0
     r["status"] = file_status(kernels)
+    statuses = {k["status"] for k in kernels}
+    if o.get("verified_only"):
+        write = statuses == {"verified"} or (o.get("force") and bool(port_text))
+    else:
+        write = bool(port_text) and (o.get("force") or not statuses & {"rejected", "not translated", "error"})
+    if write and task.output:
+        head = port_header(r, Path(task.rel).name, tr.engine if tr else None, (tr.meta.get("rocm") if tr else None))
+        r["output_sha256"] = _write(task.output, head + port_text)
+        r["written"] = True
     return r
 
 
-def _compile_stage(task: Task, r: dict[str, Any], kernels: list[dict[str, Any]], port_text: str, force: bool) -> None:
-    """Compile the port; one that does not compile is rejected and not left in the output tree (unless --force)."""
-    from xlate.migrate.compilecheck import compile_port, display_path, first_error, inline_headers
+def _compile_check(task: Task, r: dict[str, Any], port_text: str, kernel: str | None) -> dict[str, Any]:
+    from xlate.migrate.compilecheck import compile_port, display_path, inline_headers
 
     o = task.options
     t0 = time.perf_counter()
     text = inline_headers(port_text, task.rel, task.headers, o["target"], _translation_options(task))
-    result = compile_port(o["target"], text, kernels[0]["name"], o.get("arch"), display_path(task))
+    result = compile_port(o["target"], text, kernel or Path(task.rel).stem, o.get("arch"), display_path(task))
     r["compile"] = result
     r["timings"]["compile_check_s"] = time.perf_counter() - t0
+    return result
+
+
+def _compile_stage(task: Task, r: dict[str, Any], kernels: list[dict[str, Any]], port_text: str) -> None:
+    """Compile the port; one that does not compile is rejected (not written unless --force). One that fails only
+    on HIP names newer than the local ROCm is not checkable here, never rejected."""
+    from xlate.migrate.compilecheck import first_error
+
+    result = _compile_check(task, r, port_text, kernels[0]["name"])
     if result["ok"] is not False:
         return
-    why = f"the port does not compile ({result['compiler']}): {first_error(result['log'])}"
+    why = f"the port does not compile ({result['compiler']}): {(result.get('errors') or [first_error(result['log'])])[0]}"
     for k in kernels:
         if k["status"] in ("skipped", "unverified"):
             k["status"], k["reason"] = "rejected", why
-    if r["written"] and not force and task.output:
-        os.unlink(task.output)  # written by this task a moment ago: a port that does not build is not migrated
-        r["written"], r["output_sha256"] = False, None
 
 
 def _compiler_arch(o: dict[str, Any]) -> str | None:

@@ -25,7 +25,16 @@ VOLATILE = {"run", "source_root", "output_root", "report_dir", "timings", "secon
             "cached"}
 STATUS_CLASS = {"verified": "ok", "rules": "ok", "copied": "ok", "translated": "ok", "rejected": "bad", "error": "bad",
                 "not translated": "bad", "not migrated": "bad", "unsupported": "bad", "llm": "warn",
-                "unverified": "warn", "skipped": "warn", "analysed": "ok"}
+                "unverified": "warn", "skipped": "warn", "analysed": "ok",
+                "accepted": "ok", "candidate": "warn", "unchanged": "ok", "untranslated": "bad", "partial": "bad",
+                "build": "ok", "not written": "bad"}
+CATEGORY_TITLES = {"accepted": "Accepted: verified ports", "candidate": "Candidates: translated, not verified here",
+                   "translated": "Translated files without kernels (nothing to verify)",
+                   "rejected": "Rejected ports written with --force", "partial": "Partial ports written with --force",
+                   "untranslated": "Not translated: the source copied unchanged in the port's place",
+                   "unchanged": "Nothing to translate (written unchanged)", "copied": "Copied files",
+                   "build": "Build files", "not written": "Not written", "skipped": "Skipped"}
+CATEGORY_ORDER = list(CATEGORY_TITLES)
 EXIT_MEANING = {0: "every kernel verified (or nothing to do)", 1: "some kernels were rejected or not migrated",
                 2: "bad input", 3: "nothing rejected, but some kernels could not be verified here"}
 ANALYSIS_EXIT_MEANING = {0: "the rules can translate every kernel", 1: "some kernels need the LLM or are unsupported"}
@@ -34,6 +43,8 @@ ANALYSIS_EXIT_MEANING = {0: "the rules can translate every kernel", 1: "some ker
 def build_report(lib: Any, files: list[dict[str, Any]], options: Any, run: dict[str, Any]) -> dict[str, Any]:
     from xlate.migrate.summary import summarize
 
+    if not options.analysis_only:
+        files = [with_verdict(f) for f in files]
     summary, missing = summarize(files, options.analysis_only)
     opts = {**options.result_options(), "rules_files": list(options.rules_files), "golden": options.golden,
             "include_dirs": list(options.include_dirs)}
@@ -43,6 +54,24 @@ def build_report(lib: Any, files: list[dict[str, Any]], options: Any, run: dict[
             "report_dir": options.resolved_report_dir(), "options": opts, "summary": summary,
             "not_migrated": missing, "skipped_units": [os.path.relpath(p, lib.root) for p in lib.skipped],
             "files": files, "run": run}
+
+
+def with_verdict(f: dict[str, Any]) -> dict[str, Any]:
+    """The file's category (accepted, candidate, translated, untranslated, copied, build...) and its verdict in
+    words: for a port, the line of its header comment."""
+    from xlate.migrate.verdicts import category, verdict_line
+
+    cat = category(f)
+    if cat in ("accepted", "candidate", "translated", "rejected", "partial"):
+        verdict, detail = verdict_line(f)
+        words = f"{verdict}: {detail}" if detail else verdict
+    elif cat == "untranslated":
+        words = f"not translated, source copied unchanged: {f.get('message') or ''}"
+    elif cat == "unchanged":
+        words = "nothing to translate: written unchanged"
+    else:
+        words = f.get("message") or cat
+    return {**f, "category": cat, "verdict": words}
 
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
@@ -102,9 +131,11 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 
 
 def rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One table row per kernel; a file without kernels gets one row of its own."""
+    """One table row per kernel; a code file without kernels gets one row of its own."""
     out = []
     for i, f in enumerate(report["files"]):
+        if f.get("kind") in ("asset", "build"):
+            continue  # not code: listed in the output-tree section
         base = {"file": f["path"], "anchor": f"f{i}", "output": f.get("output") or "", "written": f.get("written")}
         if not f["kernels"]:
             out.append({**base, "kernel": "", "status": f["status"], "engine": f.get("engine") or "",
@@ -159,7 +190,17 @@ def render_html(report: dict[str, Any]) -> str:
                                   for k in f["kernels"]]})
     return _env().get_template("migrate.html.j2").render(
         report=report, summary=report["summary"], rows=rows(report), files=files, statuses=statuses,
-        exit_meaning=meaning, chart=ratio_chart(report), analysis=analysis, status_class=STATUS_CLASS)
+        exit_meaning=meaning, chart=ratio_chart(report), analysis=analysis, status_class=STATUS_CLASS,
+        groups=groups(report), titles=CATEGORY_TITLES)
+
+
+def groups(report: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Files by category, in CATEGORY_ORDER (port mode only)."""
+    by: dict[str, list[dict[str, Any]]] = {}
+    for i, f in enumerate(report["files"]):
+        if "category" in f:
+            by.setdefault(f["category"], []).append({**f, "anchor": f"f{i}"})
+    return [(c, by[c]) for c in CATEGORY_ORDER if c in by]
 
 
 def render_summary(report: dict[str, Any], limit: int = 50) -> str:
@@ -167,4 +208,5 @@ def render_summary(report: dict[str, Any], limit: int = 50) -> str:
     meaning = (ANALYSIS_EXIT_MEANING if analysis else EXIT_MEANING).get(report["summary"]["exit_code"], "")
     return _env().get_template("migrate_summary.md.j2").render(
         report=report, summary=report["summary"], missing=report["not_migrated"][:limit],
-        more=max(0, len(report["not_migrated"]) - limit), exit_meaning=meaning, analysis=analysis)
+        more=max(0, len(report["not_migrated"]) - limit), exit_meaning=meaning, analysis=analysis,
+        groups=groups(report), titles=CATEGORY_TITLES, limit=limit)
