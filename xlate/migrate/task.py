@@ -75,8 +75,8 @@ def kernel_names_of(path: str) -> list[str]:
 
 def run_task(task: Task) -> dict[str, Any]:
     t0 = time.perf_counter()
-    faults.inject(task.rel, task.test_faults)  # TEST-ONLY hook; inert unless XLATE_TEST_FAULTS was set
     try:
+        faults.inject(task.rel, task.test_faults)  # TEST-ONLY hook; inert unless XLATE_TEST_FAULTS was set
         if task.kind == "copy":
             result = _copy(task)
         elif task.kind == "analyze":

@@ -130,7 +130,7 @@ def translate_build_file(f: SourceFile, out: str, ctx: Any) -> dict[str, Any]:
     text = data.decode("utf-8", "surrogateescape")
     bt = buildfiles.translate(text, f.rel, ctx)
     r["build"] = bt.to_dict()
-    r["diagnostics"] += [diag_dict("XL6016", f.rel, m.line, 1, line=m.line, text=m.text, suggestion=m.suggestion)
+    r["diagnostics"] += [diag_dict("XL6016", f.rel, m.line, 1, at=m.line, text=m.text, suggestion=m.suggestion)
                          for m in bt.manual]
     new = bt.text.encode("utf-8", "surrogateescape")
     try:

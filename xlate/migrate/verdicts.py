@@ -95,6 +95,8 @@ def fallback_header(source_name: str, reason: str) -> str:
 
 def category(result: dict[str, Any]) -> str:
     kind, status = result.get("kind"), result.get("status")
+    if status == "skipped" and not result.get("written"):
+        return "skipped"
     if kind == "build":
         return "build" if result.get("written") else "not written"
     if kind in ("asset", "copy"):
