@@ -317,3 +317,18 @@ def test_a_file_that_fails_is_copied_unchanged_and_a_rerun_resumes(tmp_path, mon
     fresh = tmp_path / "fresh"
     run_cli(str(root), "--to", "hip", "-o", str(fresh), "--no-verify", "--executor", "serial")
     assert tree_digest(fresh, skip=(".xlate", "xlate-report")) == again
+
+
+def test_bytes_that_are_not_utf8_pass_through(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    # A Windows-1252 apostrophe (0x92) in a comment and in a string literal.
+    src = (b'#include <cuda_runtime.h>\n// the user\x92s kernel\n__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }\n'
+           b'void run(float* d) { k<<<1, 32>>>(d); const char* s = "it\x92s"; (void)s; cudaDeviceSynchronize(); }\n')
+    (root / "k.cu").write_bytes(src)
+    out = tmp_path / "out"
+    run_cli(str(root), "--to", "hip", "-o", str(out), "--no-verify", "--executor", "serial")
+    port = (out / "k.hip").read_bytes()
+    assert b"// the user\x92s kernel\n" in port and b'"it\x92s"' in port  # the bytes, exactly
+    assert load_report(out)["files"][0]["written"] or load_report(out)["files"][0]["fallback"]
+    assert (out / "xlate-report" / "report.html").is_file()

@@ -131,8 +131,13 @@ def _sha(data: bytes) -> str:
 def _diff(task: Task, source_text: str, port_text: str) -> tuple[str, bool]:
     lines = difflib.unified_diff(source_text.splitlines(keepends=True), port_text.splitlines(keepends=True),
                                  fromfile=task.rel, tofile=task.output_rel or "(port)", n=2)
-    text = "".join(lines)
+    text = _printable("".join(lines))
     return (text[:DIFF_LIMIT], True) if len(text) > DIFF_LIMIT else (text, False)
+
+
+def _printable(text: str) -> str:
+    """Report text: bytes of the source that are not UTF-8 (kept as lone surrogates) become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def file_mode() -> int:
@@ -158,7 +163,7 @@ def _write(path: str, text: str) -> str:
 
 def _copy(task: Task) -> dict[str, Any]:
     r = base_result(task)
-    with open(task.source, encoding="utf-8") as fh:
+    with open(task.source, encoding="utf-8", errors="surrogateescape") as fh:
         text = fh.read()
     new, changed = includes.rewrite(text, task.rewrites)
     assert task.output is not None

@@ -99,7 +99,8 @@ def write_report(report: dict[str, Any], directory: str) -> dict[str, str]:
     texts = {"report.json": json.dumps(report, indent=1, default=str) + "\n", "report.html": render_html(report),
              "summary.md": render_summary(report)}
     for name, text in texts.items():
-        atomic_write_bytes(paths[name], text.encode("utf-8"), mode=file_mode())
+        # A message may quote source bytes that are not UTF-8 (lone surrogates): U+FFFD in the pages.
+        atomic_write_bytes(paths[name], text.encode("utf-8", "replace"), mode=file_mode())
     return paths
 
 
