@@ -133,7 +133,7 @@ def detect() -> Detection:
         tried.append({"variant": variant, "error": (proc.stderr.strip() or f"exit {proc.returncode}")[-300:]})
     last = tried[-1]["error"] if tried else "?"
     hint = ""
-    if "ermission" in last or "uid map" in last or "setting up uid" in last.lower():
+    if any(w in last.lower() for w in ("permission", "uid map", "namespace", "operation not permitted")):
         hint = (" (user namespaces look disabled: kernel.unprivileged_userns_clone=0, "
                 "user.max_user_namespaces=0, an AppArmor restriction, or a container without CAP_SYS_ADMIN)")
     return Detection(None, f"bubblewrap {version} is installed but cannot start a sandbox here: {last}{hint}", tried)
