@@ -76,7 +76,7 @@ def split_errors(log: str, text: str, newer: list[dict[str, Any]]) -> tuple[list
     lines = text.splitlines()
     own, newer_errors = [], []
     for line in log.splitlines():
-        if "error" not in line or "errors generated" in line:
+        if "error" not in line or re.search(r"\d+ errors? generated", line):
             continue
         where = re.match(r"[^:\s]+:(\d+):\d+:", line)
         on_line = lines[int(where.group(1)) - 1] if where and 0 < int(where.group(1)) <= len(lines) else ""

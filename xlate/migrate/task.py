@@ -356,9 +356,6 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     r = relativize(r, scratch)
     kernels = r["kernels"]
     counts = Counter(k["status"] for k in kernels)
-    r["message"] = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    if counts["not translated"] and res.message:
-        r["message"] += f"; {res.message}"
     port_text, changed = includes.rewrite(tr.text, task.rewrites) if tr and tr.text else ("", [])
     r["includes_rewritten"] = changed
     r["diff"], r["diff_truncated"] = _diff(task, unit.text, port_text) if port_text else ("", False)
@@ -377,6 +374,10 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
                     k["perf"] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
                 k["timings"]["bench_s"] = time.perf_counter() - b0
     r["status"] = file_status(kernels)
+    counts = Counter(k["status"] for k in kernels)  # after the compile stage
+    r["message"] = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    if counts["not translated"] and res.message:
+        r["message"] += f"; {res.message}"
     statuses = {k["status"] for k in kernels}
     if o.get("verified_only"):
         write = statuses == {"verified"} or (o.get("force") and bool(port_text))

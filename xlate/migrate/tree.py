@@ -89,7 +89,9 @@ def write_fallback(result: dict[str, Any], f: SourceFile, out: str) -> dict[str,
 
     if not f.output:
         return result
-    reason = result.get("message") or (result.get("error") or {}).get("message") or "no port was written"
+    failed = [k for k in result.get("kernels") or [] if k.get("status") in ("rejected", "not translated", "error")]
+    reason = (f"{failed[0]['name']} {failed[0]['status']}: {failed[0].get('reason') or ''}" if failed else
+              result.get("message") or (result.get("error") or {}).get("message") or "no port was written")
     data = f.data
     if not data:
         try:
