@@ -133,8 +133,12 @@ class Worker:
             self._drop_inbox()
             self.inbox = tempfile.mkdtemp(prefix="xlate-inbox-")
             # -P: the private /tmp (the sandbox's cwd) never lands on sys.path
+            # files the wrapping tool is told to write (compute-sanitizer's --log-file): their folder, writable
+            outputs = {os.path.dirname(a) for a in self.wrapper
+                       if a.startswith("/") and not os.path.exists(a) and os.path.isdir(os.path.dirname(a))}
             argv = sandbox.build([*self.wrapper, sys.executable, "-P", "-m", "xlate.backends.worker", self.backend],
-                                 ro=[(self.inbox, sandbox.INBOX)], env=sandbox.sandbox_env(self.env))
+                                 ro=[(self.inbox, sandbox.INBOX)], rw=[(d, d) for d in sorted(outputs)],
+                                 env=sandbox.sandbox_env(self.env))
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # bwrap clears it anyway
         else:  # no credentials in a worker's environment, sandboxed or not: kernels could read them
             env = {k: v for k, v in os.environ.items() if not sandbox.SECRET_NAME.search(k)}
