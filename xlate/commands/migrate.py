@@ -126,7 +126,7 @@ CATEGORY_WORDS = [("accepted", "accepted (verified)"), ("candidate", "candidates
                   ("translated", "translated without kernels"), ("unchanged", "unchanged (nothing to translate)"),
                   ("untranslated", "NOT translated (source copied unchanged)"), ("rejected", "rejected (--force)"),
                   ("partial", "partial (--force)"), ("copied", "copied"), ("build", "build files translated"),
-                  ("not written", "not written")]
+                  ("not written", "not written"), ("skipped", "skipped (nothing to port for this target)")]
 
 
 def tree_lines(s: dict) -> list[str]:  # type: ignore[type-arg]

@@ -173,6 +173,8 @@ class _Words:
         seen_arch = False
         while i < len(words):
             lead, w, trail = _wrapped(words[i])
+            if words[i].count('"') % 2 == 0:  # quotes of its own (code=\"sm_80,compute_80\"): they go with it
+                lead, trail = lead.replace('"', ""), trail.replace('"', "")
             flag, eq, value = w.partition("=")
             cls = self.valued.get(flag) if w.startswith("-") else None
             if cls is None or (cls == "language" and eq):
@@ -298,6 +300,8 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 # -- make --------------------------------------------------------------------------------------------------------
 
+RULE = re.compile(r"^([^\s:=#][^:=]*?)\s*::?(?!=)(.*)$", re.S)  # targets: prerequisites
+C_FILE = re.compile(r"(?:^|[\s%/*])[\w.+-]*\.c(?![\w.+-])")  # a C file (or %.c): not .cu, .cpp, .cc
 ASSIGN = re.compile(r"^(\s*(?:export\s+|override\s+)?([A-Za-z_][\w.-]*)\s*(?:::?=|:::=|\?=|\+=|!=|=))(.*)$", re.S)
 ARCH_VALUE = re.compile(r"^(?:(?:sm|compute|lto)_[0-9]+[a-z]?|[0-9]{2,3}[a-z]?|native|all|all-major)$")
 
@@ -312,19 +316,70 @@ class _Make:
         for _, line in lines:
             code, _ = _code_and_comment(line, quotes=False)
             self.words.line(code)
+        compilers = self._compiler_vars(lines)
         result = BuildTranslation("make", "")
         out = []
+        c_rule = False  # the rule being read builds from C files
+        arch_flags: set[str] = set()  # variables that hold --offload-arch
         for lineno, line in lines:
             code, comment = _code_and_comment(line, quotes=False)
+            if not code.startswith("\t"):
+                m = RULE.match(code)
+                if m:
+                    c_rule = bool(C_FILE.search(m.group(1)) or C_FILE.search(m.group(2)))
             new = self._assignment(code)
             if new is None:
                 new = self.words.line(code)
+            m = ASSIGN.match(new)
+            if m and "--offload-arch" in m.group(3):
+                arch_flags.add(m.group(2))
+            if code.startswith("\t"):
+                new = self._c_as_hip(new, compilers, c_rule)
+                new = self._offload_arch(new, compilers, arch_flags)
             if new != code:
                 result.changes.append(Change(lineno, code.rstrip(), new.rstrip()))
             result.manual += _manual(lineno, new)
             out.append(new + comment)
         result.text = "\n".join(out)
         return result
+
+    def _compiler_vars(self, lines: list[tuple[int, str]]) -> set[str]:
+        """Variables the Makefile assigns nvcc to (CC = nvcc, NVCC ?= /usr/local/cuda/bin/nvcc)."""
+        out = set()
+        for _, line in lines:
+            m = ASSIGN.match(_code_and_comment(line, quotes=False)[0])
+            if m and any(re.split(r"[/)}]", w)[-1] in rules()["compilers"] for w in m.group(3).split()):
+                out.add(m.group(2))
+        return out
+
+    def _c_as_hip(self, recipe: str, compilers: set[str], c_rule: bool) -> str:
+        """nvcc compiles a .c file with the host C compiler, which only warns about -std=c++17; clang refuses it.
+        A recipe that compiles C files with the translated compiler compiles them as HIP (-x hip), as the HIP
+        ports people write do."""
+        words = recipe.split()
+        if not words or "-c" not in words or "-x" in words or not (c_rule or C_FILE.search(recipe)):
+            return recipe
+        first = words[0]
+        var = re.fullmatch(r"\$[({](\w+)[)}]", first)
+        if not (first in rules()["compilers"].values() or (var and var.group(1) in compilers)):
+            return recipe
+        at = recipe.index(first) + len(first)
+        return recipe[:at] + " -x hip" + recipe[at:]
+
+    def _offload_arch(self, recipe: str, compilers: set[str], arch_flags: set[str]) -> str:
+        """nvcc compiles for a default architecture; hipcc without --offload-arch asks the machine's GPU (and fails
+        without one): a compile recipe of the translated compiler that names no target gets the AMD target."""
+        words = recipe.split()
+        if not words or "-c" not in words or "--offload-arch" in recipe:
+            return recipe
+        if any(f"$({v})" in recipe or f"${{{v}}}" in recipe for v in arch_flags):
+            return recipe
+        first = words[0]
+        var = re.fullmatch(r"\$[({](\w+)[)}]", first)
+        if not (first in rules()["compilers"].values() or (var and var.group(1) in compilers)):
+            return recipe
+        at = recipe.index(first) + len(first)
+        return recipe[:at] + f" --offload-arch={self.words.ctx.gfx}" + recipe[at:]
 
     def _assignment(self, code: str) -> str | None:
         m = ASSIGN.match(code)
