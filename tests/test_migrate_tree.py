@@ -332,3 +332,16 @@ def test_bytes_that_are_not_utf8_pass_through(tmp_path):
     assert b"// the user\x92s kernel\n" in port and b'"it\x92s"' in port  # the bytes, exactly
     assert load_report(out)["files"][0]["written"] or load_report(out)["files"][0]["fallback"]
     assert (out / "xlate-report" / "report.html").is_file()
+
+
+def test_a_header_that_fails_is_still_where_its_includers_look(tmp_path, monkeypatch):
+    # The HeCBench failure: a header refused, its includer's #include renamed to a file nobody wrote.
+    root = make_project(tmp_path / "proj")
+    out = tmp_path / "out"
+    monkeypatch.setenv("XLATE_TEST_FAULTS", "raise:kernels.cuh")
+    run_cli(str(root), "--to", "hip", "-o", str(out), "--no-verify", "--executor", "serial")
+    f = by_path(load_report(out))["kernels.cuh"]
+    assert f["fallback"] and f["output"] == "kernels.hip.h"
+    assert (out / "kernels.hip.h").read_text().split("\n", 2)[2] == PROJECT["kernels.cuh"]
+    assert '#include "kernels.hip.h"' in (out / "main.hip").read_text()
+    assert unresolved_includes(out) == []
