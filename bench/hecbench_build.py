@@ -36,16 +36,21 @@ BUILD_VERSION = 1  # bump when the recipe or the build changes: invalidates cach
 
 @dataclass
 class Unit:
-    source: str  # path as the Makefile names it, relative to the program folder
-    obj: str  # object name the Makefile gives it (link lines refer to it)
+    source: str  # path as the Makefile names it, relative to cwd
+    obj: str  # object name the Makefile gives it (link lines refer to it), relative to cwd
     flags: list[str]
+    cwd: str = "."  # where the command runs, relative to the program folder (a sub-make's folder)
+
+    def rel(self, path: str) -> str:
+        return os.path.normpath(os.path.join(self.cwd, path))
 
 
 @dataclass
 class Link:
-    inputs: list[str]  # object names (or sources compiled in the same command)
+    inputs: list[str]  # object names (or sources compiled in the same command), relative to cwd
     output: str
     flags: list[str]
+    cwd: str = "."
 
 
 @dataclass
@@ -145,17 +150,25 @@ def dry_run(program_dir: Path, timeout: float = 60) -> tuple[int, str]:
     return rc, out
 
 
-def _commands(text: str) -> list[list[str]]:
+def _commands(text: str, root: str | None) -> list[tuple[str, list[str]]]:
+    """(cwd relative to root, argv) per command; sub-makes announce their folders ("Entering directory")."""
     text = text.replace("\\\n", " ")
-    cmds = []
+    cmds, stack = [], ["."]
     for line in text.splitlines():
+        m = re.match(r"make(\[\d+\])?: (Entering|Leaving) directory ['`\"](.*)['\"]", line)
+        if m:
+            if m.group(2) == "Entering":
+                stack.append(os.path.relpath(m.group(3), root) if root else ".")
+            elif len(stack) > 1:
+                stack.pop()
+            continue
         for part in re.split(r"&&|;|\|\|", line):
             try:
                 argv = shlex.split(part)
             except ValueError:
                 continue
             if argv:
-                cmds.append(argv)
+                cmds.append((stack[-1], argv))
     return cmds
 
 
@@ -186,11 +199,11 @@ TWO_PART = {"-I": "", "-D": "", "-U": "", "-L": "", "-l": "", "-o": "", "-std": 
             "-include": " ", "-isystem": " ", "-x": " "}
 
 
-def parse_recipe(text: str, cuda_libs: bool = False) -> Recipe:
-    """Reduce `make -n` output to compile units and link commands."""
+def parse_recipe(text: str, cuda_libs: bool = False, root: str | None = None) -> Recipe:
+    """Reduce `make -n` output (run in root) to compile units and link commands."""
     lib_map = _load_lib_map() if cuda_libs else {}
     recipe = Recipe()
-    for raw in _commands(text):
+    for cwd, raw in _commands(text, root):
         if not COMPILERS.search(os.path.basename(raw[0])):
             continue
         argv = _split_xcompiler(raw[1:])
@@ -239,15 +252,15 @@ def parse_recipe(text: str, cuda_libs: bool = False) -> Recipe:
         if compile_only:
             for s in inputs:
                 obj = out if out and len(inputs) == 1 else os.path.splitext(os.path.basename(s))[0] + ".o"
-                recipe.units.append(Unit(s, obj, _split_flags(flags)))
+                recipe.units.append(Unit(s, obj, _split_flags(flags), cwd))
         elif inputs or objs:
             # compile-and-link in one command: each source becomes a unit of its own
             names = []
             for s in inputs:
                 obj = f"__direct_{len(recipe.units)}.o"
-                recipe.units.append(Unit(s, obj, _split_flags(flags)))
+                recipe.units.append(Unit(s, obj, _split_flags(flags), cwd))
                 names.append(obj)
-            recipe.links.append(Link([*objs, *names], out or "a.out", _split_flags(link_flags)))
+            recipe.links.append(Link([*objs, *names], out or "a.out", _split_flags(link_flags), cwd))
     if not recipe.units:
         recipe.error = "no compile command found in `make -n` output"
     return recipe
@@ -261,8 +274,10 @@ def _split_flags(flags: list[str]) -> list[str]:
 
 
 def recipe_for(program_dir: Path, cuda_libs: bool) -> Recipe:
+    if not (program_dir / "Makefile").exists() and not (program_dir / "makefile").exists():
+        return Recipe(error="no Makefile")
     rc, text = dry_run(program_dir)
-    recipe = parse_recipe(text, cuda_libs)
+    recipe = parse_recipe(text, cuda_libs, str(program_dir.resolve()))
     if rc != 0 and not recipe.units:
         lines = [ln for ln in text.splitlines() if ln.strip()]
         recipe.error = "make -n failed: " + (lines[-1] if lines else f"exit {rc}")
@@ -297,31 +312,33 @@ def build(tree: Path, recipe: Recipe, build_dir: Path, source_map: dict[str, str
     if recipe.error:
         return BuildResult(False, [], f"recipe: {recipe.error}", 0.0)
     for n, u in enumerate(recipe.units):
-        rel = os.path.normpath(u.source)
+        rel = u.rel(u.source)
         src = (source_map or {}).get(rel, rel)
         if not (tree / src).is_file():
             steps.append(Step(f"missing {rel}", False, 0.0, f"{rel}: not in the translated tree"))
             continue
         obj = build_dir / f"{n:03d}_{os.path.basename(u.obj)}"
-        rc, out, sec = run_cmd([*HIPCC, *rdc, "-w", *u.flags, "-c", src, "-o", str(obj)], tree, timeout, env)
+        here = tree / u.cwd
+        rc, out, sec = run_cmd([*HIPCC, *rdc, "-w", *u.flags, "-c", os.path.relpath(tree / src, here), "-o", str(obj)],
+                               here, timeout, env)
         steps.append(Step(f"compile {src}", rc == 0, round(sec, 2), None if rc == 0 else first_error(out)))
         if rc == 0:
-            objects[os.path.normpath(u.obj)] = obj
+            objects[u.rel(u.obj)] = obj
     if all(s.ok for s in steps):
         for n, link in enumerate(recipe.links):
             ins = []
             for i in link.inputs:
-                key = os.path.normpath(i)
+                key = os.path.normpath(os.path.join(link.cwd, i))
                 if key in objects:
                     ins.append(str(objects[key]))
                 elif (tree / key).is_file():
-                    ins.append(key)
+                    ins.append(str(tree / key))
                 else:
                     steps.append(Step(f"link {link.output}", False, 0.0, f"link input {i} was not built"))
                     break
             else:
                 exe = build_dir / f"link{n}_{os.path.basename(link.output)}"
-                rc, out, sec = run_cmd([*HIPCC, *rdc, *ins, "-o", str(exe), *link.flags], tree, timeout, env)
+                rc, out, sec = run_cmd([*HIPCC, *rdc, *ins, "-o", str(exe), *link.flags], tree / link.cwd, timeout, env)
                 steps.append(Step(f"link {link.output}", rc == 0, round(sec, 2), None if rc == 0 else first_error(out)))
     failed = [s for s in steps if not s.ok]
     return BuildResult(not failed and bool(steps), steps, failed[0].error if failed else None,

@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hecbench_build as hb
+import xlate_rev
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "hecbench"
 DEFAULT_HIPIFY = ROOT.parent / "shared" / "tools" / "hipify-perl"
 C_FAMILY = {".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".c", ".inl"}
-ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 # Small kernels in a few shapes (written for this bench); {i} makes every name unique.
 KERNEL_SHAPES = [
@@ -95,11 +95,6 @@ def tree_of(corpus: Path, files: int, dest: Path) -> list[str]:
     return picked
 
 
-def xlate_bin() -> str:
-    exe = Path(sys.executable).parent / "xlate"
-    return str(exe) if exe.exists() else "xlate"
-
-
 def hipify_files(hipify: Path, tree: Path, out: Path, files: list[str], jobs: int, timeout: float) -> tuple[float, int]:
     """Wall seconds for hipify-perl once per file (jobs at a time); returns (seconds, failures)."""
     for f in files:
@@ -114,7 +109,8 @@ def hipify_files(hipify: Path, tree: Path, out: Path, files: list[str], jobs: in
     return time.perf_counter() - t0, sum(1 for rc in rcs if rc != 0)
 
 
-def bench_tree(corpus: Path, hipify: Path, n_files: int, repeat: int, jobs: int, timeout: float, tmp: Path) -> dict:
+def bench_tree(corpus: Path, hipify: Path, n_files: int, repeat: int, jobs: int, timeout: float, tmp: Path,
+               env: dict[str, str]) -> dict:
     tree = tmp / "tree"
     files = tree_of(corpus, n_files, tree)
     size = sum((tree / f).stat().st_size for f in files)
@@ -122,8 +118,8 @@ def bench_tree(corpus: Path, hipify: Path, n_files: int, repeat: int, jobs: int,
     notes: dict[str, object] = {}
     for r in range(repeat):
         out = tmp / f"xlate{r}"
-        rc, output, sec = hb.run_cmd([xlate_bin(), "migrate", str(tree), "--to", "hip", "-o", str(out), "--no-verify",
-                                      "--fresh", "--no-progress", "-j", str(jobs)], ROOT, timeout, ENV)
+        rc, output, sec = hb.run_cmd([*xlate_rev.command(), "migrate", str(tree), "--to", "hip", "-o", str(out), "--no-verify",
+                                      "--fresh", "--no-progress", "-j", str(jobs)], tmp, timeout, env)
         runs["xlate migrate"].append(sec)
         report = out / "xlate-report" / "report.json"
         if report.exists():
@@ -143,27 +139,33 @@ def bench_tree(corpus: Path, hipify: Path, n_files: int, repeat: int, jobs: int,
             "outcome": notes, "first_files": files[:5]}
 
 
-def bench_kernels(hipify: Path, sizes: list[int], timeout: float, tmp: Path) -> list[dict]:
+def bench_kernels(hipify: Path, sizes: list[int], timeout: float, tmp: Path, env: dict[str, str]) -> list[dict]:
     rows: list[dict] = []
     dead: set[str] = set()
     for n in sizes:
         src = tmp / f"k{n}.cu"
         nbytes = kernel_file(src, n)
         row: dict = {"kernels": n, "bytes": nbytes}
-        cmds = {"xlate port": [xlate_bin(), "port", str(src), "--to", "hip", "--no-verify", "-o", str(tmp / f"k{n}.hip")],
+        cmds = {"xlate port": [*xlate_rev.command(), "port", str(src), "--to", "hip", "--no-verify", "-o", str(tmp / f"k{n}.hip")],
                 "hipify-perl": ["perl", str(hipify), "-quiet-warnings", f"-o={tmp / f'k{n}.hipify.cu'}", str(src)]}
         for tool, argv in cmds.items():
             if tool in dead:
                 row[tool] = {"skipped": f"timed out at a smaller size (> {timeout:.0f} s)"}
                 continue
-            rc, output, sec = hb.run_cmd(argv, ROOT, timeout, ENV)
+            rc, output, sec = hb.run_cmd(argv, tmp, timeout, env)
+            written = Path(argv[argv.index("-o") + 1] if "-o" in argv else argv[-2][3:]).exists()
             if rc == 124:
                 dead.add(tool)
                 row[tool] = {"timed_out": True, "seconds": f"> {timeout:.0f}"}
             else:
                 row[tool] = {"exit_code": rc, "seconds": round(sec, 2), "us_per_kernel": round(sec / n * 1e6, 1)}
-                if rc not in (0, 3):
-                    row[tool]["error"] = hb.first_error(output)
+                prev = next((r[tool] for r in reversed(rows) if "seconds" in r[tool]
+                             and not isinstance(r[tool]["seconds"], str)), None)
+                if prev is not None:  # time per extra kernel since the previous size: constant when linear
+                    row[tool]["marginal_us_per_kernel"] = round(
+                        (sec - prev["seconds"]) / (n - next(r["kernels"] for r in rows if r[tool] is prev)) * 1e6, 1)
+                if rc not in (0, 3) or not written:
+                    row[tool]["error"] = hb.first_error(output) or "no output written"
         rows.append(row)
         print(f"  {n} kernels: " + ", ".join(f"{t} {row[t].get('seconds', row[t].get('skipped'))}" for t in cmds),
               file=sys.stderr, flush=True)
@@ -181,28 +183,36 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600, help="seconds per tool run")
     ap.add_argument("--skip", choices=["tree", "kernels"], help="leave one of the two benches out")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "hip_scale_cpu.json")
+    ap.add_argument("--xlate-rev", help="run xlate as committed at this git revision (default: the working tree)")
     args = ap.parse_args()
     doc: dict = {"meta": {"command": "python bench/hip_scale.py " + " ".join(sys.argv[1:]),
                           "date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(),
                           "machine": platform.machine(), "python": platform.python_version()}}
     with tempfile.TemporaryDirectory(prefix="xlate-hip-scale-") as tmp:
+        env, doc["meta"]["xlate_commit"] = xlate_rev.environment(args.xlate_rev, Path(tmp) / "xlate-src")
         if args.skip != "tree":
             if not (args.corpus / "src").is_dir():
                 ap.error(f"{args.corpus}: no src/ folder")
             doc["tree"] = t = bench_tree(args.corpus, args.hipify, args.files, args.repeat, args.jobs, args.timeout,
-                                         Path(tmp))
+                                         Path(tmp), env)
             print(f"{t['files']} files ({t['bytes'] / 1e6:.2f} MB, {t['programs']} programs), median of {args.repeat}:")
             for r in t["rows"]:
                 print(f"  {r['tool']:<18} {r['median_s']:>8.2f} s  {r['files_per_s']:>7.1f} files/s  runs {r['runs_s']}")
             print(f"  outcome: {t['outcome']}")
+            if t["outcome"].get("xlate", {}).get("error"):
+                print(f"  WARNING: xlate migrate failed, its time is not a translation time: {t['outcome']['xlate']['error']}")
         if args.skip != "kernels":
             sizes = [int(x) for x in args.sizes.split(",") if x]
-            doc["kernels"] = rows = bench_kernels(args.hipify, sizes, args.timeout, Path(tmp))
-            print(f"\n{'kernels':>8} {'MB':>6} {'xlate port s':>13} {'us/kernel':>10} {'hipify s':>9} {'us/kernel':>10}")
+            doc["kernels"] = rows = bench_kernels(args.hipify, sizes, args.timeout, Path(tmp), env)
+            print(f"\n{'kernels':>8} {'MB':>6} | {'xlate port s':>12} {'us/kernel':>9} {'marginal':>9} | "
+                  f"{'hipify s':>9} {'us/kernel':>9} {'marginal':>9}")
             for r in rows:
-                x, h = r["xlate port"], r["hipify-perl"]
-                print(f"{r['kernels']:>8} {r['bytes'] / 1e6:>6.2f} {x.get('seconds', 'skip')!s:>13} "
-                      f"{x.get('us_per_kernel', '-')!s:>10} {h.get('seconds', 'skip')!s:>9} {h.get('us_per_kernel', '-')!s:>10}")
+                cells = []
+                for tool in ("xlate port", "hipify-perl"):
+                    v = r[tool]
+                    cells.append(f"{v.get('seconds', 'skipped')!s:>12} {v.get('us_per_kernel', '-')!s:>9} "
+                                 f"{v.get('marginal_us_per_kernel', '-')!s:>9}" + (f"  ERROR {v['error']}" if v.get("error") else ""))
+                print(f"{r['kernels']:>8} {r['bytes'] / 1e6:>6.2f} | " + " | ".join(cells))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

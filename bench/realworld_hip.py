@@ -26,7 +26,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hecbench_build as hb
+import xlate_rev
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "hecbench"
@@ -121,16 +121,11 @@ def human_build(corpus: Path, name: str, work: Path, cache: HumanCache, timeout:
 
 # --- the tools ----------------------------------------------------------------------------------------------------
 
-def xlate_cmd() -> list[str]:
-    exe = Path(sys.executable).parent / "xlate"
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from xlate.cli import main; main()"]
-
-
-def run_xlate(cuda_tree: Path, out: Path, meta: Path, timeout: float) -> dict:
+def run_xlate(cuda_tree: Path, out: Path, meta: Path, timeout: float, env: dict[str, str]) -> dict:
     meta.mkdir(parents=True, exist_ok=True)
-    argv = [*xlate_cmd(), "migrate", str(cuda_tree), "--to", "hip", "-o", str(out), "--no-verify", "--fresh",
+    argv = [*xlate_rev.command(), "migrate", str(cuda_tree), "--to", "hip", "-o", str(out), "--no-verify", "--fresh",
             "--no-progress", "--report", str(meta / "report"), "--cache", str(meta / "migrate.sqlite")]
-    rc, output, sec = hb.run_cmd(argv, ROOT, timeout, {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    rc, output, sec = hb.run_cmd(argv, meta, timeout, env)
     (meta / "migrate.log").write_text(output)
     report_path = meta / "report" / "report.json"
     files = c_family_files(cuda_tree)
@@ -158,6 +153,11 @@ def run_xlate(cuda_tree: Path, out: Path, meta: Path, timeout: float) -> dict:
     row["diagnostic_codes"] = dict(codes.most_common())
     written = set(row["source_map"].values())
     row["cuda_names_left"] = cuda_names_left(out, sorted(written))
+    # C-family files the report does not mention and the tool did not write under their own name
+    reported = {os.path.normpath(f.get("path") or "") for f in report.get("files", [])}
+    for f in files:
+        if os.path.normpath(f) not in reported and not (out / f).is_file():
+            row["not_written"].append({"path": f, "status": "ignored", "reason": f"{f}: not in the tool's report"})
     return row
 
 
@@ -188,6 +188,13 @@ def refusal(message: str) -> str:
     return (m.group(0) if m else message)[:300]
 
 
+def quoted(text: str) -> str:
+    if text.startswith("#"):
+        word = text.split()[0]
+        return word + (" …" if text != word else "")
+    return "…" if re.search(r"\w", text) else text
+
+
 def cause(error: str | None) -> str:
     """An error line without its location and names: errors with one cause group together."""
     if not error:
@@ -197,11 +204,14 @@ def cause(error: str | None) -> str:
     if re.match(r"'[^']+' file not found", msg):  # the missing header is the cause
         return msg.strip()[:160]
     # names vary, punctuation and directives do not: "missing ';'" and "near '#ifdef …'" keep what they say
-    msg = re.sub(r"'(#\w+)?[^']*\w[^']*'", lambda m: f"'{m.group(1) + ' …' if m.group(1) else '…'}'", msg)
+    msg = re.sub(r"'([^']*)'", lambda m: f"'{quoted(m.group(1))}'", msg)
     msg = re.sub(r"\"[^\"]*\"", "\"…\"", msg)
-    msg = re.sub(r"\b\d+\b", "N", msg)
+    msg = re.sub(r"not translated: [^()]*\(", "not translated: … (", msg)  # kernel names
+    msg = re.sub(r"(?<![\w-])\d+\b", "N", msg)
     if msg.endswith("not in the translated tree"):
         return "source file not written by the tool"
+    if msg.endswith("not in the tool's report"):
+        return f"*{os.path.splitext(error.split(':')[0])[1]} files ignored by the tool"
     return msg.strip()[:160]
 
 
@@ -212,9 +222,15 @@ def root_cause(row: dict) -> str | None:
         return None
     if row.get("error"):
         return f"tool failed (exit {row.get('exit_code')}): {row['error']}"
-    if row.get("not_written"):
-        nw = row["not_written"][0]
-        return f"not written ({nw['status']}): {nw['reason']}"
+    by_path = {os.path.normpath(n["path"]): n for n in row.get("not_written") or []}
+    missing = [s.split(" ", 1)[1] for s in row.get("failed_steps") or [] if s.startswith("missing ")]
+    hit = next((by_path[m] for m in missing if m in by_path), None)
+    m = re.search(r"'([^']+)' file not found", row.get("first_error") or "")
+    if hit is None and m:  # an include renamed to a file the tool did not write (x.h -> x.hip.h)
+        stem = os.path.basename(m.group(1)).split(".")[0]
+        hit = next((n for p, n in by_path.items() if os.path.basename(p).split(".")[0] == stem), None)
+    if hit is not None:
+        return f"not written ({hit['status']}): {hit['reason']}"
     return row.get("first_error")
 
 
@@ -226,7 +242,8 @@ def group_failures(rows: list[dict], tool: str) -> list[dict]:
             why = t.get("root_cause") or t.get("first_error")
             prefix = next((p for p in ("not written", "tool failed") if why and why.startswith(p)), "")
             key = f"{prefix}: {cause(why.split('): ', 1)[1])}" if prefix else cause(why)
-            groups[key].append(f"{r['program']}: {why}")
+            if comparable(r):
+                groups[key].append(f"{r['program']}: {why}")
     return [{"cause": c, "count": len(ex), "examples": ex[:3]}
             for c, ex in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
@@ -234,19 +251,20 @@ def group_failures(rows: list[dict], tool: str) -> list[dict]:
 # --- the run ------------------------------------------------------------------------------------------------------
 
 def translate_and_build(corpus: Path, names: list[str], work: Path, tools: list[str], hipify: Path, jobs: int,
-                        timeout: float, translate_timeout: float) -> list[dict]:
+                        timeout: float, translate_timeout: float, xlate_env: dict[str, str]) -> list[dict]:
     rows = {n: {"program": n} for n in names}
     recipes: dict[str, hb.Recipe] = {}
     for i, name in enumerate(names, 1):  # translations one at a time: their times are comparable
         cuda = f"{name}-cuda"
         orig = stage(corpus, cuda, work / "orig" / name / "src")
         recipes[name] = hb.recipe_for(orig, cuda_libs=True)
+        rows[name]["cuda_recipe_error"] = recipes[name].error  # no recipe: neither tool can be judged
         for tool in tools:
             src_dir = stage(corpus, cuda, work / tool / name / "src")  # siblings and layout
             out = src_dir  # the translated tree replaces the CUDA folder: only the tool's output is there
             shutil.rmtree(out)
             if tool == "xlate":
-                rows[name][tool] = run_xlate(orig, out, work / "meta" / name, translate_timeout)
+                rows[name][tool] = run_xlate(orig, out, work / "meta" / name, translate_timeout, xlate_env)
             else:
                 rows[name][tool] = run_hipify(orig, out, hipify, translate_timeout)
         print(f"  translated {i}/{len(names)} {name}", file=sys.stderr, flush=True)
@@ -258,16 +276,28 @@ def translate_and_build(corpus: Path, names: list[str], work: Path, tools: list[
         rows[name][tool].update(built=res.built, first_error=res.first_error, build_seconds=res.seconds,
                                 failed_steps=[s.what for s in res.steps if not s.ok])
         rows[name][tool]["root_cause"] = root_cause(rows[name][tool])
+        print(f"  built {tool} {name}: {'yes' if res.built else 'no'}", file=sys.stderr, flush=True)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(build_one, [(n, t) for n in names for t in tools]))
     return [rows[n] for n in names]
 
 
+def comparable(row: dict) -> bool:
+    """The CUDA Makefile gives a recipe (a program whose CUDA folder has no Makefile cannot be built the same way
+    for both tools: it is listed, not counted)."""
+    err = row.get("cuda_recipe_error")
+    if "cuda_recipe_error" not in row:  # results written before the field existed
+        err = next((row[t].get("first_error") for t in TOOLS if t in row and (row[t].get("first_error") or "").startswith("recipe:")), None)
+    return not err
+
+
 def totals(human: dict[str, dict], rows: list[dict], tools: list[str]) -> dict:
-    t: dict = {"programs": len(human), "human_port_builds": sum(1 for h in human.values() if h["built"])}
+    t: dict = {"programs": len(human), "human_port_builds": sum(1 for h in human.values() if h["built"]),
+               "comparable": sum(1 for r in rows if comparable(r)),
+               "not_comparable": [r["program"] for r in rows if not comparable(r)]}
     for tool in tools:
-        rs = [r[tool] for r in rows if tool in r]
+        rs = [r[tool] for r in rows if tool in r and comparable(r)]
         t[tool] = {"built": sum(1 for r in rs if r.get("built")), "files": sum(r["files"] for r in rs),
                    "translated": sum(r["translated"] for r in rs), "diagnostics": sum(r["diagnostics"] for r in rs),
                    "seconds": round(sum(r["seconds"] for r in rs), 2),
@@ -292,7 +322,7 @@ def table(doc: dict) -> str:
                              f"{v.get('translated')}/{v.get('files')}" if c == "files" else str(v.get(c, "-")))
         lines.append("| " + " | ".join(cells) + " |")
     tt = doc["totals"]
-    cells = [f"**total** ({tt['human_port_builds']} human ports build)"]
+    cells = [f"**total** ({tt['comparable']} programs)"]
     for c in ("built", "files", "diagnostics", "seconds"):
         for t in tools:
             v = tt[t]
@@ -306,9 +336,11 @@ def markdown(doc: dict) -> str:
     m, tt = doc["meta"], doc["totals"]
     out = [f"# CUDA → HIP on real programs ({m['corpus_name']}, hipcc {m['hipcc']}, {m['offload_arch']})", "",
            f"`{m['command']}` on {m['date']}; xlate {m['xlate_commit']}. {tt['programs']} programs, "
-           f"{tt['human_port_builds']} human HIP ports build here; on those:", ""]
+           f"{tt['human_port_builds']} human HIP ports build here"
+           + (f" ({', '.join(tt['not_comparable'])}: no CUDA Makefile, not counted)" if tt["not_comparable"] else "")
+           + f"; on those {tt['comparable']}:", ""]
     for t in m["tools"]:
-        out.append(f"- {t}: **{tt[t]['built']} / {tt['human_port_builds']}** built, "
+        out.append(f"- {t}: **{tt[t]['built']} / {tt['comparable']}** built, "
                    f"{tt[t]['translated']} / {tt[t]['files']} files written, {tt[t]['diagnostics']} diagnostics, "
                    f"{tt[t]['seconds']} s translating, {tt[t]['cuda_names_left']} CUDA API names left")
     out += ["", table(doc), ""]
@@ -322,16 +354,6 @@ def markdown(doc: dict) -> str:
     for g in doc["failure_groups"]["human"]:
         out.append(f"- **{g['count']}** × `{g['cause']}` (e.g. {g['examples'][0]})")
     return "\n".join(out) + "\n"
-
-
-def git_commit() -> str:
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "xlate"], cwd=ROOT, capture_output=True,
-                               text=True).stdout
-        return sha.strip() + ("+dirty" if dirty.strip() else "")
-    except OSError:
-        return "unknown"
 
 
 def print_report(doc: dict) -> None:
@@ -360,7 +382,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300, help="seconds per compile or link command")
     ap.add_argument("--translate-timeout", type=float, default=600, help="seconds per tool run on one program")
     ap.add_argument("--keep", type=Path, help="work here (kept: translated trees, logs) instead of a temp folder")
+    ap.add_argument("--xlate-rev", help="run xlate as committed at this git revision (default: the working tree)")
+    ap.add_argument("--render", type=Path, help="recompute totals, causes and the table of this results JSON only")
     args = ap.parse_args(argv)
+    if args.render:
+        doc = json.loads(args.render.read_text())
+        write(doc, args.render)
+        return 0
     tools = [t for t in args.tools.split(",") if t and t != "none"]
     if bad := [t for t in tools if t not in TOOLS]:
         ap.error(f"unknown tool(s) {bad}; choose from {TOOLS}")
@@ -373,36 +401,45 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="xlate-realworld-") as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        xlate_env, xlate_commit = xlate_rev.environment(args.xlate_rev, Path(tmp) / "xlate-src")
         print(f"building {len(names)} human HIP ports (-j {args.jobs}; cache {args.human_cache})", file=sys.stderr)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             human = dict(zip(names, pool.map(lambda n: human_build(args.corpus, n, work, cache, args.timeout), names)))
         ok = [n for n in names if human[n]["built"]]
         print(f"{len(ok)} of {len(names)} human ports build; translating with {', '.join(tools)}", file=sys.stderr)
         rows = translate_and_build(args.corpus, ok, work, tools, args.hipify, args.jobs, args.timeout,
-                                   args.translate_timeout)
+                                   args.translate_timeout, xlate_env)
     human_rows = [{"program": n, "human": {"built": h["built"], "first_error": h["first_error"]}}
                   for n, h in human.items()]
     commit = (args.corpus / "COMMIT").read_text().strip() if (args.corpus / "COMMIT").exists() else None
     doc = {
         "meta": {"command": "python bench/realworld_hip.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                  "date": time.strftime("%Y-%m-%d %H:%M"), "corpus_name": args.corpus.name, "corpus_commit": commit,
-                 "hipcc": hipcc, "offload_arch": "gfx90a", "tools": tools, "xlate_commit": git_commit(),
+                 "hipcc": hipcc, "offload_arch": "gfx90a", "tools": tools, "xlate_commit": xlate_commit,
                  "jobs": args.jobs, "cpus": os.cpu_count(), "machine": platform.machine(),
                  "seconds": round(time.perf_counter() - t0, 1),
                  "policy": "one recipe per program from the CUDA Makefile (make -n -B) for both tools' trees; the "
                            "human port from its own Makefile; hipcc --offload-arch=gfx90a -c per unit; names as "
                            "each tool writes them (hipify-perl keeps them, .cu compiled as HIP by hipcc)"},
-        "totals": totals(human, rows, tools),
         "programs": rows,
         "human": human_rows,
-        "failure_groups": {**{t: group_failures(rows, t) for t in tools}, "human": group_failures(human_rows, "human")},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(doc, indent=1) + "\n")
-    args.out.with_suffix(".md").write_text(markdown(doc))
-    print_report(doc)
-    print(f"\nwrote {args.out} and {args.out.with_suffix('.md')}", file=sys.stderr)
+    write(doc, args.out)
     return 0
+
+
+def write(doc: dict, out: Path) -> None:
+    """Totals and failure causes from the rows, then the JSON, the markdown table and the printed report."""
+    tools = doc["meta"]["tools"]
+    human = {h["program"]: h["human"] for h in doc["human"]}
+    doc["totals"] = totals(human, doc["programs"], tools)
+    doc["failure_groups"] = {**{t: group_failures(doc["programs"], t) for t in tools},
+                             "human": group_failures(doc["human"], "human")}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    out.with_suffix(".md").write_text(markdown(doc))
+    print_report(doc)
+    print(f"\nwrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
 
 
 if __name__ == "__main__":
