@@ -206,6 +206,7 @@ def parse_recipe(text: str, cuda_libs: bool = False, root: str | None = None) ->
     for cwd, raw in _commands(text, root):
         if not COMPILERS.search(os.path.basename(raw[0])):
             continue
+        nvcc = os.path.basename(raw[0]).startswith("nvcc")
         argv = _split_xcompiler(raw[1:])
         flags, link_flags, inputs, objs, out = [], [], [], [], None
         compile_only = False
@@ -252,18 +253,29 @@ def parse_recipe(text: str, cuda_libs: bool = False, root: str | None = None) ->
         if compile_only:
             for s in inputs:
                 obj = out if out and len(inputs) == 1 else os.path.splitext(os.path.basename(s))[0] + ".o"
-                recipe.units.append(Unit(s, obj, _split_flags(flags), cwd))
+                recipe.units.append(Unit(s, obj, _unit_flags(s, flags, nvcc), cwd))
         elif inputs or objs:
             # compile-and-link in one command: each source becomes a unit of its own
             names = []
             for s in inputs:
                 obj = f"__direct_{len(recipe.units)}.o"
-                recipe.units.append(Unit(s, obj, _split_flags(flags), cwd))
+                recipe.units.append(Unit(s, obj, _unit_flags(s, flags, nvcc), cwd))
                 names.append(obj)
             recipe.links.append(Link([*objs, *names], out or "a.out", _split_flags(link_flags), cwd))
     if not recipe.units:
         recipe.error = "no compile command found in `make -n` output"
     return recipe
+
+
+def _unit_flags(source: str, flags: list[str], nvcc: bool) -> list[str]:
+    """A C file: nvcc builds it with the C++ -std the Makefile gives, so its HIP counterpart is compiled as HIP
+    (what HeCBench's own HIP ports do: -x hip); under a C compiler it stays C and a C++ -std (which gcc only
+    warned about) is dropped, since clang refuses it."""
+    if not source.endswith(".c") or any(f.startswith("-x ") for f in flags):
+        return _split_flags(flags)
+    if nvcc:
+        return _split_flags(["-x hip", *flags])
+    return _split_flags([f for f in flags if not re.match(r"-std=(c|gnu)\+\+", f)])
 
 
 def _split_flags(flags: list[str]) -> list[str]:

@@ -144,14 +144,14 @@ def run_xlate(cuda_tree: Path, out: Path, meta: Path, timeout: float, env: dict[
             diags.append(f["error"])
         codes.update(str(d.get("code") or d.get("kind") or "?") for d in diags if isinstance(d, dict))
         if f.get("written") and f.get("output"):
-            row["translated"] += 1
             row["source_map"][os.path.normpath(f["path"])] = f["output"]
+            row["translated"] += Path(f["path"]).suffix in C_FAMILY  # build files and the like are not counted
         else:
             row["not_written"].append({"path": f.get("path"), "status": f.get("status"),
                                        "reason": refusal(f.get("message") or "")})
     row["diagnostics"] = sum(codes.values())
     row["diagnostic_codes"] = dict(codes.most_common())
-    written = set(row["source_map"].values())
+    written = {o for p, o in row["source_map"].items() if Path(p).suffix in C_FAMILY}
     row["cuda_names_left"] = cuda_names_left(out, sorted(written))
     # C-family files the report does not mention and the tool did not write under their own name
     reported = {os.path.normpath(f.get("path") or "") for f in report.get("files", [])}
@@ -383,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--translate-timeout", type=float, default=600, help="seconds per tool run on one program")
     ap.add_argument("--keep", type=Path, help="work here (kept: translated trees, logs) instead of a temp folder")
     ap.add_argument("--xlate-rev", help="run xlate as committed at this git revision (default: the working tree)")
+    ap.add_argument("--update", action="store_true",
+                    help="keep --out's rows of the programs not run now (same xlate revision and tools)")
     ap.add_argument("--render", type=Path, help="recompute totals, causes and the table of this results JSON only")
     args = ap.parse_args(argv)
     if args.render:
@@ -424,8 +426,24 @@ def main(argv: list[str] | None = None) -> int:
         "programs": rows,
         "human": human_rows,
     }
+    if args.update and args.out.exists():
+        doc = merged(json.loads(args.out.read_text()), doc)
     write(doc, args.out)
     return 0
+
+
+def merged(old: dict, new: dict) -> dict:
+    """new's programs replace old's rows of the same name; the rest of old stays (same xlate and tools only)."""
+    for k in ("xlate_commit", "tools", "hipcc"):
+        if old["meta"].get(k) != new["meta"].get(k):
+            raise SystemExit(f"--update: {k} differs ({old['meta'].get(k)} vs {new['meta'].get(k)}): rerun all")
+    for key in ("programs", "human"):
+        rows = {r["program"]: r for r in old[key]}
+        rows.update({r["program"]: r for r in new[key]})
+        new[key] = [rows[n] for n in sorted(rows)]
+    new["meta"]["updates"] = [*old["meta"].get("updates", []), new["meta"]["command"]]
+    new["meta"]["command"] = old["meta"]["command"]
+    return new
 
 
 def write(doc: dict, out: Path) -> None:

@@ -49,6 +49,21 @@ def test_recipe_one_step_build_and_rdc():
     assert hb.parse_recipe("echo nothing\n").error
 
 
+def test_c_units_follow_their_compiler():
+    r = hb.parse_recipe("nvcc -std=c++17 -O3 -c main.c -o main.o\ngcc -std=c++17 -c util.c\n"
+                        "hipcc -std=c++17 -x hip -c f.c\n")
+    # nvcc built main.c as C++ (as the human HIP ports do with -x hip); gcc built util.c as C
+    assert [u.flags for u in r.units] == [["-x", "hip", "-std=c++17", "-O3"], [], ["-std=c++17", "-x", "hip"]]
+
+
+def test_sub_make_folders():
+    text = ("make -C src\nmake[1]: Entering directory '/p/src'\nhipcc -I../inc -c k.cu -o k.o\n"
+            "hipcc k.o -o app\nmake[1]: Leaving directory '/p/src'\n")
+    r = hb.parse_recipe(text, root="/p")
+    assert [(u.cwd, u.rel(u.source), u.rel(u.obj)) for u in r.units] == [("src", "src/k.cu", "src/k.o")]
+    assert r.links[0].cwd == "src" and r.links[0].inputs == ["k.o"]
+
+
 def test_failure_causes_group_by_message_not_names():
     rows = [{"program": "p1", "xlate": {"built": False, "first_error": "a.cu:3:1: error: use of undeclared identifier 'foo'"}},
             {"program": "p2", "xlate": {"built": False, "first_error": "b.hip:9:2: error: use of undeclared identifier 'bar'"}},
