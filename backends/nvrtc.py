@@ -77,7 +77,8 @@ def cuda_include_dirs() -> tuple[str, ...]:
 
 def include_options(extra_dirs: list[str] | None = None) -> list[str]:
     dirs = [str(INCLUDE_DIR / "nvrtc"), str(INCLUDE_DIR), *(extra_dirs or []), *cuda_include_dirs()]
-    return [f"-I{d}" for d in dirs]
+    # nvcc's implicit environment (M_PI, INFINITY, FLT_MAX, int32_t, std::max...), which NVRTC lacks
+    return [f"-I{d}" for d in dirs] + ["--pre-include=xlate_nvcc_env.h"]
 
 
 def _check(result) -> int:

@@ -59,7 +59,7 @@ class Baseline:
 
     def __init__(self, entry: dict[str, Any]):
         from xlate.parse import parse_file
-        from xlate.verify.spec import build_spec
+        from xlate.specs import build_spec
 
         self.entry = entry
         self.spec = build_spec(parse_file(ROOT / entry["orig"]), entry["kernel"])
@@ -67,7 +67,7 @@ class Baseline:
         self.timeout = float(entry.get("timeout", 60))
 
     def _case(self):
-        from xlate.verify import expr
+        from xlate.specs import expr
         from xlate.verify.cases import Case, environment
 
         spec = self.spec
@@ -94,7 +94,7 @@ class Baseline:
         return case
 
     def inputs(self, trial: int) -> dict[str, np.ndarray]:
-        from xlate.verify import expr
+        from xlate.specs import expr
         from xlate.verify.cases import buffer_length, ctype_dtype, environment, is_float
 
         env = environment(self.spec, self.case)

@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 from xlate.parse import parse_file
+from xlate.specs import build_spec, expr
 from xlate.translate.ascendc.emulate import LABEL, EmulationError, emulate
 from xlate.translate.ascendc.translator import CudaToAscendC
 from xlate.translate.base import TranslateOptions
-from xlate.verify import expr
-from xlate.verify.spec import build_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 ELEMENTWISE = [("vector_add", "vector_add"), ("saxpy", "saxpy"), ("scale_shift", "scale_shift"),

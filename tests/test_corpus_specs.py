@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.conftest import KERNELS
 from xlate.parse import parse_file
+from xlate.specs import build_spec, sidecar_reference
 from xlate.verify.cases import buffer_length, ctype_dtype, environment, launch_dims, make_inputs
 from xlate.verify.oracle import ReferenceOracle
-from xlate.verify.spec import build_spec, sidecar_reference
 from xlate.verify.strategies import cases
 
 CORPUS = [(f, k.name) for f in sorted(KERNELS.glob("*.cu")) for k in parse_file(f).kernels]

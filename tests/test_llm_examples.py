@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from xlate.parse import parse_string
+from xlate.specs import build_spec
 from xlate.translate.llm.contract import SUFFIX, check, contract_for
 from xlate.translate.llm.prompt import all_examples
-from xlate.verify.spec import build_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCES = ROOT / "examples" / "references"

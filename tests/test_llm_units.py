@@ -11,6 +11,7 @@ import pytest
 
 from xlate.errors import InputError
 from xlate.parse import parse_file, parse_string
+from xlate.specs import build_spec
 from xlate.translate.llm.cache import CompletionCache
 from xlate.translate.llm.config import api_key, configured_model, load_config
 from xlate.translate.llm.context import kernel_context
@@ -26,7 +27,6 @@ from xlate.translate.llm.prompt import (
     trim_log,
 )
 from xlate.translate.llm.redact import redact, redact_obj
-from xlate.verify.spec import build_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "examples" / "kernels"

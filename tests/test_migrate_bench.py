@@ -7,9 +7,8 @@ import pytest
 from tests.test_migrate_support import KERNELS, ROOT
 from xlate.migrate.bench import bench_case, benchmark_kernel
 from xlate.parse import parse_file, parse_string
-from xlate.verify import expr
+from xlate.specs import build_spec, expr
 from xlate.verify.cases import buffer_length, environment
-from xlate.verify.spec import build_spec
 
 
 def test_bench_case_is_the_largest_within_the_spec_and_budget():

@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 
 from xlate.parse import parse_file
+from xlate.specs import build_spec, expr, sidecar_reference
 from xlate.translate.base import TranslateOptions
 from xlate.translate.triton.translator import CudaToTriton
-from xlate.verify import expr
 from xlate.verify.api import verify
-from xlate.verify.spec import build_spec, sidecar_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "examples" / "kernels"

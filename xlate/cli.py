@@ -14,6 +14,7 @@ COMMANDS = [
     ("port", "port"),
     ("fuzz", "fuzz"),
     ("migrate", "migrate"),
+    ("spec", "spec"),
     ("backends", "backends"),
 ]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from xlate.verify import expr
+from xlate.specs import expr
 
 DEFAULT_BUDGET = 1 << 22  # elements over all buffers
 MAX_GRID = 1 << 20
@@ -68,7 +68,7 @@ def _args(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, np.ndarra
     from xlate.verify.cases import buffer_length, ctype_dtype, is_float
 
     args: list[Any] = []
-    for p in sorted(spec.params, key=lambda q: q.position):
+    for p in sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position):  # -1: not passed
         if p.is_buffer:
             dtype = ctype_dtype(p.ctype, case, spec)
             n = buffer_length(p, env, case, spec)
@@ -86,9 +86,9 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
                      source_text: str | None = None, source_language: str | None = None,
                      beyond_range: bool = False) -> dict[str, Any]:
     from xlate.backends.base import CompileError, LaunchConfig
+    from xlate.specs import build_spec, sidecar_overrides
     from xlate.verify.cases import environment, launch_dims, make_inputs
     from xlate.verify.runner import Side
-    from xlate.verify.spec import build_spec, sidecar_overrides
 
     source = Side(source_path, kernel, text=source_text, language=source_language, timeout=timeout, label="source")
     port = Side("<port>", kernel, text=port_text, language=port_language, arch=arch, timeout=timeout, label="port")

@@ -38,7 +38,7 @@ class Hasher:
         return self._sha[key]
 
     def sidecar(self, source: str) -> tuple[dict[str, Any], str | None]:
-        from xlate.verify.spec import sidecar
+        from xlate.specs import sidecar
 
         folder = os.path.dirname(os.path.abspath(source))
         if folder not in self._sidecar:

@@ -90,33 +90,94 @@ def syntax_errors(src: Source, root: ts.Node, limit: int = 50) -> list[Located]:
     return found
 
 
-def annotation_above(src: Source, node: ts.Node, marker: str) -> tuple[str | None, list[str], Span | None]:
-    """Collect `<marker>` comment lines directly above `node` (contiguous comment lines, no gap).
+PREPROC_BLOCKS = ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef")
 
-    `marker` is e.g. "// xlate:" or "# xlate:". Returns (joined items, notes, span of the first line).
-    """
-    prefix = marker.split("xlate:")[0]
+
+def _above(node: ts.Node) -> list[ts.Node]:
+    """The comments above `node`, nearest first, looking through preprocessor lines (#define, #include, #pragma)
+    and out of enclosing #if/#ifdef blocks; stops at the first code (a declaration, another function)."""
+    collected: list[ts.Node] = []
+    cur = node
+    while True:
+        sib = cur.prev_sibling
+        parent = cur.parent
+        header = set()
+        if parent is not None and parent.type in PREPROC_BLOCKS:
+            for field in ("name", "condition"):
+                h = parent.child_by_field_name(field)
+                if h is not None:
+                    header.add((h.start_byte, h.end_byte))
+        while sib is not None:
+            if sib.type == "comment":
+                collected.append(sib)
+            elif sib.type.startswith("preproc_") and sib.type not in PREPROC_BLOCKS:
+                pass  # #define, #include, #pragma, #undef lines between the annotation and its kernel
+            elif not sib.is_named or (sib.start_byte, sib.end_byte) in header:
+                pass  # the '#ifdef NAME' header of the block the kernel sits in
+            else:
+                return collected
+            sib = sib.prev_sibling
+        if parent is None or parent.type not in PREPROC_BLOCKS:
+            return collected
+        cur = parent
+
+
+def _marker_lines(src: Source, comments: list[ts.Node], prefix: str) -> tuple[list[str], list[str], Span | None]:
+    """`xlate:` items and `xlate-note:` notes of comments (`// xlate:`, `/* xlate: */`, `# xlate:`)."""
+    leaders = ("#",) if prefix == "#" else ("//", "/*", "*")
     items: list[str] = []
     notes: list[str] = []
     first: Span | None = None
-    expected_row = node.start_point[0] - 1
-    sib = node.prev_sibling
-    collected: list[ts.Node] = []
-    while sib is not None and sib.type == "comment" and sib.end_point[0] == expected_row:
-        collected.append(sib)
-        expected_row = sib.start_point[0] - 1
-        sib = sib.prev_sibling
-    for comment in reversed(collected):
+    for comment in comments:
         for line in src.text(comment).splitlines():
-            stripped = line.strip()
-            if stripped.startswith(prefix + " xlate:") or stripped.startswith(prefix + "xlate:"):
-                body = stripped.split("xlate:", 1)[1].strip()
-                items.append(body)
+            body = line.strip()
+            for lead in leaders:
+                if body.startswith(lead):
+                    body = body[len(lead):].strip()
+                    break
+            else:
+                continue
+            body = body.removesuffix("*/").strip()
+            if body.startswith("xlate:"):
+                items.append(body.split("xlate:", 1)[1].strip())
                 if first is None:
                     first = src.span(comment)
-            elif stripped.startswith(prefix + " xlate-note:") or stripped.startswith(prefix + "xlate-note:"):
-                notes.append(stripped.split("xlate-note:", 1)[1].strip())
+            elif body.startswith("xlate-note:"):
+                notes.append(body.split("xlate-note:", 1)[1].strip())
+    return items, notes, first
+
+
+def annotation_above(src: Source, node: ts.Node, marker: str) -> tuple[str | None, list[str], Span | None]:
+    """Collect `<marker>` comment lines above `node`: through other comments, blank lines and preprocessor lines
+    (`#define`, `#include`, an enclosing `#ifdef`), up to the previous piece of code.
+
+    `marker` is e.g. "// xlate:" or "# xlate:". Returns (joined items, notes, span of the first line).
+    """
+    prefix = marker.split("xlate:")[0].strip()
+    comments = list(reversed(_above(node)))
+    items, notes, first = _marker_lines(src, comments, prefix)
     if not items:
         return None, notes, None
     joined = ", ".join(i.rstrip(",").strip() for i in items if i)
     return joined, notes, first
+
+
+def file_annotation(src: Source, root: ts.Node, marker: str) -> tuple[str | None, Span | None]:
+    """The `<marker>` lines of the comments that open a file (before its first code): the spec of a file with one
+    kernel or one launcher may be written there."""
+    prefix = marker.split("xlate:")[0].strip()
+    comments: list[ts.Node] = []
+    for child in root.children:
+        if child.type == "comment":
+            comments.append(child)
+        elif child.type.startswith("preproc_") and child.type not in PREPROC_BLOCKS:
+            continue
+        elif child.type in ("import_statement", "import_from_statement", "future_import_statement") or (
+                child.type == "expression_statement" and child.named_children and child.named_children[0].type == "string"):
+            continue  # Python: imports and the module docstring
+        else:
+            break
+    items, _, first = _marker_lines(src, comments, prefix)
+    if not items:
+        return None, None
+    return ", ".join(i.rstrip(",").strip() for i in items if i), first

@@ -6,7 +6,7 @@ import tree_sitter as ts
 
 from xlate.model import KernelUnit, LaunchSite, PyFunction, TritonKernel, TritonParam
 from xlate.parse import languages
-from xlate.parse.nodes import Source, annotation_above
+from xlate.parse.nodes import Source, annotation_above, file_annotation
 
 JIT_DECORATORS = ("triton.jit", "jit", "triton.autotune", "triton.heuristics", "autotune", "heuristics")
 
@@ -65,4 +65,8 @@ def build_triton_unit(src: Source, root: ts.Node) -> KernelUnit:
             unit.launches.append(
                 LaunchSite(name, "triton", [], grid, None, None, None, args, owner.name if owner else None, src.span(call))
             )
+    launchers = [f for f in unit.py_functions if f.launches]
+    if len(launchers) == 1 and launchers[0].annotation is None:
+        # a one-launcher module may give its spec once, at the top of the file
+        launchers[0].annotation, _ = file_annotation(src, root, "# xlate:")
     return unit

@@ -10,12 +10,12 @@ from typing import Any
 
 from xlate.backends.triton import interpret_mode
 from xlate.errors import InputError, SpecError, ToolchainMissing
+from xlate.specs import KernelSpec, ParamSpec, build_spec, sidecar_overrides, sidecar_reference
 from xlate.verify.cases import Case
 from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
 from xlate.verify.golden import Golden, read_golden, signature_hash, write_golden
 from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, describe_side, require_kernel
-from xlate.verify.spec import KernelSpec, ParamSpec, build_spec, sidecar_overrides, sidecar_reference
 from xlate.verify.verdict import Counterexample, SideInfo, Verdict
 
 GPU_BUDGET = 1 << 23
@@ -127,7 +127,7 @@ def verify(
     elif oracle is None:
         raise InputError("xlate: error: nothing to compare with: give a second implementation, --reference or --against")
 
-    verdict = Verdict(status="unverified", kernel=kernel, seed=seed)
+    verdict = Verdict(status="unverified", kernel=kernel, seed=seed, spec=spec_summary(spec))
     runner_side = candidate or source
     ok, why, remedy = _can_run(runner_side)
     if not ok:
@@ -186,8 +186,11 @@ def verify(
         if s is not None:
             verdict.caveats.extend(c for c in s.caveats if c not in verdict.caveats)
     if result.failure is not None:
-        verdict.status = "rejected"
         verdict.counterexample = result.failure
+        if candidate is not None and use_source and result.failure.side == source.label:
+            return blame_source(verdict, result.failure, source_path, kernel)
+        verdict.status = "rejected"
+        verdict.blame = "candidate" if candidate is not None else None
         verdict.reason = f"{result.failure.failure}: {result.failure.message}"
         return verdict
     if result.examples == 0:
@@ -195,6 +198,9 @@ def verify(
         return verdict
     if sanitize:
         found = _sanitize(spec, [s for s in (source if use_source else None, candidate) if s is not None], budget, cap)
+        if found is not None and candidate is not None and found.side == source.label:
+            verdict.counterexample = found
+            return blame_source(verdict, found, source_path, kernel)
         if found is not None:
             verdict.status = "rejected"
             verdict.counterexample = found
@@ -202,6 +208,40 @@ def verify(
             return verdict
         verdict.caveats.append(_sanitize_note())
     verdict.status = "verified"
+    return verdict
+
+
+def spec_summary(spec: KernelSpec) -> dict[str, Any]:
+    """How the spec was obtained, for verdicts and reports: its source and each item's origin."""
+    return {"source": spec.source, "items": {k: o.label()[:160] for k, o in spec.origins.items()}}
+
+
+SOURCE_FAULTS = {
+    "compile error": "the source does not compile here",
+    "crash": "the source crashes on its own under its spec",
+    "timeout": "the source does not finish on its own under its spec",
+    "out-of-bounds write": "the source writes out of bounds on its own under its spec",
+    "input modified": "the source writes into a buffer its spec calls an input",
+    "nondeterministic": "the source gives different results from run to run",
+    "unwritten output": "the source leaves outputs unwritten",
+}
+
+
+def blame_source(verdict: Verdict, failure: Counterexample, source_path: str, kernel: str) -> Verdict:
+    """The source itself misbehaved: nothing can be said about the port (exit 3), and the likely culprit is the
+    spec (inferred or annotated) or the toolchain, which the message says."""
+    verdict.status = "unverified"
+    verdict.blame = "source"
+    what = SOURCE_FAULTS.get(failure.failure, f"the source fails on its own ({failure.failure})")
+    first = (failure.message.strip().splitlines() or [""])[0][:300]
+    verdict.reason = f"{what}: {first}"
+    if failure.failure == "compile error":
+        verdict.remedy = "make the source compile on its own (NVRTC sees only its device code), or verify against --reference or --against"
+    elif verdict.spec.get("source") in ("inferred", "mixed"):
+        verdict.remedy = (f"the spec was inferred: check it with `xlate spec {source_path} --kernel {kernel}` and "
+                          "annotate what is wrong (// xlate: ...)")
+    else:
+        verdict.remedy = f"check the spec of {kernel} (`xlate spec {source_path} --kernel {kernel}`)"
     return verdict
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xlate.specs import KernelSpec
 from xlate.verify.cases import is_float
-from xlate.verify.spec import KernelSpec
 
 # Relative tolerance per output dtype for one rounding-sized step of work (elementwise math, transcendentals
 # included: fast intrinsics like __expf are a few ulp off).

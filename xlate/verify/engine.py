@@ -14,16 +14,16 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky, FlakyFailure
+from hypothesis.errors import Flaky, FlakyFailure, InvalidArgument
 
-from xlate.errors import ToolchainMissing
+from xlate.errors import SpecError, ToolchainMissing, XlateError
 from xlate.resources import cache_dir
+from xlate.specs import KernelSpec
 from xlate.verify.cases import Case, buffer_shape, ctype_dtype, environment, is_float, make_inputs, summarize
 from xlate.verify.compare import compare, output_scale, scale_of, tolerance
 from xlate.verify.golden import Golden, GoldenCase
 from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, SideRun
-from xlate.verify.spec import KernelSpec
 from xlate.verify.strategies import cases as case_strategy
 from xlate.verify.strategies import explicit_cases
 from xlate.verify.verdict import Counterexample
@@ -125,19 +125,26 @@ class Fuzzer:
         self._failing_evaluations = 0
         self._failures: list[Counterexample] = []
         self._degenerate: dict[str, dict[str, Any]] = {}
+        self._input_error: Exception | None = None  # a reference or spec failure: reported as such, not a verdict
 
     # -- one case ----------------------------------------------------------------------------------------------
     def evaluate(self, case: Case, given_inputs: dict[str, np.ndarray] | None = None,
                  recorded: GoldenCase | None = None) -> CaseResult:
         spec = self.spec
-        env = environment(spec, case)
-        inputs = given_inputs if given_inputs is not None else make_inputs(spec, case, env)
+        try:
+            env = environment(spec, case)
+            inputs = given_inputs if given_inputs is not None else make_inputs(spec, case, env)
+        except XlateError:
+            raise
+        except (ArithmeticError, ValueError, TypeError, MemoryError) as exc:  # a spec whose expressions fail on this case
+            raise SpecError(f"xlate: error: the spec of '{spec.kernel}' cannot be evaluated for "
+                            f"{dict(case.sizes)}: {type(exc).__name__}: {exc}") from None
         in_arrays = [inputs[p.name] for p in spec.buffers if p.role != "out"] + [
             np.asarray([v]) for k, v in case.scalars.items()
         ]
         length = None
         if spec.op_length:
-            from xlate.verify import expr
+            from xlate.specs import expr
 
             length = int(expr.evaluate(spec.op_length, env))
         elif spec.op == "atomic":
@@ -302,7 +309,13 @@ class Fuzzer:
         failures = self._failures
 
         def check(case: Case) -> None:
-            res = self.evaluate(case)
+            if self._input_error is not None:
+                raise _StopShrinking()
+            try:
+                res = self.evaluate(case)
+            except (XlateError, ToolchainMissing) as exc:  # the user's reference or spec, or a missing toolchain
+                self._input_error = exc
+                raise _StopShrinking() from None
             if not res.ok:
                 failures.append(res.counterexample)  # type: ignore[arg-type]
                 self._failing_evaluations += 1
@@ -333,7 +346,10 @@ class Fuzzer:
             with _no_local_constants():
                 test()
         except _StopShrinking:
-            pass
+            if self._input_error is not None:
+                raise self._input_error from None
+        except InvalidArgument as exc:  # a spec Hypothesis cannot draw from (bounds, an empty range)
+            raise SpecError(f"xlate: error: cannot generate cases for '{self.spec.kernel}' from its spec: {exc}") from None
         except _CaseFailed:
             pass
         except ToolchainMissing:

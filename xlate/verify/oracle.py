@@ -2,8 +2,11 @@
 
 Convention: the function takes keyword arguments named like the kernel's parameters (each in/inout buffer as
 an array shaped by its dims, float64 or int64; sizes and scalars as numbers; `T` optionally, the dtype of the
-template parameter) and returns the final outputs: a dict {name: array} of out/inout buffers, or one array.
-The user's own code: it runs in this process, unlike kernels and model output.
+template parameter) and either returns the final outputs (a dict {name: array} of out/inout buffers, or one
+array), or writes them CUDA-style into the output arrays it is given (`def reference(x, out, n): out[:n] = ...`,
+returning None): an `out` buffer it names arrives as a zeroed array, an `inout` one with its input values.
+The user's own code: it runs in this process, unlike kernels and model output. When it raises, the error names
+the reference and the case (exit 2): a reference that fails never becomes a verdict on the kernel.
 """
 
 from __future__ import annotations
@@ -16,9 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from xlate.errors import InputError, SpecError
+from xlate.errors import InputError
+from xlate.specs import KernelSpec
 from xlate.verify.cases import Case, buffer_shape, ctype_dtype, is_float, np_dtype
-from xlate.verify.spec import KernelSpec
+
+
+class ReferenceFailed(InputError):
+    """The reference oracle raised or returned something unusable: the user's code, not the kernel, is at fault."""
 
 
 class ReferenceOracle:
@@ -48,27 +55,55 @@ class ReferenceOracle:
 
     def outputs(self, spec: KernelSpec, case: Case, env: dict[str, Any], inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         kwargs: dict[str, Any] = {}
+        sig = inspect.signature(self.fn)
+        named = set(sig.parameters)
+        given: dict[str, np.ndarray] = {}  # output arrays handed to a destination-passing reference
         for p in spec.params:
             if p.is_buffer:
+                shape = buffer_shape(p, env, case, spec)
+                dtype = ctype_dtype(p.ctype, case, spec)
+                wide_type = np.float64 if is_float(dtype) else np.int64
                 if p.role == "out":
+                    if p.name in named:
+                        given[p.name] = np.zeros(shape, dtype=wide_type)
+                        kwargs[p.name] = given[p.name]
                     continue
                 a = inputs[p.name]
                 wide = a.astype(np.float64) if is_float(a.dtype) else a.astype(np.int64) if a.dtype.kind in "iub" else a
-                kwargs[p.name] = wide.reshape(buffer_shape(p, env, case, spec))
+                kwargs[p.name] = wide.reshape(shape)
+                if p.role == "inout":
+                    given[p.name] = kwargs[p.name]
             else:
                 kwargs[p.name] = env[p.name] if p.name in env else case.scalars.get(p.name)
         if self.takes_T and case.dtypes:
             kwargs["T"] = np_dtype(next(iter(case.dtypes.values())))
-        sig = inspect.signature(self.fn)
         if not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
             kwargs = {k: v for k, v in kwargs.items() if k in sig.parameters}
-        with np.errstate(all="ignore"):
-            result = self.fn(**kwargs)
+        missing = [n for n, q in sig.parameters.items() if q.default is q.empty and q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)
+                   and n not in kwargs]
+        if missing:
+            raise ReferenceFailed(f"{self.path}: error: the reference {self.label.split(':', 1)[1]} takes "
+                                  f"{', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not a parameter of "
+                                  f"'{spec.kernel}' ({', '.join(p.name for p in spec.params)})")
+        try:
+            with np.errstate(all="ignore"):
+                result = self.fn(**kwargs)
+        except Exception as exc:  # the user's code: any failure is reported, never a traceback
+            raise ReferenceFailed(f"{self.path}: error: the reference {self.label.split(':', 1)[1]} raised "
+                                  f"{type(exc).__name__}: {exc} (case: {_case_text(case)})") from None
         outs = [p for p in spec.buffers if p.role != "in"]
+        if result is None:
+            if not given:
+                raise ReferenceFailed(f"{self.path}: error: the reference {self.label.split(':', 1)[1]} returned None "
+                                      f"and takes no output array: return the outputs, or take "
+                                      f"{', '.join(p.name for p in outs) or 'the outputs'} as arguments and write them")
+            result = dict(given)
+        elif isinstance(result, dict):
+            result = {**given, **result}
         if not isinstance(result, dict):
             if len(outs) != 1:
-                raise SpecError(f"{self.path}: error: the reference returned one array but the kernel has "
-                                f"{len(outs)} outputs ({', '.join(p.name for p in outs)}): return a dict")
+                raise ReferenceFailed(f"{self.path}: error: the reference returned one array but the kernel has "
+                                      f"{len(outs)} outputs ({', '.join(p.name for p in outs)}): return a dict")
             result = {outs[0].name: result}
         out: dict[str, np.ndarray] = {}
         for p in outs:
@@ -76,15 +111,26 @@ class ReferenceOracle:
                 if p.role == "inout":
                     out[p.name] = inputs[p.name].astype(np.float64).reshape(-1)
                     continue
-                raise SpecError(f"{self.path}: error: the reference did not return output '{p.name}'")
-            value = np.asarray(_to_numpy(result[p.name]))
+                raise ReferenceFailed(f"{self.path}: error: the reference did not return output '{p.name}'")
+            try:
+                value = np.asarray(_to_numpy(result[p.name]))
+            except Exception as exc:  # not an array: reported
+                raise ReferenceFailed(f"{self.path}: error: reference output '{p.name}' is not an array: {exc}") from None
             dtype = ctype_dtype(p.ctype, case, spec)
             expected = int(np.prod(buffer_shape(p, env, case, spec)))
             if value.size != expected:
-                raise SpecError(f"{self.path}: error: reference output '{p.name}' has {value.size} elements, "
-                                f"the spec says {expected}")
-            out[p.name] = value.reshape(-1).astype(np.float64 if is_float(dtype) else np.int64)
+                raise ReferenceFailed(f"{self.path}: error: reference output '{p.name}' has {value.size} elements, "
+                                      f"the spec says {expected} (case: {_case_text(case)})")
+            try:
+                out[p.name] = value.reshape(-1).astype(np.float64 if is_float(dtype) else np.int64)
+            except (TypeError, ValueError) as exc:
+                raise ReferenceFailed(f"{self.path}: error: reference output '{p.name}' is not numeric: {exc}") from None
         return out
+
+
+def _case_text(case: Case) -> str:
+    parts = [f"{k}={v}" for k, v in {**case.sizes, **case.scalars}.items()]
+    return ", ".join(parts) or "no sizes"
 
 
 def _to_numpy(x: Any) -> Any:

@@ -17,8 +17,8 @@ from xlate.errors import SpecError
 from xlate.model import KernelUnit
 from xlate.parse import parse_string
 from xlate.parse.source import read_source
+from xlate.specs import KernelSpec
 from xlate.verify.cases import Case, buffer_length, ctype_dtype, environment, is_float, launch_dims
-from xlate.verify.spec import KernelSpec
 
 # C spelling of a dtype for template arguments, per source language.
 TEMPLATE_CTYPE = {
@@ -172,7 +172,7 @@ class Side:
         for pattern in range(runs):
             args: list[BufferArg | ScalarArg] = []
             fills: dict[str, np.ndarray] = {}
-            for p in sorted(spec.params, key=lambda q: q.position):
+            for p in sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position):  # -1: not passed
                 if p.is_buffer:
                     dtype = ctype_dtype(p.ctype, case, spec)
                     n = buffer_length(p, env, case, spec) // max(1, p.lanes) * max(1, p.lanes)

@@ -14,6 +14,7 @@ import numpy as np
 
 from xlate.backends.base import BufferArg, LaunchConfig, ScalarArg
 from xlate.backends.worker import finish_worker
+from xlate.specs import KernelSpec
 from xlate.verify.cases import (
     Case,
     buffer_length,
@@ -24,7 +25,6 @@ from xlate.verify.cases import (
     make_inputs,
 )
 from xlate.verify.runner import Side, guard_elements, poison
-from xlate.verify.spec import KernelSpec
 
 TOOLS = ("memcheck", "racecheck")
 SUMMARY = re.compile(r"(ERROR SUMMARY|RACECHECK SUMMARY):\s*(\d+)\s+(?:errors?|hazards?)", re.I)
@@ -46,7 +46,7 @@ def sanitizer_path() -> str | None:
 
 def _args(spec: KernelSpec, case: Case, env: dict, inputs: dict[str, np.ndarray]):
     args = []
-    for p in sorted(spec.params, key=lambda q: q.position):
+    for p in sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position):  # -1: not passed
         if p.is_buffer:
             dtype = ctype_dtype(p.ctype, case, spec)
             n = buffer_length(p, env, case, spec)

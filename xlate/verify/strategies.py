@@ -4,11 +4,14 @@ one below/above every block and wavefront multiple, large sizes within the backe
 from __future__ import annotations
 
 import math
+import re
 
+import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from xlate.verify import expr
+from xlate.errors import SpecError
+from xlate.specs import KernelSpec, ParamSpec, expr
 from xlate.verify.cases import (
     FLOAT_PROFILES,
     INT_PROFILES,
@@ -18,7 +21,6 @@ from xlate.verify.cases import (
     environment,
     is_float,
 )
-from xlate.verify.spec import KernelSpec, ParamSpec
 
 WIDTHS = (16, 32, 64, 128, 256, 512, 1024)
 PRIMES = (2, 3, 5, 7, 13, 31, 61, 97, 127, 257, 509, 1021, 2039, 4093, 8191, 65521, 131071)
@@ -36,8 +38,8 @@ def interesting_sizes(lo: int, hi: int, blocks: list[int]) -> list[int]:
 
 
 def _int_range(p: ParamSpec, cap: int) -> tuple[int, int]:
-    lo = int(expr.evaluate(p.lo or "0", {}))
-    hi = int(expr.evaluate(p.hi or "4096", {}))
+    lo = math.floor(float(expr.evaluate(p.lo or "0", {})))
+    hi = math.ceil(float(expr.evaluate(p.hi or "4096", {})))
     return lo, max(lo, min(hi, cap))
 
 
@@ -48,15 +50,60 @@ def _literal_blocks(spec: KernelSpec) -> list[int]:
             out.append(int(expr.evaluate(b, {})))
         except Exception:
             continue
+    for values in spec.axes.values():
+        out.extend(values)
     return out
+
+
+_MULTIPLE = re.compile(r"^\(?\s*([A-Za-z_]\w*)\s*\)?\s*%\s*(\d+)\s*==\s*0$")
+
+
+def multiples(spec: KernelSpec) -> dict[str, int]:
+    """Sizes that a `where` requires to be multiples of a constant (`n % 256 == 0`): drawn as multiples, not
+    filtered (filtering wastes nearly every draw)."""
+    out: dict[str, int] = {}
+    names = {p.name for p in spec.sizes}
+    for w in spec.where:
+        for part in re.split(r"\band\b|&&", w):
+            m = _MULTIPLE.match(part.strip().strip("()").strip())
+            if m and m.group(1) in names and int(m.group(2)) > 1:
+                out[m.group(1)] = math.lcm(out.get(m.group(1), 1), int(m.group(2)))
+    return out
+
+
+def float_bounds(lo: float, hi: float, dtype: np.dtype) -> tuple[float, float]:
+    """Decimal bounds rounded outward to values the dtype can hold: `0.0001` is not a float32, and Hypothesis
+    refuses bounds it cannot represent exactly."""
+    ftype = np.float16 if dtype.itemsize == 2 else np.float32 if dtype.itemsize == 4 else np.float64
+    with np.errstate(over="ignore"):
+        a, b = ftype(lo), ftype(hi)
+        if float(a) > lo:
+            a = np.nextafter(a, ftype(-np.inf))
+        if float(b) < hi:
+            b = np.nextafter(b, ftype(np.inf))
+    return float(a), float(b)
+
+
+def _width(dtype: np.dtype) -> int:
+    return 16 if dtype.itemsize == 2 else 32 if dtype.itemsize == 4 else 64
 
 
 @st.composite
 def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, list[str]] | None = None) -> Case:
     blocks = _literal_blocks(spec)
     sizes: dict[str, int] = {}
+    for name, values in spec.axes.items():  # launch axes (block sizes the program uses) live beside the sizes
+        sizes[name] = draw(st.sampled_from(values), label=name)
+    steps = multiples(spec)
     for p in spec.sizes:
         lo, hi = _int_range(p, size_cap)
+        k = steps.get(p.name, 1)
+        if k > 1 and hi >= k:
+            klo, khi = max(0 if lo <= 0 else 1, -(-lo // k)), hi // k
+            if klo <= khi:
+                picks = sorted({klo, khi, min(khi, klo + 1), min(khi, klo + 2), *(v for v in (1, 2, 3, 4, 8) if klo <= v <= khi)})
+                sizes[p.name] = k * draw(st.one_of(st.sampled_from(picks), st.integers(klo, khi)), label=p.name)
+                continue
         sizes[p.name] = draw(st.one_of(st.sampled_from(interesting_sizes(lo, hi, blocks)), st.integers(lo, hi)), label=p.name)
     axes = dtypes or spec.dtype_axes
     bound = {name: draw(st.sampled_from(options), label=name) for name, options in axes.items()}
@@ -68,12 +115,18 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
         if is_float(dtype):
             lo = float(expr.evaluate(p.lo, env)) if p.lo else -4.0
             hi = float(expr.evaluate(p.hi, env)) if p.hi else 4.0
+            lo, hi = float_bounds(min(lo, hi), max(lo, hi), dtype)
             specials = [v for v in (0.0, 1.0, -1.0, lo, hi, 0.5) if lo <= v <= hi]
-            value = draw(st.one_of(st.sampled_from(specials), st.floats(lo, hi, allow_nan=False, width=32)), label=p.name)
+            value = draw(st.one_of(st.sampled_from(specials), st.floats(lo, hi, allow_nan=False, allow_infinity=False,
+                                                                        width=_width(dtype))), label=p.name)
             scalars[p.name] = float(value)
         else:
-            lo = int(expr.evaluate(p.lo, env)) if p.lo else (0 if dtype.kind == "u" else -100)
-            hi = int(expr.evaluate(p.hi, env)) if p.hi else 100
+            lo = math.ceil(float(expr.evaluate(p.lo, env))) if p.lo else (0 if dtype.kind == "u" else -100)
+            hi = math.floor(float(expr.evaluate(p.hi, env))) if p.hi else 100
+            if dtype.kind == "u":
+                lo = max(lo, 0)
+            if hi < lo:  # no integer inside a decimal range: its nearest ones
+                lo, hi = math.floor(float(expr.evaluate(p.lo, env))), math.ceil(float(expr.evaluate(p.hi, env)))
             scalars[p.name] = draw(st.integers(lo, hi), label=p.name)
     profiles = {}
     for p in spec.buffers:
@@ -115,16 +168,40 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
         for big in (hi, hi - 1):
             candidates.append({n: (max(lo, min(big, h)) if n == name else min(l2 + 1, h)) for n, (l2, h) in ranges.items()})
     bound = {name: options[0] for name, options in spec.dtype_axes.items()}
+    steps = multiples(spec)
+    for c in candidates:
+        for name, k in steps.items():
+            lo_k, hi_k = ranges[name]
+            c[name] = max(k * max(1, -(-lo_k // k)), min(hi_k // k * k, k * max(1, c[name] // k))) if hi_k >= k else c[name]
+        for name, values in spec.axes.items():
+            c[name] = values[0]
+    if spec.axes:  # every other axis value once, at a small size
+        for name, values in spec.axes.items():
+            for v in values[1:]:
+                c = dict(candidates[1])
+                c[name] = v
+                candidates.append(c)
     out: list[Case] = []
     seen: set[tuple[tuple[str, int], ...]] = set()
     probe = Case({}, bound, {}, {}, 0)
     scalars: dict[str, int | float] = {}
     for p in spec.scalars:
         dtype = ctype_dtype(p.ctype, probe, spec)
-        lo = expr.evaluate(p.lo, {}) if p.lo else (-4.0 if is_float(dtype) else 0)
-        hi = expr.evaluate(p.hi, {}) if p.hi else (4.0 if is_float(dtype) else 100)
-        mid = (lo + hi) / 2 if is_float(dtype) else int((lo + hi) // 2)
-        scalars[p.name] = mid if mid != 0 else (hi if is_float(dtype) else int(hi))
+        try:
+            lo = float(expr.evaluate(p.lo, {})) if p.lo else (-4.0 if is_float(dtype) else 0)
+            hi = float(expr.evaluate(p.hi, {})) if p.hi else (4.0 if is_float(dtype) else 100)
+        except SpecError:
+            continue  # a range over sizes: the random draws cover it
+        if is_float(dtype):
+            lo, hi = float_bounds(min(lo, hi), max(lo, hi), dtype)
+            mid = (lo + hi) / 2
+            scalars[p.name] = mid if mid != 0 else hi
+        else:
+            ilo, ihi = math.ceil(lo), math.floor(hi)
+            if ihi < ilo:
+                ilo, ihi = math.floor(lo), math.ceil(hi)
+            mid = (ilo + ihi) // 2
+            scalars[p.name] = mid if mid != 0 else ihi
     profiles = {p.name: "uniform" for p in spec.buffers if p.role != "out"}
     for sizes_ in candidates:
         key = tuple(sorted(sizes_.items()))

@@ -95,6 +95,10 @@ class Verdict:
     warnings: list[str] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
     emulated: bool = False  # ran on an emulation (never counted as verified)
+    # Who misbehaved: "candidate" (rejected), "source" (unverified: the source does not compile, crashes or
+    # writes out of bounds on its own under its spec, so nothing can be said about the port).
+    blame: str | None = None
+    spec: dict[str, Any] = field(default_factory=dict)  # how the spec was obtained: {"source", "items": {key: origin}}
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -112,8 +116,21 @@ class Verdict:
                     f"dtypes {', '.join(self.dtypes) or '-'}, oracle {self.oracle}{err}")
         elif self.status == "rejected":
             text = f"rejected {self.kernel}: " + (self.counterexample.describe() if self.counterexample else (self.reason or ""))
+        elif self.blame == "source":
+            text = f"could not verify {self.kernel}: {self.reason}"
+            if self.counterexample is not None:
+                text += "\n" + "\n".join("  " + line for line in self.counterexample.describe().splitlines())
+            if self.remedy:
+                text += f"\n  next: {self.remedy}"
         else:
             text = f"unverified {self.kernel}: {self.reason}" + (f"\n  to enable: {self.remedy}" if self.remedy else "")
+        if self.spec.get("source") and self.spec["source"] != "annotation":
+            kinds: dict[str, int] = {}
+            for origin in self.spec.get("items", {}).values():
+                kind = origin.split(" ", 1)[0]
+                kinds[kind] = kinds.get(kind, 0) + 1
+            text += f"\n  spec: {self.spec['source']} (" + ", ".join(f"{k} {v}" for k, v in kinds.items()) + \
+                "; `xlate spec` shows each item)"
         for c in self.caveats:
             text += f"\n  caveat: {c}"
         for w in self.warnings:

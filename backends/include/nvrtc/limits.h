@@ -1,3 +1,2 @@
-// xlate shim: integer limits for NVRTC.
+// xlate shim: the limits macros come with xlate_nvcc_env.h, pre-included on the NVRTC route.
 #pragma once
-#include <cuda/std/climits>

@@ -9,13 +9,13 @@ from typing import Any
 import jinja2
 
 from xlate.resources import templates_dir
+from xlate.specs import KernelSpec
+from xlate.specs import expr as spec_expr
 from xlate.translate.ascendc import ir
 from xlate.translate.ascendc.lift import Lifted
 from xlate.translate.ascendc.lower import Lowered, Operand, ReduceOp, VecOp
 from xlate.translate.ascendc.tables import tiling_policy
 from xlate.translate.ascendc.tiling import SocInfo, Tiling
-from xlate.verify import expr as spec_expr
-from xlate.verify.spec import KernelSpec
 
 NOTE_WIDTH = 100
 

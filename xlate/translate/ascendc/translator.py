@@ -14,6 +14,8 @@ import os
 from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.parse.nodes import Source
+from xlate.specs import KernelSpec, build_spec, normalise_ctype
+from xlate.specs import expr as spec_expr
 from xlate.translate.ascendc import ir
 from xlate.translate.ascendc.lift import Lifted, Lifter, Unsupported
 from xlate.translate.ascendc.lower import Lowerer
@@ -21,8 +23,6 @@ from xlate.translate.ascendc.render import KernelPlan, render_file
 from xlate.translate.ascendc.tables import diag, ops
 from xlate.translate.ascendc.tiling import SocInfo, TilingError, elementwise_tiling, rows_tiling, soc_info
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
-from xlate.verify import expr as spec_expr
-from xlate.verify.spec import KernelSpec, build_spec, normalise_ctype
 
 # Names the templates declare next to the kernel's parameters (locals of Init/Process/Compute, members, the
 # entry's `op`): a CUDA parameter of the same name would not compile.

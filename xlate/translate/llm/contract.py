@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from xlate.errors import InputError
 from xlate.model import Function, KernelUnit
-from xlate.verify.spec import KernelSpec
+from xlate.specs import KernelSpec
 
 LANGUAGE = {"triton": "triton", "cuda": "cuda", "hip": "hip", "ascendc": "ascendc"}
 FENCE_TAG = {"triton": "python", "cuda": "cuda", "hip": "cpp", "ascendc": "cpp"}

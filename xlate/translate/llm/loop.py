@@ -16,6 +16,7 @@ from typing import Any
 from xlate.backends.base import CompileError, CompileOptions
 from xlate.errors import InputError, ToolchainMissing
 from xlate.model import KernelUnit
+from xlate.specs import KernelSpec
 from xlate.translate.base import Diagnostic
 from xlate.translate.llm.client import Client, Completion, Message, prompt_hash
 from xlate.translate.llm.config import LLMConfig
@@ -31,7 +32,6 @@ from xlate.translate.llm.prompt import (
     trim_log,
 )
 from xlate.translate.llm.redact import redact, redact_obj
-from xlate.verify.spec import KernelSpec
 from xlate.verify.verdict import Verdict
 
 MAX_ANSWER_CHARS = 20000  # of a failed answer kept in the conversation
@@ -117,7 +117,7 @@ class Judgement:
 
 
 def kernel_spec(job: Job) -> tuple[KernelSpec | None, str | None]:
-    from xlate.verify.spec import build_spec, sidecar_overrides
+    from xlate.specs import build_spec, sidecar_overrides
 
     try:
         return build_spec(job.unit, job.kernel, sidecar_overrides(job.source_path, job.kernel)), None

@@ -1404,7 +1404,7 @@ class Lifter:
             return self.inline(self.kc.devices[fn], e)
         entry = math_entry(fn)
         if entry is not None:
-            return self.math(fn, entry, e)
+            return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
         if fn.startswith("printf"):
             raise LiftError("XL2001", "printf", e.loc)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)

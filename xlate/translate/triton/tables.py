@@ -63,7 +63,8 @@ def named_constant(name: str) -> tuple[str, float | int] | None:
 
 
 def math_entry(name: str) -> dict[str, Any] | None:
-    return math_table()["functions"].get(name)
+    # std::sqrt, ::fmaf and cuda::std::max are the same functions as sqrt, fmaf and max
+    return math_table()["functions"].get(name.removeprefix("cuda::").removeprefix("std::").removeprefix("::"))
 
 
 def atomic_entry(name: str) -> dict[str, Any] | None:

@@ -91,7 +91,7 @@ class CudaToTriton:
     # -- one kernel ------------------------------------------------------------------------------------------
 
     def _kernel(self, unit: KernelUnit, fn: Function, lines: LineIndex) -> tuple[KernelPort, list[Diagnostic]]:
-        from xlate.verify.spec import build_spec
+        from xlate.specs import build_spec
 
         loc0 = ir.Loc(fn.span.line if fn.span else 1, fn.span.col if fn.span else 1)
         try:
@@ -135,7 +135,7 @@ class CudaToTriton:
 
 
 def _block(block: list[str], values: dict[str, str], loc: ir.Loc) -> tuple[int, int]:
-    from xlate.verify import expr
+    from xlate.specs import expr
 
     env: dict[str, Any] = {}
     for k, v in values.items():
@@ -184,7 +184,7 @@ class _GridPython(ast.NodeTransformer):
 
 
 def grid_python(exprs: list[str], names: dict[str, str], block: tuple[int, int]) -> list[str]:
-    from xlate.verify import expr
+    from xlate.specs import expr
 
     out = []
     for e in exprs:
@@ -234,8 +234,8 @@ def _param_item(p) -> str:
 def _numpy_name(p, spec, template_types: set[str]) -> str | None:
     """The element (or value) dtype the port's spec must name: a Triton launcher has no C types to infer it
     from, and the spec's defaults are float32 buffers and scalars and int32 sizes."""
+    from xlate.specs import normalise_ctype
     from xlate.verify.cases import Case, ctype_dtype
-    from xlate.verify.spec import normalise_ctype
 
     if not normalise_ctype(p.ctype) or normalise_ctype(p.ctype) in template_types:
         return None  # template element types: the dtype axis binds them
@@ -250,7 +250,7 @@ def _numpy_name(p, spec, template_types: set[str]) -> str | None:
 def _annotation(fn: Function, spec) -> str:
     """The port's `# xlate:` spec: the source's items, every parameter present, element dtypes made explicit,
     so the port can be fuzzed on its own (`xlate fuzz port.py --reference ...`)."""
-    from xlate.verify.spec import split_top
+    from xlate.specs import split_top
 
     items = split_top(fn.annotation) if fn.annotation else []
     named = {i.split(":", 1)[0].strip(): n for n, i in enumerate(items) if ":" in i}

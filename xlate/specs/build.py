@@ -1,0 +1,350 @@
+"""Building a kernel's spec from its sources, strongest first: the sidecar `xlate.toml`, the `// xlate:`
+annotation, and inference from the program (host code: launch sites, allocations, the values `main` sets; the
+kernel's own guards and index expressions; defaults). Every item keeps its origin; what nothing could fill is a
+hole, and a spec with holes is refused with a message naming what to annotate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from xlate.errors import SpecError
+from xlate.model import Function, KernelUnit, Param, PyFunction
+from xlate.specs import expr
+from xlate.specs.language import (
+    BUFFER,
+    CALL,
+    leading_annotation,
+    parse_choice,
+    parse_items,
+    parse_range,
+    parse_tuple,
+    split_top,
+)
+from xlate.specs.model import NUMERIC_DTYPES, KernelSpec, Origin, ParamSpec, ctypes_table, normalise_ctype
+
+OP_CLASSES = ("elementwise", "reduction", "scan", "matmul", "movement", "atomic")
+
+
+@dataclass
+class Resolution:
+    """Every item of one kernel's spec with its origin, and the holes nothing could fill."""
+
+    kernel: str
+    path: str
+    line: int | None
+    items: dict[str, tuple[str, Origin]] = field(default_factory=dict)  # key -> (item text, origin)
+    holes: dict[str, str] = field(default_factory=dict)  # key -> what is missing, with a suggestion
+    notes: list[str] = field(default_factory=list)
+    spec: KernelSpec | None = None
+    error: str | None = None  # the items do not build (a malformed annotation...)
+
+    @property
+    def complete(self) -> bool:
+        return self.spec is not None and not self.holes
+
+    def annotation(self) -> str:
+        return ", ".join(text for text, _ in self.items.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel, "path": self.path, "line": self.line, "complete": self.complete,
+            "annotation": self.annotation(),
+            "items": [{"key": k, "item": t, "origin": o.kind, "where": o.where, "detail": o.detail}
+                      for k, (t, o) in self.items.items()],
+            "holes": [{"key": k, "hint": h} for k, h in self.holes.items()],
+            "notes": list(self.notes), "error": self.error,
+        }
+
+
+def _where(path: str, line: int | None) -> str:
+    return f"{path}:{line}:1: " if line else (f"{path}: " if path else "")
+
+
+def build_spec(unit: KernelUnit, kernel: str, overrides: str | None = None, *,
+               context: list[KernelUnit] | None = None) -> KernelSpec:
+    """The spec of `kernel` (a CUDA/HIP kernel, or a Triton launcher function); SpecError when it has holes."""
+    res = resolve_spec(unit, kernel, overrides, context=context)
+    if res.error:
+        raise SpecError(res.error)
+    if res.holes:
+        where = _where(res.path, res.line)
+        lines = [f"{where}error: {hint}" for hint in res.holes.values()]
+        raise SpecError("\n".join(lines))
+    assert res.spec is not None
+    return res.spec
+
+
+def resolve_spec(unit: KernelUnit, kernel: str, overrides: str | None = None, *,
+                 context: list[KernelUnit] | None = None) -> Resolution:
+    """Like build_spec, but never raises for holes: `xlate spec` shows them."""
+    if unit.language == "triton":
+        return _resolve_triton(unit, kernel, overrides)
+    fn = unit.kernel(kernel)
+    if fn is None:
+        names = ", ".join(k.name for k in unit.kernels) or "none"
+        raise SpecError(f"{unit.path}: error: no kernel named '{kernel}' (kernels here: {names})")
+    line = fn.annotation_span.line if fn.annotation_span else (fn.span.line if fn.span else None)
+    res = Resolution(kernel, unit.path, line)
+    where = _where(unit.path, line)
+    annotation = fn.annotation
+    if annotation is None and len(unit.kernels) == 1:
+        annotation = leading_annotation(unit.text)  # a one-kernel file may give its spec at the top
+        if annotation:
+            res.line = 1
+            where = _where(unit.path, 1)
+    given = _user_items(unit, annotation, overrides, where)
+    res.items.update(given)
+    wanted = [p.name for p in fn.params] + ["grid", "block"]
+    wanted += [t.name for t in fn.template_params if t.kind == "value" and t.default is None]
+    if any(k not in given for k in wanted) or any(t.name not in given for t in fn.template_params):
+        from xlate.specs.infer import infer_kernel
+
+        inferred = infer_kernel(unit, fn, context)
+        res.notes.extend(inferred.notes)
+        for key, (text, origin) in inferred.items.items():
+            if key not in res.items and not (key in ("where", "shmem") and _covers_launch(given)):
+                res.items[key] = (text, origin)
+        for key, hint in inferred.holes.items():
+            if key not in res.items:
+                res.holes[key] = hint
+    for key in wanted:
+        if key not in res.items and key not in res.holes:
+            res.holes[key] = f"cannot infer '{key}' of '{fn.name}': annotate it"
+    res.items = _ordered(res.items, [p.name for p in fn.params], [t.name for t in fn.template_params])
+    if res.holes:
+        return res
+    resolve = None
+    if any(normalise_ctype(p.base_type) not in ctypes_table() and not p.is_template_dependent for p in fn.params):
+        from xlate.specs.infer import type_resolver
+
+        resolve = type_resolver(unit, context)
+    try:
+        res.spec = _build(unit, fn, fn.params, res.items, where, resolve=resolve)
+    except SpecError as exc:
+        res.error = str(exc)
+    return res
+
+
+def _ordered(items: dict[str, tuple[str, Origin]], params: list[str], templates: list[str]) -> dict[str, tuple[str, Origin]]:
+    """Parameters in signature order, then other sizes and axes, template arguments, the launch, the rest."""
+    tail = ["grid", "block", "shmem", "where", "op", "values", "rtol", "atol"]
+    rank = {k: i for i, k in enumerate(params)}
+    rank.update({k: 2000 + i for i, k in enumerate(templates)})
+    rank.update({k: 3000 + i for i, k in enumerate(tail)})
+    keys = sorted(items, key=lambda k: rank.get(k, 1000))
+    return {k: items[k] for k in keys}
+
+
+def _covers_launch(given: dict[str, tuple[str, Origin]]) -> bool:
+    """The user wrote the launch: inferred launch-derived constraints (where, shmem) no longer apply."""
+    return "grid" in given or "block" in given
+
+
+def _user_items(unit: KernelUnit, annotation: str | None, overrides: str | None, where: str) -> dict[str, tuple[str, Origin]]:
+    out: dict[str, tuple[str, Origin]] = {}
+    sidecar_text = _sidecar_text(unit)
+    for text, kind in ((annotation, "annotation"), (overrides, "sidecar")):
+        if not text:
+            continue
+        for key, value in parse_items(text, where).items():
+            origin_kind = kind
+            if kind == "sidecar" and (sidecar_text is None or f"{key}: {value}" not in sidecar_text):
+                origin_kind = "annotation"  # given by the caller (assert_equivalent's keywords, --spec)
+            prev = out.get(key)
+            if key == "where" and prev is not None:
+                value = f"{prev[0].split(':', 1)[1].strip()} and ({value})"
+            out[key] = (f"{key}: {value}", Origin(origin_kind, _location(where)))  # type: ignore[arg-type]
+    return out
+
+
+def _location(where: str) -> str:
+    """'path:12:1: ' -> 'path:12'."""
+    text = where.strip().rstrip(":")
+    return text[:-2] if text.endswith(":1") else text
+
+
+def _sidecar_text(unit: KernelUnit) -> str | None:
+    import os
+
+    if not os.path.exists(unit.path):
+        return None
+    from xlate.specs.sidecar import sidecar
+
+    try:
+        doc = sidecar(unit.path)
+    except SpecError:
+        return None
+    kernels = doc.get("kernels", {})
+    return " ".join(str(e.get("spec", "")) for e in kernels.values() if isinstance(e, dict)) or None
+
+
+def _resolve_triton(unit: KernelUnit, launcher: str, overrides: str | None) -> Resolution:
+    fn: PyFunction | None = next((f for f in unit.py_functions if f.name == launcher), None)
+    if fn is None:
+        names = ", ".join(f.name for f in unit.py_functions) or "none"
+        raise SpecError(f"{unit.path}: error: no launcher function '{launcher}' (functions here: {names})")
+    res = Resolution(launcher, unit.path, fn.span.line)
+    where = _where(unit.path, fn.span.line)
+    res.items.update(_user_items(unit, fn.annotation, overrides, where))
+    if not res.items:
+        res.holes["*"] = (f"cannot infer a spec for Triton launcher '{launcher}': annotate it with "
+                          f"'# xlate: x: in[n], y: out[n], n: size(1..4096)' (or give the CUDA source it was ported from)")
+        return res
+    params = [Param(name=p, type="", base_type="", pointer_depth=0, is_const=False, is_restrict=False,
+                    is_reference=False, is_template_dependent=False) for p in fn.params]
+    try:
+        spec = _build(unit, None, params, res.items, where, triton=True)
+        spec.kernel = launcher
+        res.spec = spec
+    except SpecError as exc:
+        res.error = str(exc)
+    return res
+
+
+# -- items -> spec -------------------------------------------------------------------------------------------
+
+
+def param_ctype(p: Param, resolve: Any = None) -> tuple[str, int]:
+    """(element ctype, lanes) of a parameter; vector types become their scalar with a lane count; `resolve`
+    reads typedefs."""
+    base = normalise_ctype(p.base_type)
+    if resolve is not None and base not in ctypes_table() and not p.is_template_dependent:
+        base = resolve(base)
+    info = ctypes_table().get(base)
+    if info and info.get("numpy") is None and info.get("scalar"):
+        return info["scalar"], int(info.get("lanes", 1))
+    return base, 1
+
+
+def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: dict[str, tuple[str, Origin]],
+           where: str, triton: bool = False, resolve: Any = None) -> KernelSpec:
+    items = {key: text.split(":", 1)[1].strip() for key, (text, _) in given.items()}
+    origins = {key: origin for key, (_, origin) in given.items()}
+    name = fn.name if fn is not None else ""
+    spec = KernelSpec(kernel=name, params=[], origins=origins)
+    kinds = {o.kind for o in origins.values()}
+    user = kinds & {"annotation", "sidecar"}
+    spec.source = ("xlate.toml" if kinds == {"sidecar"} else "annotation") if kinds <= {"annotation", "sidecar"} else (
+        "inferred" if not user else "mixed")
+    spec.inferred = [k for k, o in origins.items() if o.kind not in ("annotation", "sidecar")]
+    template_types = {t.name for t in fn.template_params if t.kind == "type"} if fn else set()
+    template_values = {t.name: t for t in fn.template_params if t.kind == "value"} if fn else {}
+
+    for pos, p in enumerate(params):
+        value = items.pop(p.name, None)
+        ctype, lanes = param_ctype(p, resolve) if not triton else ("", 1)
+        if value is None:
+            raise SpecError(f"{where}error: no spec for '{p.name}': annotate it")
+        m = BUFFER.match(value)
+        if m:
+            if not triton and not p.is_pointer:
+                raise SpecError(f"{where}error: '{p.name}' is annotated as a buffer but is not a pointer ({p.type})")
+            lo, hi, perm = parse_range(m.group(4), where)
+            dims = split_top(m.group(2))
+            if not dims:
+                raise SpecError(f"{where}error: buffer '{p.name}' needs dimensions, e.g. {m.group(1)}[n]")
+            if m.group(6):
+                ctype = m.group(6)  # explicit element dtype (Triton launchers have no C types)
+            spec.params.append(ParamSpec(p.name, m.group(1), pos, ctype, dims, lanes, lo, hi, perm))  # type: ignore[arg-type]
+            continue
+        m = CALL.match(value)
+        if not m or m.group(1) not in ("size", "scalar", "const"):
+            raise SpecError(f"{where}error: cannot read spec for '{p.name}': '{value}' (expected in[..], out[..], "
+                            "inout[..], size(LO..HI), scalar, scalar(LO..HI) or const(EXPR))")
+        kind, arg = m.group(1), m.group(3)
+        if m.group(5):
+            ctype = m.group(5)  # explicit value type (Triton launchers have no C types): n: scalar(0..9) as int32
+        if kind == "const":
+            if not arg:
+                raise SpecError(f"{where}error: const needs an expression: {p.name}: const(n)")
+            spec.params.append(ParamSpec(p.name, "const", pos, ctype or "int", const=arg))
+        else:
+            lo, hi, _ = parse_range(arg, where)
+            if kind == "size" and (lo is None or hi is None):
+                raise SpecError(f"{where}error: size '{p.name}' needs a range: {p.name}: size(1..4096)")
+            spec.params.append(ParamSpec(p.name, kind, pos, ctype or ("int" if kind == "size" else "float"), lo=lo, hi=hi))  # type: ignore[arg-type]
+
+    for key in ("grid", "block"):
+        if key in items:
+            setattr(spec, key, parse_tuple(items.pop(key)))
+        elif not triton:
+            raise SpecError(f"{where}error: cannot infer the {key} of '{name}': no launch site found; "
+                            f"annotate it, e.g. '// xlate: grid: cdiv(n, 256), block: 256'")
+    if "shmem" in items:
+        spec.shmem = items.pop("shmem")
+    if "op" in items:
+        op = items.pop("op")
+        m = CALL.match(op)
+        if not m or m.group(1) not in OP_CLASSES:
+            raise SpecError(f"{where}error: unknown op class '{op}' (elementwise, reduction(L), scan(L), matmul(K), movement, atomic)")
+        spec.op = m.group(1)  # type: ignore[assignment]
+        spec.op_length = m.group(3)
+    elif fn is not None and fn.atomics:
+        spec.op = "atomic"
+    if "where" in items:
+        spec.where.append(items.pop("where"))
+    if "values" in items:
+        v = items.pop("values")
+        if v not in ("finite", "special"):
+            raise SpecError(f"{where}error: values must be 'finite' or 'special', not '{v}'")
+        spec.values = v  # type: ignore[assignment]
+    elif spec.op in ("reduction", "scan", "matmul", "atomic"):
+        spec.values = "finite"  # inf - inf order dependence would make agreement meaningless
+    for key in ("rtol", "atol"):
+        if key in items:
+            try:
+                setattr(spec, key, float(items.pop(key)))
+            except ValueError:
+                raise SpecError(f"{where}error: {key} must be a number") from None
+    for tname in list(items):
+        free = CALL.match(items[tname])
+        if free and free.group(1) == "size" and tname not in template_values and tname not in template_types:
+            lo, hi, _ = parse_range(free.group(3), where)
+            if lo is None or hi is None:
+                raise SpecError(f"{where}error: size '{tname}' needs a range: {tname}: size(1..4096)")
+            # a size that is not a parameter: it shapes buffers and the launch only (n in `k<<<n / 256, 256>>>(x)`)
+            spec.params.append(ParamSpec(tname, "size", -1, "int", lo=lo, hi=hi))
+            items.pop(tname)
+            continue
+        choice = parse_choice(items[tname], tname, where)
+        if choice is not None:
+            if any(tname == p.name for p in params):
+                raise SpecError(f"{where}error: '{tname}' is a parameter: choice(...) names a launch axis that is not one")
+            spec.axes[tname] = choice
+            items.pop(tname)
+            continue
+        is_dtype_item = all(d.strip() in NUMERIC_DTYPES for d in items[tname].split("|"))
+        if tname in template_types or (triton and is_dtype_item):
+            dtypes = [d.strip() for d in items.pop(tname).split("|")]
+            bad = [d for d in dtypes if d not in NUMERIC_DTYPES]
+            if bad:
+                raise SpecError(f"{where}error: unknown dtype {bad[0]} for {tname} (use numpy names: {', '.join(NUMERIC_DTYPES)})")
+            spec.dtype_axes[tname] = dtypes
+        elif tname in template_values:
+            spec.value_params[tname] = items.pop(tname)
+    if items:
+        unknown = ", ".join(items)
+        raise SpecError(f"{where}error: spec names {unknown}, which {'is' if len(items) == 1 else 'are'} not a parameter of '{name}' nor a spec key")
+    for t in template_types - set(spec.dtype_axes):
+        spec.dtype_axes[t] = ["float32"]
+        spec.inferred.append(f"{t}=float32")
+        spec.origins.setdefault(t, Origin("default", "", "float32"))
+    for t, tp in template_values.items():
+        if t not in spec.value_params:
+            if tp.default is None:
+                raise SpecError(f"{where}error: template value parameter '{t}' has no default: annotate it, e.g. '{t}: 256'")
+            spec.value_params[t] = tp.default
+            spec.origins.setdefault(t, Origin("default", "", f"the template default {tp.default}"))
+    check_names(spec, where)
+    return spec
+
+
+def check_names(spec: KernelSpec, where: str) -> None:
+    known = {p.name for p in spec.params} | set(spec.value_params) | set(spec.axes) | {"block"}
+    exprs = [e for p in spec.params for e in (*p.dims, p.lo, p.hi, p.const) if e]
+    exprs += spec.grid + spec.block + [spec.shmem, *spec.where] + ([spec.op_length] if spec.op_length else [])
+    for e in exprs:
+        missing = expr.names(e) - known
+        if missing:
+            raise SpecError(f"{where}error: spec expression '{e}' names {', '.join(sorted(missing))}, not a parameter of '{spec.kernel}'")

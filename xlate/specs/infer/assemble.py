@@ -1,0 +1,215 @@
+"""From a launch seen in the host code to spec items: the program's values are rewritten in terms of the
+kernel's parameters (the argument passed for `n` stands for `n` wherever the program uses it: in allocation
+sizes, the grid, the block), runtime choices become fuzz axes, and what is left of the program's own values is
+replaced by the value it uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy as sp
+
+from xlate.model import Function, Param
+from xlate.specs.infer.ceval import ctype_size, sizeof_type
+from xlate.specs.infer.host import Launch, Root
+from xlate.specs.infer.sym import concrete, to_text
+from xlate.specs.infer.values import Dim3, Num, Ptr, Value
+from xlate.specs.model import Origin, ctypes_table, normalise_ctype
+
+DEFAULT_SIZE_HI = 4096
+
+
+def param_symbol(name: str) -> sp.Symbol:
+    return sp.Symbol(f"_P_{name}", integer=True, positive=True)
+
+
+@dataclass
+class Mapped:
+    """A launch rewritten over the kernel's parameters."""
+
+    launch: Launch
+    subs: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)  # program root -> parameter expression
+    composite: list[tuple[sp.Expr, sp.Expr]] = field(default_factory=list)  # program expression -> parameter
+    derived: dict[str, sp.Expr] = field(default_factory=dict)  # parameter -> expression over other parameters
+    fixed: dict[str, sp.Expr] = field(default_factory=dict)  # parameter -> a literal the launch passes
+    axes: dict[str, list[int]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # symbol name -> spec name
+    roots_used: dict[str, Root] = field(default_factory=dict)  # parameter -> the program root it stands for
+    values: dict[str, tuple[float, str, str]] = field(default_factory=dict)  # parameter -> (program value, where, text)
+    free: dict[str, Root] = field(default_factory=dict)  # sizes the kernel does not receive (n in k<<<n/256, 256>>>(x))
+
+
+FREE_KINDS = ("runtime", "local", "global", "param", "constant", "macro")
+
+
+class Mapper:
+    def __init__(self, fn: Function, launch: Launch, roots: dict[sp.Symbol, Root], pinned: set[str] | None = None,
+                 elem_size: Any = None):
+        self.fn = fn
+        self.launch = launch
+        self.roots = roots
+        self.pinned = pinned or set()  # program names the kernel also uses: their values are fixed
+        self.elem_size = elem_size
+        self.m = Mapped(launch)
+        self.pnames = {p.name for p in fn.params}
+        for p in fn.params:
+            self.m.names[param_symbol(p.name).name] = p.name
+        self._map_scalars()
+
+    def _map_scalars(self) -> None:
+        args = self.launch.args
+        pending: list[tuple[Param, sp.Expr]] = []
+        for i, p in enumerate(self.fn.params):
+            if p.is_pointer or i >= len(args) or not isinstance(args[i], Num):
+                continue
+            e = args[i].e  # type: ignore[union-attr]
+            ps = param_symbol(p.name)
+            if isinstance(e, sp.Symbol) and e in self.roots and e not in self.m.subs and self.roots[e].kind != "choice":
+                self.m.subs[e] = ps
+                self.m.roots_used[p.name] = self.roots[e]
+            elif e.is_number:
+                self.m.fixed[p.name] = e
+            else:
+                pending.append((p, e))
+        for i, p in enumerate(self.fn.params):
+            if p.is_pointer or i >= len(args) or not isinstance(args[i], Num):
+                continue
+            e = sp.sympify(args[i].e)  # type: ignore[union-attr]
+            known = {s: sp.Integer(int(r.value)) if float(r.value) == int(r.value) else sp.Float(r.value)
+                     for s, r in self.roots.items() if s in e.free_symbols and r.value is not None}
+            v = e.xreplace(known) if known else e
+            if v.is_number:
+                rs = [self.roots[s] for s in e.free_symbols if s in self.roots]
+                where = rs[0].where if rs else self.launch.where
+                arg_text = self.launch.arg_texts[i] if i < len(self.launch.arg_texts) else str(e)
+                self.m.values[p.name] = (float(v), where, arg_text)
+        for p, e in pending:
+            rewritten = sp.sympify(e).xreplace(self.m.subs)
+            if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols:
+                self.m.derived[p.name] = rewritten
+                continue
+            ps = param_symbol(p.name)
+            self.m.composite.append((rewritten, ps))
+            single = [s for s in rewritten.free_symbols if s in self.roots and s not in self.m.subs]
+            if len(single) == 1:
+                root = self.roots[single[0]]
+                self.m.roots_used.setdefault(p.name, root)
+
+    def _param_symbols(self) -> set[sp.Symbol]:
+        return {param_symbol(n) for n in self.pnames}
+
+    # -- rewriting --------------------------------------------------------------------------------------------
+    def rewrite(self, e: sp.Expr) -> tuple[sp.Expr | None, list[str]]:
+        """`e` over the kernel's parameters and launch axes; None (and the names left) when it cannot be."""
+        out = sp.sympify(e).xreplace(self.m.subs)
+        for big, ps in sorted(self.m.composite, key=lambda c: -sp.count_ops(c[0])):
+            if big.free_symbols and big.free_symbols <= out.free_symbols:
+                out = out.subs(big, ps)
+        missing: list[str] = []
+        values: dict[sp.Symbol, sp.Expr] = {}
+        for s in out.free_symbols:
+            if s in self._param_symbols() or str(s).startswith("sizeof("):
+                continue
+            root = self.roots.get(s)
+            if root is None:
+                missing.append(str(s))
+            elif root.kind == "choice" and root.values:
+                name = self._axis_name(root)
+                self.m.axes[name] = root.values
+                values[s] = sp.Symbol(name, integer=True, positive=True)
+            elif s.is_integer and root.kind in FREE_KINDS and root.name not in self.pinned and (
+                    root.value is None or float(root.value) >= 1):
+                name = self._free_name(root)
+                self.m.free[name] = root
+                values[s] = sp.Symbol(name, integer=True, positive=True)
+            elif root.value is not None:
+                values[s] = sp.Integer(int(root.value)) if float(root.value) == int(root.value) else sp.Float(root.value)
+            else:
+                missing.append(root.name)
+        if missing:
+            return None, missing
+        return sp.expand(out.xreplace(values)) if values else out, []
+
+    def _free_name(self, root: Root) -> str:
+        for name, r in self.m.free.items():
+            if r is root:
+                return name
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in root.name).strip("_") or "n"
+        name = base
+        while name in self.pnames or name in self.m.axes or name in self.m.free:
+            name += "_"
+        return name
+
+    def _axis_name(self, root: Root) -> str:
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in root.name).strip("_") or "axis"
+        name = base
+        k = 2
+        while name in self.pnames or (name in self.m.axes and self.m.axes[name] != root.values):
+            name = f"{base}_{k}"
+            k += 1
+        return name
+
+    def text(self, e: sp.Expr) -> str:
+        names = dict(self.m.names)
+        for s in e.free_symbols:
+            if str(s).startswith("sizeof("):
+                names[str(s)] = str(s)
+        return to_text(e, names)
+
+    # -- items ------------------------------------------------------------------------------------------------
+    def buffer_length(self, p: Param, lanes_type: str) -> tuple[sp.Expr | None, Origin | None, str]:
+        """Elements of `p`'s type that the argument's allocation holds past the pointer."""
+        i = self.fn.params.index(p)
+        arg = self.launch.args[i] if i < len(self.launch.args) else None
+        if not isinstance(arg, Ptr) or arg.alloc.bytes is None:
+            return None, None, "no allocation found for the argument"
+        elem_size = ctype_size(lanes_type)
+        esize: sp.Expr = sp.Integer(elem_size) if elem_size else (
+            self.elem_size(lanes_type) if self.elem_size is not None else sizeof_type(lanes_type))
+        nbytes = arg.alloc.bytes - arg.offset
+        length, missing = self.rewrite(nbytes)
+        if length is None:
+            return None, arg.alloc.origin, f"its size uses {', '.join(missing)}, which the kernel does not receive"
+        from xlate.specs.infer.sym import FloorDiv
+
+        return sp.expand(FloorDiv(length, esize)) if not (length / esize).is_integer else sp.expand(length / esize), \
+            arg.alloc.origin, ""
+
+    def launch_dims(self, v: Value) -> tuple[list[sp.Expr] | None, list[str]]:
+        if isinstance(v, Dim3):
+            dims = list(v.dims)
+        elif isinstance(v, Num):
+            dims = [v.e]
+        else:
+            return None, ["(not followed)"]
+        out: list[sp.Expr] = []
+        for d in dims:
+            r, missing = self.rewrite(d)
+            if r is None:
+                return None, missing
+            out.append(r)
+        while len(out) > 1 and out[-1] == 1:
+            out.pop()
+        return out, []
+
+
+def numpy_of(ctype: str) -> str | None:
+    info = ctypes_table().get(normalise_ctype(ctype))
+    return str(info["numpy"]) if info and info.get("numpy") else None
+
+
+def root_range(root: Root | None) -> tuple[int, int, str] | None:
+    """A size's range from the value the program gives it: 1..value (the program's value is legal; smaller
+    ones are the gate's guess, which it checks)."""
+    if root is None:
+        return None
+    if root.values:
+        return max(1, min(root.values)), max(root.values), root.where
+    if root.value is not None and float(root.value) >= 1 and float(root.value) == int(root.value):
+        return 1, int(root.value), root.where
+    return None
+
+
+def concrete_int(e: sp.Expr | None) -> int | None:
+    return concrete(e) if e is not None else None

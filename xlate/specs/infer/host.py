@@ -1,0 +1,794 @@
+"""The host side of a program, read as a person would: `main` and every launcher run symbolically, statement
+by statement (calls inlined, loops run once with their variable as a symbol or as the list of values it takes),
+so that each kernel launch is seen with its grid, block and arguments as expressions over the program's own
+values, and each pointer argument with the allocation it points into."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy as sp
+import tree_sitter as ts
+
+from xlate.resources import data
+from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type
+from xlate.specs.infer.program import FuncDef, Program, SourceFile, text
+from xlate.specs.infer.sym import concrete
+from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Ptr, Ref, Value
+from xlate.specs.model import Origin, normalise_ctype
+
+MAX_CALL_DEPTH = 8
+STATEMENT_BUDGET = 60000
+MAX_LOOP_VALUES = 64
+
+
+@functools.cache
+def api() -> dict[str, Any]:
+    return data("spec_inference.yaml")
+
+
+@dataclass
+class Root:
+    """A value the host code does not compute from others: read at run time, a parameter, a loop variable."""
+
+    symbol: sp.Symbol
+    name: str  # the variable as the program spells it
+    kind: str  # runtime (argv, input), param, loop, global, choice, constant
+    where: str
+    value: int | float | None = None  # the value the program uses where one is known (a default)
+    values: list[int] = field(default_factory=list)  # choice / loop: every value it takes
+    detail: str = ""
+
+
+@dataclass
+class Launch:
+    kernel: str
+    template_args: list[str]
+    grid: Value
+    block: Value
+    shmem: Value
+    args: list[Value]
+    where: str
+    text: str
+    chain: list[str]  # host functions from the entry to the launching one
+    bound: bool  # reached from an entry point with every parameter bound
+    arg_texts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Frame:
+    fd: FuncDef | None
+    env: dict[str, Any]
+    chain: list[str]
+    bound: bool
+    types: dict[str, str] = field(default_factory=dict)  # template type parameters bound at the call
+    in_branch: int = 0
+    returned: Value = None
+
+
+class HostInterpreter(Evaluator):
+    def __init__(self, program: Program):
+        super().__init__(program)
+        self.roots: dict[sp.Symbol, Root] = {}
+        self._names: set[str] = set()
+        self.launches: list[Launch] = []
+        self.kernels = {name for name, fds in program.functions.items() if any(f.space == "kernel" for f in fds)}
+        self.budget = STATEMENT_BUDGET
+        self.frames: list[Frame] = []
+        self._globals_done = False
+        self.const_values: dict[sp.Symbol, sp.Expr] = {}
+        self._macro_where: list[str] = []
+        self._macro_roots: dict[str, Value] = {}
+
+    # -- roots ------------------------------------------------------------------------------------------------
+    def fresh(self, name: str, kind: str, where: str, value: int | float | None = None, values: list[int] | None = None,
+              flt: bool = False, detail: str = "") -> sp.Symbol:
+        base = name.replace(".", "_").replace("->", "_").replace("[", "_").replace("]", "") or "v"
+        unique = base
+        k = 2
+        while unique in self._names:
+            unique = f"{base}_{k}"
+            k += 1
+        self._names.add(unique)
+        s = sp.Symbol(unique, real=True) if flt else sp.Symbol(unique, integer=True, positive=True)
+        self.roots[s] = Root(s, name, kind, where, value, list(values or []), detail)
+        return s
+
+    def concrete(self, e: Any) -> int | None:
+        if isinstance(e, sp.Expr) and e.free_symbols and self.const_values:
+            e = e.xreplace(self.const_values)
+        return concrete(e)
+
+    def named_constant(self, name: str, value: Num, where: str, kind: str = "constant") -> Num:
+        """A value the program spells by name (a macro, a `const int`, `int n = 1024;`): kept as a symbol carrying
+        its value, so that the name passed to the kernel stands for the same name in an allocation size."""
+        c = concrete(value.e)
+        if c is None:
+            if value.flt and value.e.is_number:
+                s = self.fresh(name, kind, where, float(value.e), flt=True)
+                self.const_values[s] = value.e
+                return Num(s, True)
+            return value
+        s = self.fresh(name, kind, where, c)
+        self.const_values[s] = sp.Integer(c)
+        return Num(s, value.flt)
+
+    def name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
+        if name not in env and name not in self.globals and name in self.program.macros:
+            if name not in self._macro_roots:
+                m = self.program.macros[name]
+                v = super().name(name, node, env) if m.params is None else None
+                if not (isinstance(v, Num) and v.e.is_number):
+                    return v
+                v = self.named_constant(name, v, f"{m.path.rsplit('/', 1)[-1]}:{m.line}", "macro")
+                self._macro_roots[name] = v
+            return self._macro_roots[name]
+        return super().name(name, node, env)
+
+    # -- globals ----------------------------------------------------------------------------------------------
+    def run_globals(self) -> None:
+        if self._globals_done:
+            return
+        self._globals_done = True
+        frame = Frame(None, self.globals, [], True)
+        self.frames.append(frame)
+        try:
+            for _, node in self.program.globals:
+                self.statement(node, frame)
+        finally:
+            self.frames.pop()
+
+    # -- functions --------------------------------------------------------------------------------------------
+    def run_entry(self, fd: FuncDef) -> None:
+        self.run_globals()
+        self.run_function(fd, None, [], bound=fd.name == "main")
+
+    def run_function(self, fd: FuncDef, args: list[Value] | None, chain: list[str], bound: bool,
+                     types: dict[str, str] | None = None) -> Value:
+        if fd.name in chain or len(chain) >= MAX_CALL_DEPTH or self.budget <= 0:
+            return None
+        env: dict[str, Any] = {}
+        where = self.where(fd.node)
+        for i, (pname, ptype, indirect) in enumerate(fd.params):
+            if not pname:
+                continue
+            if args is not None and i < len(args):
+                env[pname] = _retype(args[i], ptype) if not indirect else args[i]
+                continue
+            if fd.name == "main":
+                continue
+            env[pname] = self._param_value(pname, ptype, indirect, where, fd)
+        frame = Frame(fd, env, [*chain, fd.name], bound and (args is not None or fd.name == "main"), dict(types or {}))
+        self.frames.append(frame)
+        try:
+            body = fd.node.child_by_field_name("body")
+            if body is not None:
+                self.block(body, frame)
+        finally:
+            self.frames.pop()
+        return frame.returned
+
+    def _param_value(self, pname: str, ptype: str, indirect: bool, where: str, fd: FuncDef) -> Value:
+        t = normalise_ctype(ptype)
+        if indirect:
+            if t in ("dim3",):
+                return None
+            return Ptr(Alloc(None, t, Origin("host", where, f"parameter '{pname}' of {fd.name}")), elem=t)
+        if t == "dim3":
+            return None
+        flt = is_float_type(t)
+        return Num(self.fresh(pname, "param", where, flt=flt, detail=f"parameter of {fd.name}"), flt)
+
+    # -- statements -------------------------------------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def block(self, node: ts.Node, frame: Frame) -> None:
+        for child in node.named_children:
+            if self.budget <= 0:
+                return
+            self.statement(child, frame)
+
+    def statement(self, node: ts.Node, frame: Frame) -> None:
+        self.budget -= 1
+        t = node.type
+        if t in ("compound_statement", "translation_unit", "preproc_if", "preproc_ifdef", "preproc_else",
+                 "preproc_elif", "labeled_statement", "case_statement", "try_statement", "catch_clause",
+                 "declaration_list", "else_clause"):
+            for child in node.named_children:
+                if child.type not in ("identifier", "preproc_arg", "comment") and child.is_named:
+                    self.statement(child, frame)
+            return
+        if t == "declaration":
+            self.declaration(node, frame)
+        elif t == "expression_statement":
+            e = _first_named(node)
+            if e is not None:
+                self.effect(e, frame)
+        elif t == "if_statement":
+            cond = self.ev(node.child_by_field_name("condition"), frame.env)
+            c = self.concrete(cond.e) if isinstance(cond, Num) else None
+            yes, no = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+            if c is not None:
+                chosen = yes if c else no
+                if chosen is not None:
+                    self.statement(chosen, frame)
+                return
+            frame.in_branch += 1
+            try:
+                for part in (yes, no):
+                    if part is not None:
+                        self.statement(part, frame)
+            finally:
+                frame.in_branch -= 1
+        elif t == "for_statement":
+            self.for_loop(node, frame)
+        elif t in ("while_statement", "do_statement", "switch_statement", "for_range_loop"):
+            frame.in_branch += 1
+            try:
+                body = node.child_by_field_name("body")
+                if body is not None:
+                    self.statement(body, frame)
+            finally:
+                frame.in_branch -= 1
+        elif t == "return_statement":
+            e = _first_named(node)
+            if e is not None and frame.returned is None and frame.fd is not None:
+                frame.returned = self.ev(e, frame.env)
+        elif t in ("condition_clause", "parenthesized_expression"):
+            return
+
+    def declaration(self, node: ts.Node, frame: Frame) -> None:
+        type_node = node.child_by_field_name("type")
+        type_text = frame.types.get(text(type_node), text(type_node))
+        base_type = _container_elem(type_node) or type_text
+        for d in node.children_by_field_name("declarator"):
+            value_node = None
+            decl = d
+            if d.type == "init_declarator":
+                decl = d.child_by_field_name("declarator")
+                value_node = d.child_by_field_name("value")
+            name, indirect, arrays = _declarator(decl)
+            if not name:
+                continue
+            where = self.where(d)
+            if decl is not None and decl.type == "function_declarator":  # dim3 g(a, b); std::vector<T> v(n);
+                self._constructed(name, type_node, base_type, decl.child_by_field_name("parameters"), frame, where, d)
+                continue
+            if value_node is not None and value_node.type == "argument_list":  # dim3 g{a, b}; vector<T> v(n)
+                self._constructed(name, type_node, base_type, value_node, frame, where, d)
+                continue
+            if value_node is not None and value_node.type == "initializer_list" and _is_container(type_node):
+                self._constructed(name, type_node, base_type, value_node, frame, where, d, init_list=True)
+                continue
+            if arrays:
+                if value_node is not None and value_node.type == "initializer_list":
+                    esize = self.sizeof(base_type)
+                    frame.env[name] = Arr([self.ev(c, frame.env) for c in value_node.named_children],
+                                          int(esize) if esize.is_Integer else None)
+                else:
+                    count: sp.Expr = sp.Integer(1)
+                    for a in arrays:
+                        v = self.ev(a, frame.env) if a is not None else None
+                        if not isinstance(v, Num):
+                            count = None  # type: ignore[assignment]
+                            break
+                        count = count * v.e
+                    bytes_ = count * self.sizeof(base_type) if count is not None else None
+                    frame.env[name] = Ptr(Alloc(bytes_, normalise_ctype(base_type), Origin("host", where, text(d))),
+                                          elem=normalise_ctype(base_type))
+                continue
+            value = self.ev(value_node, frame.env) if value_node is not None else None
+            if indirect:
+                elem = normalise_ctype(base_type)
+                if isinstance(value, Ptr):
+                    frame.env[name] = Ptr(value.alloc, value.offset, elem or value.elem)
+                else:
+                    frame.env[name] = Ptr(Alloc(None, elem, Origin("host", where, text(d))), elem=elem)
+                continue
+            if normalise_ctype(type_text) == "dim3":
+                frame.env[name] = value if isinstance(value, Dim3) else (
+                    Dim3((value.e, sp.Integer(1), sp.Integer(1))) if isinstance(value, Num) else None)
+                continue
+            if value is None and value_node is not None:
+                value = self.unknown_value(name, type_text, where, text(value_node), frame)
+            elif value is None:
+                frame.env[name] = None
+                continue
+            value = _retype(value, type_text)
+            root = self.roots.get(value.e) if isinstance(value, Num) else None
+            if root is not None and root.kind == "choice" and root.detail.startswith("from "):
+                root.name = name  # int block_size = block_sizes[j]: the axis is block_size
+            if isinstance(value, Num) and value.e.is_number:
+                value = self.named_constant(name, value, where, "constant" if frame.fd is None else "local")
+            frame.env[name] = value
+
+    def _constructed(self, name: str, type_node: ts.Node | None, elem: str, args_node: ts.Node | None, frame: Frame,
+                     where: str, decl: ts.Node, init_list: bool = False) -> None:
+        type_text = text(type_node)
+        args = [c for c in args_node.named_children if c.type != "comment"] if args_node is not None else []
+        if normalise_ctype(type_text) == "dim3":
+            vals = [self.ev(_expr_of(a), frame.env) for a in args]
+            if all(isinstance(v, Num) for v in vals) and vals:
+                dims = [v.e for v in vals] + [sp.Integer(1)] * 3  # type: ignore[union-attr]
+                frame.env[name] = Dim3((dims[0], dims[1], dims[2]))
+            else:
+                frame.env[name] = None
+            return
+        if _is_container(type_node):
+            count: sp.Expr | None = sp.Integer(len(args)) if init_list else None
+            if not init_list and args:
+                v = self.ev(_expr_of(args[0]), frame.env)
+                count = v.e if isinstance(v, Num) else None
+            bytes_ = count * self.sizeof(elem) if count is not None else None
+            frame.env[name] = Ptr(Alloc(bytes_, normalise_ctype(elem), Origin("host", where, text(decl))),
+                                  elem=normalise_ctype(elem))
+            return
+        frame.env[name] = None
+
+    def unknown_value(self, name: str, type_text: str, where: str, code: str, frame: Frame) -> Value:
+        old = frame.env.get(name)
+        default = self.concrete(old.e) if isinstance(old, Num) else None
+        flt = is_float_type(type_text)
+        return Num(self.fresh(name, "runtime", where, default, flt=flt, detail=code[:80]), flt)
+
+    # -- effects ----------------------------------------------------------------------------------------------
+    def effect(self, e: ts.Node, frame: Frame) -> None:
+        t = e.type
+        if t == "assignment_expression":
+            self.assign(e, frame)
+        elif t == "update_expression":
+            target = e.child_by_field_name("argument")
+            op = text(e.child_by_field_name("operator")) or ("++" if "++" in text(e) else "--")
+            if target is not None and target.type == "identifier":
+                v = frame.env.get(text(target))
+                if isinstance(v, Num):
+                    frame.env[text(target)] = Num(v.e + (1 if op == "++" else -1), v.flt) if not frame.in_branch else (
+                        self.unknown_value(text(target), "int", self.where(e), text(e), frame))
+        elif t == "comma_expression":
+            for c in e.named_children:
+                self.effect(c, frame)
+        else:
+            self.ev(e, frame.env)
+
+    def assign(self, e: ts.Node, frame: Frame) -> None:
+        left = e.child_by_field_name("left")
+        op = text(e.child_by_field_name("operator")) or "="
+        right = e.child_by_field_name("right")
+        if left is None:
+            return
+        key = text(left).replace(" ", "")
+        env = frame.env if key in frame.env or key.split(".")[0] in frame.env or key not in self.globals else self.globals
+        value = self.ev(right, frame.env)
+        if left.type == "field_expression":
+            obj = text(left.child_by_field_name("argument"))
+            fld = text(left.child_by_field_name("field"))
+            target = frame.env.get(obj, self.globals.get(obj))
+            if isinstance(target, Dim3) and fld in ("x", "y", "z") and isinstance(value, Num):
+                dims = list(target.dims)
+                dims["xyz".index(fld)] = value.e
+                env[obj] = Dim3((dims[0], dims[1], dims[2]))
+                return
+        if left.type == "pointer_expression":  # *p = malloc(...) through an out-parameter
+            inner = left.child_by_field_name("argument")
+            ref = frame.env.get(text(inner)) if inner is not None else None
+            if isinstance(ref, Ref) and isinstance(value, Ptr):
+                ref.env[ref.name] = value
+            return
+        if left.type not in ("identifier", "field_expression"):
+            return
+        old = env.get(key)
+        if op != "=":
+            if isinstance(old, Num) and isinstance(value, Num):
+                from xlate.specs.infer.ceval import arith
+
+                value = arith(op[:-1], old, value)
+            else:
+                value = None
+        if isinstance(old, Ptr) and isinstance(value, Ptr):
+            env[key] = Ptr(value.alloc, value.offset, old.elem or value.elem)
+            return
+        if isinstance(old, Ptr) and value is None:
+            return  # an unknown call returned it: keep what we knew
+        if value is None and right is not None:
+            type_text = "float" if isinstance(old, Num) and old.flt else "int"
+            value = self.unknown_value(key, type_text, self.where(e), text(right), frame)
+        elif frame.in_branch and isinstance(value, Num) and isinstance(old, Num) and self.concrete(old.e) is not None and (
+                self.concrete(value.e) is None):
+            value = self.unknown_value(key, "float" if old.flt else "int", self.where(e), text(right), frame)
+        if isinstance(value, Num) and isinstance(old, Num) and old.flt and not value.flt:
+            value = Num(value.e, True)
+        env[key] = value
+
+    def for_loop(self, node: ts.Node, frame: Frame) -> None:
+        init = node.child_by_field_name("initializer")
+        cond = node.child_by_field_name("condition")
+        update = node.child_by_field_name("update")
+        var = None
+        start: Value = None
+        if init is not None and init.type == "declaration":
+            d = next(iter(init.children_by_field_name("declarator")), None)
+            if d is not None and d.type == "init_declarator":
+                var = text(d.child_by_field_name("declarator"))
+                start = self.ev(d.child_by_field_name("value"), frame.env)
+        elif init is not None and init.type == "assignment_expression":
+            var = text(init.child_by_field_name("left"))
+            start = self.ev(init.child_by_field_name("right"), frame.env)
+        if var:
+            values = self._loop_values(var, start, cond, update, frame)
+            where = self.where(node)
+            if values is not None:
+                frame.env[var] = Num(self.fresh(var, "choice", where, values[0], values, detail=text(cond)))
+            else:
+                frame.env[var] = Num(self.fresh(var, "loop", where, self.concrete(start.e) if isinstance(start, Num) else None,
+                                                detail=text(cond)))
+        frame.in_branch += 1
+        try:
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body, frame)
+        finally:
+            frame.in_branch -= 1
+
+    def _loop_values(self, var: str, start: Value, cond: ts.Node | None, update: ts.Node | None,
+                     frame: Frame) -> list[int] | None:
+        s = self.concrete(start.e) if isinstance(start, Num) else None
+        if s is None or cond is None or cond.type != "binary_expression" or update is None:
+            return None
+        op = text(cond.child_by_field_name("operator"))
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        if text(left) != var:
+            return None
+        bound = self.ev(right, frame.env)
+        b = self.concrete(bound.e) if isinstance(bound, Num) else None
+        if b is None:
+            return None
+        step = _step(update, var, self, frame.env)
+        if step is None:
+            return None
+        values: list[int] = []
+        v = s
+        tests = {"<": lambda x: x < b, "<=": lambda x: x <= b, ">": lambda x: x > b, ">=": lambda x: x >= b,
+                 "!=": lambda x: x != b}
+        test = tests.get(op)
+        if test is None:
+            return None
+        while test(v) and len(values) <= MAX_LOOP_VALUES:
+            values.append(v)
+            nv = step(v)
+            if nv == v:
+                return None
+            v = nv
+        if not values or len(values) > MAX_LOOP_VALUES:
+            return None
+        return values
+
+    # -- calls ------------------------------------------------------------------------------------------------
+    def special_call(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
+        tables = api()
+        base = name.split("::")[-1]
+        if name in tables["alloc_out"] or base in tables["alloc_out"]:
+            pos, size_spec = tables["alloc_out"].get(name) or tables["alloc_out"][base]
+            if pos < len(args):
+                nbytes = self._bytes(size_spec, args, env)
+                target = self.ev(args[pos], env)
+                self._store_alloc(target, nbytes, node)
+            return True, Num(sp.Integer(0))
+        if name in tables["alloc_ret"] or base in tables["alloc_ret"]:
+            nbytes = self._bytes(tables["alloc_ret"].get(name) or tables["alloc_ret"][base], args, env)
+            return True, Ptr(Alloc(nbytes, None, Origin("host", self.where(node), text(node)[:120])))
+        if name in tables["copy"] or base in tables["copy"]:
+            spec = tables["copy"].get(name, tables["copy"].get(base))
+            if spec:
+                dst_i, src_i, n_i = spec
+                if max(i for i in spec if i is not None) < len(args):
+                    dst = self.ev(args[dst_i], env)
+                    nb = self.ev(args[n_i], env)
+                    src = self.ev(args[src_i], env) if src_i is not None else None
+                    self._copy(dst, src, nb.e if isinstance(nb, Num) else None, node)
+            return True, None
+        if name in tables["launch_apis"] or base in tables["launch_apis"]:
+            self.api_launch(name, node, args, env, tables["launch_apis"].get(name) or tables["launch_apis"][base])
+            return True, Num(sp.Integer(0))
+        last = name.split(".")[-1].split("->")[-1]
+        if ("." in name or "->" in name) and last in tables["pointer_of"]:
+            fn = node.child_by_field_name("function")
+            obj = fn.child_by_field_name("argument") if fn is not None else None
+            v = self.ev(obj, env) if obj is not None else None
+            return True, v if isinstance(v, Ptr) else None
+        if ("." in name or "->" in name) and last in ("resize", "assign"):
+            fn = node.child_by_field_name("function")
+            obj = fn.child_by_field_name("argument") if fn is not None else None
+            v = self.ev(obj, env) if obj is not None else None
+            n = self.ev(args[0], env) if args else None
+            if isinstance(v, Ptr) and isinstance(n, Num) and v.alloc.bytes is None:
+                v.alloc.bytes = n.e * self.sizeof(v.elem or "float")
+                v.alloc.origin = Origin("host", self.where(node), text(node)[:120])
+            return True, None
+        if base in tables["pointer_of"] and args:
+            v = self.ev(args[0], env)
+            return True, v if isinstance(v, Ptr) else None
+        fd = self.program.function(base, arity=len(args))
+        if fd is not None and fd.space == "host" and "." not in name and "->" not in name:
+            vals = [self._arg_value(a, env) for a in args]
+            fn = node.child_by_field_name("function")
+            types = {}
+            if fn is not None and fn.type == "template_function":
+                targs = fn.child_by_field_name("arguments")
+                tnames = [self.frame.types.get(text(c), text(c)) for c in (targs.named_children if targs else [])]
+                types = dict(zip(fd.template_params, tnames))
+            single = self.inline_function(fd, vals, env) if _single_return(fd) else None
+            if single is not None:
+                return True, single
+            frame = self.frame
+            return True, self.run_function(fd, vals, frame.chain, frame.bound, types)
+        return False, None
+
+    def _arg_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        v = self.ev(node, env)
+        return v
+
+    def _bytes(self, spec: str, args: list[ts.Node], env: dict[str, Any]) -> sp.Expr | None:
+        total: sp.Expr = sp.Integer(1)
+        for part in str(spec).split("*"):
+            i = int(part)
+            if i >= len(args):
+                return None
+            v = self.ev(args[i], env)
+            if not isinstance(v, Num):
+                return None
+            total = total * v.e
+        return total
+
+    def _store_alloc(self, target: Value, nbytes: sp.Expr | None, node: ts.Node) -> None:
+        origin = Origin("host", self.where(node), " ".join(text(node).split())[:120])
+        if isinstance(target, Ref):
+            old = target.env.get(target.name)
+            elem = old.elem if isinstance(old, Ptr) else None
+            if isinstance(old, Ptr) and old.alloc.bytes is None:
+                old.alloc.bytes, old.alloc.origin = nbytes, origin  # every alias of it sees the size
+                target.env[target.name] = Ptr(old.alloc, sp.Integer(0), elem)
+            else:
+                target.env[target.name] = Ptr(Alloc(nbytes, elem, origin), elem=elem)
+        elif isinstance(target, Ptr):  # a T** parameter: the caller's variable is behind it
+            target.alloc.bytes, target.alloc.origin = nbytes, origin
+
+    def _copy(self, dst: Value, src: Value, nbytes: sp.Expr | None, node: ts.Node) -> None:
+        origin = Origin("host", self.where(node), " ".join(text(node).split())[:120])
+        if isinstance(dst, Ptr) and isinstance(src, Ptr) and src.alloc is not dst.alloc:
+            dst.alloc.copies.append(src.alloc)
+        for p in (dst, src):
+            if isinstance(p, Ptr) and p.alloc.bytes is None and nbytes is not None and p.offset == 0:
+                p.alloc.bytes, p.alloc.origin = nbytes, origin
+
+    def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
+        if self.frames and self.frames[-1].env is env:
+            self.block(body, self.frames[-1])
+
+    def where(self, node: ts.Node) -> str:
+        sf = self.program.source_of(node)
+        if sf is not None:
+            return sf.where(node)
+        return self._macro_where[-1] if self._macro_where else ""
+
+    def call(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        if any(c.type == "kernel_call_syntax" for c in node.children):
+            self.chevron(node, env)
+            return None
+        sf = self.program.source_of(node)
+        self._macro_where.append(sf.where(node) if sf is not None else (self._macro_where[-1] if self._macro_where else ""))
+        try:
+            return Evaluator.call(self, node, env)
+        finally:
+            self._macro_where.pop()
+
+    def unknown_name(self, name: str, node: ts.Node) -> Value:
+        if name in self.kernels or self.program.functions.get(name):
+            return None
+        if name[:1].isupper() and name.startswith(("cuda", "hip")):
+            return None
+        sym = self.fresh(name, "global", self.where(node), detail="defined outside the code read")
+        self.globals[name] = Num(sym)
+        return self.globals[name]
+
+    def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
+        return None
+
+    def subscript_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        base = self.ev(node.child_by_field_name("argument"), env)
+        idx_nodes = node.child_by_field_name("indices") or node.child_by_field_name("index")
+        idx = self.ev(_first_named(idx_nodes), env) if idx_nodes is not None else None
+        if isinstance(base, Arr) and isinstance(idx, Num):
+            i = self.concrete(idx.e)
+            if i is not None:
+                return base.items[i] if 0 <= i < len(base.items) else None
+            root = self.roots.get(idx.e) if isinstance(idx.e, sp.Symbol) else None
+            if root is not None and root.values and all(0 <= v < len(base.items) for v in root.values):
+                picked = [base.items[v] for v in root.values]
+                nums = [self.concrete(p.e) if isinstance(p, Num) else None for p in picked]
+                if all(isinstance(x, int) for x in nums):
+                    arr_name = text(node.child_by_field_name("argument"))
+                    values = list(dict.fromkeys(int(x) for x in nums if x is not None))
+                    return Num(self.fresh(arr_name, "choice", self.where(node), values[0], values,
+                                          detail=f"from {arr_name} = {{{', '.join(str(v) for v in values)}}}"))
+        return None
+
+    # -- launches ---------------------------------------------------------------------------------------------
+    def chevron(self, node: ts.Node, env: dict[str, Any]) -> None:
+        fn = node.child_by_field_name("function")
+        config = next(c for c in node.children if c.type == "kernel_call_syntax")
+        cfg = [c for c in config.named_children if c.type != "comment"]
+        args_node = node.child_by_field_name("arguments")
+        args = [c for c in args_node.named_children if c.type != "comment"] if args_node is not None else []
+        name, targs = self._kernel_ref(fn)
+        vals = [self.ev(c, env) for c in cfg] + [None] * 3
+        self._record(name, targs, vals[0], vals[1], vals[2], [self.ev(a, env) for a in args], node, [text(a) for a in args])
+
+    def api_launch(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any], spec: list[Any]) -> None:
+        if not args:
+            return
+        kname, targs = self._kernel_ref(args[0])
+        g, b, s, first = spec
+        get = lambda i: self.ev(args[i], env) if i < len(args) else None  # noqa: E731
+        if first == "args":
+            arr = self.ev(args[3], env) if len(args) > 3 else None
+            kargs: list[Value] = []
+            if isinstance(arr, Arr):
+                for item in arr.items:
+                    kargs.append(item.env.get(item.name) if isinstance(item, Ref) else None)
+            texts: list[str] = []
+        else:
+            kargs = [self.ev(a, env) for a in args[first:]]
+            texts = [text(a) for a in args[first:]]
+        self._record(kname, targs, get(g), get(b), get(s), kargs, node, texts)
+
+    def _kernel_ref(self, node: ts.Node | None) -> tuple[str, list[str]]:
+        cur = node
+        while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
+            cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
+        if cur is not None and cur.type == "call_expression" and text(cur.child_by_field_name("function")) == "HIP_KERNEL_NAME":
+            cur = _first_named(cur.child_by_field_name("arguments"))
+        if cur is not None and cur.type == "template_function":
+            targs = cur.child_by_field_name("arguments")
+            types = self.frames[-1].types if self.frames else {}
+            return text(cur.child_by_field_name("name")).split("::")[-1], [
+                types.get(text(c), text(c)) for c in (targs.named_children if targs else [])]
+        return text(cur).split("::")[-1], []
+
+    def _record(self, kernel: str, targs: list[str], grid: Value, block: Value, shmem: Value, args: list[Value],
+                node: ts.Node, arg_texts: list[str]) -> None:
+        frame = self.frame
+        self.launches.append(Launch(kernel, targs, grid, block, shmem, args, self.where(node),
+                                    " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts))
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+
+
+def _declarator(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
+    """(name, is pointer/reference, array dimension nodes outer first) of a declarator."""
+    indirect = False
+    arrays: list[ts.Node | None] = []
+    cur = d
+    while cur is not None:
+        if cur.type in ("pointer_declarator", "reference_declarator"):
+            indirect = True
+            nxt = cur.child_by_field_name("declarator")
+            cur = nxt if nxt is not None else next((c for c in cur.named_children if c.type != "type_qualifier"), None)
+        elif cur.type == "array_declarator":
+            arrays.append(cur.child_by_field_name("size"))
+            cur = cur.child_by_field_name("declarator")
+        elif cur.type == "function_declarator":
+            return text(cur.child_by_field_name("declarator")), indirect, arrays
+        elif cur.type in ("identifier", "field_identifier"):
+            return text(cur), indirect, list(reversed(arrays))
+        else:
+            return "", indirect, arrays
+    return "", indirect, arrays
+
+
+def _container_elem(type_node: ts.Node | None) -> str | None:
+    if type_node is None or not _is_container(type_node):
+        return None
+    for n in _descendants(type_node):
+        if n.type == "template_argument_list":
+            first = _first_named(n)
+            return text(first) if first is not None else None
+    return None
+
+
+def _is_container(type_node: ts.Node | None) -> bool:
+    if type_node is None:
+        return False
+    t = text(type_node)
+    base = t.split("<")[0].strip()
+    return base in api()["containers"]
+
+
+def _descendants(node: ts.Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _expr_of(node: ts.Node) -> ts.Node:
+    """Constructor arguments parsed as parameter declarations (`dim3 g(n)`): their text as an expression."""
+    if node.type in ("parameter_declaration", "optional_parameter_declaration"):
+        from xlate.specs.infer.ceval import parse_expr
+
+        _, e = parse_expr(text(node))
+        return e if e is not None else node
+    return node
+
+
+def _single_return(fd: FuncDef) -> bool:
+    body = fd.node.child_by_field_name("body")
+    if body is None:
+        return False
+    stmts = [c for c in body.named_children if c.type != "comment"]
+    return bool(stmts) and stmts[-1].type == "return_statement" and all(
+        s.type in ("declaration", "return_statement") for s in stmts)
+
+
+def _step(update: ts.Node, var: str, ev: Evaluator, env: dict[str, Any]):
+    t = update.type
+    if t == "update_expression":
+        return (lambda x: x + 1) if "++" in text(update) else (lambda x: x - 1)
+    if t == "assignment_expression" and text(update.child_by_field_name("left")) == var:
+        op = text(update.child_by_field_name("operator"))
+        r = ev.ev(update.child_by_field_name("right"), env)
+        c = ev.concrete(r.e) if isinstance(r, Num) else None
+        if c is None:
+            return None
+        steps = {"+=": lambda x: x + c, "-=": lambda x: x - c, "*=": lambda x: x * c, "<<=": lambda x: x << c,
+                 ">>=": lambda x: x >> c, "/=": lambda x: int(x / c) if c else x}
+        return steps.get(op)
+    return None
+
+
+def host_launches(program: Program) -> tuple[list[Launch], dict[sp.Symbol, Root], HostInterpreter]:
+    """Every launch the host code makes, from `main` first, then from launchers nobody here calls."""
+    interp = HostInterpreter(program)
+    interp.run_globals()
+    entries: list[FuncDef] = []
+    mains = program.functions.get("main", [])
+    entries.extend(fd for fd in mains if fd.space == "host")
+    called: set[str] = set()
+    for fds in program.functions.values():
+        for fd in fds:
+            if fd.space != "host":
+                continue
+            body = fd.node.child_by_field_name("body")
+            for n in _descendants(body) if body is not None else []:
+                if n.type == "call_expression":
+                    f = n.child_by_field_name("function")
+                    called.add(text(f).split("::")[-1] if f is not None and f.type != "template_function" else text(
+                        f.child_by_field_name("name") if f is not None else None).split("::")[-1])
+    for fd in program.host_functions():
+        if fd.name != "main" and fd.name not in called and _launches_something(fd, interp.kernels):
+            entries.append(fd)
+    for fd in entries:
+        interp.budget = STATEMENT_BUDGET
+        interp.run_entry(fd)
+    launched = {launch.kernel for launch in interp.launches}
+    for fd in program.host_functions():  # launchers only reached through code we cannot follow
+        if fd.name != "main" and _launches_something(fd, interp.kernels - launched):
+            interp.budget = STATEMENT_BUDGET
+            interp.run_entry(fd)
+    return interp.launches, interp.roots, interp
+
+
+def _launches_something(fd: FuncDef, kernels: set[str]) -> bool:
+    body = fd.node.child_by_field_name("body")
+    if body is None or not kernels:
+        return False
+    code = text(body)
+    return ("<<<" in code or "LaunchKernel" in code or "hipLaunchKernelGGL" in code) and any(k in code for k in kernels)
+
+
+__all__ = ["Launch", "Root", "SourceFile", "host_launches"]

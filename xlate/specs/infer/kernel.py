@@ -1,0 +1,1077 @@
+"""What a kernel's own code says about its spec: every access `p[e]` with the guards and loop bounds around it,
+so the extent of each buffer is the largest index it can touch plus one; which parameters bound thread indices
+(sizes), which flow into indexing (they must not be fuzzed freely), the values of index buffers, and a launch
+guessed from the guards when the host code shows none."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy as sp
+import tree_sitter as ts
+
+from xlate.model import Function, KernelUnit
+from xlate.specs.infer.assemble import param_symbol
+from xlate.specs.infer.ceval import Evaluator, _first_named, ctype_size, is_float_type
+from xlate.specs.infer.program import FuncDef, Program, text
+from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
+from xlate.specs.infer.values import Num, Value
+from xlate.specs.model import Origin, normalise_ctype
+
+BUILTINS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "B", "gridDim": "G"}
+MAX_INLINE = 4
+STATEMENT_BUDGET = 20000
+
+
+def builtin(kind: str, axis: str) -> sp.Symbol:
+    return sp.Symbol(f"{kind}{axis}", integer=True, nonnegative=True)
+
+
+BLOCK = [builtin("B", a) for a in "xyz"]
+GRID = [builtin("G", a) for a in "xyz"]
+TID = [builtin("t", a) for a in "xyz"]
+BID = [builtin("b", a) for a in "xyz"]
+
+
+@dataclass
+class KPtr:
+    param: str  # the kernel parameter it points into ("" for shared/local arrays)
+    offset: sp.Expr  # in elements of the parameter's type
+    width: sp.Expr = sp.S.One  # parameter elements per element of this view (float4 view of float: 4)
+    shared: str | None = None  # a __shared__ array's name
+    elem_size: sp.Expr = field(default_factory=lambda: sp.Integer(4))  # bytes per element of this view
+
+
+@dataclass
+class Var:
+    """A local integer the kernel computes: its definitions (more than one after a branch) and the guards that
+    bound it where an access happens."""
+
+    symbol: sp.Symbol
+    defs: list[sp.Expr]
+    unbounded: bool = False  # a value we cannot follow (loop-carried, data-dependent control)
+    lo: sp.Expr | None = None
+    hi: sp.Expr | None = None  # exclusive, from a loop header
+
+
+@dataclass
+class Access:
+    param: str
+    index: sp.Expr  # in parameter elements (first touched)
+    last: sp.Expr  # index of the last element touched (vector views touch width elements)
+    bounds: dict[sp.Symbol, sp.Expr]  # symbol -> exclusive upper bound in force
+    write: bool
+    where: str
+
+
+@dataclass
+class Load:
+    symbol: sp.Symbol
+    param: str
+    flt: bool
+
+
+@dataclass
+class KernelFacts:
+    fn: Function
+    accesses: list[Access] = field(default_factory=list)
+    shared_accesses: list[tuple[int, sp.Expr, dict[sp.Symbol, sp.Expr]]] = field(default_factory=list)
+    vars: dict[sp.Symbol, Var] = field(default_factory=dict)
+    loads: dict[sp.Symbol, Load] = field(default_factory=dict)
+    index_params: set[str] = field(default_factory=set)
+    guards: set[str] = field(default_factory=set)  # parameters that bound a thread index
+    thread_guards: dict[int, sp.Expr] = field(default_factory=dict)  # axis -> bound of the global thread index
+    row_guards: dict[int, sp.Expr] = field(default_factory=dict)  # axis -> bound of blockIdx alone
+    names_used: set[str] = field(default_factory=set)
+    uses: set[str] = field(default_factory=set)  # builtins used: "tx", "bx", ...
+    unknown: bool = False  # something could not be followed (be conservative about scalars)
+    launch_bounds: int | None = None
+    where: str = ""
+    _ranges: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _extents_cache: dict[Any, Any] = field(default_factory=dict)
+
+    # -- launch ---------------------------------------------------------------------------------------------
+    def block_ok(self, v: int) -> bool:
+        if self.launch_bounds is not None and v > self.launch_bounds:
+            return False
+        for size, index, bounds in self.shared_accesses:
+            m = _maxval(index.xreplace({BLOCK[0]: sp.Integer(v), BLOCK[1]: sp.Integer(1), BLOCK[2]: sp.Integer(1)}),
+                        bounds, self)
+            c = concrete(m) if m is not None else None
+            if c is not None and c >= size:
+                return False
+        return True
+
+    def _block_guess(self) -> list[int]:
+        dims2 = "ty" in self.uses
+        if dims2:
+            return list(DEFAULT_2D)
+        for cand in (256, 128, 64, 32, 512, 1024):
+            if self.block_ok(cand) and (self.launch_bounds is None or cand <= self.launch_bounds):
+                return [cand]
+        return [self.launch_bounds or 32]
+
+    def guess_launch(self) -> tuple[str | None, str | None, Origin]:
+        origin = Origin("kernel", self.where, "from the kernel's guards (no launch site found)")
+        uses_t = any(u.startswith("t") for u in self.uses)
+        uses_b = any(u.startswith("b") for u in self.uses) or any(u.startswith("G") for u in self.uses)
+        block = self._block_guess() if uses_t else [1]
+        if not uses_b:
+            return "1", _dims_text(block), Origin("kernel", self.where, "the kernel does not use blockIdx: one block")
+        grid: list[str] = []
+        for axis in range(3):
+            if axis in self.thread_guards:
+                bound = self.thread_guards[axis]
+                b = block[axis] if axis < len(block) else 1
+                grid.append(_ptext(CeilDiv(bound, b)))
+            elif axis in self.row_guards:
+                grid.append(_ptext(self.row_guards[axis]))
+            elif ("b" + "xyz"[axis]) in self.uses or ("G" + "xyz"[axis]) in self.uses:
+                return None, _dims_text(block), origin
+            else:
+                grid.append("1")
+        while len(grid) > 1 and grid[-1] == "1":
+            grid.pop()
+        return (grid[0] if len(grid) == 1 else f"({', '.join(grid)})"), _dims_text(block), origin
+
+    def guessed_dims(self) -> tuple[list[sp.Expr] | None, list[sp.Expr] | None]:
+        g, b, _ = self.guess_launch()
+        from xlate.specs import expr as spec_expr
+
+        def parse(t: str | None) -> list[sp.Expr] | None:
+            if t is None:
+                return None
+            parts = t[1:-1].split(",") if t.startswith("(") else [t]
+            out = []
+            for part in parts:
+                try:
+                    out.append(_from_spec(part.strip(), self.fn))
+                except Exception:
+                    return None
+            return out
+
+        _ = spec_expr
+        return parse(g), parse(b)
+
+    # -- extents --------------------------------------------------------------------------------------------
+    def extent(self, pname: str, mapper: Any, grid: list[sp.Expr] | None, block: list[sp.Expr] | None) -> tuple[sp.Expr, Origin] | None:
+        if self.unknown and not self.accesses:
+            return None
+        mine = [a for a in self.accesses if a.param == pname]
+        if not mine:
+            return None
+        if grid is None or block is None:
+            gg, bb = self.guessed_dims()
+            grid, block = grid or gg, block or bb
+        launch: dict[sp.Symbol, sp.Expr] = {}
+        for syms, vals in ((GRID, grid), (BLOCK, block)):
+            for i, s in enumerate(syms):
+                if vals is not None:
+                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        best: sp.Expr | None = None
+        for a in mine:
+            m = _maxval(a.last, a.bounds, self)
+            if m is None:
+                return None
+            m = sp.expand(m.xreplace(launch)) if launch else m
+            if any(not _is_outcome(s) for s in m.free_symbols) or any(s in GRID or s in BLOCK for s in m.free_symbols):
+                return None
+            best = m if best is None else sp.Max(best, m)
+        if best is None:
+            return None
+        ext = sp.expand(best + 1)
+        if isinstance(ext, sp.Max):
+            ext = _simplify_max(ext)
+        if ext.free_symbols and any(s.name.startswith("U_") for s in ext.free_symbols):
+            return None
+        return ext, Origin("kernel", mine[0].where, f"largest index of {pname} under the kernel's guards")
+
+    def value_range(self, pname: str) -> tuple[str, str] | None:
+        return self._ranges.get(pname)
+
+    def loads_in(self, e: sp.Expr, depth: int = 0) -> set[sp.Symbol]:
+        """Load symbols `e` depends on, through the locals it names."""
+        out: set[sp.Symbol] = set()
+        for s in sp.sympify(e).free_symbols:
+            if s.name.startswith("L_"):
+                out.add(s)
+            var = self.vars.get(s)
+            if var is not None and depth < 8:
+                for d in [*var.defs, *([var.hi] if var.hi is not None else []), *([var.lo] if var.lo is not None else [])]:
+                    out |= self.loads_in(d, depth + 1)
+        return out
+
+    def index_ranges(self, lengths: dict[str, sp.Expr], grid: list[sp.Expr] | None,
+                     block: list[sp.Expr] | None) -> tuple[dict[str, sp.Expr], dict[str, str]]:
+        """Buffers whose values index other buffers (`x[idx[i]]`, CSR row pointers bounding loops): the largest
+        value each may hold so every access stays inside the lengths found, and those no bound can be found for
+        (float values used as indices, two index buffers in one index)."""
+        if grid is None or block is None:
+            gg, bb = self.guessed_dims()
+            grid, block = grid or gg, block or bb
+        launch: dict[sp.Symbol, sp.Expr] = {}
+        for syms, vals in ((GRID, grid), (BLOCK, block)):
+            for i, s in enumerate(syms):
+                if vals is not None:
+                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        bounds: dict[str, list[sp.Expr]] = {}
+        bad: dict[str, str] = {}
+        for a in self.accesses:
+            loads = self.loads_in(a.last)
+            if not loads:
+                continue
+            owners = {self.loads[s].param for s in loads if s in self.loads}
+            if any(s in self.loads and self.loads[s].flt for s in loads):
+                for q in owners:
+                    bad.setdefault(q, f"its values are used as indices into '{a.param}' after arithmetic xlate cannot bound")
+                continue
+            length = lengths.get(a.param)
+            m = _maxval(a.last, a.bounds, self)
+            if m is not None and launch:
+                m = sp.expand(m.xreplace(launch))
+            us = [s for s in (m.free_symbols if m is not None else set()) if s.name.startswith("U_")]
+            if length is None or m is None or len(us) != 1 or len(owners) != 1:
+                for q in owners:
+                    bad.setdefault(q, f"its values index '{a.param}' in a way xlate cannot bound")
+                continue
+            u = us[0]
+            c = sp.diff(m, u)
+            rest = sp.expand(m - c * u)
+            if not (c.is_Integer and int(c) > 0) or rest.has(u) or any(not _is_final(s) for s in rest.free_symbols):
+                bad.setdefault(owners.pop(), f"its values index '{a.param}' in a way xlate cannot bound")
+                continue
+            hi = sp.expand(length - 1 - rest)
+            bounds.setdefault(u.name[2:], []).append(FloorDiv(hi, c) if int(c) > 1 else hi)
+        out: dict[str, sp.Expr] = {}
+        for q, his in bounds.items():
+            if q in bad:
+                continue
+            out[q] = his[0] if len(his) == 1 else sp.Min(*his)
+        return out, bad
+
+    def int_range(self, pname: str) -> tuple[int, int]:
+        return 0, 16
+
+
+DEFAULT_2D = (16, 16)
+
+
+def _dims_text(block: list[int]) -> str:
+    return str(block[0]) if len(block) == 1 else f"({', '.join(str(b) for b in block)})"
+
+
+def _ptext(e: sp.Expr) -> str:
+    names = {s.name: s.name[3:] for s in e.free_symbols if s.name.startswith("_P_")}
+    return to_text(e, names)
+
+
+def _from_spec(t: str, fn: Function) -> sp.Expr:
+    from xlate.specs import expr as spec_expr
+
+    env: dict[str, Any] = {p.name: param_symbol(p.name) for p in fn.params}
+    node = spec_expr.parse(t)
+    return _ast_to_sym(node, env)
+
+
+def _ast_to_sym(node: Any, env: dict[str, Any]) -> sp.Expr:
+    import ast
+
+    if isinstance(node, ast.Constant):
+        return sp.Integer(node.value) if isinstance(node.value, int) else sp.Float(node.value)
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.BinOp):
+        a, b = _ast_to_sym(node.left, env), _ast_to_sym(node.right, env)
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, ast.FloorDiv):
+            return FloorDiv(a, b)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "cdiv":
+        return CeilDiv(_ast_to_sym(node.args[0], env), _ast_to_sym(node.args[1], env))
+    raise ValueError("unsupported")
+
+
+def _is_outcome(s: sp.Symbol) -> bool:
+    return _is_final(s)
+
+
+def _simplify_max(e: sp.Expr) -> sp.Expr:
+    args = list(e.args)
+    keep = []
+    for a in args:
+        if any(b is not a and sp.simplify(b - a).is_nonnegative for b in args):
+            continue
+        keep.append(a)
+    return sp.Max(*keep) if len(keep) > 1 else keep[0]
+
+
+# -- bounds ----------------------------------------------------------------------------------------------------
+
+
+def _maxval(e: sp.Expr, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, depth: int = 0) -> sp.Expr | None:
+    return _extreme(e, bounds, facts, True, depth)
+
+
+def _minval(e: sp.Expr, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, depth: int = 0) -> sp.Expr | None:
+    return _extreme(e, bounds, facts, False, depth)
+
+
+def _extreme(e: sp.Expr, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, upper: bool, depth: int) -> sp.Expr | None:
+    """The largest (smallest) value of `e` over every thread and loop iteration, given the guards in force:
+    each eliminable symbol is replaced by its own extreme, chosen by the sign of its coefficient."""
+    if depth > 12:
+        return None
+    e = sp.expand(sp.sympify(e))
+    for _ in range(40):
+        if isinstance(e, (sp.Min, sp.Max)):
+            parts = [_extreme(a, bounds, facts, upper, depth + 1) for a in e.args]
+            if isinstance(e, sp.Min) and upper:
+                got = [p for p in parts if p is not None]
+                return sp.Min(*got) if got else None
+            if isinstance(e, sp.Max) and not upper:
+                got = [p for p in parts if p is not None]
+                return sp.Max(*got) if got else None
+            if any(p is None for p in parts):
+                return None
+            return (sp.Max if upper else sp.Min)(*parts)  # type: ignore[arg-type]
+        funcs = [f for f in e.atoms(FloorDiv, CeilDiv, sp.Mod, sp.Min, sp.Max, sp.floor, sp.ceiling) if f != e]
+        if funcs:
+            f = funcs[0]
+            sign = _sign(e, f)
+            if sign is None:
+                return None
+            want_upper = upper if sign > 0 else not upper
+            if isinstance(f, sp.Mod):
+                a, b = f.args
+                if b.free_symbols <= _outcomes(b) and want_upper:
+                    rep = b - 1
+                elif not want_upper:
+                    rep = sp.Integer(0)
+                else:
+                    return None
+            elif isinstance(f, (FloorDiv, CeilDiv)):
+                a, b = f.args
+                inner = _extreme(a, bounds, facts, want_upper, depth + 1)
+                if inner is None:
+                    return None
+                rep = type(f)(inner, b)
+            elif isinstance(f, (sp.floor, sp.ceiling)):
+                inner = _extreme(f.args[0], bounds, facts, want_upper, depth + 1)
+                if inner is None:
+                    return None
+                rep = type(f)(inner)
+            else:
+                rep = _extreme(f, bounds, facts, want_upper, depth + 1)
+                if rep is None:
+                    return None
+            e = sp.expand(e.xreplace({f: rep}))
+            continue
+        elim = [s for s in e.free_symbols if not _is_final(s)]
+        if not elim:
+            return e
+        s = sorted(elim, key=_elim_order)[0]
+        sign = _sign(e, s)
+        if sign is None:
+            return None
+        want_upper = upper if sign > 0 else not upper
+        rep = _symbol_extreme(s, bounds, facts, want_upper, depth)
+        if rep is None:
+            return None
+        e = sp.expand(e.xreplace({s: rep}))
+    return None
+
+
+def _outcomes(e: sp.Expr) -> set[sp.Symbol]:
+    return {s for s in e.free_symbols if _is_final(s)}
+
+
+def _is_final(s: sp.Symbol) -> bool:
+    """Symbols that stay in an extent: parameters, launch dimensions, sizeof of template types, load bounds."""
+    return s.name.startswith(("_P_", "sizeof(", "U_")) or s in GRID or s in BLOCK
+
+
+def _elim_order(s: sp.Symbol) -> tuple[int, str]:
+    # locals first (their guards are the tightest), then loads, loops and thread/block indices
+    if s.name.startswith("v_"):
+        return (0, s.name)
+    if s.name.startswith("L_"):
+        return (1, s.name)
+    return (2, s.name)
+
+
+def _sign(e: sp.Expr, s: sp.Expr) -> int | None:
+    if isinstance(s, sp.Symbol):
+        d = sp.diff(e, s)
+    else:
+        z = sp.Symbol("__z", integer=True, nonnegative=True)
+        d = sp.diff(e.xreplace({s: z}), z)
+    if d == 0:
+        return 1
+    d = sp.expand(d)
+    if d.is_nonnegative or all(_nonneg_term(t) for t in sp.Add.make_args(d)):
+        return 1
+    if d.is_nonpositive or all(_nonneg_term(-t) for t in sp.Add.make_args(d)):
+        return -1
+    return None
+
+
+def _nonneg_term(t: sp.Expr) -> bool:
+    coeff, _ = t.as_coeff_Mul()
+    return bool(coeff >= 0) and all(
+        (getattr(f, "is_nonnegative", False) or isinstance(f, (FloorDiv, CeilDiv, sp.Mod)))
+        for f in sp.Mul.make_args(t) if not f.is_number)
+
+
+def _symbol_extreme(s: sp.Symbol, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, upper: bool, depth: int) -> sp.Expr | None:
+    name = s.name
+    if not upper:
+        var = facts.vars.get(s)
+        if var is not None and not var.unbounded and var.lo is not None:
+            return _minval(var.lo, bounds, facts, depth + 1)
+        if var is not None and not var.unbounded and var.defs:
+            vals = [_minval(d, bounds, facts, depth + 1) for d in var.defs]
+            if any(v is None for v in vals):
+                return sp.Integer(0) if not var.unbounded else None
+            return sp.Min(*vals) if len(vals) > 1 else vals[0]  # type: ignore[arg-type]
+        if name.startswith("L_") and not facts.loads[s].flt:
+            return sp.Integer(0)
+        return sp.Integer(0) if (name[:1] in "tbl" or var is not None) else None
+    if s in bounds:
+        return bounds[s] - 1
+    for i, t in enumerate(TID):
+        if s == t:
+            return BLOCK[i] - 1
+    for i, b in enumerate(BID):
+        if s == b:
+            return GRID[i] - 1
+    if name.startswith("L_"):
+        load = facts.loads.get(s)
+        if load is None or load.flt:
+            return None
+        return sp.Symbol(f"U_{load.param}", integer=True, nonnegative=True)
+    var = facts.vars.get(s)
+    if var is None or var.unbounded:
+        return None
+    if var.hi is not None:
+        return _maxval(var.hi - 1, bounds, facts, depth + 1)
+    vals = [_maxval(d, bounds, facts, depth + 1) for d in var.defs]
+    if not vals or any(v is None for v in vals):
+        return None
+    return sp.Max(*vals) if len(vals) > 1 else vals[0]  # type: ignore[arg-type]
+
+
+# -- the interpreter -------------------------------------------------------------------------------------------
+
+
+class KernelInterpreter(Evaluator):
+    def __init__(self, program: Program, fn: Function, unit: KernelUnit):
+        super().__init__(program)
+        self.fn = fn
+        self.unit = unit
+        self.facts = KernelFacts(fn)
+        self.bounds: dict[sp.Symbol, sp.Expr] = {}
+        self.budget = STATEMENT_BUDGET
+        self._n = 0
+        self._inline_depth = 0
+        self._param_types = {p.name: normalise_ctype(p.base_type) for p in fn.params}
+        self._aliases: dict[sp.Expr, sp.Symbol] = {}
+
+    def fresh(self, prefix: str, name: str) -> sp.Symbol:
+        self._n += 1
+        return sp.Symbol(f"{prefix}_{name}_{self._n}", integer=True, nonnegative=True)
+
+    def new_var(self, name: str, defs: list[sp.Expr], unbounded: bool = False) -> sp.Symbol:
+        s = self.fresh("v", name)
+        self.facts.vars[s] = Var(s, defs, unbounded)
+        return s
+
+    # -- entry --------------------------------------------------------------------------------------------------
+    def run(self, node: ts.Node) -> KernelFacts:
+        env: dict[str, Any] = {}
+        for p in self.fn.params:
+            if p.is_pointer:
+                esize = self.sizeof(self._param_types[p.name])
+                env[p.name] = KPtr(p.name, sp.Integer(0), sp.Integer(1), None, esize)
+            else:
+                env[p.name] = Num(param_symbol(p.name), is_float_type(p.base_type))
+        if self.fn.launch_bounds:
+            with contextlib.suppress(ValueError):
+                self.facts.launch_bounds = int(self.fn.launch_bounds[0])
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.facts.names_used |= {text(n) for n in _walk(body) if n.type == "identifier"}
+            self.block(body, env)
+        if self.budget <= 0:
+            self.facts.unknown = True
+        return self.facts
+
+    # -- statements ---------------------------------------------------------------------------------------------
+    def block(self, node: ts.Node, env: dict[str, Any]) -> None:
+        saved = dict(self.bounds)
+        children = [c for c in node.named_children if c.type != "comment"]
+        for child in children:
+            if self.budget <= 0:
+                break
+            self.statement(child, env)
+            # `if (cond) return;` guards the rest of the block with the negation of cond
+            if child.type == "if_statement" and child.child_by_field_name("alternative") is None and _exits(
+                    child.child_by_field_name("consequence")):
+                self.constrain(child.child_by_field_name("condition"), env, negate=True)
+        self.bounds = saved
+
+    def statement(self, node: ts.Node, env: dict[str, Any]) -> None:
+        self.budget -= 1
+        t = node.type
+        if t == "compound_statement":
+            self.block(node, env)
+        elif t == "declaration":
+            self.declare_local(node, env)
+        elif t == "expression_statement":
+            e = _first_named(node)
+            if e is not None:
+                self.effect(e, env)
+        elif t == "if_statement":
+            cond = node.child_by_field_name("condition")
+            self.ev(cond, env)
+            saved = dict(self.bounds)
+            before = dict(env)
+            self.constrain(cond, env)
+            yes = node.child_by_field_name("consequence")
+            if yes is not None:
+                self.statement(yes, env)
+            self.bounds = dict(saved)
+            after_yes = dict(env)
+            env.clear()
+            env.update(before)
+            no = node.child_by_field_name("alternative")
+            if no is not None:
+                self.constrain(cond, env, negate=True)
+                self.statement(no, env)
+                self.bounds = dict(saved)
+            self.merge(env, before, after_yes)
+        elif t == "else_clause":
+            for c in node.named_children:
+                self.statement(c, env)
+        elif t == "for_statement":
+            self.for_loop(node, env)
+        elif t in ("while_statement", "do_statement"):
+            self.opaque_loop(node, env)
+        elif t == "switch_statement":
+            before = dict(env)
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body, env)
+            self.merge(env, before, dict(env))
+        elif t in ("case_statement", "labeled_statement"):
+            for c in node.named_children:
+                if c.type.endswith("statement") or c.type in ("declaration", "compound_statement"):
+                    self.statement(c, env)
+        elif t == "return_statement":
+            e = _first_named(node)
+            if e is not None:
+                v = self.ev(e, env)
+                if "__return__" not in env:
+                    env["__return__"] = v
+
+    def merge(self, env: dict[str, Any], before: dict[str, Any], other: dict[str, Any]) -> None:
+        """After a branch: a local assigned on either side takes either value."""
+        for name in set(env) | set(other):
+            a, b = env.get(name), other.get(name)
+            if a is b or name not in before:
+                if name not in env and name in other:
+                    env[name] = other[name]
+                continue
+            if isinstance(a, Num) and isinstance(b, Num) and not a.flt and not b.flt:
+                if a.e == b.e:
+                    continue
+                env[name] = Num(self.new_var(name, [a.e, b.e]))
+            elif isinstance(a, KPtr) and isinstance(b, KPtr) and a.param == b.param:
+                off = self.new_var(name, [a.offset, b.offset])
+                env[name] = KPtr(a.param, off, a.width, a.shared, a.elem_size)
+            elif isinstance(a, Num) and isinstance(b, Num):
+                env[name] = Num(self.fresh("l", name), True)
+            else:
+                env[name] = a if a is not None else b
+
+    def declare_local(self, node: ts.Node, env: dict[str, Any]) -> None:
+        type_text = text(node.child_by_field_name("type"))
+        is_shared = "__shared__" in text(node)[: max(0, len(text(node)) - len(text(node).lstrip()))] or any(
+            text(c) == "__shared__" for c in node.children)
+        for d in node.children_by_field_name("declarator"):
+            decl, value_node = (d.child_by_field_name("declarator"), d.child_by_field_name("value")) if (
+                d.type == "init_declarator") else (d, None)
+            name, indirect, arrays = _decl(decl)
+            if not name:
+                continue
+            if arrays:
+                size = 1
+                for a in arrays:
+                    v = self.ev(a, env) if a is not None else None
+                    c = self.concrete(v.e) if isinstance(v, Num) else None
+                    size = size * c if c is not None and size is not None else None
+                env[name] = KPtr("", sp.Integer(0), sp.Integer(1), name if (is_shared or "__shared__" in text(node)) else name + "#local",
+                                 self.sizeof(type_text))
+                if size is not None and ("__shared__" in text(node)):
+                    env[name].shared = f"{name}:{size}"
+                continue
+            value = self.ev(value_node, env) if value_node is not None else None
+            if indirect:
+                if isinstance(value, KPtr):
+                    elem = self.sizeof(type_text)
+                    env[name] = self.view(value, elem)
+                else:
+                    env[name] = None
+                continue
+            env[name] = self.local_value(name, type_text, value, value_node is not None)
+
+    def view(self, p: KPtr, elem_size: sp.Expr) -> KPtr:
+        """The same memory seen through another element type (float4* over float*)."""
+        if p.param and elem_size != p.elem_size:
+            base = self.sizeof(self._param_types.get(p.param, "float"))
+            width = sp.cancel(elem_size / base)
+            if not width.is_Integer:
+                return KPtr(p.param, p.offset, p.width, p.shared, p.elem_size)
+            return KPtr(p.param, p.offset, width, p.shared, elem_size)
+        return p
+
+    def local_value(self, name: str, type_text: str, value: Value, initialised: bool) -> Value:
+        flt = is_float_type(type_text)
+        if isinstance(value, Num):
+            if flt or value.flt:
+                return Num(value.e, True)
+            if value.e.is_number or isinstance(value.e, sp.Symbol):
+                return value
+            return Num(self.new_var(name, [value.e]))
+        if not initialised:
+            return Num(self.new_var(name, [], unbounded=True), flt) if not flt else Num(self.fresh("l", name), True)
+        return Num(self.new_var(name, [], unbounded=True)) if not flt else Num(self.fresh("l", name), True)
+
+    def effect(self, e: ts.Node, env: dict[str, Any]) -> None:
+        t = e.type
+        if t == "assignment_expression":
+            left = e.child_by_field_name("left")
+            op = text(e.child_by_field_name("operator")) or "="
+            right = e.child_by_field_name("right")
+            value = self.ev(right, env)
+            if left is not None and left.type == "identifier":
+                name = text(left)
+                old = env.get(name)
+                if op != "=" and isinstance(old, Num) and isinstance(value, Num):
+                    from xlate.specs.infer.ceval import arith
+
+                    value = arith(op[:-1], old, value, self.concrete)
+                elif op != "=":
+                    value = None
+                if isinstance(old, KPtr):
+                    env[name] = value if isinstance(value, KPtr) else None
+                elif isinstance(old, Num) and old.flt:
+                    env[name] = Num(self.fresh("l", name), True)
+                else:
+                    env[name] = self.local_value(name, "int", value, True)
+            else:
+                self.ev(left, env, write=True)  # type: ignore[call-arg]
+        elif t == "update_expression":
+            arg = e.child_by_field_name("argument")
+            if arg is not None and arg.type == "identifier":
+                old = env.get(text(arg))
+                if isinstance(old, Num) and not old.flt:
+                    step = 1 if "++" in text(e) else -1
+                    env[text(arg)] = self.local_value(text(arg), "int", Num(old.e + step), True)
+                elif isinstance(old, KPtr):
+                    env[text(arg)] = KPtr(old.param, old.offset + (1 if "++" in text(e) else -1) * old.width, old.width,
+                                          old.shared, old.elem_size)
+            else:
+                self.ev(arg, env, write=True)  # type: ignore[call-arg]
+        elif t == "comma_expression":
+            for c in e.named_children:
+                self.effect(c, env)
+        else:
+            self.ev(e, env)
+
+    def for_loop(self, node: ts.Node, env: dict[str, Any]) -> None:
+        init = node.child_by_field_name("initializer")
+        cond = node.child_by_field_name("condition")
+        body = node.child_by_field_name("body")
+        update = node.child_by_field_name("update")
+        var = None
+        start: Value = None
+        if init is not None and init.type == "declaration":
+            d = next(iter(init.children_by_field_name("declarator")), None)
+            if d is not None and d.type == "init_declarator":
+                var = text(d.child_by_field_name("declarator"))
+                start = self.ev(d.child_by_field_name("value"), env)
+        elif init is not None and init.type == "assignment_expression":
+            var = text(init.child_by_field_name("left"))
+            start = self.ev(init.child_by_field_name("right"), env)
+        before = dict(env)
+        self.havoc(body, env, skip=var)
+        self.havoc(update, env, skip=var)
+        saved = dict(self.bounds)
+        if var:
+            s = self.fresh("v", var)
+            v = Var(s, [start.e] if isinstance(start, Num) and not start.flt else [])
+            v.unbounded = not (isinstance(start, Num) and not start.flt)
+            decreasing = update is not None and ("--" in text(update) or "-=" in text(update) or ">>=" in text(update)
+                                                 or "/=" in text(update))
+            self.facts.vars[s] = v
+            env[var] = Num(s)
+            if decreasing and isinstance(start, Num) and not start.flt:
+                v.hi = start.e + 1  # counts down from its start
+                v.lo = sp.Integer(0)
+                v.defs = [start.e]
+            elif isinstance(start, Num):
+                v.lo = start.e
+            if cond is not None:
+                self.constrain(cond, env)
+                if s in self.bounds and not decreasing:
+                    v.hi = self.bounds[s]
+                    v.unbounded = False
+                    v.defs = [v.defs[0]] if v.defs else []
+            if not decreasing and v.hi is None:
+                v.unbounded = True
+        elif cond is not None:
+            self.constrain(cond, env)
+        if body is not None:
+            self.statement(body, env)
+        self.bounds = saved
+        after = dict(env)
+        env.clear()
+        env.update(before)
+        self.havoc(body, env, skip=None)
+        for name in list(after):
+            if name not in before:
+                continue
+
+    def opaque_loop(self, node: ts.Node, env: dict[str, Any]) -> None:
+        body = node.child_by_field_name("body")
+        self.havoc(body, env, skip=None)
+        saved = dict(self.bounds)
+        cond = node.child_by_field_name("condition")
+        if cond is not None and node.type == "while_statement":
+            self.constrain(cond, env)
+        if body is not None:
+            self.statement(body, env)
+        self.bounds = saved
+        self.havoc(body, env, skip=None)
+
+    def havoc(self, node: ts.Node | None, env: dict[str, Any], skip: str | None) -> None:
+        """Locals a loop body assigns take unknown values in it (and after it)."""
+        if node is None:
+            return
+        for n in _walk(node):
+            target = None
+            if n.type == "assignment_expression":
+                target = n.child_by_field_name("left")
+            elif n.type == "update_expression":
+                target = n.child_by_field_name("argument")
+            if target is None or target.type != "identifier":
+                continue
+            name = text(target)
+            if name == skip or name not in env:
+                continue
+            old = env[name]
+            if isinstance(old, Num):
+                env[name] = Num(self.new_var(name, [], unbounded=True), old.flt) if not old.flt else Num(self.fresh("l", name), True)
+            elif isinstance(old, KPtr):
+                env[name] = KPtr(old.param, self.new_var(name, [], unbounded=True), old.width, old.shared, old.elem_size)
+
+    # -- guards -------------------------------------------------------------------------------------------------
+    def constrain(self, cond: ts.Node | None, env: dict[str, Any], negate: bool = False) -> None:
+        if cond is None:
+            return
+        while cond is not None and cond.type in ("condition_clause", "parenthesized_expression"):
+            cond = _first_named(cond)
+        if cond is None:
+            return
+        if cond.type == "unary_expression" and text(cond.child_by_field_name("operator")) == "!":
+            self.constrain(cond.child_by_field_name("argument"), env, not negate)
+            return
+        if cond.type != "binary_expression":
+            return
+        op = text(cond.child_by_field_name("operator"))
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        if op == ("||" if negate else "&&"):
+            self.constrain(left, env, negate)
+            self.constrain(right, env, negate)
+            return
+        if op in ("&&", "||"):
+            return
+        flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+        if negate:
+            if op not in flip:
+                return
+            op = flip[op]
+        a, b = self.ev(left, env), self.ev(right, env)
+        if not isinstance(a, Num) or not isinstance(b, Num) or a.flt or b.flt:
+            return
+        if op in (">", ">="):
+            a, b = b, a
+            op = "<" if op == ">" else "<="
+        if op not in ("<", "<="):
+            return
+        bound = b.e if op == "<" else b.e + 1
+        self.bound(a.e, bound)
+
+    def bound(self, e: sp.Expr, bound: sp.Expr) -> None:
+        """Record e < bound."""
+        e = sp.expand(e)
+        target: sp.Symbol | None = None
+        if isinstance(e, sp.Symbol):
+            target = e
+        elif e.free_symbols & set(TID + BID) or any(s.name.startswith("v_") for s in e.free_symbols):
+            target = self._aliases.get(e)
+            if target is None:
+                target = self.new_var("guard", [e])
+                self._aliases[e] = target
+        if target is None:
+            return
+        old = self.bounds.get(target)
+        self.bounds[target] = bound if old is None else sp.Min(old, bound)
+        params = {s.name[3:] for s in sp.sympify(bound).free_symbols if s.name.startswith("_P_")}
+        defs = self._thread_def(target)
+        for axis in range(3):
+            if defs is not None and _is_global_index(defs, axis):
+                self.facts.thread_guards.setdefault(axis, bound)
+                self.facts.guards |= params
+            elif defs is not None and sp.expand(defs - BID[axis]) == 0:
+                self.facts.row_guards.setdefault(axis, bound)
+                self.facts.guards |= params
+        if defs is not None and defs.free_symbols & set(TID + BID):
+            self.facts.guards |= params
+        self.facts.index_params |= params
+
+    def _thread_def(self, s: sp.Symbol) -> sp.Expr | None:
+        if s in TID or s in BID:
+            return s
+        var = self.facts.vars.get(s)
+        if var is None or len(var.defs) != 1 or var.unbounded:
+            return None
+        d = var.defs[0]
+        for _ in range(6):
+            subs = {v: self.facts.vars[v].defs[0] for v in d.free_symbols if v in self.facts.vars and len(
+                self.facts.vars[v].defs) == 1 and not self.facts.vars[v].unbounded and self.facts.vars[v].hi is None}
+            if not subs:
+                break
+            d = sp.expand(d.xreplace(subs))
+        return d
+
+    # -- memory ---------------------------------------------------------------------------------------------------
+    def ev(self, node: ts.Node | None, env: dict[str, Any], write: bool = False) -> Value:  # type: ignore[override]
+        if node is not None and node.type == "subscript_expression":
+            return self.access(node, env, write)
+        return super().ev(node, env)
+
+    def field_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        arg = node.child_by_field_name("argument")
+        obj = text(arg)
+        fld = text(node.child_by_field_name("field"))
+        kind = BUILTINS.get(obj)
+        if kind is not None and fld in ("x", "y", "z"):
+            self.facts.uses.add(kind + fld)
+            return Num(builtin(kind, fld))
+        # p[i].x, p->x: the element is touched (vector and struct elements)
+        op = next((text(c) for c in node.children if text(c) in (".", "->")), ".")
+        base = self.ev(arg, env)
+        if op == "->" and isinstance(base, KPtr):
+            self.touch(base, sp.Integer(0), node, False)
+        return Num(self.fresh("l", "field"), True)
+
+    def name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
+        if name == "warpSize":
+            return Num(sp.Integer(32))
+        return super().name(name, node, env)
+
+    def access(self, node: ts.Node, env: dict[str, Any], write: bool = False) -> Value:
+        base = self.ev(node.child_by_field_name("argument"), env)
+        idx_nodes = node.child_by_field_name("indices") or node.child_by_field_name("index")
+        idx = self.ev(_first_named(idx_nodes), env) if idx_nodes is not None else None
+        if isinstance(base, KPtr) and isinstance(idx, Num) and not idx.flt:
+            return self.touch(base, idx.e, node, write)
+        if isinstance(base, KPtr) and base.param:
+            self.facts.unknown = True
+            self.facts.accesses.append(Access(base.param, sp.Symbol("L_unknown", integer=True), sp.Symbol(
+                "L_unknown", integer=True), dict(self.bounds), write, self._where(node)))
+        return self.load_value(base, node)
+
+    def touch(self, p: KPtr, index: sp.Expr, node: ts.Node, write: bool) -> Value:
+        first = sp.expand(p.offset + index * p.width)
+        last = sp.expand(first + p.width - 1)
+        first, last = self._alias(first), self._alias(last)
+        if p.param:
+            self.facts.accesses.append(Access(p.param, first, last, dict(self.bounds), write, self._where(node)))
+            self.facts.index_params |= {s.name[3:] for s in index.free_symbols if s.name.startswith("_P_")}
+        elif p.shared and ":" in p.shared:
+            size = int(p.shared.split(":")[1])
+            self.facts.shared_accesses.append((size, last, dict(self.bounds)))
+        return self.load_value(p, node)
+
+    def _alias(self, e: sp.Expr) -> sp.Expr:
+        for big, s in self._aliases.items():
+            if big.free_symbols <= e.free_symbols and len(sp.Add.make_args(big)) > 1:
+                e = sp.expand(e.subs(big, s))
+        return e
+
+    def load_value(self, p: Value, node: ts.Node) -> Value:
+        if isinstance(p, KPtr) and p.param:
+            ty = self._param_types.get(p.param, "float")
+            flt = is_float_type(ty) or ctype_size(ty) is None
+            s = sp.Symbol(f"L_{p.param}_{self._next()}", integer=not flt, nonnegative=True)
+            self.facts.loads[s] = Load(s, p.param, flt)
+            return Num(s, flt)
+        return Num(self.fresh("l", "shared"), True)
+
+    def _next(self) -> int:
+        self._n += 1
+        return self._n
+
+    def deref(self, v: Value, node: ts.Node, env: dict[str, Any]) -> Value:
+        if isinstance(v, KPtr):
+            return self.touch(v, sp.Integer(0), node, False)
+        return None
+
+    def address_of_element(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        base = self.ev(node.child_by_field_name("argument"), env)
+        idx_nodes = node.child_by_field_name("indices") or node.child_by_field_name("index")
+        idx = self.ev(_first_named(idx_nodes), env) if idx_nodes is not None else None
+        if isinstance(base, KPtr) and isinstance(idx, Num) and not idx.flt:
+            self.touch(base, idx.e, node, True)
+            return KPtr(base.param, base.offset + idx.e * base.width, base.width, base.shared, base.elem_size)
+        return None
+
+    def binary(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        op = text(node.child_by_field_name("operator"))
+        if op in ("+", "-"):
+            a = self.ev(node.child_by_field_name("left"), env)
+            b = self.ev(node.child_by_field_name("right"), env)
+            if isinstance(a, KPtr) and isinstance(b, Num) and not b.flt:
+                return KPtr(a.param, a.offset + (b.e if op == "+" else -b.e) * a.width, a.width, a.shared, a.elem_size)
+            if isinstance(b, KPtr) and isinstance(a, Num) and op == "+" and not a.flt:
+                return KPtr(b.param, b.offset + a.e * b.width, b.width, b.shared, b.elem_size)
+        return super().binary(node, env)
+
+    def cast(self, type_text: str, v: Value) -> Value:
+        if isinstance(v, KPtr):
+            ty = normalise_ctype(type_text)
+            if ty.endswith("*"):
+                return self.view(v, self.sizeof(ty.rstrip("*").strip()))
+            return None
+        return super().cast(type_text, v)
+
+    def special_call(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
+        base = name.split("::")[-1]
+        if base.startswith(("atomic", "__ldg", "__stcs", "__ldcs", "__ldca", "__stwt", "__ldcg", "__stcg")) and args:
+            p = self.ev(args[0], env)
+            for a in args[1:]:
+                self.ev(a, env)
+            if isinstance(p, KPtr):
+                return True, self.touch(p, sp.Integer(0), node, base.startswith(("atomic", "__st")))
+            return True, None
+        fd = self.program.function(base, arity=len(args))
+        if fd is not None and fd.space in ("device", "host") and self._inline_depth < MAX_INLINE:
+            vals = [self.ev(a, env) for a in args]
+            return True, self.inline_device(fd, vals)
+        if fd is None and "." not in name and "->" not in name and base not in _KNOWN_PURE:
+            for a in args:
+                v = self.ev(a, env)
+                if isinstance(v, KPtr) and v.param:
+                    self.facts.unknown = True
+        return False, None
+
+    def inline_device(self, fd: FuncDef, vals: list[Value]) -> Value:
+        body = fd.node.child_by_field_name("body")
+        if body is None:
+            return None
+        env: dict[str, Any] = {}
+        for (pname, ptype, indirect), v in zip(fd.params, vals):
+            if not pname:
+                continue
+            if isinstance(v, KPtr) and indirect:
+                env[pname] = self.view(v, self.sizeof(ptype)) if ctype_size(ptype) else v
+            else:
+                env[pname] = v
+        saved = dict(self.bounds)
+        self._inline_depth += 1
+        try:
+            self.block(body, env)
+        finally:
+            self._inline_depth -= 1
+            self.bounds = saved
+        return env.get("__return__")
+
+    def _where(self, node: ts.Node) -> str:
+        sf = self.program.source_of(node)
+        return sf.where(node) if sf is not None else ""
+
+
+_KNOWN_PURE = {"sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "cos", "sinf", "cosf", "fabs", "fabsf", "min", "max",
+               "fminf", "fmaxf", "__syncthreads", "__syncwarp", "printf", "__shfl_sync", "__shfl_down_sync",
+               "__shfl_xor_sync", "__shfl_up_sync", "tanh", "tanhf", "pow", "powf", "rsqrt", "rsqrtf", "fma", "fmaf"}
+
+
+def _exits(node: ts.Node | None) -> bool:
+    if node is None:
+        return False
+    if node.type in ("return_statement", "continue_statement", "break_statement"):
+        return node.type == "return_statement"
+    if node.type == "compound_statement":
+        stmts = [c for c in node.named_children if c.type != "comment"]
+        return bool(stmts) and stmts[-1].type == "return_statement"
+    if node.type == "expression_statement":
+        return False
+    return False
+
+
+def _is_global_index(d: sp.Expr, axis: int) -> bool:
+    return sp.expand(d - (BID[axis] * BLOCK[axis] + TID[axis])) == 0
+
+
+def _walk(node: ts.Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _decl(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
+    from xlate.specs.infer.host import _declarator
+
+    return _declarator(d)
+
+
+@functools.lru_cache(maxsize=512)
+def _cache_key(path: str, name: str, text_hash: int) -> int:
+    return hash((path, name, text_hash))
+
+
+def kernel_facts(program: Program, fn: Function, unit: KernelUnit) -> KernelFacts:
+    base = fn.name.split("<")[0].strip()
+    line = fn.span.line if fn.span is not None else 0
+    mine = [f for f in program.functions.get(base, []) if f.space == "kernel"]
+    fd = next((f for f in mine if f.path == unit.path and abs(f.node.start_point[0] + 1 - line) <= 3), None) or next(
+        (f for f in mine if f.path == unit.path), None) or (mine[0] if mine else None)
+    interp = KernelInterpreter(program, fn, unit)
+    if fd is None:
+        interp.facts.unknown = True
+        return interp.facts
+    interp.facts.where = f"{unit.path.rsplit('/', 1)[-1]}:{fd.node.start_point[0] + 1}"
+    try:
+        facts = interp.run(fd.node)
+    except RecursionError:
+        interp.facts.unknown = True
+        facts = interp.facts
+    _value_ranges(facts)
+    return facts
+
+
+def _value_ranges(facts: KernelFacts) -> None:
+    """Index buffers: `x[idx[i]]` needs idx's values inside x. Solved later against x's length; here only the
+    constraint shape is kept."""
+    return

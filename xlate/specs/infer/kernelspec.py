@@ -1,0 +1,346 @@
+"""One kernel's inferred items: the best launch the host code makes of it, rewritten over the kernel's
+parameters (xlate.specs.infer.assemble), completed from the kernel's own code (xlate.specs.infer.kernel) and
+defaults; every item with its origin."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import sympy as sp
+
+from xlate.model import Function, KernelUnit, Param
+from xlate.specs.build import param_ctype
+from xlate.specs.infer import Inference
+from xlate.specs.infer.assemble import DEFAULT_SIZE_HI, Mapper, numpy_of, param_symbol
+from xlate.specs.infer.host import Launch, Root
+from xlate.specs.infer.kernel import KernelFacts, kernel_facts
+from xlate.specs.infer.program import Program
+from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
+from xlate.specs.infer.values import Num, Ptr
+from xlate.specs.model import Origin, ctypes_table, normalise_ctype
+
+DEFAULT_BLOCK = 256
+DEFAULT_BLOCK_2D = (16, 16)
+GRID_SYMBOLS = {"gridDim.x": 0, "gridDim.y": 1, "gridDim.z": 2}
+
+
+def resolved(fn: Function, program: Program) -> Function:
+    """`fn` with its parameters' types read through the program's typedefs (`Real_t*` is a `double*`)."""
+    params = []
+    for p in fn.params:
+        base = normalise_ctype(p.base_type)
+        if base in ctypes_table() or p.is_template_dependent:
+            params.append(p)
+            continue
+        params.append(replace(p, base_type=program.resolve_type(base)))
+    return replace(fn, params=params)
+
+
+def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: Any) -> Inference:
+    launches, roots, _ = facts
+    fn = resolved(fn, program)
+    inf = Inference()
+    kf = kernel_facts(program, fn, unit)
+    launch = _best_launch(fn, launches)
+    elem_size = _elem_sizer(program)
+    mapper = Mapper(fn, launch, roots, kf.names_used, elem_size) if launch is not None else None
+    if launch is not None:
+        inf.notes.append(f"launch followed: {launch.where}: {launch.text}" + (
+            f" (through {' -> '.join(launch.chain)})" if len(launch.chain) > 1 else ""))
+    launch_origin = Origin("host", launch.where, launch.text) if launch is not None else None
+    grid_exprs: list[sp.Expr] | None = None
+    block_exprs: list[sp.Expr] | None = None
+
+    # -- launch dimensions ------------------------------------------------------------------------------------
+    if mapper is not None and launch is not None:
+        block_exprs, _ = mapper.launch_dims(launch.block)
+        grid_exprs, _ = mapper.launch_dims(launch.grid)
+        if block_exprs is not None:
+            inf.items["block"] = (f"block: {_tuple(mapper, block_exprs)}", launch_origin)  # type: ignore[arg-type]
+        if grid_exprs is not None:
+            inf.items["grid"] = (f"grid: {_tuple(mapper, grid_exprs)}", launch_origin)  # type: ignore[arg-type]
+            where = _exact_division(grid_exprs, mapper)
+            if where:
+                inf.items["where"] = (f"where: {where}", launch_origin)  # type: ignore[arg-type]
+        if launch.shmem is not None:
+            sh = launch.shmem
+            if isinstance(sh, Num):
+                e, _ = mapper.rewrite(sh.e)
+                if e is not None and e != 0:
+                    inf.items["shmem"] = (f"shmem: {mapper.text(e)}", launch_origin)  # type: ignore[arg-type]
+                elif e is None:
+                    inf.holes["shmem"] = f"cannot infer the dynamic shared memory of '{fn.name}': annotate it, e.g. 'shmem: 256 * sizeof(float)'"
+    if "block" not in inf.items or "grid" not in inf.items:
+        _launch_from_kernel(fn, kf, inf, have_launch=launch is not None)
+
+    # -- buffers --------------------------------------------------------------------------------------------------
+    dim_exprs: list[sp.Expr] = [*(grid_exprs or []), *(block_exprs or [])]
+    lengths: dict[str, sp.Expr] = {}
+    for p in fn.params:
+        if not p.is_pointer:
+            continue
+        role = "inout" if p.reads and p.writes else "out" if p.writes else "in"
+        ctype, _ = param_ctype(p)
+        elem = _elem_type(p, fn, launch)
+        struct = program.struct_lanes(ctype) if normalise_ctype(ctype) not in ctypes_table() else None
+        if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and not p.is_template_dependent and struct is None):
+            inf.holes[p.name] = (f"cannot fuzz '{p.name}' of type '{p.type}' in '{fn.name}': only buffers of numbers "
+                                 "(or of structs of one number type) can be generated; annotate the kernel by hand or "
+                                 "test it through a wrapper")
+            continue
+        length = None
+        origin = None
+        why = "no launch of it was found"
+        if mapper is not None:
+            length, origin, why = mapper.buffer_length(p, elem)
+            if length is not None and concrete(length) == 0:
+                length, why = None, "its allocation is empty"
+        if length is None:
+            ext = kf.extent(p.name, mapper, grid_exprs, block_exprs)
+            if ext is not None:
+                length, origin = ext
+        if length is None:
+            inf.holes[p.name] = (f"cannot infer the length of '{p.name}' in '{fn.name}' ({why}): annotate it, e.g. "
+                                 f"'// xlate: {p.name}: {role}[n]'")
+            continue
+        dim_exprs.append(length)
+        lengths[p.name] = length
+        rng = kf.value_range(p.name)
+        dims = _text(mapper, length)
+        if struct is not None:  # struct { float re, im; }*: n elements of 2 floats each, laid out alike
+            dims += f", {struct[1]}"
+        text = f"{p.name}: {role}[{dims}]" + (f"({rng[0]}..{rng[1]})" if rng else "") + (
+            f" as {numpy_of(struct[0])}" if struct is not None else "")
+        inf.items[p.name] = (text, origin or Origin("kernel"))
+
+    _index_ranges(fn, kf, inf, lengths, grid_exprs, block_exprs, mapper)
+
+    # -- scalars --------------------------------------------------------------------------------------------------
+    used = set().union(*(e.free_symbols for e in dim_exprs)) if dim_exprs else set()
+    shm = inf.items.get("shmem")
+    where_item = inf.items.get("where")
+    for p in fn.params:
+        if p.is_pointer:
+            continue
+        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit)
+        if item is None:
+            inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': annotate it "
+                                 "(size, scalar or const)")
+        else:
+            inf.items[p.name] = item
+    _ = (shm, where_item)
+
+    # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
+    if mapper is not None:
+        for name, root in mapper.m.free.items():
+            v = root.value
+            hi = int(v) if v is not None and float(v) == int(v) and v >= 1 else DEFAULT_SIZE_HI
+            detail = f"{root.name} = {int(v)}" if v is not None else f"{root.name}: {root.detail or 'set at run time'}"
+            inf.items[name] = (f"{name}: size(1..{hi})", Origin("host" if v is not None else "default", root.where,
+                                                                 detail + "; the kernel does not receive it"))
+        for name, values in mapper.m.axes.items():
+            allowed = [v for v in values if kf.block_ok(v)] or values
+            inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
+                               Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
+    _template_items(fn, launch, inf, mapper)
+    return inf
+
+
+# -- launches ------------------------------------------------------------------------------------------------
+
+
+def _elem_sizer(program: Program):
+    from xlate.specs.infer.ceval import ctype_size, sizeof_type
+
+    def size(ctype: str) -> sp.Expr:
+        t = program.resolve_type(ctype)
+        lanes = program.struct_lanes(t) if ctype_size(t) is None else None
+        if lanes is not None:
+            return sp.Integer(lanes[1] * (ctype_size(lanes[0]) or 1))
+        return sizeof_type(t)
+
+    return size
+
+
+def _launch_name(launch: Launch) -> str:
+    return launch.kernel + (f"<{', '.join(launch.template_args)}>" if launch.template_args else "")
+
+
+def _best_launch(fn: Function, launches: list[Launch]) -> Launch | None:
+    # an explicit specialisation (`k<float>`) is launched as k<float>; the primary template as k<...> or k
+    mine = [launch for launch in launches if (launch.kernel == fn.name or "".join(_launch_name(launch).split()) == "".join(
+        fn.name.split())) and len(launch.args) == len(fn.params)]
+    if not mine:
+        return None
+
+    def score(launch: Launch) -> tuple[int, int, int]:
+        known = sum(1 for a in launch.args if (isinstance(a, Ptr) and a.alloc.bytes is not None) or isinstance(a, Num))
+        return (0 if launch.bound else 1, -known, 0 if launch.block is not None and launch.grid is not None else 1)
+
+    return min(mine, key=score)
+
+
+def _tuple(mapper: Mapper, exprs: list[sp.Expr]) -> str:
+    texts = [mapper.text(e) for e in exprs]
+    return texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
+
+
+def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[str, sp.Expr],
+                  grid: list[sp.Expr] | None, block: list[sp.Expr] | None, mapper: Mapper | None) -> None:
+    """Give index buffers the value range that keeps the accesses they drive in bounds."""
+    ranges, bad = kf.index_ranges(lengths, grid, block)
+    for q, hi in ranges.items():
+        if q not in inf.items or "(" in inf.items[q][0].split("]", 1)[-1]:
+            continue
+        text, origin = inf.items[q]
+        head, _, tail = text.partition("]")
+        inf.items[q] = (f"{head}](0..{_text(mapper, hi)}){tail}", Origin(
+            origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
+            "values kept inside the buffers they index"))
+    for q, why in bad.items():
+        if q in inf.items:
+            del inf.items[q]
+            inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
+                            f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")
+
+
+def _text(mapper: Mapper | None, e: sp.Expr) -> str:
+    if mapper is not None:
+        return mapper.text(e)
+    names = {param_symbol(s.name[3:]).name: s.name[3:] for s in e.free_symbols if s.name.startswith("_P_")}
+    return to_text(e, names)
+
+
+def _exact_division(grid: list[sp.Expr], mapper: Mapper) -> str:
+    """`grid = n / 256` (no rounding up) only covers n when 256 divides it: say so, or the cases it cannot
+    cover leave outputs unwritten and prove nothing."""
+    conds = []
+    for g in grid:
+        for f in g.atoms(FloorDiv):
+            a, b = f.args
+            if a.free_symbols and not b.free_symbols and int(b) > 1:
+                conds.append(f"{mapper.text(a)} % {int(b)} == 0")
+    return " and ".join(dict.fromkeys(conds))
+
+
+def _launch_from_kernel(fn: Function, kf: KernelFacts, inf: Inference, have_launch: bool) -> None:
+    grid, block, origin = kf.guess_launch()
+    if "block" not in inf.items and block is not None:
+        inf.items["block"] = (f"block: {block}", origin)
+    if "grid" not in inf.items and grid is not None:
+        inf.items["grid"] = (f"grid: {grid}", origin)
+    for key in ("grid", "block"):
+        if key not in inf.items:
+            why = "the launch site passes values this code does not show" if have_launch else "no launch site found"
+            inf.holes[key] = (f"cannot infer the {key} of '{fn.name}' ({why}); annotate it, e.g. "
+                              f"'// xlate: grid: cdiv(n, 256), block: 256'")
+
+
+def _elem_type(p: Param, fn: Function, launch: Launch | None) -> str:
+    base = normalise_ctype(p.base_type)
+    if p.is_template_dependent and launch is not None:
+        types = [t.name for t in fn.template_params]
+        bound = dict(zip(types, launch.template_args))
+        if base in bound:
+            return normalise_ctype(bound[base])
+    return base
+
+
+# -- scalars -------------------------------------------------------------------------------------------------
+
+
+def _is_int_type(ctype: str) -> bool:
+    n = numpy_of(ctype)
+    return bool(n and n.startswith(("int", "uint")))
+
+
+def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch | None, roots: dict[sp.Symbol, Root],
+                 used: set[sp.Symbol], kf: KernelFacts, unit: KernelUnit) -> tuple[str, Origin] | None:
+    ctype = normalise_ctype(p.base_type)
+    np_name = numpy_of(ctype)
+    if np_name is None and not p.is_template_dependent:
+        return None
+    lorigin = Origin("host", launch.where, launch.text) if launch is not None else Origin("kernel")
+    ps = param_symbol(p.name)
+    root = mapper.m.roots_used.get(p.name) if mapper is not None else None
+    if mapper is not None and p.name in mapper.m.derived:
+        return f"{p.name}: const({mapper.text(mapper.m.derived[p.name])})", lorigin
+    if mapper is not None and p.name in mapper.m.fixed:
+        v = mapper.m.fixed[p.name]
+        text = str(int(v)) if v == int(v) else repr(float(v))
+        if _is_int_type(ctype) or np_name == "bool":
+            return f"{p.name}: const({text})", lorigin
+        return f"{p.name}: scalar({text}..{text})", lorigin
+    if np_name == "bool":
+        return f"{p.name}: scalar(0..1)", Origin("default")
+    known = mapper.m.values.get(p.name) if mapper is not None else None
+    choices = root.values if root is not None and root.values else None
+    if _is_int_type(ctype):
+        is_size = ps in used or p.name in kf.guards
+        if is_size:
+            if root is not None and _pinned(root, kf):
+                v = int(root.value)  # type: ignore[arg-type]
+                return f"{p.name}: size({v}..{v})", Origin("host", root.where, f"{root.name} = {v}, also used by name in the kernel")
+            if choices:
+                return f"{p.name}: size({max(1, min(choices))}..{max(choices)})", Origin(
+                    "host", root.where, f"{root.name} takes {choices}")  # type: ignore[union-attr]
+            if known is not None and known[0] >= 1:
+                v = int(known[0])
+                return f"{p.name}: size(1..{v})", Origin("host", known[1], f"{known[2]} = {v}")
+            detail = "a size the program reads at run time" if root is not None or known is None else ""
+            return f"{p.name}: size(1..{DEFAULT_SIZE_HI})", Origin("default", "", detail)
+        if choices or known is not None:
+            values = choices or [int(known[0])]  # type: ignore[index]
+            where = root.where if root is not None else known[1]  # type: ignore[index]
+            if p.name not in kf.index_params and not kf.unknown:
+                lo, hi = min(0, min(values)), max(values) * 2 if max(values) > 0 else 1
+                return f"{p.name}: scalar({lo}..{hi})", Origin("host", where, f"the program passes {values[0]}")
+            return f"{p.name}: scalar({min(values)}..{max(values)})", Origin(
+                "host", where, f"the program passes {values[0]}; the kernel indexes with it")
+        if p.name in kf.index_params or kf.unknown:
+            lo, hi = kf.int_range(p.name)
+            return f"{p.name}: scalar({lo}..{hi})", Origin("kernel", "", "used in indexing: kept small and non-negative")
+        return f"{p.name}: scalar(-100..100)", Origin("default")
+    # floating point (or a template type)
+    if known is not None:
+        v = known[0]
+        if p.name in kf.index_params:
+            return f"{p.name}: scalar({_num(v)}..{_num(v)})", Origin("host", known[1], f"{known[2]} = {_num(v)}; the kernel indexes with it")
+        lo, hi = sorted((v / 2, v * 2)) if v != 0 else (-1.0, 1.0)
+        return f"{p.name}: scalar({_num(lo)}..{_num(hi)})", Origin("host", known[1], f"{known[2]} = {_num(v)}")
+    if p.name in kf.index_params:
+        return f"{p.name}: scalar(0..1)", Origin("kernel", "", "used in indexing: kept in [0, 1]")
+    return f"{p.name}: scalar", Origin("default")
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if v == int(v) and abs(v) < 1e15 else f"{v:.6g}"
+
+
+def _pinned(root: Root, kf: KernelFacts) -> bool:
+    return root.kind in ("macro", "constant") and root.value is not None and root.name in kf.names_used
+
+
+def _root_where(roots: dict[sp.Symbol, Root], name: str) -> str:
+    for r in roots.values():
+        if r.name == name or name.startswith(r.name):
+            return r.where
+    return ""
+
+
+def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None) -> None:
+    bound = dict(zip([t.name for t in fn.template_params], launch.template_args)) if launch is not None else {}
+    origin = Origin("host", launch.where, launch.text) if launch is not None else Origin("default")
+    for t in fn.template_params:
+        arg = bound.get(t.name)
+        if t.kind == "type":
+            dtype = numpy_of(arg) if arg else None
+            if dtype is not None:
+                inf.items[t.name] = (f"{t.name}: {dtype}", origin)
+        elif arg is not None:
+            inf.items[t.name] = (f"{t.name}: {arg}", origin)
+        elif t.default is None:
+            inf.holes[t.name] = (f"template value parameter '{t.name}' of '{fn.name}' has no default and no launch "
+                                 f"gives it: annotate it, e.g. '{t.name}: 256'")
+    _ = (mapper, CeilDiv)

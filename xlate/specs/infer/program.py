@@ -1,0 +1,340 @@
+"""The program a kernel belongs to: its file and the files beside it (the launcher in main.cu, the kernel in
+kernels.cu, sizes in a header), parsed with the CUDA grammar and indexed for the interpreters: macros, function
+definitions, file-scope declarations."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tree_sitter as ts
+
+from xlate.model import KernelUnit
+from xlate.parse import languages
+
+CONTEXT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inl", ".hip")
+MAX_CONTEXT_FILES = 48
+MAX_FILE_BYTES = 2 << 20
+
+
+@dataclass
+class MacroDef:
+    name: str
+    params: list[str] | None
+    body: str
+    path: str
+    line: int
+
+
+@dataclass
+class FuncDef:
+    name: str
+    node: ts.Node  # the function_definition
+    path: str
+    params: list[tuple[str, str, bool]]  # (name, type text, is pointer/reference/array)
+    space: str  # "kernel", "device", "host" (host also for __host__ __device__)
+    template_params: list[str] = field(default_factory=list)
+    return_type: str = ""
+
+
+@dataclass
+class SourceFile:
+    path: str
+    data: bytes
+    tree: ts.Tree
+
+    def line(self, node: ts.Node) -> int:
+        return node.start_point[0] + 1
+
+    def where(self, node: ts.Node) -> str:
+        return f"{os.path.basename(self.path)}:{self.line(node)}"
+
+
+def text(node: ts.Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+class Program:
+    def __init__(self, files: list[SourceFile]):
+        self.files = files
+        self.macros: dict[str, MacroDef] = {}
+        self.functions: dict[str, list[FuncDef]] = {}
+        self.globals: list[tuple[SourceFile, ts.Node]] = []  # file-scope declarations, in file order
+        self.typedefs: dict[str, str] = {}
+        self.structs: dict[str, list[tuple[str, int]]] = {}
+        self._roots = {f.tree.root_node.id: f for f in files}
+        for f in files:
+            self._index(f)
+
+    # -- indexing ------------------------------------------------------------------------------------------------
+    def _index(self, f: SourceFile) -> None:
+        stack = [f.tree.root_node]
+        while stack:
+            node = stack.pop()
+            for child in reversed(node.named_children):
+                t = child.type
+                if t in ("preproc_def", "preproc_function_def"):
+                    self._macro(f, child)
+                elif t == "function_definition":
+                    self._function(f, child)
+                elif t == "type_definition":
+                    tnode = child.child_by_field_name("type")
+                    base = text(tnode)
+                    for d in child.children_by_field_name("declarator"):
+                        if d.type == "type_identifier":
+                            if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("body"):
+                                self._struct(text(d), tnode)
+                            else:
+                                self.typedefs.setdefault(text(d), base)
+                    if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("name"):
+                        self._struct(text(tnode.child_by_field_name("name")), tnode)
+                elif t in ("struct_specifier", "declaration") and node.type == "translation_unit":
+                    spec = child if t == "struct_specifier" else child.child_by_field_name("type")
+                    if spec is not None and spec.type == "struct_specifier" and spec.child_by_field_name("name"):
+                        self._struct(text(spec.child_by_field_name("name")), spec)
+                    if t == "declaration":
+                        self.globals.append((f, child))
+                elif t == "alias_declaration":
+                    name = text(child.child_by_field_name("name"))
+                    self.typedefs.setdefault(name, text(child.child_by_field_name("type")))
+                elif t in ("template_declaration", "linkage_specification", "namespace_definition", "declaration_list",
+                           "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
+                    stack.append(child)
+                elif t == "declaration" and node.type in ( "declaration_list", "preproc_if",
+                                                          "preproc_ifdef", "preproc_else", "preproc_elif"):
+                    self.globals.append((f, child))
+        self.globals.sort(key=lambda g: (self.files.index(g[0]), g[1].start_byte))
+
+    def _struct(self, name: str, node: ts.Node) -> None:
+        body = node.child_by_field_name("body")
+        if body is None or name in self.structs:
+            return
+        fields: list[tuple[str, int]] = []
+        for fd in body.named_children:
+            if fd.type != "field_declaration":
+                if fd.type != "comment":
+                    fields.append(("?", 1))
+                continue
+            ftype = text(fd.child_by_field_name("type"))
+            for d in fd.children_by_field_name("declarator"):
+                count = 1
+                cur = d
+                while cur is not None and cur.type == "array_declarator":
+                    size = text(cur.child_by_field_name("size"))
+                    count *= int(size) if size.isdigit() else 0
+                    cur = cur.child_by_field_name("declarator")
+                if cur is None or cur.type != "field_identifier":
+                    count = 0  # pointers, bit-fields...: not plain data
+                fields.append((ftype, count))
+        self.structs[name] = fields
+
+    def struct_lanes(self, name: str) -> tuple[str, int] | None:
+        """A struct of one scalar type (`struct { float re, im; }`): (scalar type, how many); None otherwise."""
+        from xlate.specs.model import ctypes_table
+
+        fields = self.structs.get(name.removeprefix("struct ").strip())
+        if not fields or any(count <= 0 for _, count in fields):
+            return None
+        types = {self.resolve_type(t) for t, _ in fields}
+        if len(types) != 1:
+            return None
+        scalar = types.pop()
+        info = ctypes_table().get(scalar)
+        if info is None or info.get("numpy") is None:
+            return None
+        return scalar, sum(count for _, count in fields)
+
+    def _macro(self, f: SourceFile, node: ts.Node) -> None:
+        name = text(node.child_by_field_name("name"))
+        params_node = node.child_by_field_name("parameters")
+        params = [text(c) for c in params_node.named_children] if params_node is not None else None
+        value = node.child_by_field_name("value")
+        body = re.sub(r"\\\s*\n", " ", text(value)).strip()
+        if name and name not in self.macros:
+            self.macros[name] = MacroDef(name, params, body, f.path, f.line(node))
+
+    def _function(self, f: SourceFile, node: ts.Node) -> None:
+        decl = node.child_by_field_name("declarator")
+        while decl is not None and decl.type not in ("function_declarator",):
+            decl = decl.child_by_field_name("declarator")
+        if decl is None:
+            return
+        name_node = decl.child_by_field_name("declarator")
+        if name_node is not None and name_node.type == "template_function":
+            name_node = name_node.child_by_field_name("name")
+        name = text(name_node).split("::")[-1]
+        if not name:
+            return
+        head = f.data[node.start_byte:decl.start_byte].decode("utf-8", "replace")
+        wrapper = node.parent
+        if wrapper is not None and wrapper.type == "template_declaration":
+            head = text(wrapper)[: node.start_byte - wrapper.start_byte] + head
+        space = "kernel" if "__global__" in head else ("device" if "__device__" in head and "__host__" not in head else "host")
+        params: list[tuple[str, str, bool]] = []
+        plist = decl.child_by_field_name("parameters")
+        for p in plist.named_children if plist is not None else []:
+            if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+                continue
+            d = p.child_by_field_name("declarator")
+            indirect = False
+            while d is not None and d.type in ("pointer_declarator", "reference_declarator", "array_declarator",
+                                               "abstract_pointer_declarator"):
+                indirect = True
+                nxt = d.child_by_field_name("declarator")
+                d = nxt if nxt is not None else next((c for c in d.named_children if c.type == "identifier"), None)
+            pname = text(d) if d is not None and d.type == "identifier" else ""
+            params.append((pname, text(p.child_by_field_name("type")), indirect))
+        tparams: list[str] = []
+        if wrapper is not None and wrapper.type == "template_declaration":
+            plist2 = wrapper.child_by_field_name("parameters")
+            for tp in plist2.named_children if plist2 is not None else []:
+                ident = tp.child_by_field_name("name") or tp.child_by_field_name("declarator") or next(
+                    (c for c in tp.named_children if c.type in ("type_identifier", "identifier")), None)
+                if ident is not None:
+                    tparams.append(text(ident))
+        ret = text(node.child_by_field_name("type"))
+        self.functions.setdefault(name, []).append(FuncDef(name, node, f.path, params, space, tparams, ret))
+
+    # -- queries -------------------------------------------------------------------------------------------------
+    def function(self, name: str, space: str | None = None, arity: int | None = None) -> FuncDef | None:
+        for fd in self.functions.get(name, []):
+            if space is not None and fd.space != space:
+                continue
+            if arity is not None and len(fd.params) != arity and not _has_defaults(fd):
+                continue
+            return fd
+        return None
+
+    def source_of(self, node: ts.Node) -> SourceFile | None:
+        return self._roots.get(_root(node).id)
+
+    def resolve_type(self, ctype: str) -> str:
+        """A type through the program's typedefs, `using` aliases and type macros (`Real_t` -> `double`)."""
+        from xlate.specs.model import ctypes_table, normalise_ctype
+
+        t = normalise_ctype(ctype)
+        for _ in range(8):
+            if t in ctypes_table():
+                return t
+            words = t.split()
+            head = [w for w in words if w not in ("unsigned", "signed", "long", "short")]
+            key = head[0] if len(head) == 1 else t
+            nxt = self.typedefs.get(key)
+            if nxt is None:
+                m = self.macros.get(key)
+                nxt = m.body if m is not None and m.params is None and m.body and len(m.body.split()) <= 3 else None
+            if nxt is None:
+                return t
+            t = normalise_ctype(t.replace(key, nxt, 1) if key != t else nxt)
+        return t
+
+    def host_functions(self) -> list[FuncDef]:
+        return [fd for fds in self.functions.values() for fd in fds if fd.space == "host"]
+
+
+def _root(node: ts.Node) -> ts.Node:
+    cur = node
+    while cur.parent is not None:
+        cur = cur.parent
+    return cur
+
+
+def _has_defaults(fd: FuncDef) -> bool:
+    plist = fd.node.child_by_field_name("declarator")
+    return plist is not None and "=" in text(plist)
+
+
+# -- loading -------------------------------------------------------------------------------------------------
+
+_CACHE: dict[tuple[str, float, int], SourceFile] = {}
+_LOCK = threading.Lock()
+
+
+def parse_source(path: str, data: bytes) -> SourceFile:
+    """Parse bytes with the CUDA grammar (a superset of the C++ that host files use), qualifiers blanked."""
+    blanked, _ = languages.blank_qualifiers(data, "cuda")
+    tree = languages.parser("cuda").parse(blanked)
+    return SourceFile(path, blanked, tree)
+
+
+def load_file(path: str) -> SourceFile | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_size > MAX_FILE_BYTES or st.st_size == 0:
+        return None
+    key = (os.path.abspath(path), st.st_mtime, st.st_size)
+    with _LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    # Real code has Latin-1 copyright signs: keep the bytes' positions, replace what is not UTF-8 by '?'.
+    data = data.decode("utf-8", "replace").encode("utf-8", "replace") if not _is_utf8(data) else data
+    sf = parse_source(path, data)
+    with _LOCK:
+        if len(_CACHE) > 4096:
+            _CACHE.clear()
+        _CACHE[key] = sf
+    return sf
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def context_paths(path: str) -> list[str]:
+    """The files beside `path` that may hold its launch sites and sizes (same folder, bounded), and the quoted
+    headers they include from elsewhere."""
+    folder = Path(os.path.abspath(path)).parent
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out = [str(folder / n) for n in names if n.endswith(CONTEXT_SUFFIXES) and (folder / n).is_file()]
+    me = os.path.abspath(path)
+    out = [p for p in out if p != me][:MAX_CONTEXT_FILES]
+    extra: list[str] = []
+    for p in [me, *out]:
+        try:
+            head = Path(p).read_bytes()[:200000].decode("utf-8", "replace")
+        except OSError:
+            continue
+        for inc in re.findall(r'^\s*#\s*include\s*"([^"]+)"', head, re.M):
+            q = os.path.normpath(os.path.join(os.path.dirname(p), inc))
+            if q != me and q not in out and q not in extra and os.path.isfile(q) and len(extra) < 16:
+                extra.append(q)
+    return out + extra
+
+
+def program_for(unit: KernelUnit, context: list[KernelUnit] | None = None) -> Program:
+    """The unit's own text first, then the context: the given units, or the files beside the unit's path."""
+    files = [parse_source(unit.path, unit.text.encode("utf-8"))]
+    seen = {os.path.abspath(unit.path)}
+    if context is not None:
+        for u in context:
+            if os.path.abspath(u.path) in seen:
+                continue
+            seen.add(os.path.abspath(u.path))
+            files.append(parse_source(u.path, u.text.encode("utf-8")))
+    elif os.path.isfile(unit.path):
+        for p in context_paths(unit.path):
+            sf = load_file(p)
+            if sf is not None:
+                files.append(sf)
+    return Program(files)

@@ -1,0 +1,56 @@
+"""Abstract values of the spec-inference interpreters: symbolic numbers, pointers into allocations, dim3
+triples, initialised arrays, and references to variables (`&d` handed to cudaMalloc)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy as sp
+
+from xlate.specs.model import Origin
+
+
+@dataclass
+class Num:
+    e: sp.Expr
+    flt: bool = False  # a floating-point value (C division is real division then)
+
+
+@dataclass
+class Alloc:
+    """One allocation (device, managed or host), shared by every pointer into it."""
+
+    bytes: sp.Expr | None = None
+    elem: str | None = None  # the element type the allocating code used
+    origin: Origin | None = None
+    copies: list[Alloc] = field(default_factory=list)  # host buffers copied into it (their sizes are evidence too)
+
+
+@dataclass
+class Ptr:
+    alloc: Alloc
+    offset: sp.Expr = sp.S.Zero  # bytes from the start of the allocation
+    elem: str | None = None  # the pointer's static element type
+
+
+@dataclass
+class Dim3:
+    dims: tuple[sp.Expr, sp.Expr, sp.Expr]
+
+
+@dataclass
+class Arr:
+    items: list[Any]  # Num | None
+    elem_size: int | None = None  # bytes per item, for sizeof(arr) / sizeof(arr[0])
+
+
+@dataclass
+class Ref:
+    """`&name`: the address of a variable of some frame (so a callee can set it: cudaMalloc(&d, ...))."""
+
+    env: dict[str, Any]
+    name: str
+
+
+Value = Num | Ptr | Dim3 | Arr | Ref | None

@@ -1,0 +1,157 @@
+"""The annotation language: reading `name: value` items and writing a spec back as items.
+
+    // xlate: x: in[n], y: out[n], n: size(1..1<<20), a: scalar(-2..2), grid: cdiv(n, 256), block: 256
+"""
+
+from __future__ import annotations
+
+import re
+
+from xlate.errors import SpecError
+from xlate.specs.model import KernelSpec, ParamSpec
+
+RANGE = re.compile(r"^\((.*)\)$")
+BUFFER = re.compile(r"^(in|out|inout)\s*\[(.*)\]\s*(\((.*)\))?\s*(as\s+(\w+))?$")
+CALL = re.compile(r"^(\w+)\s*(\((.*)\))?\s*(as\s+(\w+))?$")
+CHOICE = re.compile(r"^choice\s*\((.*)\)$")
+SPEC_KEYS = ("grid", "block", "shmem", "op", "where", "values", "rtol", "atol")
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split on `sep` outside brackets and parentheses."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return [x for x in out if x]
+
+
+def parse_items(text: str, where: str = "") -> dict[str, str]:
+    items: dict[str, str] = {}
+    for item in split_top(text):
+        if ":" not in item:
+            raise SpecError(f"{where}error: spec item '{item}' is not 'name: value'")
+        name, value = item.split(":", 1)
+        name = name.strip()
+        if name == "where" and "where" in items:
+            items["where"] += f" and ({value.strip()})"
+        else:
+            items[name] = value.strip()
+    return items
+
+
+def parse_range(text: str | None, where: str) -> tuple[str | None, str | None, bool]:
+    if not text:
+        return None, None, False
+    text = text.strip()
+    if text == "perm":
+        return None, None, True
+    if ".." not in text:
+        raise SpecError(f"{where}error: range '({text})' must be 'LO..HI' or 'perm'")
+    lo, hi = text.split("..", 1)
+    return lo.strip(), hi.strip(), False
+
+
+def parse_tuple(text: str) -> list[str]:
+    t = text.strip()
+    if t.startswith("(") and t.endswith(")") and "," in t:
+        return split_top(t[1:-1])
+    return [t]
+
+
+def parse_choice(text: str, name: str, where: str) -> list[int] | None:
+    """`choice(32|64|128)`: a launch axis; None when `text` is not a choice."""
+    m = CHOICE.match(text.strip())
+    if not m:
+        return None
+    from xlate.specs import expr
+
+    try:
+        values = [int(expr.evaluate(v.strip(), {})) for v in m.group(1).split("|") if v.strip()]
+    except (SpecError, TypeError, ValueError):
+        values = []
+    if not values:
+        raise SpecError(f"{where}error: '{name}: {text}' must list integer values, e.g. {name}: choice(64|128|256)")
+    return values
+
+
+def leading_annotation(text: str) -> str | None:
+    """The `// xlate:` lines in the comments that open a C/C++ file, before its first code (preprocessor lines
+    and blank lines may come between): a file with one kernel may give its spec there."""
+    items: list[str] = []
+    in_block = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if in_block:
+            body = line.lstrip("*").strip()
+            if "*/" in line:
+                in_block = False
+                body = body.split("*/", 1)[0].strip()
+        elif not line or line.startswith("#"):
+            continue
+        elif line.startswith("//"):
+            body = line[2:].strip()
+        elif line.startswith("/*"):
+            body = line[2:].strip()
+            if "*/" in body:
+                body = body.split("*/", 1)[0].strip()
+            else:
+                in_block = True
+        else:
+            break
+        if body.startswith("xlate:"):
+            items.append(body.split("xlate:", 1)[1].strip().rstrip(",").strip())
+    return ", ".join(i for i in items if i) or None
+
+
+# -- writing -------------------------------------------------------------------------------------------------
+
+
+def _rng(lo: str | None, hi: str | None) -> str:
+    return f"({lo}..{hi})" if lo is not None and hi is not None else ""
+
+
+def param_item(p: ParamSpec, dtype: str | None = None) -> str:
+    """One parameter as an annotation item (`dtype`: an explicit element type, for launchers without C types)."""
+    suffix = f" as {dtype}" if dtype else ""
+    if p.is_buffer:
+        rng = "(perm)" if p.perm else _rng(p.lo, p.hi)
+        return f"{p.name}: {p.role}[{', '.join(p.dims)}]{rng}{suffix}"
+    if p.role == "size":
+        return f"{p.name}: size({p.lo}..{p.hi}){suffix}"
+    if p.role == "scalar":
+        return f"{p.name}: scalar{_rng(p.lo, p.hi)}{suffix}"
+    return f"{p.name}: const({p.const}){suffix}"
+
+
+def _launch(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else f"({', '.join(values)})"
+
+
+def spec_items(spec: KernelSpec) -> list[tuple[str, str]]:
+    """The spec as (key, item text) pairs, parameters first, in an order a person would write them."""
+    out = [(p.name, param_item(p)) for p in sorted(spec.params, key=lambda q: (q.position < 0, q.position))]
+    for name, values in spec.axes.items():
+        out.append((name, f"{name}: choice({'|'.join(str(v) for v in values)})"))
+    for name, dtypes in spec.dtype_axes.items():
+        out.append((name, f"{name}: {'|'.join(dtypes)}"))
+    for name, value in spec.value_params.items():
+        out.append((name, f"{name}: {value}"))
+    out.append(("grid", f"grid: {_launch(spec.grid)}"))
+    out.append(("block", f"block: {_launch(spec.block)}"))
+    if spec.shmem not in ("0", ""):
+        out.append(("shmem", f"shmem: {spec.shmem}"))
+    if spec.op != "elementwise" and spec.op != "atomic":
+        out.append(("op", f"op: {spec.op}" + (f"({spec.op_length})" if spec.op_length else "")))
+    for w in spec.where:
+        out.append(("where", f"where: {w}"))
+    return out

@@ -1,0 +1,115 @@
+"""The kernel spec: what to feed a kernel and how to launch it, each item tagged with where it came from."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+from xlate.resources import data
+
+Role = Literal["in", "out", "inout", "size", "scalar", "const"]
+OpClass = Literal["elementwise", "reduction", "scan", "matmul", "movement", "atomic"]
+OriginKind = Literal["sidecar", "annotation", "host", "kernel", "default"]
+NUMERIC_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                  "uint32", "uint64")
+
+
+@functools.cache
+def ctypes_table() -> dict[str, dict[str, Any]]:
+    return data("ctypes.yaml")
+
+
+def normalise_ctype(base: str) -> str:
+    t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|signed(?= \w))\b", " ", base)
+    return " ".join(t.split())
+
+
+@dataclass
+class Origin:
+    """Where one spec item came from: the user (sidecar, annotation), the program's host code (a launch site, an
+    allocation), the kernel's own code (a guard, an index expression) or a default."""
+
+    kind: OriginKind
+    where: str = ""  # file:line of the evidence
+    detail: str = ""  # the evidence, e.g. "cudaMalloc(&d_out, B * T * C * sizeof(float))"
+
+    def label(self) -> str:
+        out = self.kind + (f" {self.where}" if self.where else "")
+        return out + (f": {self.detail}" if self.detail else "")
+
+
+@dataclass
+class ParamSpec:
+    name: str
+    role: Role
+    position: int  # -1: a size that is not a parameter (it shapes buffers and the launch only)
+    ctype: str  # element type for buffers, value type for scalars ("T" for template-dependent)
+    dims: list[str] = field(default_factory=list)  # buffers: row-major shape expressions
+    lanes: int = 1  # vector element types (float4*): scalars per element
+    lo: str | None = None  # value range (buffers, scalars, sizes)
+    hi: str | None = None
+    perm: bool = False  # buffer values: a permutation of 0..len-1
+    const: str | None = None  # role const: the expression
+
+    @property
+    def is_buffer(self) -> bool:
+        return self.role in ("in", "out", "inout")
+
+
+@dataclass
+class KernelSpec:
+    kernel: str
+    params: list[ParamSpec]
+    grid: list[str] = field(default_factory=lambda: ["1"])
+    block: list[str] = field(default_factory=lambda: ["1"])
+    shmem: str = "0"
+    dtype_axes: dict[str, list[str]] = field(default_factory=dict)  # template type param -> numpy dtypes
+    value_params: dict[str, str] = field(default_factory=dict)  # template value param -> expression
+    axes: dict[str, list[int]] = field(default_factory=dict)  # launch axes (block sizes...): name -> values, preferred first
+    op: OpClass = "elementwise"
+    op_length: str | None = None
+    where: list[str] = field(default_factory=list)
+    values: Literal["finite", "special"] = "special"
+    rtol: float | None = None
+    atol: float | None = None
+    source: str = "annotation"  # annotation, xlate.toml, inferred, or mixed
+    inferred: list[str] = field(default_factory=list)  # which items were inferred
+    origins: dict[str, Origin] = field(default_factory=dict)  # item -> where it came from
+
+    def param(self, name: str) -> ParamSpec | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def buffers(self) -> list[ParamSpec]:
+        return [p for p in self.params if p.is_buffer]
+
+    @property
+    def sizes(self) -> list[ParamSpec]:
+        return [p for p in self.params if p.role == "size"]
+
+    @property
+    def scalars(self) -> list[ParamSpec]:
+        return [p for p in self.params if p.role == "scalar"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def pinned(self) -> KernelSpec:
+        """This spec with every launch axis fixed at its preferred value: what a translator that needs
+        compile-time launch dimensions (Triton's BLOCK, AscendC's tiling) builds against."""
+        if not self.axes:
+            return self
+        fixed = {name: str(values[0]) for name, values in self.axes.items()}
+
+        def sub(text: str | None) -> str | None:
+            if text is None:
+                return None
+            return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: fixed.get(m.group(0), m.group(0)), text)
+
+        params = [replace(p, dims=[sub(d) or d for d in p.dims], lo=sub(p.lo), hi=sub(p.hi), const=sub(p.const))
+                  for p in self.params]
+        return replace(self, params=params, grid=[sub(g) or g for g in self.grid],
+                       block=[sub(b) or b for b in self.block], shmem=sub(self.shmem) or "0",
+                       where=[sub(w) or w for w in self.where], op_length=sub(self.op_length), axes={})
