@@ -191,3 +191,15 @@ def test_human_build_fails_on_missing_source(tmp_path):
     os.remove(prog / "main.cu")
     res = hb.build(prog, recipe, tmp_path / "b")
     assert not res.built and res.first_error == "main.cu: not in the translated tree"
+
+
+def test_update_keeps_other_programs_and_refuses_another_revision():
+    meta = {"xlate_commit": "abc", "tools": ["xlate"], "hipcc": "5.2", "command": "first"}
+    old = {"meta": dict(meta), "programs": [{"program": "a", "v": 1}, {"program": "b", "v": 1}],
+           "human": [{"program": "a"}, {"program": "b"}]}
+    new = {"meta": {**meta, "command": "second"}, "programs": [{"program": "b", "v": 2}], "human": [{"program": "b"}]}
+    doc = rw.merged(old, new)
+    assert doc["programs"] == [{"program": "a", "v": 1}, {"program": "b", "v": 2}]
+    assert doc["meta"]["command"] == "first" and doc["meta"]["updates"] == ["second"]
+    with pytest.raises(SystemExit):
+        rw.merged(old, {**new, "meta": {**meta, "xlate_commit": "def"}})
