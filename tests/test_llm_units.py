@@ -120,8 +120,8 @@ def test_c_contract_checks_name_parameters_and_screen():
     assert failure == "contract" and "a must be values" in problems[0]
     failure, problems = check(c, good.replace("y[0] = a;", 'system("rm -rf /");'))
     assert failure == "contract" and "system" in problems[0]
-    failure, problems = check(c, good.replace("{ y[0] = a; }", "{ y[0] = a; "))
-    assert failure == "compile error" and problems and "<candidate>.hip" in problems[0]
+    # a grammar gap is a front-end warning, not a contract failure: the compiler reports the syntax error
+    assert check(c, good.replace("{ y[0] = a; }", "{ y[0] = a; ")) == (None, [])
     assert "kernels defined: other" in check(c, good.replace("void saxpy", "void other"))[1][0]
 
 

@@ -248,7 +248,10 @@ def verify_kernel(req: PortRequest, translation: Translation, kernel: str, out: 
     from xlate.arch import compiler_target
 
     target_arch = compiler_target(req.arch, req.target) if req.target == "hip" else None
-    return verify(req.source, None, kernel=kernel, candidate_text=translation.text, candidate_language=TARGET_LANGUAGE[req.target],
+    from xlate.backends.sandbox import isolate  # model output is built and run only in the sandbox
+
+    run = isolate if "llm" in translation.engine else (lambda fn, *a, **k: fn(*a, **k))
+    return run(verify, req.source, None, kernel=kernel, candidate_text=translation.text, candidate_language=TARGET_LANGUAGE[req.target],
                   examples=req.examples, seed=req.seed, reference=req.reference,
                   golden=golden_for(req.golden, req.source, kernel), arch=target_arch, timeout=req.timeout,
                   replay_hint=f"xlate port {req.source} --to {req.target} --kernel {kernel}")
@@ -298,6 +301,14 @@ def finish(req: PortRequest, out: str, translation: Translation, results: list[K
             "see diagnostics; an LLM translator can take them: configure a model (--model or XLATE_MODEL)")
         res.message = f"not translated: {', '.join(untranslated)} ({hint})"
     may_write = status == "verified" or req.force or (not req.verify and status == "unverified")
+    from xlate.translate.llm.contract import check_written
+
+    # a port holding model output meets the same allow-list again before it is written
+    blocked = check_written(translation.text, req.target, req.source, translation.engine,
+                            translation.meta.get("llm", {}).get("accepted")) if may_write else []
+    if blocked:
+        res.status, may_write = "rejected", False
+        res.message = "not written: the port fails the allow-list for model output: " + "; ".join(blocked[:5])
     if may_write and translation.text:
         from xlate.fsutil import atomic_write_text
 

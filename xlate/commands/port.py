@@ -34,16 +34,21 @@ from xlate.commands.common import emit_json, handle_errors
 @click.option("--stats", is_flag=True, help="Print what was converted per API family (CUDA<->HIP).")
 @click.option("--max-attempts", default=4, show_default=True, help="LLM attempts per kernel.")
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds before a kernel run is killed.")
+@click.option("--trust-model-output", is_flag=True,
+              help="Where no sandbox works here, build and run model-written code unsandboxed (never needed where bubblewrap works).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @handle_errors
 def command(src: str, target: str, output: str | None, kernels: tuple[str, ...], engine: str, model: str | None,
             arch: str | None, examples: int, seed: int, no_verify: bool, force: bool, reference: str | None,
             golden: str | None, rules_files: tuple[str, ...], stats: bool, max_attempts: int, timeout: float,
             as_json: bool, rocm: str | None = None, roc: bool | None = None,
-            launch_syntax: str | None = None) -> None:
+            launch_syntax: str | None = None, trust_model_output: bool = False) -> None:
     """Port SRC to TARGET. Exit 0 verified and written; 1 rejected (counterexample, nothing written);
     2 bad input; 3 could not verify here (nothing written without --force/--no-verify)."""
+    from xlate.backends.sandbox import set_trust_model_output
     from xlate.port import PortRequest, port_file
+
+    set_trust_model_output(trust_model_output)
 
     req = PortRequest(src, target, output, list(kernels), engine, model, arch, examples, seed, not no_verify, force,
                       reference, golden, list(rules_files), max_attempts, timeout, rocm=rocm, roc=roc,

@@ -359,6 +359,9 @@ def _tokens(line_toks: list[Token], bad: Any, in_directive: bool, rest: list[Tok
             continue
         if t.text in forbidden:
             bad(t.line, f"'{t.text}' is not allowed in a port")
+        nxt = line_toks[k + 1] if k + 1 < len(line_toks) else None
+        if t.text in ("import", "module") and nxt is not None and (nxt.kind == "string" or nxt.text == "<"):
+            bad(t.line, f"C++20 '{t.text}' of a header unit is not allowed in a port")
         if t.text in ASM_KEYWORDS:
             seq = line_toks[k + 1 :] if in_directive else (rest or line_toks)[_index(rest or line_toks, t) + 1 :]
             for why in _asm_statement(seq):
@@ -384,6 +387,7 @@ def _asm_statement(seq: list[Token]) -> list[str]:
     while j < len(seq) and seq[j].kind == "string":
         parts.append(seq[j].value)
         j += 1
-    if not parts:
-        return ["an asm template must be a string literal (not a macro or an expression)"]
+    if not parts or j >= len(seq) or seq[j].text not in (")", ":"):
+        # a macro among the pieces could add any text to the template
+        return ["an asm template must be string literals only (no macro or expression in it)"]
     return _asm_template_problems("".join(parts))

@@ -2,8 +2,10 @@
 launched, and the static checks an answer must pass before anything compiles it.
 
 The checks parse the candidate (tree-sitter, or Python's `ast` for Triton: parsing only, nothing is executed)
-and screen it for constructs a kernel port has no business containing (file, process and import access): a
-defence in depth, since backend workers run the code unsandboxed, with a timeout.
+and hold it to an allow-list before anything compiles or runs it: pycheck.py for Triton modules (imports,
+names, attributes, calls), ccheck.py for C/C++ (includes, directives, pragmas, asm, preprocessor tricks).
+Violations go back to the model as contract errors; the candidate is never built. This is the first line; the
+OS sandbox (backends/sandbox.py) that every build and run of model output goes through is the second.
 """
 
 from __future__ import annotations
@@ -15,19 +17,19 @@ from dataclasses import dataclass, field
 from xlate.errors import InputError
 from xlate.model import Function, KernelUnit
 from xlate.specs import KernelSpec
+from xlate.translate.llm.ccheck import check_c, include_names
+from xlate.translate.llm.pycheck import check_module
 
 LANGUAGE = {"triton": "triton", "cuda": "cuda", "hip": "hip", "ascendc": "ascendc"}
 FENCE_TAG = {"triton": "python", "cuda": "cuda", "hip": "cpp", "ascendc": "cpp"}
 SUFFIX = {"triton": ".py", "cuda": ".cu", "hip": ".hip", "ascendc": ".cpp"}
 
-PY_IMPORTS = {"triton", "torch", "math", "numpy", "functools", "typing", "__future__"}
-PY_BANNED_NAMES = {"open", "exec", "eval", "compile", "__import__", "input", "breakpoint", "globals", "locals",
-                   "vars", "setattr", "delattr", "memoryview"}
-PY_BANNED_ATTRS = {"system", "popen", "Popen", "spawnv", "execv", "execve", "fork", "remove", "unlink", "rmdir",
-                   "rmtree", "rename", "write_text", "write_bytes", "mkdir", "makedirs", "chmod", "chdir", "save",
-                   "__subclasses__", "__globals__", "__builtins__", "__code__", "__dict__", "__loader__"}
 C_BANNED_CALLS = re.compile(r"\b(system|popen|fopen|freopen|open|creat|remove|unlink|rename|execv\w*|execl\w*|fork|"
                             r"dlopen|mkdir|chmod)\s*\(")
+
+
+C_RULE = ("#include only the toolchain's headers and those the source includes; no #include_next, #embed, #line, "
+          "__has_include, _Pragma, __FILE__, ## pasting, raw strings or assembler directives in asm.")
 
 
 @dataclass
@@ -48,6 +50,7 @@ class Contract:
     rules: list[str] = field(default_factory=list)
     expected: list[str] = field(default_factory=list)  # parameter names in order
     pointers: list[bool] = field(default_factory=list)  # parameter i is a pointer (C targets)
+    includes: set[tuple[str, str]] = field(default_factory=set)  # (delimiter, name) the source includes
 
 
 def _describe(spec: KernelSpec | None, name: str, is_pointer: bool, ctype: str) -> str:
@@ -109,7 +112,10 @@ def contract_for(unit: KernelUnit, kernel: str, target: str, spec: KernelSpec | 
                   "outputs in place and returns nothing.")
         rules = ["Define the launcher with exactly this name and these parameters, in this order.",
                  "Define at least one @triton.jit kernel; give helper names a leading underscore.",
-                 "Import only triton, triton.language, torch, math or numpy; no file, process or network access."]
+                 "Import only triton, triton.language, torch and math. The module holds only imports, constants, "
+                 "@triton.jit kernels and plain functions that compute the grid, allocate scratch buffers "
+                 "(torch.empty/zeros) and launch the kernels: no other module-level code, no getattr/setattr, "
+                 "no dunder names, no file, process or network access."]
         return Contract(target, kernel, "triton", "python", sig, params, launch, rules, names, [])
     if target == "ascendc":
         decls = [f"GM_ADDR {n}" if ptr else decl for decl, n, ptr in c_params]
@@ -119,8 +125,9 @@ def contract_for(unit: KernelUnit, kernel: str, target: str, spec: KernelSpec | 
                   f"blocks of ({block}) threads.")
         rules = ["Write a complete AscendC kernel file: #include \"kernel_operator.h\", the kernel class and the "
                  "entry point with exactly this signature.",
-                 "No host code, no file or process access."]
-        return Contract(target, kernel, "ascendc", "cpp", sig, params, launch, rules, names, [ptr for *_, ptr in c_params])
+                 "No host code, no file or process access.", C_RULE]
+        return Contract(target, kernel, "ascendc", "cpp", sig, params, launch, rules, names, [ptr for *_, ptr in c_params],
+                        include_names(unit.text))
     decls = [decl for decl, _, _ in c_params]
     sig = f"{_template_header(fn)}__global__ void {kernel}({', '.join(decls)})"
     shmem = spec.shmem if spec and spec.shmem not in ("0", "") else None
@@ -128,11 +135,12 @@ def contract_for(unit: KernelUnit, kernel: str, target: str, spec: KernelSpec | 
               f"block = ({block})" + (f", {shmem} bytes of dynamic shared memory" if shmem else "") +
               " (expressions in the kernel's parameters); host code in the file is not run.")
     rules = ["Keep the kernel's name, parameter names, order and types exactly as in this signature.",
-             "Include the __device__ functions, macros and constants it needs; no main(), no file or process access."]
+             "Include the __device__ functions, macros and constants it needs; no main(), no file or process access.",
+             C_RULE]
     if target == "hip":
         rules.append("Use #include <hip/hip_runtime.h>.")
     return Contract(target, kernel, LANGUAGE[target], FENCE_TAG[target], sig, params, launch, rules, names,
-                    [ptr for *_, ptr in c_params])
+                    [ptr for *_, ptr in c_params], include_names(unit.text))
 
 
 # -- checks ---------------------------------------------------------------------------------------------------
@@ -147,20 +155,13 @@ def check(contract: Contract, code: str) -> tuple[str | None, list[str]]:
 
 def _check_python(contract: Contract, code: str) -> tuple[str | None, list[str]]:
     try:
-        tree = ast.parse(code, "<candidate>.py")
+        ast.parse(code, "<candidate>.py")
     except SyntaxError as exc:
         return "compile error", [f"<candidate>.py:{exc.lineno}:{exc.offset}: error: {exc.msg}"]
-    problems: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for m in mods:
-                if m.split(".")[0] not in PY_IMPORTS:
-                    problems.append(f"line {node.lineno}: import of '{m}' is not allowed (only {', '.join(sorted(PY_IMPORTS - {'__future__'}))})")
-        elif isinstance(node, ast.Name) and node.id in PY_BANNED_NAMES:
-            problems.append(f"line {node.lineno}: '{node.id}' is not allowed in a kernel port")
-        elif isinstance(node, ast.Attribute) and node.attr in PY_BANNED_ATTRS:
-            problems.append(f"line {node.lineno}: '.{node.attr}' is not allowed in a kernel port")
+    except ValueError as exc:  # e.g. a NUL byte
+        return "contract", [f"the module cannot be parsed: {exc}"]
+    parsed, problems = check_module(code)
+    tree = parsed if parsed is not None else ast.parse(code)
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     launcher = funcs.get(contract.kernel)
     if launcher is None:
@@ -187,7 +188,7 @@ def _check_c(contract: Contract, code: str) -> tuple[str | None, list[str]]:
         unit = parse_string(code, path, contract.language)  # type: ignore[arg-type]
     except InputError as exc:
         return "compile error", exc.lines()[:20]
-    problems: list[str] = []
+    problems: list[str] = check_c(code, contract.includes)
     stripped = re.sub(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\])*\"", " ", code, flags=re.S)
     for m in C_BANNED_CALLS.finditer(stripped):
         problems.append(f"'{m.group(1)}(...)' is not allowed in a kernel port")
@@ -208,3 +209,49 @@ def _check_c(contract: Contract, code: str) -> tuple[str | None, list[str]]:
             problems.append(f"parameter(s) {', '.join(bad)} must be {'pointers' if contract.pointers[got.index(bad[0])] else 'values'} "
                             f"as in `{contract.signature}`")
     return ("contract", problems) if problems else (None, [])
+
+
+# -- the written port -----------------------------------------------------------------------------------------
+
+
+def allowlist_problems(code: str, target: str, includes: set[tuple[str, str]] | None = None) -> list[str]:
+    """The allow-list alone (no signature checks): what a file holding model output must pass."""
+    if target == "triton":
+        _, problems = check_module(code)
+        return problems
+    return check_c(code, includes or set())
+
+
+def check_written(text: str, target: str, source: str | None, engine: str,
+                  accepted: dict[str, str] | None = None) -> list[str]:
+    """Checked again just before a port holding model output is written (xlate.port): every accepted model
+    answer (`accepted`, kernel -> code, from the translation's meta) and, when the whole file is the model's
+    (engine `llm`), the file itself, against the same allow-list the repair loop used. A rule-only port is
+    xlate's own output: nothing to check. Returns the violations (empty: write it)."""
+    if "llm" not in engine:
+        return []
+    includes: set[tuple[str, str]] = set()
+    if source and target != "triton":
+        try:
+            with open(source, encoding="utf-8", errors="replace") as fh:
+                includes = include_names(fh.read())
+        except OSError:
+            pass
+    problems = [f"{k}: {p}" for k, code in sorted((accepted or {}).items())
+                for p in allowlist_problems(code, target, includes)]
+    if engine == "llm" or not accepted:  # a merged file whose model parts are not on record: check it whole
+        problems += allowlist_problems(text, target, includes)
+    return problems
+
+
+MODEL_HEADER = re.compile(r"Generated by xlate \S+ from .* \((?:[\w]+\+)?llm translator\)")
+
+
+def is_model_output(path: str) -> bool:
+    """A file xlate wrote from model output (its header names the LLM translator)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = "".join(fh.readline() for _ in range(5))
+    except OSError:
+        return False
+    return MODEL_HEADER.search(head) is not None

@@ -51,10 +51,17 @@ def kernel_diagnostics(unit: KernelUnit, translation: Translation, kernel: str) 
             or (d.kernel is None and d.path == unit.path and any(a <= d.line <= b for a, b in spans))]
 
 
+def _isolation(o: Outcome) -> str | None:
+    """How the model's candidates for this kernel were built and run (the last one that was)."""
+    return next((a["isolation"] for a in reversed(o.attempts) if a.get("isolation")), None)
+
+
 def _summary(cfg: LLMConfig, budget: Budget, client: Client, outcomes: list[Outcome]) -> dict[str, Any]:
     return {"config": cfg.describe(), "budget": budget.to_dict(), "http_calls": client.calls,
             "kernels": {o.kernel: {"accepted": o.accepted, "verdict": o.verdict.status if o.verdict else None,
-                                   "attempts": o.attempts} for o in outcomes}}
+                                   "isolation": _isolation(o), "attempts": o.attempts} for o in outcomes},
+            # the accepted model answers as checked: xlate.port checks them again before writing
+            "accepted": {o.kernel: o.code for o in outcomes if o.accepted and o.code is not None}}
 
 
 def _run(jobs: list[Job], cfg: LLMConfig) -> tuple[list[Outcome], Budget, Client]:

@@ -2,6 +2,11 @@
 back (trimmed compile errors, the verifier's minimal counterexample, contract violations) until a port is
 verified, the attempts run out, or the token/cost budget does.
 
+Model output is untrusted: it is held to the allow-list (contract.py) before anything builds it, every build
+and run of it happens under `sandbox.untrusted()` (backends/sandbox.py: in the OS sandbox, or not at all unless
+the user passed --trust-model-output), and tool output goes back only as messages about the candidate's own
+lines (feedback.py). Each attempt records exactly the messages it sent and how the candidate was isolated.
+
 Targets that cannot be verified here (no device, no oracle) end at the first candidate that compiles, with an
 `unverified` verdict: nothing better can be learnt by asking again.
 """
@@ -13,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from xlate.backends import sandbox
 from xlate.backends.base import CompileError, CompileOptions
 from xlate.errors import InputError, ToolchainMissing
 from xlate.model import KernelUnit
@@ -23,6 +29,7 @@ from xlate.translate.llm.config import LLMConfig
 from xlate.translate.llm.context import kernel_context
 from xlate.translate.llm.contract import SUFFIX, Contract, check, contract_for
 from xlate.translate.llm.extract import extract
+from xlate.translate.llm.feedback import reduce_compiler_log, reduce_runtime
 from xlate.translate.llm.prompt import (
     arch_summary,
     pick_examples,
@@ -114,6 +121,7 @@ class Judgement:
     log: str = ""
     counterexample: str = ""
     messages: list[str] = field(default_factory=list)
+    isolation: str | None = None  # sandboxed, trusted-unsandboxed, refused; None: nothing was built or run
 
 
 def kernel_spec(job: Job) -> tuple[KernelSpec | None, str | None]:
@@ -162,10 +170,15 @@ def _compile_only(job: Job, contract: Contract, code: str, spec: KernelSpec | No
                                                                           compile_only=True),
                                         path=CANDIDATE + SUFFIX[job.target])
     except CompileError as exc:
-        return Judgement("failed", "compile error", log=trim_log(exc.log))
+        return Judgement("failed", "compile error", log=compiler_feedback(exc.log, code, job.target))
     except ToolchainMissing as exc:
         return Judgement("not compiled here", None, messages=[exc.message])
     return Judgement("ok")
+
+
+def compiler_feedback(log: str, code: str, target: str) -> str:
+    """A compiler's log as the model may see it: only diagnostics about the candidate's own lines."""
+    return trim_log(reduce_compiler_log(log, code, CANDIDATE + SUFFIX[target]))
 
 
 def _for_model(describe: str) -> str:
@@ -173,17 +186,37 @@ def _for_model(describe: str) -> str:
     return "\n".join(ln for ln in describe.splitlines() if not ln.strip().startswith("replay:"))
 
 
+def _counterexample_for_model(cx: Any, code: str, target: str) -> str:
+    """xlate's own description of the failing case; the failure message (a worker's exception and stderr for
+    crashes) reduced to the candidate's own lines."""
+    from dataclasses import replace
+
+    message = reduce_runtime(cx.message or "", code, CANDIDATE + SUFFIX[target])
+    return _for_model(replace(cx, message=message).describe())
+
+
 def _unverified(kernel: str, reason: str, remedy: str | None = None) -> Verdict:
     return Verdict(status="unverified", kernel=kernel, reason=reason, remedy=remedy)
 
 
 def judge(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
-    """Check, compile and verify one candidate. Model output only ever travels as text to the backends."""
+    """Check, compile and verify one candidate. Model output only ever travels as text to the backends, and
+    only after it passed the allow-list; every build and run of it is untrusted (see the module doc)."""
     failure, problems = check(contract, code)
     if failure == "compile error":
-        return Judgement("failed", "compile error", log=trim_log("\n".join(problems)))
+        return Judgement("failed", "compile error", log=compiler_feedback("\n".join(problems), code, job.target))
     if failure:
         return Judgement("skipped", failure, messages=problems)
+    with sandbox.untrusted(require=True, what="model output") as policy:
+        j = _judge_untrusted(job, contract, code, spec)
+    j.isolation = policy.label()
+    caveat = policy.caveat()
+    if j.verdict is not None and caveat and caveat not in j.verdict.caveats:
+        j.verdict.caveats.append(caveat)
+    return j
+
+
+def _judge_untrusted(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
     if job.target == "ascendc":
         return _judge_ascendc(job, contract, code, spec)
     from xlate.arch import compiler_target
@@ -198,20 +231,22 @@ def judge(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> J
                          timeout=job.timeout, replay_hint=f"xlate port {job.source_path} --to {job.target} --kernel {job.kernel}")
     except InputError as exc:
         if CANDIDATE in exc.message or any(CANDIDATE in loc.path for loc in exc.locations):
-            return Judgement("failed", "compile error", log=trim_log("\n".join(exc.lines())))
+            return Judgement("failed", "compile error", log=compiler_feedback("\n".join(exc.lines()), code, job.target))
         verdict = _unverified(job.kernel, f"the source side cannot be verified: {exc.message}")
     except ToolchainMissing as exc:
         verdict = _unverified(job.kernel, exc.message, exc.remedy)
     except Exception as exc:  # a verifier failure on odd model output must not end the port
-        return Judgement("unknown", "verifier error", messages=[f"{type(exc).__name__}: {str(exc)[:500]}"])
+        return Judgement("unknown", "verifier error",
+                         messages=[reduce_runtime(f"{type(exc).__name__}: {str(exc)[:500]}", code, CANDIDATE + SUFFIX[job.target])])
     if verdict.status == "verified":
         return Judgement("ok", None, verdict)
     if verdict.status == "rejected":
         cx = verdict.counterexample
         if cx is not None and cx.failure == "compile error":
-            return Judgement("failed", "compile error", verdict, log=trim_log(cx.message))
+            return Judgement("failed", "compile error", verdict, log=compiler_feedback(cx.message, code, job.target))
         return Judgement("ok", cx.failure if cx else "rejected", verdict,
-                         counterexample=_for_model(cx.describe()) if cx else (verdict.reason or ""))
+                         counterexample=_counterexample_for_model(cx, code, job.target) if cx else
+                         reduce_runtime(verdict.reason or "", code, CANDIDATE + SUFFIX[job.target]))
     compiled = _compile_only(job, contract, code, spec)  # unverified: does it at least compile?
     compiled.verdict = verdict if compiled.failure is None else None
     return compiled
@@ -268,6 +303,7 @@ def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcom
                                {"role": "user", "content": redact(user, secret_names)}]
     out = Outcome(job.kernel, None, None, contract=contract)
     last_failure = ""
+    sent = 0  # messages of the conversation already sent in an earlier request
     for attempt in range(1, job.max_attempts + 1):
         stop = budget.exhausted()
         if stop:
@@ -282,7 +318,11 @@ def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcom
                                "tokens_in": comp.tokens_in, "tokens_out": comp.tokens_out,
                                "cost_usd": round(comp.cost_usd, 6), "cost_known": comp.cost_known,
                                "finish_reason": comp.finish_reason, "code_hash": None, "compile": "skipped",
-                               "verdict": None, "failure": None, "message": ""}
+                               "verdict": None, "failure": None, "message": "", "isolation": None,
+                               # exactly what this request added to the conversation (the earlier messages
+                               # were sent before and are in the earlier attempts)
+                               "sent": [dict(m) for m in messages[sent:]]}
+        sent = len(messages)
         out.attempts.append(rec)
         if comp.error:
             rec.update(failure="provider error", message=_first_line(comp.error))
@@ -298,6 +338,7 @@ def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcom
             rec["code_hash"] = hashlib.sha256(ex.code.encode()).hexdigest()
             j = judge(job, contract, ex.code, spec)
             rec.update(compile=j.compile, verdict=j.verdict.status if j.verdict else None, failure=j.failure,
+                       isolation=j.isolation,
                        message=_first_line(j.counterexample or j.log or "\n".join(j.messages) or
                                            (j.verdict.reason if j.verdict and j.verdict.reason else "")))
             if j.failure is None:

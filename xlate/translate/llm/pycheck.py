@@ -49,7 +49,8 @@ def dotted_ok(path: str) -> bool:
     if path in allowed_names() or path in rules()["modules"]:
         return True
     mod, _, last = path.rpartition(".")
-    return mod in rules()["open_modules"] and last.isidentifier() and not last.startswith("_")
+    return (mod in rules()["open_modules"] and last.isidentifier() and not last.startswith("_")
+            and last not in rules()["open_exclude"])
 
 
 def source_problems(code: str) -> list[str]:
@@ -140,7 +141,8 @@ class Checker:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for t in targets:
             for n in _target_names(t, self, node):
-                if n in self.aliases or n in self.functions:
+                r = rules()
+                if n in self.aliases or n in self.functions or n in r["builtins_launcher"] or n in r["builtins_jit"]:
                     self.bad(node, f"'{n}' is rebound at module level")
                 self.constants.add(n)
         if isinstance(node, ast.AnnAssign) and node.annotation is not None:
