@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import keyword
 import math
 import re
 from typing import Any
@@ -64,8 +65,13 @@ def _to_python(text: str) -> str:
     t = re.sub(r"(?<![/])/(?![/])", "//", t)  # C integer division
     t = re.sub(r"(\d)[uUlL]+\b", r"\1", t)  # 256u, 1024L
     t = re.sub(r"(\d+\.\d*|\d*\.\d+)[fF]\b", r"\1", t)  # 2.0f
-    t = t.replace("true", "True").replace("false", "False")
-    return t
+    t = re.sub(r"\btrue\b", "True", t)
+    t = re.sub(r"\bfalse\b", "False", t)
+    # C names that are Python keywords (a parameter called `in`, `is`, `lambda`...) get a private spelling
+    return re.sub(r"\b(" + "|".join(_PY_KEYWORDS) + r")\b", r"_kw_\1", t)
+
+
+_PY_KEYWORDS = sorted(set(keyword.kwlist) - {"and", "or", "not", "if", "else", "True", "False"})
 
 
 @functools.cache
@@ -88,7 +94,7 @@ def names(text: str) -> set[str]:
     out = set()
     for node in ast.walk(parse(text)):
         if isinstance(node, ast.Name) and node.id not in FUNCTIONS and node.id != "__sizeof__":
-            out.add(node.id)
+            out.add(node.id.removeprefix("_kw_"))
     return out
 
 
@@ -103,8 +109,9 @@ def _eval(node: ast.AST, env: dict[str, Any], sizeof: dict[str, int], text: str)
         if isinstance(node.value, (int, float, bool, str)):
             return node.value
     elif isinstance(node, ast.Name):
-        if node.id in env:
-            return env[node.id]
+        name = node.id.removeprefix("_kw_")
+        if name in env:
+            return env[name]
         raise SpecError(f"xlate: error: spec expression '{text}' names '{node.id}', which is not a parameter or size")
     elif isinstance(node, ast.Attribute):  # block.x, grid.y
         base = _eval(node.value, env, sizeof, text)

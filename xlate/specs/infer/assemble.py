@@ -50,6 +50,7 @@ class Mapper:
         self.launch = launch
         self.roots = roots
         self.pinned = pinned or set()  # program names the kernel also uses: their values are fixed
+        self.fixed: set[sp.Symbol] = set()  # program values fixed by the block size
         self.elem_size = elem_size
         self.m = Mapped(launch)
         self.pnames = {p.name for p in fn.params}
@@ -100,8 +101,10 @@ class Mapper:
         return {param_symbol(n) for n in self.pnames}
 
     # -- rewriting --------------------------------------------------------------------------------------------
-    def rewrite(self, e: sp.Expr) -> tuple[sp.Expr | None, list[str]]:
-        """`e` over the kernel's parameters and launch axes; None (and the names left) when it cannot be."""
+    def rewrite(self, e: sp.Expr, allow_free: bool = True) -> tuple[sp.Expr | None, list[str]]:
+        """`e` over the kernel's parameters and launch axes; None (and the names left) when it cannot be.
+        `allow_free`: program values the kernel does not receive may become sizes of their own (not for the
+        block: a block size is the program's, or one of the values it tries)."""
         out = sp.sympify(e).xreplace(self.m.subs)
         for big, ps in sorted(self.m.composite, key=lambda c: -sp.count_ops(c[0])):
             if big.free_symbols and big.free_symbols <= out.free_symbols:
@@ -118,13 +121,15 @@ class Mapper:
                 name = self._axis_name(root)
                 self.m.axes[name] = root.values
                 values[s] = sp.Symbol(name, integer=True, positive=True)
-            elif s.is_integer and root.kind in FREE_KINDS and root.name not in self.pinned and (
-                    root.value is None or float(root.value) >= 1):
+            elif allow_free and s not in self.fixed and s.is_integer and root.kind in FREE_KINDS and (
+                    root.name not in self.pinned) and (root.value is None or float(root.value) >= 1):
                 name = self._free_name(root)
                 self.m.free[name] = root
                 values[s] = sp.Symbol(name, integer=True, positive=True)
             elif root.value is not None:
                 values[s] = sp.Integer(int(root.value)) if float(root.value) == int(root.value) else sp.Float(root.value)
+                if not allow_free:
+                    self.fixed.add(s)  # the grid must use the same value
             else:
                 missing.append(root.name)
         if missing:
@@ -176,7 +181,7 @@ class Mapper:
         return sp.expand(FloorDiv(length, esize)) if not (length / esize).is_integer else sp.expand(length / esize), \
             arg.alloc.origin, ""
 
-    def launch_dims(self, v: Value) -> tuple[list[sp.Expr] | None, list[str]]:
+    def launch_dims(self, v: Value, allow_free: bool = True) -> tuple[list[sp.Expr] | None, list[str]]:
         if isinstance(v, Dim3):
             dims = list(v.dims)
         elif isinstance(v, Num):
@@ -185,7 +190,7 @@ class Mapper:
             return None, ["(not followed)"]
         out: list[sp.Expr] = []
         for d in dims:
-            r, missing = self.rewrite(d)
+            r, missing = self.rewrite(d, allow_free)
             if r is None:
                 return None, missing
             out.append(r)

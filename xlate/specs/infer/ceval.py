@@ -337,6 +337,8 @@ class Evaluator:
         if not isinstance(a, Num) or not isinstance(b, Num):
             return None
         out = arith(op, a, b, self.concrete)
+        if isinstance(out, Num) and not out.e.is_number and _too_big(out.e):
+            return None  # long float formulas (a host reference implementation) say nothing about sizes
         if op == "+" and isinstance(out, Num) and out.e.has(sp.Min):
             return Num(simplify_ceil(out.e), out.flt)
         return out
@@ -511,6 +513,13 @@ def _ceil_ternary(ev: Evaluator, cond: ts.Node | None, yes: Num, no: Num, env: d
         if isinstance(small, FloorDiv) and sp.expand(big - small) == 1:
             return Num(CeilDiv(*small.args))
     return None
+
+
+MAX_EXPR_NODES = 48
+
+
+def _too_big(e: sp.Expr) -> bool:
+    return any(n >= MAX_EXPR_NODES for n, _ in enumerate(sp.preorder_traversal(e)))
 
 
 def _scalar_return(ret: str) -> bool:

@@ -6,6 +6,7 @@ values, and each pointer argument with the allocation it points into."""
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from xlate.specs.model import Origin, normalise_ctype
 MAX_CALL_DEPTH = 8
 STATEMENT_BUDGET = 60000
 MAX_LOOP_VALUES = 64
+PROGRAM_SECONDS = 30.0  # host code read per program at most (sympy on a huge main is slow)
 
 
 @functools.cache
@@ -76,6 +78,7 @@ class HostInterpreter(Evaluator):
         self.launches: list[Launch] = []
         self.kernels = {name for name, fds in program.functions.items() if any(f.space == "kernel" for f in fds)}
         self.budget = STATEMENT_BUDGET
+        self.deadline = time.monotonic() + PROGRAM_SECONDS
         self.frames: list[Frame] = []
         self._globals_done = False
         self.const_values: dict[sp.Symbol, sp.Expr] = {}
@@ -194,6 +197,8 @@ class HostInterpreter(Evaluator):
 
     def statement(self, node: ts.Node, frame: Frame) -> None:
         self.budget -= 1
+        if self.budget > 0 and self.budget % 64 == 0 and time.monotonic() > self.deadline:
+            self.budget = 0  # a program too big to read in time: what was seen so far stands
         t = node.type
         if t in ("compound_statement", "translation_unit", "preproc_if", "preproc_ifdef", "preproc_else",
                  "preproc_elif", "labeled_statement", "case_statement", "try_statement", "catch_clause",

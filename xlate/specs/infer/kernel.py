@@ -24,6 +24,7 @@ from xlate.specs.model import Origin, normalise_ctype
 BUILTINS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "B", "gridDim": "G"}
 MAX_INLINE = 4
 STATEMENT_BUDGET = 20000
+KERNEL_EVAL_BUDGET = 60000  # expression nodes: macro-heavy stencils expand exponentially
 
 
 def builtin(kind: str, axis: str) -> sp.Symbol:
@@ -88,6 +89,8 @@ class KernelFacts:
     names_used: set[str] = field(default_factory=set)
     uses: set[str] = field(default_factory=set)  # builtins used: "tx", "bx", ...
     unknown: bool = False  # something could not be followed (be conservative about scalars)
+    truncated: bool = False  # the analysis stopped early: its accesses are not all there
+    opaque: set[str] = field(default_factory=set)  # parameters handed to code that was not followed
     launch_bounds: int | None = None
     where: str = ""
     _ranges: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -122,12 +125,15 @@ class KernelFacts:
         if not uses_b:
             return "1", _dims_text(block), Origin("kernel", self.where, "the kernel does not use blockIdx: one block")
         grid: list[str] = []
+        def usable(b: sp.Expr) -> bool:  # a bound over the kernel's parameters only (not locals or loads)
+            return all(x.name.startswith("_P_") for x in sp.sympify(b).free_symbols)
+
         for axis in range(3):
-            if axis in self.thread_guards:
+            if axis in self.thread_guards and usable(self.thread_guards[axis]):
                 bound = self.thread_guards[axis]
                 b = block[axis] if axis < len(block) else 1
                 grid.append(_ptext(CeilDiv(bound, b)))
-            elif axis in self.row_guards:
+            elif axis in self.row_guards and usable(self.row_guards[axis]):
                 grid.append(_ptext(self.row_guards[axis]))
             elif ("b" + "xyz"[axis]) in self.uses or ("G" + "xyz"[axis]) in self.uses:
                 return None, _dims_text(block), origin
@@ -158,7 +164,7 @@ class KernelFacts:
 
     # -- extents --------------------------------------------------------------------------------------------
     def extent(self, pname: str, mapper: Any, grid: list[sp.Expr] | None, block: list[sp.Expr] | None) -> tuple[sp.Expr, Origin] | None:
-        if self.unknown and not self.accesses:
+        if self.truncated or pname in self.opaque:
             return None
         mine = [a for a in self.accesses if a.param == pname]
         if not mine:
@@ -219,6 +225,8 @@ class KernelFacts:
                     launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
         bounds: dict[str, list[sp.Expr]] = {}
         bad: dict[str, str] = {}
+        if self.truncated:
+            return {}, {q: "the kernel is too large to follow" for q in {ld.param for ld in self.loads.values()}}
         for a in self.accesses:
             loads = self.loads_in(a.last)
             if not loads:
@@ -341,7 +349,8 @@ def _extreme(e: sp.Expr, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, u
             if any(p is None for p in parts):
                 return None
             return (sp.Max if upper else sp.Min)(*parts)  # type: ignore[arg-type]
-        funcs = [f for f in e.atoms(FloorDiv, CeilDiv, sp.Mod, sp.Min, sp.Max, sp.floor, sp.ceiling) if f != e]
+        funcs = [f for f in e.atoms(FloorDiv, CeilDiv, sp.Mod, sp.Min, sp.Max, sp.floor, sp.ceiling)
+                 if any(not _is_final(x) for x in f.free_symbols)]
         if funcs:
             f = funcs[0]
             sign = _sign(e, f)
@@ -482,6 +491,7 @@ class KernelInterpreter(Evaluator):
         self._inline_depth = 0
         self._param_types = {p.name: normalise_ctype(p.base_type) for p in fn.params}
         self._aliases: dict[sp.Expr, sp.Symbol] = {}
+        self.eval_budget = KERNEL_EVAL_BUDGET
 
     def fresh(self, prefix: str, name: str) -> sp.Symbol:
         self._n += 1
@@ -508,8 +518,9 @@ class KernelInterpreter(Evaluator):
         if body is not None:
             self.facts.names_used |= {text(n) for n in _walk(body) if n.type == "identifier"}
             self.block(body, env)
-        if self.budget <= 0:
+        if self.budget <= 0 or self.eval_budget <= 0:
             self.facts.unknown = True
+            self.facts.truncated = True  # too big to follow in full: no extent from the kernel's own code
         return self.facts
 
     # -- statements ---------------------------------------------------------------------------------------------
@@ -977,11 +988,13 @@ class KernelInterpreter(Evaluator):
         if fd is not None and fd.space in ("device", "host") and self._inline_depth < MAX_INLINE:
             vals = [self.ev(a, env) for a in args]
             return True, self.inline_device(fd, vals)
-        if fd is None and "." not in name and "->" not in name and base not in _KNOWN_PURE:
+        macro = self.program.macros.get(base)
+        if base not in _KNOWN_PURE and not (macro is not None and macro.params is not None):
             for a in args:
                 v = self.ev(a, env)
                 if isinstance(v, KPtr) and v.param:
                     self.facts.unknown = True
+                    self.facts.opaque.add(v.param)  # its accesses happen where we cannot see them
         return False, None
 
     def inline_device(self, fd: FuncDef, vals: list[Value]) -> Value:

@@ -54,7 +54,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
 
     # -- launch dimensions ------------------------------------------------------------------------------------
     if mapper is not None and launch is not None:
-        block_exprs, _ = mapper.launch_dims(launch.block)
+        block_exprs, _ = mapper.launch_dims(launch.block, allow_free=False)
         grid_exprs, _ = mapper.launch_dims(launch.grid)
         if block_exprs is not None:
             inf.items["block"] = (f"block: {_tuple(mapper, block_exprs)}", launch_origin)  # type: ignore[arg-type]
@@ -271,7 +271,12 @@ def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch |
         text = str(int(v)) if v == int(v) else repr(float(v))
         if _is_int_type(ctype) or np_name == "bool":
             return f"{p.name}: const({text})", lorigin
-        return f"{p.name}: scalar({text}..{text})", lorigin
+        if p.name in kf.index_params:
+            return f"{p.name}: scalar({text}..{text})", lorigin
+        f = float(v)  # a float literal: fuzzed around the value the program passes
+        lo, hi = sorted((f / 2, f * 2)) if f != 0 else (-1.0, 1.0)
+        return f"{p.name}: scalar({_num(lo)}..{_num(hi)})", Origin("host", launch.where if launch else "",
+                                                                   f"the launch passes {text}")
     if np_name == "bool":
         return f"{p.name}: scalar(0..1)", Origin("default")
     known = mapper.m.values.get(p.name) if mapper is not None else None

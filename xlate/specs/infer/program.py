@@ -309,6 +309,23 @@ def context_paths(path: str) -> list[str]:
     out = [str(folder / n) for n in names if n.endswith(CONTEXT_SUFFIXES) and (folder / n).is_file()]
     me = os.path.abspath(path)
     out = [p for p in out if p != me][:MAX_CONTEXT_FILES]
+    # a kernel in src/ or include/ is launched from the program's main one folder up: those files that include
+    # something from this folder belong to the program too
+    parent = folder.parent
+    try:
+        above = sorted(os.listdir(parent)) if parent != folder else []
+    except OSError:
+        above = []
+    for n in above:
+        q = parent / n
+        if not n.endswith(CONTEXT_SUFFIXES) or not q.is_file() or len(out) >= MAX_CONTEXT_FILES:
+            continue
+        try:
+            head = q.read_bytes()[:200000].decode("utf-8", "replace")
+        except OSError:
+            continue
+        if re.search(r'^\s*#\s*include\s*"' + re.escape(folder.name) + r"/", head, re.M):
+            out.append(str(q))
     extra: list[str] = []
     for p in [me, *out]:
         try:

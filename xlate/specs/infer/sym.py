@@ -26,6 +26,9 @@ class FloorDiv(sp.Function):
         q = sp.cancel(a / b)
         if q.is_polynomial() and _integer_coefficients(q):
             return sp.expand(q)
+        lower = _minus_one(a, b)  # (k * b - 1) / b == k - 1: the last index of k rows of b
+        if lower is not None:
+            return lower
         c = sp.expand(a - b + 1)  # (n + b - 1) / b: the ceil-division idiom
         if sp.count_ops(c) < sp.count_ops(sp.expand(a)) and not c.is_negative:
             return CeilDiv(c, b)
@@ -50,6 +53,17 @@ class CeilDiv(sp.Function):
         if q.is_polynomial() and _integer_coefficients(q):
             return sp.expand(q)
         return None
+
+
+def _minus_one(a: sp.Expr, b: sp.Expr) -> sp.Expr | None:
+    """(k * b - 1) / b for b >= 1: k - 1 (k an integer polynomial)."""
+    a = sp.expand(a)
+    if a.as_coeff_Add()[0] != -1:
+        return None
+    q = sp.cancel((a + 1) / b)
+    if q.is_polynomial() and _integer_coefficients(q) and q.free_symbols:
+        return sp.expand(q - 1)
+    return None
 
 
 def _integer_coefficients(e: sp.Expr) -> bool:

@@ -196,6 +196,10 @@ def grid_python(exprs: list[str], names: dict[str, str], block: tuple[int, int])
 def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, block: tuple[int, int],
               types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc) -> str:
     names = {p: py for (p, _), py in zip(fir.params, params_py)}
+    for free in (p for p in spec.params if p.position < 0):  # a size the kernel does not receive (spec layer):
+        buf = next((b for b in spec.buffers if b.dims == [free.name] and b.lanes == 1 and b.name in names), None)
+        if buf is not None:  # the port's launcher reads it off a buffer it shapes
+            names[free.name] = f"{names[buf.name]}.numel()"
     grid = grid_python(spec.grid, names, block)
     if len(grid) == 1 and grid[0].startswith("("):
         grid = [grid[0]]
