@@ -12,12 +12,13 @@ import pytest
 from xlate.backends.base import BufferArg, CompileOptions, LaunchConfig, ScalarArg
 from xlate.backends.registry import get_backend
 
+from xlate.cir import cpre
+from xlate.cir import ctype as ctyping
+from xlate.cir.build import parse_number
 from xlate.model import Macro
 from xlate.parse import parse_string
 from xlate.translate.base import TranslateOptions
-from xlate.translate.triton import cpre, ctyping
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.irbuild import parse_number
 from xlate.translate.triton.translator import CudaToTriton, grid_python
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,6 +13,7 @@ import numpy as np
 
 from xlate.backends.base import Artifact, BufferArg, CompileError, CompileOptions, ScalarArg
 from xlate.backends.registry import backend_for_language, get_backend
+from xlate.cir.ctype import template_spellings
 from xlate.errors import SpecError
 from xlate.model import KernelUnit
 from xlate.parse import parse_string
@@ -20,13 +21,8 @@ from xlate.parse.source import read_source
 from xlate.specs import KernelSpec
 from xlate.verify.cases import Case, buffer_length, ctype_dtype, environment, is_float, launch_dims
 
-# C spelling of a dtype for template arguments, per source language.
-TEMPLATE_CTYPE = {
-    "cuda": {"float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double",
-             "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long", "uint8": "unsigned char",
-             "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long long"},
-}
-TEMPLATE_CTYPE["hip"] = dict(TEMPLATE_CTYPE["cuda"], bfloat16="__hip_bfloat16")
+# C spelling of a dtype for template arguments, per source language (the `template` column of data/ctypes.yaml).
+TEMPLATE_CTYPE = {language: template_spellings(language) for language in ("cuda", "hip")}
 
 
 # Exception names a worker reports that mean "the candidate does not compile" rather than "it crashed".

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlate.translate.triton import ctyping, ir
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import LiftError

@@ -12,9 +12,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from xlate.translate.triton import ctyping
+from xlate.cir import ctype as ctyping
 from xlate.translate.triton.sym import Sym
-from xlate.translate.triton.tables import math_entry, tl_dtype
+from xlate.translate.triton.tables import math_entry
 
 PY_RESERVED = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
                "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
@@ -43,7 +43,7 @@ def edtype(s: Sym) -> str:
 
 
 def tl_of(ctype: str) -> str:
-    t = tl_dtype(ctype)
+    t = ctyping.tl(ctype)
     if t is None:
         return ctype  # a template parameter or trait typedef: a tl.constexpr dtype of the kernel
     return t

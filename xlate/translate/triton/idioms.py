@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xlate.translate.triton import ir
+from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx
 from xlate.translate.triton.sym import Sym

@@ -17,12 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from xlate.translate.triton import comm, ctyping, idioms, ir
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
+from xlate.translate.triton import comm, idioms
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.comm import LaneTokens, SharedArr, SharedRead
 from xlate.translate.triton.emit import Ctx, Emitter, edtype, sanitize, tl_of
 from xlate.translate.triton.sym import NotConcrete, Sym
-from xlate.translate.triton.tables import atomic_entry, math_entry, named_constant, scalar_info, vector_info
+from xlate.translate.triton.tables import atomic_entry, math_entry, named_constant
 from xlate.translate.triton.values import (
     CGroup,
     ConstArray,
@@ -177,10 +179,10 @@ class Lifter:
         if ct.ptr:
             if ct.ptr > 1:
                 raise LiftError("XL2013", f"parameter '{py}' is a pointer to a pointer", loc)
-            if vector_info(base):
+            if ctyping.vector(base):
                 raise LiftError("XL2012", f"pointer parameter '{py}' to {base}: pass a scalar pointer", loc)
             return PtrVal(S.uni(py, base + "*"), S.const(0, "int"), ir.CType(base, 0, ct.const), py)
-        info = scalar_info(base)
+        info = ctyping.row(base)
         if info is None:
             raise LiftError("XL2012", f"parameter '{py}' of type {base}", loc)
         if base in ("int", "float", "bool"):
@@ -282,7 +284,7 @@ class Lifter:
             if isinstance(v, PtrVal | SharedArr):
                 return v
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
-        if vector_info(base):
+        if ctyping.vector(base):
             if isinstance(v, StructVal) and v.ctype == base:
                 return v
             raise LiftError("XL2012", f"value assigned to a {base}", loc)
@@ -385,7 +387,7 @@ class Lifter:
                 dims.append(int(v.value))
             if not dims:
                 raise LiftError("XL2004", f"shared scalar '{s.name}'", loc)
-            if scalar_info(base) is None and not ctyping.is_symbolic(base):
+            if ctyping.row(base) is None and not ctyping.is_symbolic(base):
                 raise LiftError("XL2012", f"shared array of {base}", loc)
             arr = SharedArr(s.name, base, dims, loc)
             self.shared.append(arr)
@@ -407,8 +409,8 @@ class Lifter:
             raise LiftError("XL2001", f"multi-dimensional local array '{s.name}'", loc)
         ct = ir.CType(base, s.ctype.ptr, s.ctype.const)
         if s.init is None:
-            if vector_info(base) and not ct.ptr:
-                fields = {f: S.const(0, vector_info(base)["scalar"]) for f in vector_info(base)["fields"]}
+            if ctyping.vector(base) and not ct.ptr:
+                fields = {f: S.const(0, ctyping.vector(base)["scalar"]) for f in ctyping.vector(base)["fields"]}
                 self.bind(s.name, ct, StructVal(base, fields))
             else:
                 self.bind(s.name, ct, None)
@@ -970,7 +972,7 @@ class Lifter:
                           before_loop=in_loop and arr.boundary > 0)
 
     def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
-        vinfo = vector_info(p.elem.base)
+        vinfo = ctyping.vector(p.elem.base)
         if vinfo:
             fields = {}
             n = len(vinfo["fields"])
@@ -1026,7 +1028,7 @@ class Lifter:
             sv = b.val
             if target.field not in sv.fields:
                 raise LiftError("XL2012", f"{sv.ctype} has no member {target.field}", loc)
-            scalar = vector_info(sv.ctype)["scalar"]
+            scalar = ctyping.vector(sv.ctype)["scalar"]
             new = S.cast(self.data(val, loc), scalar)
             rel = self.rel_pred(b)
             fields = dict(sv.fields)
@@ -1036,9 +1038,9 @@ class Lifter:
         if isinstance(target.base, ir.Index):
             base_e, idx_e = self.index_chain(target.base)
             p = self.ev(base_e)
-            if not isinstance(p, PtrVal) or p.shared or not vector_info(p.elem.base):
+            if not isinstance(p, PtrVal) or p.shared or not ctyping.vector(p.elem.base):
                 raise LiftError("XL2013", "member store through a pointer", loc)
-            vinfo = vector_info(p.elem.base)
+            vinfo = ctyping.vector(p.elem.base)
             k = vinfo["fields"].index(target.field)
             i = self.data(self.ev(idx_e[0]), loc)
             off = S.op("add", "int", S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")),
@@ -1059,7 +1061,7 @@ class Lifter:
                 return
             if base.elem.const:
                 raise LiftError("XL2013", f"store through const pointer '{base.root}'", loc)
-            vinfo = vector_info(base.elem.base)
+            vinfo = ctyping.vector(base.elem.base)
             if vinfo:
                 if not isinstance(val, StructVal):
                     raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer", loc)
@@ -1101,7 +1103,7 @@ class Lifter:
         arr.records.append(rec)
 
     def store_scalar(self, p: PtrVal, off: Sym, v: Sym, loc: ir.Loc) -> None:
-        elem = v.ctype if vector_info(p.elem.base) else p.elem.base  # components of vector stores: their scalar
+        elem = v.ctype if ctyping.vector(p.elem.base) else p.elem.base  # components of vector stores: their scalar
         mask = self.uniform_effect_mask(off, v, plain=True)
         if mask is None:
             return
@@ -1188,10 +1190,10 @@ class Lifter:
             base = self.resolve_type(e.ctype.base, e.loc)
             if e.ctype.ptr:
                 return S.const(8, "unsigned long")
-            info = scalar_info(base)
-            vinfo = vector_info(base)
+            info = ctyping.row(base)
+            vinfo = ctyping.vector(base)
             if vinfo:
-                return S.const(len(vinfo["fields"]) * scalar_info(vinfo["scalar"])["bits"] // 8, "unsigned long")
+                return S.const(len(vinfo["fields"]) * ctyping.row(vinfo["scalar"])["bits"] // 8, "unsigned long")
             if info is None:
                 raise LiftError("XL2012", f"sizeof({base})", e.loc)
             return S.const(max(1, info["bits"] // 8), "unsigned long")
@@ -1342,7 +1344,7 @@ class Lifter:
         if e.to.ptr:
             if not isinstance(v, PtrVal) or v.shared:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
-            vinfo = vector_info(base)
+            vinfo = ctyping.vector(base)
             if vinfo and vinfo["scalar"] == v.elem.base:
                 n = len(vinfo["fields"])
                 if not (v.offset.is_const and v.offset.value % n == 0):
@@ -1351,7 +1353,7 @@ class Lifter:
             if base == v.elem.base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
             raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}*", e.loc)
-        if vector_info(base):
+        if ctyping.vector(base):
             raise LiftError("XL2012", f"cast to {base}", e.loc)
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
@@ -1393,7 +1395,7 @@ class Lifter:
             return CGroup("tile", size)
         if fn in MAKE_VECTOR:
             ct = MAKE_VECTOR[fn]
-            vinfo = vector_info(ct)
+            vinfo = ctyping.vector(ct)
             if len(e.args) != len(vinfo["fields"]):
                 raise LiftError("XL2012", f"{fn} with {len(e.args)} arguments", e.loc)
             return StructVal(ct, {f: S.cast(self.data(self.ev(a), e.loc), vinfo["scalar"]) for f, a in zip(vinfo["fields"], e.args)})

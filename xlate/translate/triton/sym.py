@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from xlate.translate.triton import ctyping
+from xlate.cir import ctype as ctyping
 
 _ids = itertools.count()
 

@@ -1,20 +1,15 @@
-"""The lifter's data tables (xlate/translate/triton/maps/*.yaml), loaded once."""
+"""The lifter's data tables (xlate/translate/triton/maps/*.yaml), loaded once. C types are not here: they come
+from the one table through xlate.cir.ctype."""
 
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
 from xlate.resources import load_yaml
 
 MAPS = Path(__file__).parent / "maps"
-
-
-@functools.cache
-def types_table() -> dict[str, Any]:
-    return load_yaml(MAPS / "types.yaml")
 
 
 @functools.cache
@@ -27,33 +22,13 @@ def diagnostics_table() -> dict[str, dict[str, Any]]:
     return load_yaml(MAPS / "diagnostics.yaml")
 
 
-QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|__device__|__shared__|static|"
-                        r"register|inline|__forceinline__)\b")
-
-
-def canonical_type(spelling: str) -> str:
-    """'unsigned' -> 'unsigned int', 'uint32_t' -> 'unsigned int', 'half' -> '__half'; other names unchanged."""
-    t = " ".join(QUALIFIERS.sub(" ", spelling).split())
-    t = t.replace("cuda::std::", "").replace("std::", "")
-    aliases = types_table()["aliases"]
-    return aliases.get(t, t)
-
-
-def scalar_info(ctype: str) -> dict[str, Any] | None:
-    return types_table()["types"].get(ctype)
-
-
-def vector_info(ctype: str) -> dict[str, Any] | None:
-    return types_table()["vectors"].get(ctype)
-
-
-def tl_dtype(ctype: str) -> str | None:
-    info = scalar_info(ctype)
-    return info["tl"] if info else None
+@functools.cache
+def constants_table() -> dict[str, list[Any]]:
+    return load_yaml(MAPS / "constants.yaml")
 
 
 def named_constant(name: str) -> tuple[str, float | int] | None:
-    entry = types_table()["constants"].get(name)
+    entry = constants_table().get(name)
     if entry is None:
         return None
     ctype, value = entry

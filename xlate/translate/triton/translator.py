@@ -1,7 +1,7 @@
 """The CUDA -> Triton rule translator (`xlate port k.cu --to triton`).
 
 Per kernel: the spec gives the launch configuration (grid and block as expressions of the parameters); the
-kernel and its device functions become IR (irbuild.py); the lifter (lift.py) turns one block of threads into
+kernel and its device functions become IR (xlate.cir); the lifter (lift.py) turns one block of threads into
 one Triton program; the launcher reproduces the CUDA grid. A kernel the rules cannot lift gets a blocking
 XL2xxx diagnostic at the construct and is listed in `needs_llm`; it has no code in the output.
 """
@@ -15,15 +15,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from xlate.cir import ctype, ir
+from xlate.cir.build import BuildError, LineIndex, build_function, parse_number
 from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
-from xlate.translate.triton import ir
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
-from xlate.translate.triton.irbuild import BuildError, LineIndex, build_function, parse_number
 from xlate.translate.triton.lift import KernelContext, Lifter
-from xlate.translate.triton.tables import canonical_type, diagnostics_table, tl_dtype
+from xlate.translate.triton.tables import diagnostics_table
 from xlate.translate.triton.values import ConstArray, LiftError
 
 __all__ = ["CudaToTriton"]
@@ -33,9 +33,6 @@ TRAIT_PRIMARY = re.compile(r"template\s*<\s*(?:typename|class)\s+(\w+)\s*>\s*str
                            r"(?:typedef\s+([\w\s:]+?)\s+(\w+)|using\s+(\w+)\s*=\s*([\w\s:]+?))\s*;\s*\}\s*;")
 TRAIT_SPECIAL = re.compile(r"template\s*<\s*>\s*struct\s+(\w+)\s*<\s*([\w\s:]+?)\s*>\s*\{\s*"
                            r"(?:typedef\s+([\w\s:]+?)\s+(\w+)|using\s+(\w+)\s*=\s*([\w\s:]+?))\s*;\s*\}\s*;")
-TL_OF_C = {"float": "tl.float32", "double": "tl.float64", "__half": "tl.float16", "__nv_bfloat16": "tl.bfloat16",
-           "int": "tl.int32", "unsigned int": "tl.uint32", "long long": "tl.int64", "unsigned char": "tl.uint8",
-           "signed char": "tl.int8", "char": "tl.int8", "short": "tl.int16"}
 
 
 @dataclass
@@ -297,9 +294,9 @@ def _traits(text: str, fir: ir.FunctionIR, devices: dict[str, ir.FunctionIR], ty
         member, target = (m.group(4), m.group(3)) if m.group(4) else (m.group(5), m.group(6))
         primary[(struct, member)] = (param, " ".join(target.split()))
     for m in TRAIT_SPECIAL.finditer(text):
-        struct, arg = m.group(1), canonical_type(" ".join(m.group(2).split()))
+        struct, arg = m.group(1), ctype.canonical(" ".join(m.group(2).split()))
         member, target = (m.group(4), m.group(3)) if m.group(4) else (m.group(5), m.group(6))
-        special.setdefault((struct, member), {})[arg] = canonical_type(" ".join(target.split()))
+        special.setdefault((struct, member), {})[arg] = ctype.canonical(" ".join(target.split()))
     traits: dict[tuple[str, str, str], str] = {}
     defs: dict[str, str] = {}
     for f in [fir, *devices.values()]:
@@ -309,11 +306,11 @@ def _traits(text: str, fir: ir.FunctionIR, devices: dict[str, ir.FunctionIR], ty
                 if (struct, member) not in primary or arg not in types:
                     continue
                 param, default = primary[(struct, member)]
-                default = types[arg] if default == param else TL_OF_C.get(canonical_type(default))
+                default = types[arg] if default == param else ctype.tl(ctype.canonical(default))
                 if default is None:
                     continue
-                cases = {TL_OF_C[k]: TL_OF_C[v] for k, v in special.get((struct, member), {}).items()
-                         if k in TL_OF_C and v in TL_OF_C}
+                cases = {ctype.tl(k): ctype.tl(v) for k, v in special.get((struct, member), {}).items()
+                         if ctype.tl(k) and ctype.tl(v)}
                 name = sanitize(s.name)
                 table = "{" + ", ".join(f"{k}: {v}" for k, v in cases.items()) + "}"
                 defs[name] = f"{table}.get({types[arg]}, {default})"
@@ -333,14 +330,14 @@ def _walk(stmts):
 def _const_arrays(text: str) -> dict[str, ConstArray]:
     out: dict[str, ConstArray] = {}
     for m in CONSTANT_DECL.finditer(text):
-        ctype = canonical_type(" ".join(m.group(1).split()))
-        if tl_dtype(ctype) is None:
+        ct = ctype.canonical(" ".join(m.group(1).split()))
+        if ctype.tl(ct) is None:
             continue
         try:
             values = [parse_number(v.strip())[0] for v in m.group(4).split(",") if v.strip()]
         except ValueError:
             continue
-        out[m.group(2)] = ConstArray(m.group(2), ctype, values)
+        out[m.group(2)] = ConstArray(m.group(2), ct, values)
     return out
 
 

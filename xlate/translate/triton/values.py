@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from xlate.translate.triton import ir
+from xlate.cir import ir
 from xlate.translate.triton.sym import Sym
 
 

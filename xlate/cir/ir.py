@@ -1,4 +1,5 @@
-"""A small typed IR of CUDA device code (the subset the lifter understands), built from the tree-sitter tree.
+"""A small typed IR of CUDA device code (the subset the lifters understand), built from the front end's tree
+(build.py).
 
 Expressions and statements keep their source location so every diagnostic names file:line:col. Types are
 canonical C spellings ("float", "unsigned int", "const float*" becomes ctype "float" with pointer depth 1).
@@ -22,9 +23,6 @@ class CType:
     base: str
     ptr: int = 0
     const: bool = False
-
-    def deref(self) -> CType:
-        return CType(self.base, self.ptr - 1, self.const)
 
     def __str__(self) -> str:
         return self.base + "*" * self.ptr

@@ -1,4 +1,4 @@
-"""Preprocessing of one function's source for the lifter: macro expansion (object- and function-like macros
+"""Preprocessing of one function's (or expression's) source for the lifters: macro expansion (object- and function-like macros
 of the file) and spellings tree-sitter-cuda misparses (cooperative-groups template types).
 
 Expansion keeps every newline, so line numbers stay those of the file; each output byte maps back to the

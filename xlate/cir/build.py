@@ -1,7 +1,8 @@
-"""tree-sitter CUDA tree -> the lifter's IR (xlate/translate/triton/ir.py), one function at a time.
+"""The front end's tree of CUDA device code -> the IR (ir.py), one function at a time.
 
-The function's text is macro-expanded first (cpre.py) and parsed on its own; anything outside the subset
-becomes an `Unsupported` statement (or raises `BuildError` inside an expression) that names the construct.
+The function's text is macro-expanded first (cpre.py) and parsed on its own by the one C front end
+(xlate.parse.frontend); anything outside the subset becomes an `Unsupported` statement (or raises `BuildError`
+inside an expression) that names the construct.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import re
 
 import tree_sitter as ts
 
+from xlate.cir import cpre, ir
+from xlate.cir.ctype import canonical
 from xlate.model import Function, KernelUnit
-from xlate.parse import languages
-from xlate.translate.triton import cpre, ir
-from xlate.translate.triton.tables import canonical_type
+from xlate.parse.frontend import parse_c
 
 BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
@@ -132,7 +133,7 @@ class Builder:
 
     def _type_name(self, node: ts.Node) -> str:
         t = " ".join(self.text(node).split())
-        return canonical_type(t)
+        return canonical(t)
 
     def declarator_name(self, d: ts.Node) -> tuple[str, list[ts.Node | None], int]:
         """(name, array dims (outer first), pointer depth) of a declarator."""
@@ -237,7 +238,7 @@ class Builder:
         m = re.fullmatch(r"(?:typename\s+)?(\w+)\s*<\s*(\w+)\s*>\s*::\s*(\w+)", txt)
         if m:
             return ir.Typedef(loc, name, ir.CType(name), trait=(m.group(1), m.group(2), m.group(3)))
-        return ir.Typedef(loc, name, ir.CType(canonical_type(txt)))
+        return ir.Typedef(loc, name, ir.CType(canonical(txt)))
 
     def declaration(self, node: ts.Node) -> list[ir.Stmt]:
         loc = self.loc(node)
@@ -374,7 +375,7 @@ class Builder:
         if fn.type in ("primitive_type", "type_identifier", "sized_type_specifier"):
             if len(args) != 1:
                 raise self.fail(f"constructor call '{self.text(node)[:40]}'", node)
-            return ir.Cast(loc, ir.CType(canonical_type(" ".join(self.text(fn).split()))), args[0], "functional")
+            return ir.Cast(loc, ir.CType(canonical(" ".join(self.text(fn).split()))), args[0], "functional")
         raise self.fail(f"call of '{self.text(fn)[:40]}'", node)
 
     # -- functions -------------------------------------------------------------------------------------------
@@ -399,7 +400,7 @@ class Builder:
             if dims:
                 ct = ir.CType(ct.base, ct.ptr + len(dims), ct.const)
             params.append((name, ct))
-        ret = ir.CType(canonical_type(" ".join(self.text(fdef.child_by_field_name("type")).split())))
+        ret = ir.CType(canonical(" ".join(self.text(fdef.child_by_field_name("type")).split())))
         body = self.body(fdef.child_by_field_name("body"))
         return ir.FunctionIR(fn.name, fn.kind, params, ret, body, [t.name for t in fn.template_params if t.kind == "type"],
                              self.loc(fdef))
@@ -427,5 +428,5 @@ def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = Non
     except cpre.ExpansionError as exc:
         prefix = data[: fn.span.start_byte].decode("utf-8", "replace")
         raise BuildError(str(exc), lines.loc(len((prefix + fn_text[: exc.offset]).encode("utf-8")))) from None
-    tree = languages.parser("cuda").parse(expanded.text.encode("utf-8"))
-    return Builder(unit, expanded.text, fn.span.start_byte, expanded, lines, fn_text).function(fn, tree.root_node)
+    root = parse_c(expanded.text.encode("utf-8"), unit.path).root
+    return Builder(unit, expanded.text, fn.span.start_byte, expanded, lines, fn_text).function(fn, root)
