@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from xlate.parse import languages, parse_string
+from xlate.parse import parse_string
 from xlate.parse.consteval import ConstEvaluator, ctype_sizes
+from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source, syntax_errors, walk
 from xlate.translate.ascendc.tables import diag, table
 from xlate.translate.ascendc.tiling import SocInfo, soc_info
@@ -101,9 +102,9 @@ def check_ascendc(text: str, path: str, soc: str | None = None) -> list[Diagnost
     from templates/arch; default Ascend 910B). Errors mean the kernel is wrong or will not build."""
     info = soc_info(soc)  # InputError (exit 2) for a name that is no Ascend SoC
     data, launches = prepare_source(text)
-    blanked, _ = languages.blank_qualifiers(data, "cpp")
-    root = languages.parser("cpp").parse(blanked).root_node
-    src = Source(path, blanked)
+    parsed = parse_c(data, path, "cpp")
+    root = parsed.root
+    src = Source(path, parsed.view)
     ctx = Ctx(path, text, src, root, info, launches=launches)
     errors = syntax_errors(src, root, limit=5)
     if errors:

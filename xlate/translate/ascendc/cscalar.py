@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from xlate.cir import ctype
 from xlate.parse.consteval import parse_int_literal
 
 
@@ -16,11 +17,8 @@ class EmulationError(Exception):
     """The generated code did something the hardware forbids, or something the emulator does not cover."""
 
 
-INT_TYPES = {"int": ("i", 32), "int32_t": ("i", 32), "signed": ("i", 32), "unsigned": ("u", 32), "unsigned int": ("u", 32),
-             "uint32_t": ("u", 32), "int64_t": ("i", 64), "long": ("i", 64), "long long": ("i", 64), "uint64_t": ("u", 64),
-             "size_t": ("u", 64), "uint16_t": ("u", 16), "int16_t": ("i", 16), "uint8_t": ("u", 8), "int8_t": ("i", 8),
-             "bool": ("i", 32), "TEventID": ("i", 32), "event_t": ("i", 32)}
-FLOAT_TYPES = {"float": 32, "double": 64, "half": 16}
+# AscendC's own scalar types that generated code declares: event ids are plain ints to the emulator.
+ASCENDC_TYPES = {"TEventID": "i32", "event_t": "i32"}
 
 
 @dataclass(frozen=True)
@@ -34,12 +32,19 @@ class CNum:
 
 
 def ctype_of(text: str) -> str | None:
+    """The emulator's value type (i32, u64, f16 ...) of a C type spelling, from the one C type table."""
     t = " ".join(text.replace("const", " ").replace("constexpr", " ").replace("AscendC::", "").split())
-    if t in INT_TYPES:
-        k, b = INT_TYPES[t]
-        return f"{k}{b}"
-    if t in FLOAT_TYPES:
-        return f"f{FLOAT_TYPES[t]}"
+    if t in ASCENDC_TYPES:
+        return ASCENDC_TYPES[t]
+    row = ctype.table().get(t)
+    if row is None:
+        return None
+    if row["kind"] == "bool":
+        return "i32"  # arithmetic on a bool promotes it to int
+    if row["kind"] in ("int", "uint"):
+        return f"{'u' if row['kind'] == 'uint' else 'i'}{row['bits']}"
+    if row["kind"] == "float" and row["numpy"] != "bfloat16":  # bfloat16 rounding is not emulated
+        return f"f{row['bits']}"
     return None
 
 

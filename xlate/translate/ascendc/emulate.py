@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import tree_sitter as ts
 
-from xlate.parse import languages
+from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source, walk
 from xlate.translate.ascendc.checker import prepare_source
 from xlate.translate.ascendc.cscalar import CNum, EmulationError, binop, convert, ctype_of, literal
@@ -128,9 +128,9 @@ class EmulationResult:
 class Emulator:
     def __init__(self, text: str, soc: str | None = None):
         data, _ = prepare_source(text)
-        data, _ = languages.blank_qualifiers(data, "cpp")
-        self.src = Source("<emulated>", data)
-        self.root = languages.parser("cpp").parse(data).root_node
+        parsed = parse_c(data, "<emulated>", "cpp")
+        self.src = Source("<emulated>", parsed.view)
+        self.root = parsed.root
         if self.root.has_error:
             raise EmulationError("the source does not parse")
         self.soc = soc_info(soc)

@@ -8,6 +8,10 @@ Two kernel shapes are recognised, the ones the AscendC templates map:
     (`red[tid] = m; for (s = blockDim.x/2; s > 0; s >>= 1) if (tid < s) red[tid] = op(red[tid], red[tid+s]);`)
     read back as `red[0]`, and a final column loop that stores `yr[c] = f(xr[c], reductions)`.
 Anything else raises Unsupported with the source location: the rules do not guess.
+
+The tree is the C front end's (xlate.parse.frontend, shared with the model and the other translators); macros
+are expanded by the shared preprocessor (xlate.cir.cpre), numbers and C types read as the Triton lifter reads
+them (xlate.cir).
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
+from xlate.cir import cpre, ctype
+from xlate.cir.build import parse_number
 from xlate.model import Function, KernelUnit
 from xlate.parse import languages
-from xlate.parse.consteval import parse_int_literal
+from xlate.parse.frontend import CParse, parse_c, parse_unit
 from xlate.parse.nodes import Source
+from xlate.parse.source import to_bytes
 from xlate.translate.ascendc import ir
 from xlate.translate.ascendc.tables import ops
 
@@ -78,7 +85,6 @@ class Lifted:
 
 GEOMETRY = {("blockIdx", "x"): "bid", ("threadIdx", "x"): "tid", ("blockDim", "x"): "bdim", ("gridDim", "x"): "gdim"}
 ASSIGN_OPS = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "^=": "^", "&=": "&", "|=": "|", "<<=": "<<", ">>=": ">>"}
-FLOAT_TYPES = ("float", "half", "__half", "double")
 IGNORED_CALLS = ("__syncthreads",)
 
 
@@ -115,15 +121,14 @@ class Lifter:
     def __init__(self, unit: KernelUnit, fn: Function, text: str, sizes: set[str], scalars: set[str], block: int | None):
         self.unit = unit
         self.fn = fn
-        data, _ = languages.blank_qualifiers(text.encode("utf-8"), "cuda")
-        self.src = Source(unit.path, data)
-        self.root = languages.parser("cuda").parse(data).root_node
+        parsed = front_end(unit, text)
+        self.src = Source(unit.path, parsed.view)
+        self.root = parsed.root
         self.sizes = sizes
         self.scalars = scalars
         self.pointers = {p.name for p in fn.params if p.is_pointer}
         self.block = block
-        self.macros = {m.name: m.value for m in unit.macros if m.params is None}
-        self.fmacros = {m.name: (m.params, m.value) for m in unit.macros if m.params is not None}
+        self.macros = {m.name: m for m in unit.macros}
         self.env: dict[str, object] = {}
         self.shared: dict[str, object] = {}
         self.stores: list[Store] = []
@@ -223,7 +228,7 @@ class Lifter:
 
     def _check_type(self, type_text: str, value: object, node: ts.Node) -> None:
         base = " ".join(type_text.replace("const", " ").split())
-        if isinstance(value, ir.Node) and ir.is_vector(value) and base not in FLOAT_TYPES:
+        if isinstance(value, ir.Node) and ir.is_vector(value) and not ctype.is_float(ctype.canonical(base)):
             raise Unsupported(f"per-element value held in a '{base}' variable", node)
 
     def _declared_name(self, node: ts.Node | None) -> str:
@@ -588,14 +593,11 @@ class Lifter:
             return PtrParam(name)
         if name in self.scalars or name in self.sizes:
             return ir.Param(name)
-        if name in self.macros:
-            return self._macro(name, node)
+        if name in self.macros and self.macros[name].params is None:
+            return self._expr_text(self.macros[name].value, node)  # its names resolve here, one at a time
         if name in self.unit.constants:
             return self._expr_text(self.unit.constants[name], node)
         raise Unsupported(f"'{name}' is not a parameter, local or numeric macro", node, expr=name)
-
-    def _macro(self, name: str, node: ts.Node) -> object:
-        return self._expr_text(self.macros[name], node)
 
     def _expr_text(self, text: str, node: ts.Node) -> object:
         value = parse_expression(text)
@@ -608,8 +610,8 @@ class Lifter:
         fn_node = node.child_by_field_name("function")
         name = self.text(fn_node)
         args_node = node.child_by_field_name("arguments")
-        if name in self.fmacros:
-            return self._expand_macro(name, args_node, node)
+        if name in self.macros and self.macros[name].params is not None:
+            return self._expand(node)
         args = [self._value(a) for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
         if not all(isinstance(a, ir.Node) for a in args):
             raise Unsupported(f"call '{self.text(node)}' with pointer arguments", node)
@@ -625,14 +627,13 @@ class Lifter:
                 pass
         return ir.Call(name, tuple(args))  # type: ignore[arg-type]
 
-    def _expand_macro(self, name: str, args_node: ts.Node | None, node: ts.Node) -> object:
-        params, body = self.fmacros[name]
-        args = [self.text(a) for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
-        if len(args) != len(params or []):
-            raise Unsupported(f"macro '{name}' called with {len(args)} arguments", node)
-        mapping = dict(zip(params or [], args))
-        text = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({mapping[m.group(0)]})" if m.group(0) in mapping else m.group(0), body)
-        return self._expr_text(text, node)
+    def _expand(self, node: ts.Node) -> object:
+        """A call of a function-like macro, expanded by the shared preprocessor (C's argument substitution)."""
+        try:
+            expanded = cpre.expand(self.text(node), list(self.macros.values()))
+        except cpre.ExpansionError as exc:
+            raise Unsupported(str(exc), node) from None
+        return self._expr_text(expanded.text, node)
 
     def _bin(self, op: str, a: object, b: object, node: ts.Node) -> object:
         # geometry: blockIdx.x * blockDim.x + threadIdx.x, blockDim.x * gridDim.x
@@ -664,25 +665,31 @@ class Lifter:
 
 
 def _number(text: str, node: ts.Node | None = None) -> ir.Const:
-    t = text.strip()
-    as_int = parse_int_literal(t)
-    if as_int is not None:
-        return ir.Const(float(as_int), "int")
-    single = t[-1:] in ("f", "F")
+    """A C literal as the value IR's constant: integers of any width are `int`, floats keep float or double."""
     try:
-        v = float(t.rstrip("fFlL"))
+        v, ct = parse_number(text.strip())
     except ValueError:
         raise Unsupported(f"number '{text}'", node) from None
-    return ir.Const(_f32(v), "float") if single else ir.Const(v, "double")
+    if ct == "float":
+        return ir.Const(_f32(v), "float")
+    return ir.Const(float(v), "double" if ctype.is_float(ct) else "int")
+
+
+def front_end(unit: KernelUnit, text: str) -> CParse:
+    """The front end's parse of the text being translated (the unit's own parse when it is the unit's text)."""
+    if text == unit.text:
+        return parse_unit(unit)
+    return parse_c(to_bytes(text), unit.path, languages.GRAMMAR_OF[unit.language], unit.project_macros)
 
 
 def parse_expression(text: str) -> tuple[ts.Node, bytes]:
     """The expression node of `text` parsed by the CUDA grammar (for macro bodies and data-file patterns)."""
     data = f"void __xlate_f() {{ __xlate_v = ({text}); }}".encode()
-    tree = languages.parser("cuda").parse(data)
-    if tree.root_node.has_error:
+    parsed = parse_c(data, "<expression>")
+    if parsed.gaps or parsed.repairs or parsed.masked:
         raise Unsupported(f"cannot parse expression '{text}'")
-    stack = [tree.root_node]
+    data = parsed.view
+    stack = [parsed.root]
     while stack:
         n = stack.pop()
         if n.type == "assignment_expression":

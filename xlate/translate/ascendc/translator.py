@@ -17,7 +17,7 @@ from xlate.parse.nodes import Source
 from xlate.specs import KernelSpec, build_spec, normalise_ctype
 from xlate.specs import expr as spec_expr
 from xlate.translate.ascendc import ir
-from xlate.translate.ascendc.lift import Lifted, Lifter, Unsupported
+from xlate.translate.ascendc.lift import Lifted, Lifter, Unsupported, front_end
 from xlate.translate.ascendc.lower import Lowerer
 from xlate.translate.ascendc.render import KernelPlan, render_file
 from xlate.translate.ascendc.tables import diag, ops
@@ -174,9 +174,7 @@ def plan_kernel(unit: KernelUnit, fn: Function, text: str, info: SocInfo) -> tup
 def _node_at(unit: KernelUnit, text: str, exc: Unsupported) -> tuple[int, int] | None:
     if exc.node is None:
         return None
-    from xlate.parse import languages
-
-    data, _ = languages.blank_qualifiers(text.encode("utf-8"), "cuda")
+    data = front_end(unit, text).view
     if exc.node.end_byte > len(data):
         return None
     span = Source(unit.path, data).span(exc.node)
