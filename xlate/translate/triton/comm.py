@@ -15,7 +15,6 @@ A pattern that is neither (or a read of another thread's write without a barrier
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,52 +23,12 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.sym import NotConcrete, Sym
-from xlate.translate.triton.values import LiftError
+from xlate.translate.triton.values import LaneTokens, LiftError, SharedArr, SharedRead, Tok, WriteRec
 
 if TYPE_CHECKING:
     from xlate.translate.triton.lift import Lifter
 
 FLT_MAX = 3.4028234663852886e38
-
-
-@dataclass
-class WriteRec:
-    id: int
-    arr: SharedArr | None  # None: a per-thread value turned into tokens (shuffles)
-    idx: tuple[Sym, ...]
-    pred: tuple[Sym, ...]
-    value: Any  # Sym or LaneTokens
-    epoch: int
-    loc: ir.Loc | None = None
-
-
-@dataclass
-class SharedArr:
-    name: str
-    ctype: str
-    dims: list[int | None]
-    loc: ir.Loc | None
-    records: list[WriteRec] = field(default_factory=list)
-    boundary: int = 0  # records before this index belong to an enclosing loop's earlier code
-    clobbered: bool = False  # written inside a runtime loop that has ended: contents unknown
-
-    def copy(self) -> SharedArr:
-        return SharedArr(self.name, self.ctype, list(self.dims), self.loc, list(self.records), self.boundary, self.clobbered)
-
-
-class Tok:
-    """What one thread's value is, in terms of per-thread values: op over {record: thread bitmask}."""
-
-    __slots__ = ("bad", "const", "masks", "op")
-
-    def __init__(self, op: str | None, masks: dict[int, int], const: float | None = None, bad: bool = False):
-        self.op = op
-        self.masks = masks
-        self.const = const
-        self.bad = bad
-
-    def same(self, other: Tok) -> bool:
-        return (self.op, self.masks, self.const, self.bad) == (other.op, other.masks, other.const, other.bad)
 
 
 BAD = Tok(None, {}, bad=True)
@@ -105,31 +64,6 @@ def combine(a: Tok, b: Tok, op: str) -> Tok:
         else:
             masks[rid] = m
     return Tok(op, masks)
-
-
-@dataclass
-class LaneTokens:
-    toks: list[Tok]
-    ctype: str
-    alt: Callable[[], Sym] | None = None  # the same value computed as plain data, when tokens do not resolve
-
-
-@dataclass
-class SharedRead:
-    arr: SharedArr
-    idx: tuple[Sym, ...]
-    pred: tuple[Sym, ...]
-    epoch: int
-    loc: ir.Loc | None
-    in_loop: bool
-    recs: list[WriteRec] = field(default_factory=list)  # the array's writes visible at the read
-    before_loop: bool = False  # the array has writes from before the enclosing runtime loop
-    tokens: LaneTokens | None = None
-    data: Sym | None = None
-
-    @property
-    def ctype(self) -> str:
-        return self.arr.ctype
 
 
 class NotTokenizable(Exception):
@@ -185,11 +119,11 @@ def tokenize(L: Lifter, v: Any) -> LaneTokens:
         if v.is_const:
             t = Tok(None, {}, const=float(v.value))
             return LaneTokens([t] * L.nlanes, v.ctype)
-        rec = L.pseudo.get(v.id)
+        rec = L.st.pseudo.get(v.id)
         if rec is None:
-            rec = WriteRec(L.next_id(), None, (), (), v, L.epoch)
-            L.pseudo[v.id] = rec
-            L.records[rec.id] = rec
+            rec = WriteRec(L.next_id(), None, (), (), v, L.st.epoch)
+            L.st.pseudo[v.id] = rec
+            L.st.records[rec.id] = rec
         return LaneTokens([Tok(None, {rec.id: 1 << i}) for i in range(L.nlanes)], v.ctype, alt=lambda v=v: v)
     raise NotTokenizable(type(v).__name__)
 
@@ -315,7 +249,7 @@ def materialize(L: Lifter, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | Non
                 return S.const(first.const, lt.ctype)
             if len(first.masks) == 1:
                 rid, m = next(iter(first.masks.items()))
-                rec = L.records[rid]
+                rec = L.st.records[rid]
                 if m == full and first.op in ("sum", "max", "min"):
                     L.idiom(f"block {first.op} over {n} threads" + (f" ({note})" if note else ""), loc)
                     return reduce_sym(first.op, rec.value, lt.ctype)
@@ -326,7 +260,7 @@ def materialize(L: Lifter, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | Non
         if scan is not None:
             rid = scan[1]
             L.idiom(f"block {scan[0]} scan over {n} threads", loc)
-            return scan_sym(scan[0], L.records[rid].value, L)
+            return scan_sym(scan[0], L.st.records[rid].value, L)
         g = _gather(L, lt, idx, loc)
         if g is not None:
             return g
@@ -415,7 +349,7 @@ def _gather(L: Lifter, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> S
         lo, hi = lanes[0], lanes[-1] + 1
         if lanes != list(range(lo, hi)):
             return None
-        rec = L.records[rid]
+        rec = L.st.records[rid]
         v = rec.value
         if not isinstance(v, Sym):
             return None

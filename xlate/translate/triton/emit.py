@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from xlate.cir import ctype as ctyping
+from xlate.translate.triton.fork import COPY, SCOPES, SHARED, TRUNCATE, VALUE
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.tables import math_entry
 
@@ -73,15 +74,17 @@ class Ctx:
 
 @dataclass
 class Emitter:
-    lines: list[str] = field(default_factory=list)
-    level: int = 1
-    enabled: bool = True
-    scopes: list[dict[tuple[int, str], str]] = field(default_factory=lambda: [{}])
-    used: set[str] = field(default_factory=set)
-    hints: dict[int, str] = field(default_factory=dict)
-    helpers: set[str] = field(default_factory=set)  # math wrappers the module must define
-    interp_only: set[str] = field(default_factory=set)
-    counter: int = 0
+    """The lines of one kernel body. Fields declare how a dry run of the lifter undoes them (fork.py)."""
+
+    lines: list[str] = field(default_factory=list, metadata=TRUNCATE)
+    level: int = field(default=1, metadata=VALUE)
+    enabled: bool = field(default=True, metadata=VALUE)
+    scopes: list[dict[tuple[int, str], str]] = field(default_factory=lambda: [{}], metadata=SCOPES)
+    used: set[str] = field(default_factory=set, metadata=COPY)
+    # variable-name preferences by sym id: a dry run's choice stands (the real run binds the same syms)
+    hints: dict[int, str] = field(default_factory=dict, metadata=SHARED)
+    helpers: set[str] = field(default_factory=set, metadata=COPY)  # math wrappers the module must define
+    counter: int = field(default=0, metadata=VALUE)
 
     # -- plumbing ----------------------------------------------------------------------------------------------
 

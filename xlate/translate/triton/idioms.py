@@ -57,33 +57,33 @@ def try_dot(L: Lifter, s: ir.For) -> bool:
         return False
     if any(c.lanes or c.opaque for c in L.full_pred()):
         return False  # per-thread conditions would not fit the tile shapes
-    snap = L.snapshot()
+    fork = L.st.fork()
+    enabled = L.em.enabled
     L.em.enabled = False
-    L.defer += 1
+    L.st.defer += 1
     axis = f"k{L.next_id()}"
     try:
-        L.red_axes[axis] = K
+        L.st.red_axes[axis] = K
         L.push_scope()
         L.bind(v, ir.CType("int"), S.red(axis, K))
         x = L.data(L.ev(xe), s.loc)
         y = L.data(L.ev(ye), s.loc)
         L.pop_scope()
     except LiftError:
-        L.restore(snap)
-        L.defer -= 1
+        fork.undo()
         return False
-    L.defer -= 1
+    L.st.defer -= 1
     ok = x.ctype == "float" and y.ctype == "float" and not x.opaque and not y.opaque
     if ok and x.lanes <= {"y", axis} and y.lanes <= {"x", axis} and axis in x.lanes and axis in y.lanes:
         rows, cols = x, y
     elif ok and x.lanes <= {"x", axis} and y.lanes <= {"y", axis} and axis in x.lanes and axis in y.lanes:
         rows, cols = y, x
     else:
-        L.restore(snap)
+        fork.undo()
         return False
     # Keep the forwarding's bookkeeping (records, epochs) but drop nothing else: re-enable emission.
-    L.em.enabled = snap["em"][1]
-    del L.red_axes[axis]
+    L.em.enabled = enabled
+    del L.st.red_axes[axis]
     em = L.em
     n = L.next_id()
     ctx_a = Ctx(f"dotA{n}", {"y": "tl.arange(0, BY)[:, None]", axis: f"tl.arange(0, {K})[None, :]"}, f"[BY, {K}]")

@@ -10,9 +10,8 @@ comm.py. Loads and stores are emitted at their program point; arithmetic is emit
 
 from __future__ import annotations
 
-import copy
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,18 +20,22 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm, idioms
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.comm import LaneTokens, SharedArr, SharedRead
 from xlate.translate.triton.emit import Ctx, Emitter, edtype, sanitize, tl_of
+from xlate.translate.triton.state import Binding, FnCtx, KernelContext, LiftState, LoopCtx
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import atomic_entry, math_entry, named_constant
 from xlate.translate.triton.values import (
     CGroup,
     ConstArray,
+    LaneTokens,
     LiftError,
     LocalArray,
     PtrVal,
+    SharedArr,
+    SharedRead,
     StructVal,
     TypeVal,
+    WriteRec,
 )
 
 UNROLL_LIMIT = 64
@@ -52,44 +55,6 @@ MAKE_VECTOR = {"make_float2": "float2", "make_float3": "float3", "make_float4": 
                "make_int4": "int4", "make_uint2": "uint2", "make_uint4": "uint4", "make_double2": "double2"}
 
 
-@dataclass
-class Binding:
-    ctype: ir.CType
-    val: Any
-    decl_pred: int = 0  # len(pred) when declared: assignments are predicated on what was pushed since
-    decl_done: tuple[int, ...] = ()  # ids of the exit flags in force when declared
-
-
-@dataclass
-class FnCtx:
-    name: str
-    ret: ir.CType
-    pred_base: int
-    value: Any = None
-    done: Sym = field(default_factory=lambda: S.const(0, "bool"))
-
-
-@dataclass
-class LoopCtx:
-    brk: Sym = field(default_factory=lambda: S.const(0, "bool"))
-    cont: Sym = field(default_factory=lambda: S.const(0, "bool"))
-    pred_base: int = 0
-
-
-@dataclass
-class KernelContext:
-    """What the translator knows about the kernel beyond its IR."""
-
-    bx: int
-    by: int
-    grid_dims: int
-    devices: dict[str, ir.FunctionIR]
-    types: dict[str, str]  # template type params and trait typedefs -> constexpr name
-    traits: dict[tuple[str, str, str], str]  # (struct, arg, member) -> constexpr name
-    const_arrays: dict[str, ConstArray]
-    constants: dict[str, tuple[str, Any]]  # file-scope constants: name -> (ctype, value)
-
-
 class Lifter:
     def __init__(self, fir: ir.FunctionIR, kc: KernelContext, path: str):
         self.fir = fir
@@ -97,49 +62,36 @@ class Lifter:
         self.path = path
         self.bx, self.by = kc.bx, kc.by
         self.nlanes = kc.bx * kc.by
-        self.em = Emitter()
+        self.st = LiftState()
         self.ctx = Ctx("default", {"x": "lane_x", "y": "lane_y"}, "[BY, BX]" if kc.by > 1 else "[BX]")
-        self.scopes: list[dict[str, Binding]] = [{}]
-        self.pred: list[Sym] = []
-        self.fstack: list[FnCtx] = []
-        self.lstack: list[LoopCtx] = []
-        self.epoch = 0
-        self.store_epoch: dict[str, int] = {}
-        self.shared: list[SharedArr] = []
-        self.records: dict[int, comm.WriteRec] = {}
-        self.pseudo: dict[int, comm.WriteRec] = {}
-        self.red_axes: dict[str, int] = {}
-        self.runtime_loops = 0
-        self.defer = 0
-        self.notes: list[tuple[str, ir.Loc | None]] = []
-        self.warnings: list[tuple[str, str, ir.Loc | None]] = []
-        self._ids = 0
-        self.params: list[str] = []
-        self.uses_const: set[str] = set()
+
+    @property
+    def em(self) -> Emitter:
+        return self.st.em
 
     # -- small services ------------------------------------------------------------------------------------
 
     def next_id(self) -> int:
-        self._ids += 1
-        return self._ids
+        self.st.ids += 1
+        return self.st.ids
 
     def idiom(self, text: str, loc: ir.Loc | None) -> None:
-        if self.em.enabled and (text, loc) not in self.notes:
-            self.notes.append((text, loc))
+        if self.em.enabled and (text, loc) not in self.st.notes:
+            self.st.notes.append((text, loc))
 
     def concrete_env(self) -> dict[str, np.ndarray]:
         env = comm.lane_env(self)
         out: dict[str, np.ndarray] = {k: v[None, :] for k, v in env.items()}
-        for axis, size in self.red_axes.items():
+        for axis, size in self.st.red_axes.items():
             out[axis] = np.arange(size, dtype=np.int32)[:, None]
         return out
 
     def full_pred(self) -> list[Sym]:
-        out = [p for p in self.pred]
-        for f in self.fstack:
+        out = [p for p in self.st.pred]
+        for f in self.st.fstack:
             if not f.done.is_const or f.done.value:
                 out.append(S.lnot(f.done))
-        for lc in self.lstack:
+        for lc in self.st.lstack:
             for flag in (lc.brk, lc.cont):
                 if not flag.is_const or flag.value:
                     out.append(S.lnot(flag))
@@ -158,7 +110,7 @@ class Lifter:
         em = self.em
         for name, ct in fir.params:
             py = sanitize(name)
-            self.params.append(py)
+            self.st.params.append(py)
             em.used.add(py)
             self.bind(name, ct, self.param_value(py, ct, fir.loc))
         for a, axis in (("x", 0), ("y", 1), ("z", 2))[: max(1, self.kc.grid_dims)]:
@@ -170,9 +122,9 @@ class Lifter:
         else:
             em.line("lane_x = tl.arange(0, BX)")
         em.used.update({"lane_x", "lane_y"})
-        self.fstack.append(FnCtx(fir.name, fir.ret, 0))
+        self.st.fstack.append(FnCtx(fir.name, fir.ret, 0))
         self.stmts(fir.body)
-        self.fstack.pop()
+        self.st.fstack.pop()
 
     def param_value(self, py: str, ct: ir.CType, loc: ir.Loc) -> Any:
         base = self.resolve_type(ct.base, loc)
@@ -194,7 +146,7 @@ class Lifter:
         return S.uni(conv, base)
 
     def resolve_type(self, name: str, loc: ir.Loc | None) -> str:
-        for scope in reversed(self.scopes):
+        for scope in reversed(self.st.scopes):
             b = scope.get(name)
             if b is not None and isinstance(b.val, TypeVal):
                 return b.val.ctype
@@ -205,19 +157,19 @@ class Lifter:
     # -- scopes --------------------------------------------------------------------------------------------
 
     def bind(self, name: str, ct: ir.CType, val: Any) -> None:
-        done = tuple(f.done.id for f in self.fstack) + tuple(x.id for lc in self.lstack for x in (lc.brk, lc.cont))
-        self.scopes[-1][name] = Binding(ct, val, len(self.pred), done)
+        done = tuple(f.done.id for f in self.st.fstack) + tuple(x.id for lc in self.st.lstack for x in (lc.brk, lc.cont))
+        self.st.scopes[-1][name] = Binding(ct, val, len(self.st.pred), done)
         if isinstance(val, Sym) and not val.is_const and val.op not in ("uni", "var") and val.id not in self.em.hints:
             self.em.hints[val.id] = name
 
     def lookup(self, name: str) -> Binding | None:
-        for scope in reversed(self.scopes):
+        for scope in reversed(self.st.scopes):
             if name in scope:
                 return scope[name]
         return None
 
     def set_var(self, name: str, val: Any, loc: ir.Loc) -> None:
-        for scope in reversed(self.scopes):
+        for scope in reversed(self.st.scopes):
             if name in scope:
                 b = scope[name]
                 new = self.convert(val, b.ctype, loc)
@@ -231,11 +183,11 @@ class Lifter:
         raise LiftError("XL2001", f"assignment to unknown variable '{name}'", loc)
 
     def rel_pred(self, b: Binding) -> Sym | None:
-        conds = list(self.pred[b.decl_pred :])
-        for f in self.fstack:
+        conds = list(self.st.pred[b.decl_pred :])
+        for f in self.st.fstack:
             if f.done.id not in b.decl_done and not (f.done.is_const and not f.done.value):
                 conds.append(S.lnot(f.done))
-        for lc in self.lstack:
+        for lc in self.st.lstack:
             for flag in (lc.brk, lc.cont):
                 if flag.id not in b.decl_done and not (flag.is_const and not flag.value):
                     conds.append(S.lnot(flag))
@@ -245,10 +197,10 @@ class Lifter:
         return p
 
     def push_scope(self) -> None:
-        self.scopes.append({})
+        self.st.scopes.append({})
 
     def pop_scope(self) -> None:
-        self.scopes.pop()
+        self.st.scopes.pop()
 
     # -- values ----------------------------------------------------------------------------------------------
 
@@ -390,7 +342,7 @@ class Lifter:
             if ctyping.row(base) is None and not ctyping.is_symbolic(base):
                 raise LiftError("XL2012", f"shared array of {base}", loc)
             arr = SharedArr(s.name, base, dims, loc)
-            self.shared.append(arr)
+            self.st.shared.append(arr)
             self.bind(s.name, s.ctype, arr)
             return
         if s.dims:
@@ -428,24 +380,24 @@ class Lifter:
             self.stmts(s.then if c.value else s.other)
             self.pop_scope()
             return
-        self.pred.append(c)
+        self.st.pred.append(c)
         self.push_scope()
         self.stmts(s.then)
         self.pop_scope()
-        self.pred.pop()
+        self.st.pred.pop()
         if s.other:
-            self.pred.append(S.lnot(c))
+            self.st.pred.append(S.lnot(c))
             self.push_scope()
             self.stmts(s.other)
             self.pop_scope()
-            self.pred.pop()
+            self.st.pred.pop()
 
     def return_stmt(self, s: ir.Return) -> None:
-        f = self.fstack[-1]
-        if self.runtime_loops > f.__dict__.get("loops", 0):
+        f = self.st.fstack[-1]
+        if self.st.runtime_loops > f.loops:
             raise LiftError("XL2007", "return inside a loop", s.loc)
-        conds = list(self.pred[f.pred_base :])
-        for lc in self.lstack:
+        conds = list(self.st.pred[f.pred_base :])
+        for lc in self.st.lstack:
             if lc.pred_base >= f.pred_base:
                 conds.extend(S.lnot(x) for x in (lc.brk, lc.cont) if not x.is_const or x.value)
         if not (f.done.is_const and not f.done.value):
@@ -457,10 +409,10 @@ class Lifter:
         f.done = S.op("lor", "bool", f.done, rel)
 
     def break_stmt(self, s: ir.Stmt) -> None:
-        if not self.lstack or self.lstack[-1].pred_base < 0:
+        if not self.st.lstack or self.st.lstack[-1].pred_base < 0:
             raise LiftError("XL2007", f"{'break' if isinstance(s, ir.Break) else 'continue'} in a loop that is not unrolled", s.loc)
-        lc = self.lstack[-1]
-        rel = S.land(*self.pred[lc.pred_base :], *(S.lnot(x) for x in (lc.brk, lc.cont) if not x.is_const))
+        lc = self.st.lstack[-1]
+        rel = S.land(*self.st.pred[lc.pred_base :], *(S.lnot(x) for x in (lc.brk, lc.cont) if not x.is_const))
         if isinstance(s, ir.Break):
             lc.brk = S.op("lor", "bool", lc.brk, rel)
         else:
@@ -497,7 +449,7 @@ class Lifter:
         assigned, _ = ir.assigned_names(s.body)
         if v is None or v in assigned or s.test is None:
             return None
-        snap = self.snapshot()
+        fork = self.st.fork()
         self.em.enabled = False
         try:
             n = 0
@@ -514,11 +466,11 @@ class Lifter:
         except LiftError:
             return None
         finally:
-            self.restore(snap)
+            fork.undo()
 
     def unroll(self, s: ir.For) -> None:
-        lc = LoopCtx(pred_base=len(self.pred))
-        self.lstack.append(lc)
+        lc = LoopCtx(pred_base=len(self.st.pred))
+        self.st.lstack.append(lc)
         try:
             while True:
                 c = self.cond(self.ev(s.test), s.loc) if s.test is not None else S.const(1, "bool")
@@ -533,7 +485,7 @@ class Lifter:
                 for e in s.step:
                     self.effect(e)
         finally:
-            self.lstack.pop()
+            self.st.lstack.pop()
         if not (lc.brk.is_const and not lc.brk.value):
             raise LiftError("XL2007", "break with a data-dependent condition", s.loc)
 
@@ -582,7 +534,7 @@ class Lifter:
             aff = S.affine(start) if ctyping.is_int(start.ctype) else None
             if aff is not None and step.nonneg and not (step.is_const and step.value <= 0):
                 coefs, rest = aff
-                if coefs and not coefs.keys() & self.red_axes.keys():  # thread lanes only, no tl.dot axis
+                if coefs and not coefs.keys() & self.st.red_axes.keys():  # thread lanes only, no tl.dot axis
                     lane_part = _lane_sum(coefs)
                 else:
                     lane_part = S.op("sub", "int", S.cast(start, "int"), S.cast(rest, "int"))
@@ -604,9 +556,9 @@ class Lifter:
 
         def bind_iter(py_or_sym: Sym) -> None:
             val = py_or_sym if lane_part is None else S.op("add", "int", S.cast(py_or_sym, "int"), lane_part)
-            self.scopes[-1][v] = Binding(vct, self.convert(val, vct, s.loc), len(self.pred), ())
+            self.st.scopes[-1][v] = Binding(vct, self.convert(val, vct, s.loc), len(self.st.pred), ())
             if lane_part is not None:
-                self.pred.append(S.op("lt", "bool", self.data(self.lookup(v).val, s.loc), bound))
+                self.st.pred.append(S.op("lt", "bool", self.data(self.lookup(v).val, s.loc), bound))
 
         def run(py_sym: Sym) -> None:
             self.push_scope()
@@ -615,7 +567,7 @@ class Lifter:
             self.stmts(body)
             self.pop_scope()
             if lane_part is not None:
-                self.pred.pop()
+                self.st.pred.pop()
             self.pop_scope()
 
         carried = self.carried(body, [], exclude={v})
@@ -636,13 +588,13 @@ class Lifter:
         active_name = self.em.fresh("active")
 
         def run(active: Sym) -> Sym:
-            self.pred.append(active)
+            self.st.pred.append(active)
             self.push_scope()
             self.stmts(body)
             self.pop_scope()
             for e in step:
                 self.effect(e)
-            self.pred.pop()
+            self.st.pred.pop()
             c = self.cond(self.ev(test_expr), loc) if test_expr is not None else S.const(1, "bool")
             return S.op("land", "bool", active, c)
 
@@ -686,7 +638,7 @@ class Lifter:
             b = self.lookup(name)
             if b is None:
                 continue
-            if name in declared and not any(name in sc for sc in self.scopes):
+            if name in declared and not any(name in sc for sc in self.st.scopes):
                 continue
             out.append(name)
         return out
@@ -709,18 +661,18 @@ class Lifter:
         (uniform or per-thread) are stable."""
         kinds = {n: self.kind(self.lookup(n).val) for n in carried}
         for _ in range(4):
-            snap = self.snapshot()
+            fork = self.st.fork()
             self.em.enabled = False
             try:
                 for n in carried:
                     b = self.lookup(n)
                     self._rebind(n, self.placeholder(n, b, kinds[n]))
-                self.runtime_loops += 1
+                self.st.runtime_loops += 1
                 self.enter_loop_shared()
                 run()
                 after = {n: self.kind(self.lookup(n).val) for n in carried}
             finally:
-                self.restore(snap)
+                fork.undo()
             merged = {n: _join(kinds[n], after[n]) for n in carried}
             if merged == kinds:
                 return kinds
@@ -739,7 +691,7 @@ class Lifter:
         return S.var(f"__dry_{name}", self.resolve_type(b.ctype.base, None), bool(kind))
 
     def _rebind(self, name: str, val: Any) -> None:
-        for scope in reversed(self.scopes):
+        for scope in reversed(self.st.scopes):
             if name in scope:
                 scope[name] = replace(scope[name], val=val)
                 return
@@ -795,7 +747,7 @@ class Lifter:
         header_at = len(em.lines)
         em.level += 1
         em.push()
-        self.runtime_loops += 1
+        self.st.runtime_loops += 1
         saved = self.enter_loop_shared()
         run()
         updates: list[tuple[str, str]] = []
@@ -827,7 +779,7 @@ class Lifter:
         if em.enabled and len(em.lines) == header_at:
             em.line("pass")
         self.leave_loop_shared(saved)
-        self.runtime_loops -= 1
+        self.st.runtime_loops -= 1
         em.pop()
         em.level -= 1
         # after the loop, the carried variables are their Python names
@@ -853,8 +805,8 @@ class Lifter:
         return code
 
     def enter_loop_shared(self) -> list[tuple[SharedArr, int]]:
-        saved = [(a, a.boundary) for a in self.shared]
-        for a in self.shared:
+        saved = [(a, a.boundary) for a in self.st.shared]
+        for a in self.st.shared:
             a.boundary = len(a.records)
         return saved
 
@@ -866,7 +818,7 @@ class Lifter:
 
     def settle(self) -> None:
         """Resolve pending shared reads and tokens before a loop (their arrays may change inside it)."""
-        for scope in self.scopes:
+        for scope in self.st.scopes:
             for name, b in list(scope.items()):
                 if isinstance(b.val, SharedRead | LaneTokens):
                     try:
@@ -877,42 +829,6 @@ class Lifter:
                     if not v.is_const:
                         self.em.code(v, self.ctx)  # computed once, before the loop
 
-    def snapshot(self) -> dict[str, Any]:
-        em = self.em
-        return {
-            "scopes": [dict(s) for s in self.scopes], "pred": list(self.pred),
-            "fstack": [copy.copy(f) for f in self.fstack], "lstack": [copy.copy(lc) for lc in self.lstack],
-            "fstack_ids": list(self.fstack), "lstack_ids": list(self.lstack),
-            "epoch": self.epoch, "store_epoch": dict(self.store_epoch),
-            "shared": [(a, list(a.records), a.boundary, a.clobbered) for a in self.shared], "nshared": len(self.shared),
-            "records": dict(self.records), "pseudo": dict(self.pseudo), "red_axes": dict(self.red_axes),
-            "runtime_loops": self.runtime_loops, "notes": list(self.notes), "warnings": list(self.warnings),
-            "em": (len(em.lines), em.enabled, [dict(x) for x in em.scopes], set(em.helpers), em.level, em.counter,
-                   set(em.used)),
-        }
-
-    def restore(self, snap: dict[str, Any]) -> None:
-        self.scopes = snap["scopes"]
-        self.pred = snap["pred"]
-        for f, saved in zip(snap["fstack_ids"], snap["fstack"]):
-            f.__dict__.update(saved.__dict__)
-        self.fstack = snap["fstack_ids"]
-        for lc, saved in zip(snap["lstack_ids"], snap["lstack"]):
-            lc.__dict__.update(saved.__dict__)
-        self.lstack = snap["lstack_ids"]
-        self.epoch = snap["epoch"]
-        self.store_epoch = snap["store_epoch"]
-        for a, recs, boundary, clob in snap["shared"]:
-            a.records, a.boundary, a.clobbered = recs, boundary, clob
-        del self.shared[snap["nshared"] :]
-        self.records, self.pseudo, self.red_axes = snap["records"], snap["pseudo"], snap["red_axes"]
-        self.runtime_loops = snap["runtime_loops"]
-        self.notes, self.warnings = snap["notes"], snap["warnings"]
-        n, enabled, scopes, helpers, level, counter, used = snap["em"]
-        del self.em.lines[n:]
-        self.em.enabled, self.em.scopes, self.em.helpers, self.em.level = enabled, scopes, helpers, level
-        self.em.counter, self.em.used = counter, used
-
     # -- memory ----------------------------------------------------------------------------------------------
 
     def issue(self, value: Sym, mask: Sym, loc: ir.Loc | None) -> Sym:
@@ -920,10 +836,10 @@ class Lifter:
         for ld in reversed(S.loads_in(value)):
             if ld.temp is not None:
                 continue
-            if ld.root and self.store_epoch.get(ld.root, 0) != ld.epoch:
+            if ld.root and self.st.store_epoch.get(ld.root, 0) != ld.epoch:
                 raise LiftError("XL2004", f"'{ld.root}' is written between a shared-memory staging store and its use", loc)
             ld.mask = S.land(ld.mask, mask) if ld.mask is not None else mask
-            if not self.defer:
+            if not self.st.defer:
                 self.em.emit_load(ld, self.ctx)
         return value
 
@@ -949,7 +865,7 @@ class Lifter:
             i = int(idx[0].value)
             if not 0 <= i < len(base.values):
                 raise LiftError("XL2001", f"index {i} outside __constant__ array '{base.name}'", loc)
-            self.uses_const.add(base.name)
+            self.st.uses_const.add(base.name)
             return S.const(base.values[i], base.ctype)
         if isinstance(base, LocalArray):
             if len(idx) != 1 or not idx[0].is_const:
@@ -966,9 +882,9 @@ class Lifter:
     def shared_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> SharedRead:
         if arr.clobbered:
             raise LiftError("XL2004", f"shared array '{arr.name}' is read after the run-time loop that wrote it", loc)
-        in_loop = self.runtime_loops > 0
+        in_loop = self.st.runtime_loops > 0
         recs = arr.records[arr.boundary :] if in_loop else list(arr.records)
-        return SharedRead(arr, idx, tuple(self.full_pred()), self.epoch, loc, in_loop, recs,
+        return SharedRead(arr, idx, tuple(self.full_pred()), self.st.epoch, loc, in_loop, recs,
                           before_loop=in_loop and arr.boundary > 0)
 
     def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
@@ -986,8 +902,8 @@ class Lifter:
     def load_scalar(self, p: PtrVal, off: Sym, ctype: str, loc: ir.Loc) -> Sym:
         mask = self.pred_sym()
         ld = S.load(p.base, off, mask if not (mask.is_const and mask.value) else None, ctype, p.root,
-                    self.store_epoch.get(p.root, 0))
-        if not self.defer:
+                    self.st.store_epoch.get(p.root, 0))
+        if not self.st.defer:
             self.em.emit_load(ld, self.ctx, hint=p.root)
         return ld
 
@@ -1098,8 +1014,8 @@ class Lifter:
             raise LiftError("XL2004", f"shared array '{arr.name}' of structs or pointers", loc)
         if isinstance(val, Sym):
             val = S.cast(val, arr.ctype)
-        rec = comm.WriteRec(self.next_id(), arr, idx, pred, val, self.epoch, loc)
-        self.records[rec.id] = rec
+        rec = WriteRec(self.next_id(), arr, idx, pred, val, self.st.epoch, loc)
+        self.st.records[rec.id] = rec
         arr.records.append(rec)
 
     def store_scalar(self, p: PtrVal, off: Sym, v: Sym, loc: ir.Loc) -> None:
@@ -1116,7 +1032,7 @@ class Lifter:
             em.line(f"tl.store({addr}, {code})")
         else:
             em.line(f"tl.store({addr}, {code}, mask={em.code(mask, self.ctx, 'bool')})")
-        self.store_epoch[p.root] = self.store_epoch.get(p.root, 0) + 1
+        self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
 
     def uniform_effect_mask(self, off: Sym, v: Sym | None, plain: bool) -> Sym | None:
         """The mask of a store or atomic. A uniform effect under a thread-index condition that selects one
@@ -1241,27 +1157,27 @@ class Lifter:
             if e.op == "||" and a.value:
                 return S.const(1, "bool")
             return self.cond(self.ev(e.right), e.loc)
-        self.pred.append(a if e.op == "&&" else S.lnot(a))
+        self.st.pred.append(a if e.op == "&&" else S.lnot(a))
         try:
             b = self.cond(self.ev(e.right), e.loc)
         finally:
-            self.pred.pop()
+            self.st.pred.pop()
         return S.op("land" if e.op == "&&" else "lor", "bool", a, b)
 
     def ternary(self, e: ir.Cond) -> Any:
         c = self.cond(self.ev(e.test), e.loc)
         if c.is_const:
             return self.ev(e.then if c.value else e.other)
-        self.pred.append(c)
+        self.st.pred.append(c)
         try:
             a = self.ev(e.then)
         finally:
-            self.pred.pop()
-        self.pred.append(S.lnot(c))
+            self.st.pred.pop()
+        self.st.pred.append(S.lnot(c))
         try:
             b = self.ev(e.other)
         finally:
-            self.pred.pop()
+            self.st.pred.pop()
         if isinstance(a, SharedRead | LaneTokens) or isinstance(b, SharedRead | LaneTokens):
             return self.select(c, a, b, e.loc)
         if isinstance(a, PtrVal | StructVal) or isinstance(b, PtrVal | StructVal):
@@ -1415,7 +1331,7 @@ class Lifter:
         for c in self.full_pred():
             if c.lanes or c.opaque:
                 raise LiftError("XL2015", "__syncthreads under a thread-dependent condition", loc)
-        self.epoch += 1
+        self.st.epoch += 1
 
     def math(self, fn: str, entry: dict[str, Any], e: ir.Call) -> Any:
         if entry.get("load"):
@@ -1473,7 +1389,7 @@ class Lifter:
             code = em.broadcast(code, v, self.ctx)
         m = "" if mask.is_const else f", mask={em.code(mask, self.ctx, 'bool')}"
         old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
-        self.store_epoch[p.root] = self.store_epoch.get(p.root, 0) + 1
+        self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))
 
     def method(self, e: ir.MethodCall) -> Any:
@@ -1485,7 +1401,7 @@ class Lifter:
                 if obj.kind == "block":
                     self.barrier(e.loc)
                 else:
-                    self.epoch += 1
+                    self.st.epoch += 1
                 return S.const(0, "int")
             if m in ("size", "num_threads"):
                 return S.const(obj.size, "unsigned int")
@@ -1510,26 +1426,25 @@ class Lifter:
         return x
 
     def inline(self, f: ir.FunctionIR, e: ir.Call) -> Any:
-        if len(self.fstack) > MAX_INLINE_DEPTH or any(fc.name == f.name for fc in self.fstack):
+        if len(self.st.fstack) > MAX_INLINE_DEPTH or any(fc.name == f.name for fc in self.st.fstack):
             raise LiftError("XL2014", f"recursive call of '{f.name}'", e.loc)
         if len(e.args) != len(f.params):
             raise LiftError("XL2008", f"'{f.name}' called with {len(e.args)} arguments, takes {len(f.params)}", e.loc)
         vals = [self.ev(a) for a in e.args]
-        saved = self.scopes
-        self.scopes = [{}]
+        saved = self.st.scopes
+        self.st.scopes = [{}]
         try:
             for (name, ct), v in zip(f.params, vals):
                 if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)):
                     self.bind(name, ct, v)
                 else:
                     self.bind(name, ct, self.convert(v, ct, e.loc))
-            fc = FnCtx(f.name, f.ret, len(self.pred))
-            fc.__dict__["loops"] = self.runtime_loops
-            self.fstack.append(fc)
+            fc = FnCtx(f.name, f.ret, len(self.st.pred), loops=self.st.runtime_loops)
+            self.st.fstack.append(fc)
             self.stmts(f.body)
-            self.fstack.pop()
+            self.st.fstack.pop()
         finally:
-            self.scopes = saved
+            self.st.scopes = saved
         if fc.value is None:
             return S.const(0, "int")
         return fc.value

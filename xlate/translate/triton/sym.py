@@ -413,7 +413,3 @@ def affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
             return None
         return {a: -v for a, v in inner[0].items()}, op("neg", "int", cast(inner[1], "int"))
     return None
-
-
-def lanes_of(*syms: Sym) -> frozenset[str]:
-    return frozenset().union(*(s.lanes for s in syms))

@@ -22,7 +22,8 @@ from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
-from xlate.translate.triton.lift import KernelContext, Lifter
+from xlate.translate.triton.lift import Lifter
+from xlate.translate.triton.state import KernelContext
 from xlate.translate.triton.tables import diagnostics_table
 from xlate.translate.triton.values import ConstArray, LiftError
 
@@ -110,12 +111,12 @@ class CudaToTriton:
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
         diags: list[Diagnostic] = []
-        for text, loc in lifter.notes:
+        for text, loc in lifter.st.notes:
             diags.append(_diag("XL2021", text, unit.path, loc or loc0, fn.name))
-        for name in sorted(lifter.uses_const):
+        for name in sorted(lifter.st.uses_const):
             diags.append(_diag("XL2020", f"__constant__ array '{name}' baked into the port with its initialiser",
                                unit.path, loc0, fn.name))
-        params_py = lifter.params
+        params_py = lifter.st.params
         constexprs = ["BX: tl.constexpr"] + (["BY: tl.constexpr"] if by > 1 else [])
         constexprs += [f"{types[t]}: tl.constexpr" for t in fir.template_types]
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]

@@ -1,12 +1,15 @@
 """Abstract values of the lifter beside plain syms: pointers, CUDA vector structs, cooperative groups, constant
-and per-thread arrays, and the error every lifting failure raises."""
+and per-thread arrays, shared arrays with their write records, and the values threads exchange (comm.py's
+tokens and shared-memory reads); and the error every lifting failure raises."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from xlate.cir import ir
+from xlate.translate.triton.fork import COPY, VALUE
 from xlate.translate.triton.sym import Sym
 
 
@@ -31,8 +34,6 @@ class PtrVal:
 
     @property
     def shared(self) -> bool:
-        from xlate.translate.triton.comm import SharedArr
-
         return isinstance(self.base, SharedArr)
 
 
@@ -73,8 +74,69 @@ class TypeVal:
     ctype: str
 
 
-Val = Any  # Sym | PtrVal | StructVal | CGroup | ConstArray | LocalArray | SharedArr | LaneTokens | SharedRead
+# -- values threads exchange (comm.py) ------------------------------------------------------------------------
 
 
-def is_sym(v: Any) -> bool:
-    return isinstance(v, Sym)
+@dataclass
+class WriteRec:
+    id: int
+    arr: SharedArr | None  # None: a per-thread value turned into tokens (shuffles)
+    idx: tuple[Sym, ...]
+    pred: tuple[Sym, ...]
+    value: Any  # Sym or LaneTokens
+    epoch: int
+    loc: ir.Loc | None = None
+
+
+@dataclass
+class SharedArr:
+    """A `__shared__` array and the writes to it so far (comm.py reads them back). Fields declare how a dry run
+    of the lifter undoes them (fork.py)."""
+
+    name: str = field(metadata=VALUE)
+    ctype: str = field(metadata=VALUE)
+    dims: list[int | None] = field(metadata=VALUE)
+    loc: ir.Loc | None = field(metadata=VALUE)
+    records: list[WriteRec] = field(default_factory=list, metadata=COPY)
+    boundary: int = field(default=0, metadata=VALUE)  # records before this index belong to an enclosing loop's earlier code
+    clobbered: bool = field(default=False, metadata=VALUE)  # written inside a runtime loop that has ended: contents unknown
+
+
+class Tok:
+    """What one thread's value is, in terms of per-thread values: op over {record: thread bitmask}."""
+
+    __slots__ = ("bad", "const", "masks", "op")
+
+    def __init__(self, op: str | None, masks: dict[int, int], const: float | None = None, bad: bool = False):
+        self.op = op
+        self.masks = masks
+        self.const = const
+        self.bad = bad
+
+    def same(self, other: Tok) -> bool:
+        return (self.op, self.masks, self.const, self.bad) == (other.op, other.masks, other.const, other.bad)
+
+
+@dataclass
+class LaneTokens:
+    toks: list[Tok]
+    ctype: str
+    alt: Callable[[], Sym] | None = None  # the same value computed as plain data, when tokens do not resolve
+
+
+@dataclass
+class SharedRead:
+    arr: SharedArr
+    idx: tuple[Sym, ...]
+    pred: tuple[Sym, ...]
+    epoch: int
+    loc: ir.Loc | None
+    in_loop: bool
+    recs: list[WriteRec] = field(default_factory=list)  # the array's writes visible at the read
+    before_loop: bool = False  # the array has writes from before the enclosing runtime loop
+    tokens: LaneTokens | None = None
+    data: Sym | None = None
+
+    @property
+    def ctype(self) -> str:
+        return self.arr.ctype

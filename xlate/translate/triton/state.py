@@ -1,0 +1,98 @@
+"""The lifter's state: what it knows about the kernel (KernelContext, fixed) and everything it changes while it
+interprets the kernel (LiftState), in one object that can be forked and undone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from xlate.cir import ir
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.emit import Emitter
+from xlate.translate.triton.fork import COPY, IN_PLACE, NESTED, SCOPES, SHARED, VALUE, restore, save
+from xlate.translate.triton.sym import Sym
+from xlate.translate.triton.values import ConstArray, SharedArr, WriteRec
+
+
+@dataclass
+class KernelContext:
+    """What the translator knows about the kernel beyond its IR."""
+
+    bx: int
+    by: int
+    grid_dims: int
+    devices: dict[str, ir.FunctionIR]
+    types: dict[str, str]  # template type params and trait typedefs -> constexpr name
+    traits: dict[tuple[str, str, str], str]  # (struct, arg, member) -> constexpr name
+    const_arrays: dict[str, ConstArray]
+    constants: dict[str, tuple[str, Any]]  # file-scope constants: name -> (ctype, value)
+
+
+@dataclass
+class Binding:
+    """A name in scope. Bindings are replaced, never changed, so a copied scope is a snapshot."""
+
+    ctype: ir.CType
+    val: Any
+    decl_pred: int = 0  # len(pred) when declared: assignments are predicated on what was pushed since
+    decl_done: tuple[int, ...] = ()  # ids of the exit flags in force when declared
+
+
+@dataclass
+class FnCtx:
+    """A function being interpreted (the kernel, or an inlined device function)."""
+
+    name: str = field(metadata=VALUE)
+    ret: ir.CType = field(metadata=VALUE)
+    pred_base: int = field(metadata=VALUE)
+    value: Any = field(default=None, metadata=VALUE)  # what it returns, so far
+    done: Sym = field(default_factory=lambda: S.const(0, "bool"), metadata=VALUE)  # threads that have returned
+    loops: int = field(default=0, metadata=VALUE)  # run-time loops around the call: a return inside one is refused
+
+
+@dataclass
+class LoopCtx:
+    """A loop being unrolled: the threads that have left it (break) or this iteration (continue)."""
+
+    brk: Sym = field(default_factory=lambda: S.const(0, "bool"), metadata=VALUE)
+    cont: Sym = field(default_factory=lambda: S.const(0, "bool"), metadata=VALUE)
+    pred_base: int = field(default=0, metadata=VALUE)
+
+
+@dataclass
+class LiftState:
+    """Everything the lifter changes while it interprets one kernel. Each field declares how `fork()` saves it
+    (fork.py): a dry run forks, runs ahead, and `Fork.undo()` puts every field back."""
+
+    em: Emitter = field(default_factory=Emitter, metadata=NESTED)
+    scopes: list[dict[str, Binding]] = field(default_factory=lambda: [{}], metadata=SCOPES)
+    pred: list[Sym] = field(default_factory=list, metadata=COPY)  # conditions of the enclosing ifs
+    fstack: list[FnCtx] = field(default_factory=list, metadata=IN_PLACE)
+    lstack: list[LoopCtx] = field(default_factory=list, metadata=IN_PLACE)
+    epoch: int = field(default=0, metadata=VALUE)  # barriers passed
+    store_epoch: dict[str, int] = field(default_factory=dict, metadata=COPY)  # stores per buffer
+    shared: list[SharedArr] = field(default_factory=list, metadata=IN_PLACE)
+    records: dict[int, WriteRec] = field(default_factory=dict, metadata=COPY)  # every write record, by id
+    pseudo: dict[int, WriteRec] = field(default_factory=dict, metadata=COPY)  # per-thread values as tokens, by sym id
+    red_axes: dict[str, int] = field(default_factory=dict, metadata=COPY)  # tl.dot axes being evaluated -> extent
+    runtime_loops: int = field(default=0, metadata=VALUE)  # run-time loops around the program point
+    defer: int = field(default=0, metadata=VALUE)  # > 0: loads are built, not issued (an idiom evaluates operands)
+    notes: list[tuple[str, ir.Loc | None]] = field(default_factory=list, metadata=COPY)  # idioms recognised
+    uses_const: set[str] = field(default_factory=set, metadata=COPY)  # __constant__ arrays baked into the port
+    params: list[str] = field(default_factory=list, metadata=COPY)  # the kernel's parameters, as Python names
+    # ids of write records and idiom axes: never reused, so nothing a dry run saw is mistaken for later work
+    ids: int = field(default=0, metadata=SHARED)
+
+    def fork(self) -> Fork:
+        return Fork(self, save(self))
+
+
+@dataclass
+class Fork:
+    """A point to return to: `undo()` puts the state back as it was when it was forked."""
+
+    state: LiftState
+    saved: dict[str, Any] = field(repr=False)
+
+    def undo(self) -> None:
+        restore(self.state, self.saved)
