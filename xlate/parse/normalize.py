@@ -215,10 +215,27 @@ def unbalanced(data: bytes, group: Group) -> bool:
     """Some branch of `group` opens or closes more braces or parentheses than it closes or opens: the
     conditional splits a statement or a declaration (`#if A  if (x) {  #else  if (y) {  #endif`)."""
     for a, b in group.branches():
-        text = _strip_literals(_strip_comments(data[a:b]))
+        text = code_only(data[a:b])
         if text.count(b"{") != text.count(b"}") or text.count(b"(") != text.count(b")"):
             return True
     return False
+
+
+def code_only(b: bytes) -> bytes:
+    """`b` without comments, string and character literals (for counting brackets)."""
+    return _strip_literals(_strip_comments(b))
+
+
+def brace_debt(b: bytes) -> tuple[int, int]:
+    """(closing braces without an opening one, opening braces left open) in `b`."""
+    depth = low = 0
+    for c in code_only(b):
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            low = min(low, depth)
+    return -low, depth - low
 
 
 def _strip_literals(b: bytes) -> bytes:

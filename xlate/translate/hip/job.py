@@ -14,6 +14,7 @@ from xlate.model import Function, KernelUnit
 from xlate.parse import languages
 from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source
+from xlate.parse.normalize import brace_debt
 from xlate.parse.source import to_bytes
 from xlate.translate.base import Diagnostic
 from xlate.translate.hip import diagnostics, queries
@@ -345,6 +346,23 @@ def _declarations(scope: ts.Node):
         stack.extend(reversed(n.children))
     found.sort(key=lambda n: n.start_byte)
     return found
+
+
+def parse_branch(data: bytes, start: int, end: int) -> Region | None:
+    """An inactive #if branch the front end masked, parsed on its own: as it is, or with the braces it leaves
+    open (`if (y) {`) or closes (`}`) balanced by the wrapper; None when it is not C++ even then."""
+    region = parse_macro_body(data, start, end, None)
+    if region is not None:
+        return region
+    closes, opens = brace_debt(data[start:end])
+    if not closes and not opens:
+        return None
+    prefix = b"void __xlate_branch__() {\n" + b"{" * closes
+    wrapped = prefix + data[start:end] + b"\n;" + b"}" * opens + b"}\n"
+    tree = languages.parser("cuda").parse(wrapped)
+    if tree.root_node.has_error:
+        return None
+    return Region(wrapped, tree.root_node, shift=start - len(prefix), lo=len(prefix), hi=len(prefix) + end - start)
 
 
 def parse_macro_body(data: bytes, start: int, end: int, name: str | None) -> Region | None:

@@ -18,7 +18,7 @@ import tree_sitter as ts
 
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.diagnostics import rules_file
-from xlate.translate.hip.job import Job, Region, parse_macro_body
+from xlate.translate.hip.job import Job, Region, parse_branch, parse_macro_body
 from xlate.translate.hip.project import included_names
 from xlate.translate.hip.tables import Mapping, MappingTables, version_status
 
@@ -361,7 +361,7 @@ def defined_names(job: Job) -> set[str]:
 
 def masked_regions(job: Job) -> dict[tuple[int, int], Region | None]:
     """The inactive branches the front end masked, each parsed on its own where it is C++ by itself."""
-    return {(lo, hi): parse_macro_body(job.data, lo, hi, None) for lo, hi in job.masked}
+    return {(lo, hi): parse_branch(job.data, lo, hi) for lo, hi in job.masked}
 
 
 def macro_regions(job: Job, interesting: re.Pattern[bytes]) -> dict[int, Region | None]:
