@@ -95,7 +95,7 @@ def try_dot(L: Lifter, s: ir.For) -> bool:
     acc_code = em.full(S.cast(acc, "float"), L.ctx)
     out = em.assign(acc_name, f"tl.dot({a_code}, {b_code}, {acc_code}, input_precision=\"ieee\")")
     em.pop()
-    L._rebind(acc_name, S.var(out, "float", True))
+    L.rebind(acc_name, S.var(out, "float", True))
     L.idiom(f"tiled matmul: {K}-step inner product -> tl.dot([BY, {K}] x [{K}, BX])", s.loc)
     return True
 

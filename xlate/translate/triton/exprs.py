@@ -1,0 +1,327 @@
+"""Expressions: C operators with C's conversions on symbolic values, names and builtins (threadIdx is a lane,
+blockIdx a program id), casts, pointer arithmetic, and the conversions between the lifter's value kinds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
+from xlate.translate.triton import comm
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.state import KernelContext, LiftState
+from xlate.translate.triton.sym import NotConcrete, Sym
+from xlate.translate.triton.tables import named_constant
+from xlate.translate.triton.values import (
+    CGroup,
+    LaneTokens,
+    LiftError,
+    PtrVal,
+    SharedArr,
+    SharedRead,
+    StructVal,
+)
+
+ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "<<": "shl", ">>": "shr", "&": "and", "|": "or",
+         "^": "xor"}
+CMPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+class Expressions:
+    """Expression evaluation (mixed into the Lifter)."""
+
+    st: LiftState
+    kc: KernelContext
+    bx: int
+    by: int
+
+    def data(self, v: Any, loc: ir.Loc | None) -> Sym:
+        """A plain per-thread value (shared reads forwarded, tokens materialised)."""
+        if isinstance(v, Sym):
+            return v
+        if isinstance(v, SharedRead):
+            return comm.data_view(self, v)
+        if isinstance(v, LaneTokens):
+            try:
+                act = comm.active_lanes(self, [c for c in self.full_pred() if c.concrete])
+            except comm.NotTokenizable:
+                act = np.ones(self.nlanes, dtype=bool)
+            return comm.materialize(self, v, act, loc)
+        if isinstance(v, PtrVal):
+            raise LiftError("XL2013", "a pointer used as a number", loc)
+        if isinstance(v, StructVal):
+            raise LiftError("XL2012", f"a {v.ctype} used as a number", loc)
+        raise LiftError("XL2001", f"value of kind {type(v).__name__} used as a number", loc)
+
+    def cond(self, v: Any, loc: ir.Loc | None) -> Sym:
+        d = self.data(v, loc)
+        if d.ctype == "bool":
+            return d
+        if ctyping.is_float(d.ctype):
+            return S.op("ne", "bool", d, S.const(0.0, d.ctype))
+        return S.op("ne", "bool", d, S.const(0, "int"))
+
+    def convert(self, v: Any, ct: ir.CType, loc: ir.Loc | None) -> Any:
+        base = self.resolve_type(ct.base, loc)
+        if ct.ptr:
+            if isinstance(v, PtrVal | SharedArr):
+                return v
+            raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
+        if ctyping.vector(base):
+            if isinstance(v, StructVal) and v.ctype == base:
+                return v
+            raise LiftError("XL2012", f"value assigned to a {base}", loc)
+        if base.startswith("__xl_"):
+            if isinstance(v, CGroup):
+                return v
+            raise LiftError("XL2001", "cooperative-groups handle of an unknown kind", loc)
+        if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
+            return v
+        d = self.data(v, loc)
+        return S.cast(d, base)
+
+    def select(self, c: Sym, a: Any, b: Any, loc: ir.Loc | None) -> Any:
+        """c ? a : b for any value kind (b may be None: uninitialised)."""
+        if b is None:
+            return a
+        if c.is_const:
+            return a if c.value else b
+        if isinstance(a, StructVal) and isinstance(b, StructVal):
+            return StructVal(a.ctype, {k: self.select(c, a.fields[k], b.fields.get(k), loc) for k in a.fields})
+        if isinstance(a, PtrVal) and isinstance(b, PtrVal):
+            if a.base is not b.base:
+                raise LiftError("XL2013", "a pointer that points into different buffers on different threads", loc)
+            return PtrVal(a.base, S.where(c, a.offset, b.offset, "int"), a.elem, a.root)
+        if a is b:
+            return a
+        tokenish = isinstance(a, SharedRead | LaneTokens) or isinstance(b, SharedRead | LaneTokens)
+        if tokenish and c.concrete:
+            try:
+                mask = comm.concrete(self, c).astype(bool)
+
+                def alt(c=c, a=a, b=b) -> Sym:
+                    return S.where(c, self.data(a, loc), self.data(b, loc))
+
+                return comm.token_select(self, mask, a, b, alt)
+            except (comm.NotTokenizable, NotConcrete):
+                pass
+        da, db = self.data(a, loc), self.data(b, loc)
+        return S.where(c, da, db, da.ctype if da.ctype == db.ctype else ctyping.arith(da.ctype, db.ctype))
+
+    def effect(self, e: ir.Expr) -> None:
+        """An expression statement: assignments, ++/--, calls."""
+        if isinstance(e, ir.Assign):
+            self.assign(e)
+        elif isinstance(e, ir.IncDec):
+            one = ir.Num(e.loc, 1, "int")
+            self.assign(ir.Assign(e.loc, e.target, "+=" if e.op == "++" else "-=", one))
+        else:
+            self.ev(e)
+
+    def assign(self, e: ir.Assign) -> None:
+        if e.op == "=":
+            val = self.ev(e.value)
+        else:
+            op = e.op[:-1]
+            val = self.binary(op, self.ev(e.target), self.ev(e.value), e.loc)
+        self.write(e.target, val, e.loc)
+
+    def ev(self, e: ir.Expr) -> Any:
+        if isinstance(e, ir.Num):
+            return S.const(e.value, e.ctype)
+        if isinstance(e, ir.Name):
+            return self.name(e)
+        if isinstance(e, ir.Builtin):
+            return self.builtin(e)
+        if isinstance(e, ir.Binary):
+            if e.op in ("&&", "||"):
+                return self.logical(e)
+            return self.binary(e.op, self.ev(e.left), self.ev(e.right), e.loc)
+        if isinstance(e, ir.Unary):
+            return self.unary(e)
+        if isinstance(e, ir.Cond):
+            return self.ternary(e)
+        if isinstance(e, ir.Index):
+            return self.read(e)
+        if isinstance(e, ir.Member):
+            return self.member(e)
+        if isinstance(e, ir.Cast):
+            return self.cast(e)
+        if isinstance(e, ir.Call):
+            return self.call(e)
+        if isinstance(e, ir.MethodCall):
+            return self.method(e)
+        if isinstance(e, ir.Sizeof):
+            base = self.resolve_type(e.ctype.base, e.loc)
+            if e.ctype.ptr:
+                return S.const(8, "unsigned long")
+            info = ctyping.row(base)
+            vinfo = ctyping.vector(base)
+            if vinfo:
+                return S.const(len(vinfo["fields"]) * ctyping.row(vinfo["scalar"])["bits"] // 8, "unsigned long")
+            if info is None:
+                raise LiftError("XL2012", f"sizeof({base})", e.loc)
+            return S.const(max(1, info["bits"] // 8), "unsigned long")
+        if isinstance(e, ir.Assign | ir.IncDec):
+            raise LiftError("XL2001", "assignment used as a value", e.loc)
+        raise LiftError("XL2001", f"expression {type(e).__name__}", e.loc)
+
+    def name(self, e: ir.Name) -> Any:
+        b = self.lookup(e.id)
+        if b is not None:
+            if b.val is None:
+                ct = self.resolve_type(b.ctype.base, e.loc)
+                return S.const(0, ct if not ctyping.is_symbolic(ct) else "int")  # uninitialised: any value
+            return b.val
+        if e.id in self.kc.const_arrays:
+            return self.kc.const_arrays[e.id]
+        if e.id in self.kc.constants:
+            ct, v = self.kc.constants[e.id]
+            return S.const(v, ct)
+        nc = named_constant(e.id)
+        if nc is not None:
+            return S.const(nc[1], nc[0])
+        raise LiftError("XL2001", f"unknown identifier '{e.id}'", e.loc)
+
+    def builtin(self, e: ir.Builtin) -> Sym:
+        if e.axis not in ("x", "y", "z"):
+            raise LiftError("XL2001", f"{e.var}.{e.axis}", e.loc)
+        size = {"x": self.bx, "y": self.by, "z": 1}[e.axis]
+        if e.var == "threadIdx":
+            return S.lane(e.axis) if size > 1 else S.const(0, "unsigned int")
+        if e.var == "blockDim":
+            return S.const(size, "unsigned int")
+        axis = "xyz".index(e.axis)
+        if axis >= max(1, self.kc.grid_dims):
+            return S.const(0, "unsigned int") if e.var == "blockIdx" else S.const(1, "unsigned int")
+        if e.var == "blockIdx":
+            return S.uni(f"pid_{e.axis}", "unsigned int", nonneg=True)
+        return S.uni(f"tl.num_programs({axis})", "unsigned int", nonneg=True)
+
+    def logical(self, e: ir.Binary) -> Sym:
+        a = self.cond(self.ev(e.left), e.loc)
+        if a.is_const:
+            if e.op == "&&" and not a.value:
+                return S.const(0, "bool")
+            if e.op == "||" and a.value:
+                return S.const(1, "bool")
+            return self.cond(self.ev(e.right), e.loc)
+        self.st.pred.append(a if e.op == "&&" else S.lnot(a))
+        try:
+            b = self.cond(self.ev(e.right), e.loc)
+        finally:
+            self.st.pred.pop()
+        return S.op("land" if e.op == "&&" else "lor", "bool", a, b)
+
+    def ternary(self, e: ir.Cond) -> Any:
+        c = self.cond(self.ev(e.test), e.loc)
+        if c.is_const:
+            return self.ev(e.then if c.value else e.other)
+        self.st.pred.append(c)
+        try:
+            a = self.ev(e.then)
+        finally:
+            self.st.pred.pop()
+        self.st.pred.append(S.lnot(c))
+        try:
+            b = self.ev(e.other)
+        finally:
+            self.st.pred.pop()
+        if isinstance(a, SharedRead | LaneTokens) or isinstance(b, SharedRead | LaneTokens):
+            return self.select(c, a, b, e.loc)
+        if isinstance(a, PtrVal | StructVal) or isinstance(b, PtrVal | StructVal):
+            return self.select(c, a, b, e.loc)
+        da, db = self.data(a, e.loc), self.data(b, e.loc)
+        return S.where(c, da, db, ctyping.arith(da.ctype, db.ctype))
+
+    def binary(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Any:
+        if isinstance(a, PtrVal) or isinstance(b, PtrVal):
+            return self.ptr_arith(op, a, b, loc)
+        if op == "+" and (isinstance(a, SharedRead | LaneTokens) or isinstance(b, SharedRead | LaneTokens)):
+            try:
+                return comm.token_binary(self, "sum", a, b, lambda a=a, b=b: self.binary_data("+", a, b, loc))
+            except comm.NotTokenizable:
+                pass
+        return self.binary_data(op, a, b, loc)
+
+    def binary_data(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Sym:
+        x, y = self.data(a, loc), self.data(b, loc)
+        if op in CMPS:
+            return S.op(CMPS[op], "bool", x, y)
+        if op in ("<<", ">>"):
+            return S.op(ARITH[op], ctyping.promote(x.ctype), x, y)
+        if op not in ARITH:
+            raise LiftError("XL2001", f"operator '{op}'", loc)
+        t = ctyping.arith(x.ctype, y.ctype)
+        if op in ("&", "|", "^", "%", "<<", ">>") and not ctyping.is_symbolic(t) and ctyping.is_float(t):
+            raise LiftError("XL2001", f"operator '{op}' on floating-point values", loc)
+        return S.op(ARITH[op], t, x, y)
+
+    def ptr_arith(self, op: str, a: Any, b: Any, loc: ir.Loc) -> PtrVal:
+        if isinstance(a, PtrVal) and op in ("+", "-") and not isinstance(b, PtrVal):
+            d = S.cast(self.data(b, loc), "int")
+            if op == "-":
+                d = S.op("neg", "int", d)
+            return PtrVal(a.base, S.op("add", "int", a.offset, d), a.elem, a.root)
+        if isinstance(b, PtrVal) and op == "+" and not isinstance(a, PtrVal):
+            return self.ptr_arith("+", b, a, loc)
+        raise LiftError("XL2013", f"pointer arithmetic '{op}'", loc)
+
+    def unary(self, e: ir.Unary) -> Any:
+        if e.op == "&":
+            return self.address_of(e.arg, e.loc)
+        v = self.ev(e.arg)
+        if e.op == "*":
+            return self.read_at(v, [S.const(0, "int")], e.loc)
+        if e.op == "!":
+            return S.lnot(self.cond(v, e.loc))
+        d = self.data(v, e.loc)
+        if e.op == "-":
+            return S.op("neg", ctyping.promote(d.ctype), d)
+        if e.op == "+":
+            return S.cast(d, ctyping.promote(d.ctype))
+        if e.op == "~":
+            return S.op("bnot", ctyping.promote(d.ctype), d)
+        raise LiftError("XL2001", f"unary operator '{e.op}'", e.loc)
+
+    def address_of(self, e: ir.Expr, loc: ir.Loc) -> PtrVal:
+        if isinstance(e, ir.Index):
+            base_e, idx_e = self.index_chain(e)
+            base = self.ev(base_e)
+            idx = [self.data(self.ev(x), loc) for x in idx_e]
+            if isinstance(base, PtrVal) and len(idx) == 1:
+                return PtrVal(base.base, S.op("add", "int", base.offset, S.cast(idx[0], "int")), base.elem, base.root)
+            if isinstance(base, SharedArr):
+                raise LiftError("XL2005", f"address of shared array element '{base.name}[...]' (shared atomics)", loc)
+        raise LiftError("XL2013", "address-of expression", loc)
+
+    def member(self, e: ir.Member) -> Any:
+        v = self.ev(e.base)
+        if isinstance(v, StructVal):
+            if e.field not in v.fields:
+                raise LiftError("XL2012", f"{v.ctype} has no member {e.field}", e.loc)
+            return v.fields[e.field]
+        raise LiftError("XL2001", f"member access .{e.field}", e.loc)
+
+    def cast(self, e: ir.Cast) -> Any:
+        v = self.ev(e.arg)
+        base = self.resolve_type(e.to.base, e.loc)
+        if e.to.ptr:
+            if not isinstance(v, PtrVal) or v.shared:
+                raise LiftError("XL2013", f"cast to {base}*", e.loc)
+            vinfo = ctyping.vector(base)
+            if vinfo and vinfo["scalar"] == v.elem.base:
+                n = len(vinfo["fields"])
+                if not (v.offset.is_const and v.offset.value % n == 0):
+                    raise LiftError("XL2013", f"reinterpretation as {base}* of a pointer not known to be aligned", e.loc)
+                return PtrVal(v.base, S.const(v.offset.value // n, "int"), ir.CType(base, 0, e.to.const), v.root)
+            if base == v.elem.base:
+                return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
+            raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}*", e.loc)
+        if ctyping.vector(base):
+            raise LiftError("XL2012", f"cast to {base}", e.loc)
+        if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
+            return v
+        return S.cast(self.data(v, e.loc), base)

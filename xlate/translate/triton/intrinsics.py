@@ -1,0 +1,190 @@
+"""Calls: CUDA intrinsics (barriers, fences, warp shuffles and the warp intrinsics that are refused, by the
+categories of xlate/data/cuda_intrinsics.yaml), cooperative groups, vector constructors, atomics and math
+functions (maps/math.yaml), and device functions, which are inlined."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
+from xlate.translate.triton import comm
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
+from xlate.translate.triton.sym import Sym
+from xlate.translate.triton.tables import atomic_entry, math_entry
+from xlate.translate.triton.values import (
+    CGroup,
+    LaneTokens,
+    LiftError,
+    PtrVal,
+    SharedArr,
+    SharedRead,
+    StructVal,
+)
+
+MAX_INLINE_DEPTH = 16
+SHUFFLES = {"__shfl_down_sync": ("down", 1), "__shfl_up_sync": ("up", 1), "__shfl_xor_sync": ("xor", 1),
+            "__shfl_sync": ("idx", 1), "__shfl_down": ("down", 0), "__shfl_up": ("up", 0), "__shfl_xor": ("xor", 0),
+            "__shfl": ("idx", 0)}
+WARP_OTHER = {"__ballot_sync", "__ballot", "__any_sync", "__all_sync", "__any", "__all", "__activemask", "__uni_sync",
+              "__match_any_sync", "__match_all_sync", "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
+              "__lanemask_lt", "__lane_id", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+BARRIERS = {"__syncthreads", "__syncwarp", "cg::sync", "__barrier_sync"}
+FENCES = {"__threadfence", "__threadfence_block", "__threadfence_system"}
+MAKE_VECTOR = {"make_float2": "float2", "make_float3": "float3", "make_float4": "float4", "make_int2": "int2",
+               "make_int4": "int4", "make_uint2": "uint2", "make_uint4": "uint4", "make_double2": "double2"}
+
+
+class Intrinsics:
+    """Calls (mixed into the Lifter)."""
+
+    st: LiftState
+    kc: KernelContext
+    bx: int
+    by: int
+    nlanes: int
+
+    def call(self, e: ir.Call) -> Any:
+        fn = e.fn
+        if fn in BARRIERS:
+            self.barrier(e.loc)
+            return S.const(0, "int")
+        if fn in FENCES:
+            return S.const(0, "int")
+        if fn in SHUFFLES:
+            kind, has_mask = SHUFFLES[fn]
+            args = list(e.args[1:] if has_mask else e.args)
+            if len(args) < 2:
+                raise LiftError("XL2003", f"{fn} with {len(e.args)} arguments", e.loc)
+            v = self.ev(args[0])
+            arg = self.data(self.ev(args[1]), e.loc)
+            width = 32
+            if len(args) > 2:
+                w = self.data(self.ev(args[2]), e.loc)
+                if not w.is_const:
+                    raise LiftError("XL2003", f"{fn} with a run-time width", e.loc)
+                width = int(w.value)
+            return comm.shuffle(self, v, kind, arg, width, e.loc)
+        if fn in WARP_OTHER:
+            raise LiftError("XL2003", f"warp intrinsic {fn}", e.loc)
+        if fn in ("cg::this_thread_block",):
+            return CGroup("block", self.nlanes)
+        if fn == "cg::tiled_partition":
+            if not e.targs or not e.targs[0].isdigit():
+                raise LiftError("XL2003", "tiled_partition with a run-time size", e.loc)
+            size = int(e.targs[0])
+            if size > 32 or size & (size - 1) or self.nlanes % size:
+                raise LiftError("XL2003", f"tiled_partition<{size}>", e.loc)
+            return CGroup("tile", size)
+        if fn in MAKE_VECTOR:
+            ct = MAKE_VECTOR[fn]
+            vinfo = ctyping.vector(ct)
+            if len(e.args) != len(vinfo["fields"]):
+                raise LiftError("XL2012", f"{fn} with {len(e.args)} arguments", e.loc)
+            return StructVal(ct, {f: S.cast(self.data(self.ev(a), e.loc), vinfo["scalar"]) for f, a in zip(vinfo["fields"], e.args)})
+        at = atomic_entry(fn)
+        if at is not None:
+            return self.atomic(e, at)
+        if fn in self.kc.devices:
+            return self.inline(self.kc.devices[fn], e)
+        entry = math_entry(fn)
+        if entry is not None:
+            return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
+        if fn.startswith("printf"):
+            raise LiftError("XL2001", "printf", e.loc)
+        raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def barrier(self, loc: ir.Loc) -> None:
+        for c in self.full_pred():
+            if c.lanes or c.opaque:
+                raise LiftError("XL2015", "__syncthreads under a thread-dependent condition", loc)
+        self.st.epoch += 1
+
+    def math(self, fn: str, entry: dict[str, Any], e: ir.Call) -> Any:
+        if entry.get("load"):
+            p = self.ev(e.args[0]) if not isinstance(e.args[0], ir.Unary) else self.address_of(e.args[0].arg, e.loc)
+            if not isinstance(p, PtrVal):
+                raise LiftError("XL2013", f"{fn} of a non-pointer", e.loc)
+            return self.read_at(p, [S.const(0, "int")], e.loc)
+        vals = [self.ev(a) for a in e.args]
+        if len(vals) != len(entry.get("args", vals)):
+            raise LiftError("XL2008", f"{fn} with {len(vals)} arguments", e.loc)
+        red_op = entry.get("reduce")
+        if red_op and len(vals) == 2 and any(isinstance(v, SharedRead | LaneTokens) for v in vals):
+            try:
+                return comm.token_binary(self, red_op, vals[0], vals[1],
+                                         lambda vals=vals: self.math_data(fn, entry, vals, e.loc))
+            except comm.NotTokenizable:
+                pass
+        return self.math_data(fn, entry, vals, e.loc)
+
+    def math_data(self, fn: str, entry: dict[str, Any], vals: list[Any], loc: ir.Loc) -> Sym:
+        args = [self.data(v, loc) for v in vals]
+        res = entry.get("result", "float")
+        if res == "arg":
+            res = args[0].ctype
+            for a in args[1:]:
+                res = ctyping.arith(res, a.ctype)
+            args = [S.cast(a, res) for a in args]
+        else:
+            want = entry.get("args", [])
+            args = [S.cast(a, w) if w != "arg" else a for a, w in zip(args, want)]
+        return S.op("call", res, *args, fn=fn)
+
+    def method(self, e: ir.MethodCall) -> Any:
+        obj = self.ev(e.obj)
+        if isinstance(obj, CGroup):
+            linear = self.linear_tid()
+            m = e.method
+            if m in ("sync", "barrier_wait"):
+                if obj.kind == "block":
+                    self.barrier(e.loc)
+                else:
+                    self.st.epoch += 1
+                return S.const(0, "int")
+            if m in ("size", "num_threads"):
+                return S.const(obj.size, "unsigned int")
+            if m == "thread_rank":
+                return linear if obj.kind == "block" else S.op("mod", "unsigned int", linear, S.const(obj.size, "unsigned int"))
+            if obj.kind == "tile" and m == "meta_group_rank":
+                return S.op("div", "unsigned int", linear, S.const(obj.size, "unsigned int"))
+            if obj.kind == "tile" and m == "meta_group_size":
+                return S.const(self.nlanes // obj.size, "unsigned int")
+            if obj.kind == "tile" and m in ("shfl_down", "shfl_up", "shfl_xor", "shfl"):
+                v = self.ev(e.args[0])
+                arg = self.data(self.ev(e.args[1]), e.loc)
+                kind = {"shfl_down": "down", "shfl_up": "up", "shfl_xor": "xor", "shfl": "idx"}[m]
+                return comm.shuffle(self, v, kind, arg, obj.size, e.loc)
+            raise LiftError("XL2003", f"cooperative-groups member {m}()", e.loc)
+        raise LiftError("XL2001", f"method call .{e.method}()", e.loc)
+
+    def linear_tid(self) -> Sym:
+        x = S.lane("x") if self.bx > 1 else S.const(0, "unsigned int")
+        if self.by > 1:
+            return S.op("add", "unsigned int", x, S.op("mul", "unsigned int", S.lane("y"), S.const(self.bx, "unsigned int")))
+        return x
+
+    def inline(self, f: ir.FunctionIR, e: ir.Call) -> Any:
+        if len(self.st.fstack) > MAX_INLINE_DEPTH or any(fc.name == f.name for fc in self.st.fstack):
+            raise LiftError("XL2014", f"recursive call of '{f.name}'", e.loc)
+        if len(e.args) != len(f.params):
+            raise LiftError("XL2008", f"'{f.name}' called with {len(e.args)} arguments, takes {len(f.params)}", e.loc)
+        vals = [self.ev(a) for a in e.args]
+        saved = self.st.scopes
+        self.st.scopes = [{}]
+        try:
+            for (name, ct), v in zip(f.params, vals):
+                if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)):
+                    self.bind(name, ct, v)
+                else:
+                    self.bind(name, ct, self.convert(v, ct, e.loc))
+            fc = FnCtx(f.name, f.ret, len(self.st.pred), loops=self.st.runtime_loops)
+            self.st.fstack.append(fc)
+            self.stmts(f.body)
+            self.st.fstack.pop()
+        finally:
+            self.st.scopes = saved
+        if fc.value is None:
+            return S.const(0, "int")
+        return fc.value

@@ -1,0 +1,470 @@
+"""Loops: classification and lowering. A loop whose condition is constant at entry and whose variable the body
+leaves alone is unrolled; a canonical loop with uniform bounds becomes `for v in range(...)` (a thread-dependent
+but lane-affine start makes it a strided lane loop: block- and grid-stride loops); anything else is a masked
+`while` over the threads still active. Loop-carried variables are found by dry runs (the state is forked and
+undone) until their kinds (uniform or per-thread) are stable, then given Python names."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
+from xlate.translate.triton import comm, idioms
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.emit import Ctx, edtype, literal, tl_of
+from xlate.translate.triton.state import Binding, LiftState, LoopCtx
+from xlate.translate.triton.sym import NotConcrete, Sym
+from xlate.translate.triton.values import (
+    LaneTokens,
+    LiftError,
+    PtrVal,
+    SharedArr,
+    SharedRead,
+    StructVal,
+)
+
+UNROLL_LIMIT = 64
+
+
+class Loops:
+    """Loop lowering (mixed into the Lifter)."""
+
+    st: LiftState
+    ctx: Ctx
+    bx: int
+    by: int
+
+    def for_stmt(self, s: ir.For) -> None:
+        self.push_scope()
+        for st in s.init:
+            self.stmt(st)
+        if idioms.try_dot(self, s):
+            self.pop_scope()
+            return
+        test = self.cond(self.ev(s.test), s.loc) if s.test is not None else S.const(1, "bool")
+        if test.is_const and self.trip_count(s) is not None:
+            self.unroll(s)
+        elif not test.is_const or test.value:
+            self.runtime_for(s, test)
+        self.pop_scope()
+
+    def loop_var(self, s: ir.For) -> str | None:
+        names = []
+        for st in s.init:
+            if isinstance(st, ir.Decl):
+                names.append(st.name)
+            elif isinstance(st, ir.ExprStmt) and isinstance(st.expr, ir.Assign) and isinstance(st.expr.target, ir.Name):
+                names.append(st.expr.target.id)
+        return names[0] if len(names) == 1 else None
+
+    def trip_count(self, s: ir.For) -> int | None:
+        """Iterations of a loop whose condition is constant now, if the body leaves its variable alone."""
+        v = self.loop_var(s)
+        assigned, _ = ir.assigned_names(s.body)
+        if v is None or v in assigned or s.test is None:
+            return None
+        fork = self.st.fork()
+        self.em.enabled = False
+        try:
+            n = 0
+            while n <= UNROLL_LIMIT:
+                c = self.cond(self.ev(s.test), s.loc)
+                if not c.is_const:
+                    return None
+                if not c.value:
+                    return n
+                n += 1
+                for e in s.step:
+                    self.effect(e)
+            return None
+        except LiftError:
+            return None
+        finally:
+            fork.undo()
+
+    def unroll(self, s: ir.For) -> None:
+        lc = LoopCtx(pred_base=len(self.st.pred))
+        self.st.lstack.append(lc)
+        try:
+            while True:
+                c = self.cond(self.ev(s.test), s.loc) if s.test is not None else S.const(1, "bool")
+                if not c.is_const:
+                    raise LiftError("XL2007", "loop condition becomes data-dependent during unrolling", s.loc)
+                if not c.value or (lc.brk.is_const and lc.brk.value):
+                    break
+                self.push_scope()
+                self.stmts(s.body)
+                self.pop_scope()
+                lc.cont = S.const(0, "bool")
+                for e in s.step:
+                    self.effect(e)
+        finally:
+            self.st.lstack.pop()
+        if not (lc.brk.is_const and not lc.brk.value):
+            raise LiftError("XL2007", "break with a data-dependent condition", s.loc)
+
+    def canonical(self, s: ir.For) -> tuple[str, str, Sym, Sym] | None:
+        """(variable, comparison, bound, step) of `for (v = a; v < b; v += c)` with an untouched v."""
+        v = self.loop_var(s)
+        if v is None or s.test is None or len(s.step) != 1 or not isinstance(s.init[0], ir.Decl):
+            return None
+        assigned, _ = ir.assigned_names(s.body)
+        if v in assigned or ir.contains(s.body, (ir.Break, ir.Continue, ir.Return)) is not None:
+            return None
+        t = s.test
+        if not (isinstance(t, ir.Binary) and t.op in ("<", "<=") and isinstance(t.left, ir.Name) and t.left.id == v):
+            return None
+        if _mentions(t.right, v):
+            return None
+        step = s.step[0]
+        inc: ir.Expr | None = None
+        if isinstance(step, ir.IncDec) and isinstance(step.target, ir.Name) and step.target.id == v and step.op == "++":
+            inc = ir.Num(step.loc, 1, "int")
+        elif isinstance(step, ir.Assign) and isinstance(step.target, ir.Name) and step.target.id == v:
+            if step.op == "+=":
+                inc = step.value
+            elif step.op == "=" and isinstance(step.value, ir.Binary) and step.value.op == "+" and \
+                    isinstance(step.value.left, ir.Name) and step.value.left.id == v:
+                inc = step.value.right
+        if inc is None or _mentions(inc, v):
+            return None
+        bound = self.data(self.ev(t.right), s.loc)
+        stepv = self.data(self.ev(inc), s.loc)
+        if not bound.uniform or not stepv.uniform:
+            return None
+        if t.op == "<=":
+            bound = S.op("add", bound.ctype, bound, S.const(1, "int"))
+        return v, t.op, bound, stepv
+
+    def runtime_for(self, s: ir.For, test: Sym) -> None:
+        can = self.canonical(s)
+        if can is not None:
+            v, _, bound, step = can
+            b = self.lookup(v)
+            start = self.data(b.val, s.loc)
+            if start.uniform and step.is_const and step.value > 0:
+                self.range_loop(s, v, start, bound, step, None)
+                return
+            aff = S.affine(start) if ctyping.is_int(start.ctype) else None
+            if aff is not None and step.nonneg and not (step.is_const and step.value <= 0):
+                coefs, rest = aff
+                if coefs and not coefs.keys() & self.st.red_axes.keys():  # thread lanes only, no tl.dot axis
+                    lane_part = _lane_sum(coefs)
+                else:
+                    lane_part = S.op("sub", "int", S.cast(start, "int"), S.cast(rest, "int"))
+                if lane_part.concrete:
+                    try:
+                        mn = int(np.min(comm.concrete(self, lane_part)))
+                    except NotConcrete:
+                        mn = -1
+                    if mn >= 0 and rest.uniform:
+                        self.range_loop(s, v, rest, bound, step, lane_part)
+                        return
+        self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
+
+    def range_loop(self, s: ir.For, v: str, start: Sym, bound: Sym, step: Sym, lane_part: Sym | None) -> None:
+        """`for base in range(start, bound, step)`; with `lane_part`, thread t runs v = base + lane_part(t)."""
+        b = self.lookup(v)
+        vct = b.ctype
+        body = list(s.body)
+
+        def bind_iter(py_or_sym: Sym) -> None:
+            val = py_or_sym if lane_part is None else S.op("add", "int", S.cast(py_or_sym, "int"), lane_part)
+            self.st.scopes[-1][v] = Binding(vct, self.convert(val, vct, s.loc), len(self.st.pred), ())
+            if lane_part is not None:
+                self.st.pred.append(S.op("lt", "bool", self.data(self.lookup(v).val, s.loc), bound))
+
+        def run(py_sym: Sym) -> None:
+            self.push_scope()
+            bind_iter(py_sym)
+            self.push_scope()
+            self.stmts(body)
+            self.pop_scope()
+            if lane_part is not None:
+                self.st.pred.pop()
+            self.pop_scope()
+
+        carried = self.carried(body, [], exclude={v})
+        it_name = self.em.fresh((v + "_base") if lane_part is not None else v)
+        it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
+        kinds = self.dry_kinds(carried, lambda: run(it_sym))
+        slots = self.materialize(carried, kinds, s.loc)
+        header = (f"for {it_name} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
+                  f"{self.em.code(step, self.ctx, 'int')}):")
+        self.loop_body(header, slots, lambda: run(it_sym), s.loc)
+
+    def while_loop(self, body: tuple[ir.Stmt, ...], step: tuple[ir.Expr, ...], test_expr: ir.Expr | None,
+                   test0: Sym | None, loc: ir.Loc, do: bool) -> None:
+        """A masked loop: threads leave it when their condition fails; it ends when none is left."""
+        if ir.contains(body, (ir.Break, ir.Continue, ir.Return)) is not None:
+            raise LiftError("XL2007", "break, continue or return in a data-dependent loop", loc)
+        carried = self.carried(list(body), list(step), exclude=set())
+        active_name = self.em.fresh("active")
+
+        def run(active: Sym) -> Sym:
+            self.st.pred.append(active)
+            self.push_scope()
+            self.stmts(body)
+            self.pop_scope()
+            for e in step:
+                self.effect(e)
+            self.st.pred.pop()
+            c = self.cond(self.ev(test_expr), loc) if test_expr is not None else S.const(1, "bool")
+            return S.op("land", "bool", active, c)
+
+        first = test0 if test0 is not None and not do else S.const(1, "bool")
+        varying = bool(first.lanes)
+        for _ in range(3):
+            act = S.var(active_name, "bool", varying)
+            out: list[Sym] = []
+            kinds = self.dry_kinds(carried, lambda act=act, out=out: out.append(run(act)))
+            now = varying or bool(out and (out[0].lanes or out[0].opaque))
+            if now == varying:
+                break
+            varying = now
+        slots = self.materialize(carried, kinds, loc)
+        act = S.var(active_name, "bool", varying)
+        init = self.em.code(first, self.ctx, "bool")
+        if varying:
+            init = self.em.broadcast(init, first, self.ctx)
+        self.em.line(f"{active_name} = {init}")
+        flat = f"{active_name}.to(tl.int32)"
+        if self.by > 1:
+            flat = f"tl.reshape({flat}, (BY * BX,))"
+        header = f"while tl.max({flat}, axis=0) > 0:" if varying else f"while {active_name}:"
+        result: list[Sym] = []
+        self.loop_body(header, slots, lambda: result.append(run(act)), loc,
+                       extra=lambda: [(active_name, result[0], "bool", varying)])
+
+    def while_stmt(self, s: ir.While) -> None:
+        test0 = None if s.do else self.cond(self.ev(s.test), s.loc)
+        if test0 is not None and test0.is_const and not test0.value:
+            return
+        self.while_loop(s.body, (), s.test, test0, s.loc, do=s.do)
+
+    def carried(self, body: list[ir.Stmt], step: list[ir.Expr], exclude: set[str]) -> list[str]:
+        stmts = list(body) + [ir.ExprStmt(e.loc, e) for e in step]
+        assigned, declared = ir.assigned_names(tuple(stmts))
+        out = []
+        for name in sorted(assigned - exclude):
+            b = self.lookup(name)
+            if b is None:
+                continue
+            if name in declared and not any(name in sc for sc in self.st.scopes):
+                continue
+            out.append(name)
+        return out
+
+    def kind(self, v: Any) -> Any:
+        if isinstance(v, Sym):
+            return bool(v.lanes or v.opaque)
+        if isinstance(v, SharedRead | LaneTokens):
+            return True
+        if isinstance(v, PtrVal):
+            return ("ptr", bool(v.offset.lanes or v.offset.opaque))
+        if isinstance(v, StructVal):
+            return {k: self.kind(x) for k, x in v.fields.items()}
+        if v is None:
+            return False
+        return ("static", id(v))
+
+    def dry_kinds(self, carried: list[str], run) -> dict[str, Any]:
+        """Run the body without emitting, with placeholders for the carried variables, until their kinds
+        (uniform or per-thread) are stable."""
+        kinds = {n: self.kind(self.lookup(n).val) for n in carried}
+        for _ in range(4):
+            fork = self.st.fork()
+            self.em.enabled = False
+            try:
+                for n in carried:
+                    b = self.lookup(n)
+                    self.rebind(n, self.placeholder(n, b, kinds[n]))
+                self.st.runtime_loops += 1
+                self.enter_loop_shared()
+                run()
+                after = {n: self.kind(self.lookup(n).val) for n in carried}
+            finally:
+                fork.undo()
+            merged = {n: _join(kinds[n], after[n]) for n in carried}
+            if merged == kinds:
+                return kinds
+            kinds = merged
+        return kinds
+
+    def placeholder(self, name: str, b: Binding, kind: Any) -> Any:
+        v = b.val
+        if isinstance(v, PtrVal):
+            return PtrVal(v.base, S.var(f"__dry_{name}", "int", kind[1]), v.elem, v.root)
+        if isinstance(v, StructVal):
+            return StructVal(v.ctype, {k: S.var(f"__dry_{name}_{k}", x.ctype if isinstance(x, Sym) else "float", kind[k])
+                                       for k, x in v.fields.items()})
+        if isinstance(kind, tuple) and kind[0] == "static":
+            return v
+        return S.var(f"__dry_{name}", self.resolve_type(b.ctype.base, None), bool(kind))
+
+    def materialize(self, carried: list[str], kinds: dict[str, Any], loc: ir.Loc) -> list[tuple[str, str, str, bool, str | None]]:
+        """Give each carried variable a Python name holding its value at loop entry; returns the slots
+        (variable, python name, C type, per-thread, struct field)."""
+        slots: list[tuple[str, str, str, bool, str | None]] = []
+        self.settle()
+        for n in carried:
+            b = self.lookup(n)
+            k = kinds[n]
+            v = b.val
+            if isinstance(k, tuple) and k[0] == "static":
+                raise LiftError("XL2001", f"'{n}' ({type(v).__name__}) changes inside a run-time loop", loc)
+            if isinstance(v, PtrVal):
+                py = self.em.fresh(n + "_off")
+                self.em.line(f"{py} = {self.init_code(v.offset, 'int', k[1])}")
+                self.rebind(n, PtrVal(v.base, S.var(py, "int", k[1]), v.elem, v.root))
+                slots.append((n, py, "int", k[1], "*ptr"))
+            elif isinstance(v, StructVal):
+                fields = {}
+                for f, x in v.fields.items():
+                    py = self.em.fresh(f"{n}_{f}")
+                    ct = x.ctype if isinstance(x, Sym) else "float"
+                    self.em.line(f"{py} = {self.init_code(self.data(x, loc), ct, k[f])}")
+                    fields[f] = S.var(py, ct, k[f])
+                    slots.append((n, py, ct, k[f], f))
+                self.rebind(n, StructVal(v.ctype, fields))
+            else:
+                ct = self.resolve_type(b.ctype.base, loc)
+                py = self.em.fresh(n)
+                init = self.data(v, loc) if v is not None else S.const(0, ct if not ctyping.is_symbolic(ct) else "int")
+                self.em.line(f"{py} = {self.init_code(init, ct, bool(k))}")
+                self.rebind(n, S.var(py, ct, bool(k)))
+                slots.append((n, py, ct, bool(k), None))
+        return slots
+
+    def init_code(self, v: Sym, ct: str, varying: bool) -> str:
+        shape = self.ctx.shape if varying else "[]"
+        if v.is_const and not ctyping.is_symbolic(ct):
+            return f"tl.full({shape}, {literal(v.value, ct)}, {tl_of(edtype(S.const(v.value, ct)) if ct != 'unsigned int' else ct)})"
+        code = self.em.code(v, self.ctx, ct)
+        if varying:
+            return self.em.broadcast(code, v, self.ctx)
+        return code if v.op != "const" else f"tl.full([], {code}, {tl_of(ct)})"
+
+    def loop_body(self, header: str, slots, run, loc: ir.Loc, extra=None) -> None:
+        em = self.em
+        em.line(header)
+        header_at = len(em.lines)
+        em.level += 1
+        em.push()
+        self.st.runtime_loops += 1
+        saved = self.enter_loop_shared()
+        run()
+        updates: list[tuple[str, str]] = []
+        for n, py, ct, varying, fld in slots:
+            b = self.lookup(n)
+            v = b.val
+            if fld == "*ptr":
+                new = v.offset
+            elif fld is not None:
+                new = self.data(v.fields[fld], loc)
+            else:
+                new = self.data(v, loc)
+            updates.append((py, self.update_code(new, ct, varying)))
+        for py, new, ct, varying in (extra() if extra else []):
+            updates.append((py, self.update_code(new, ct, varying)))
+        temps = []
+        names = [p for p, _ in updates]
+        for py, code in updates:
+            if code != py:
+                if any(p != py and re.search(rf"\b{re.escape(p)}\b", code) for p in names):
+                    t = em.fresh(py + "_next")
+                    em.line(f"{t} = {code}")
+                    temps.append((py, t))
+                else:
+                    temps.append((py, code))
+        for py, code in temps:
+            if code != py:
+                em.line(f"{py} = {code}")
+        if em.enabled and len(em.lines) == header_at:
+            em.line("pass")
+        self.leave_loop_shared(saved)
+        self.st.runtime_loops -= 1
+        em.pop()
+        em.level -= 1
+        # after the loop, the carried variables are their Python names
+        for n, py, ct, varying, fld in slots:
+            b = self.lookup(n)
+            if fld == "*ptr":
+                self.rebind(n, PtrVal(b.val.base, S.var(py, "int", varying), b.val.elem, b.val.root))
+            elif fld is not None:
+                fields = dict(b.val.fields)
+                fields[fld] = S.var(py, ct, varying)
+                self.rebind(n, StructVal(b.val.ctype, fields))
+            else:
+                self.rebind(n, S.var(py, ct, varying))
+
+    def update_code(self, v: Sym, ct: str, varying: bool) -> str:
+        code = self.em.code(v, self.ctx, ct if not ctyping.is_symbolic(ct) else None)
+        if ctyping.is_symbolic(ct):
+            code = f"{code}.to({tl_of(ct)})" if v.ctype != ct else code
+        if (varying and not (v.lanes or v.opaque)) or (varying and v.lanes and "," in self.ctx.shape and v.lanes != {"x", "y"}):
+            code = self.em.broadcast(code, v, self.ctx)
+        elif not varying and v.op == "const":
+            code = f"tl.full([], {code}, {tl_of(ct)})"
+        return code
+
+    def enter_loop_shared(self) -> list[tuple[SharedArr, int]]:
+        saved = [(a, a.boundary) for a in self.st.shared]
+        for a in self.st.shared:
+            a.boundary = len(a.records)
+        return saved
+
+    def leave_loop_shared(self, saved: list[tuple[SharedArr, int]]) -> None:
+        for a, boundary in saved:
+            if len(a.records) > a.boundary:
+                a.clobbered = True
+            a.boundary = boundary
+
+    def settle(self) -> None:
+        """Resolve pending shared reads and tokens before a loop (their arrays may change inside it)."""
+        for scope in self.st.scopes:
+            for name, b in list(scope.items()):
+                if isinstance(b.val, SharedRead | LaneTokens):
+                    try:
+                        v = self.data(b.val, None)
+                    except LiftError:
+                        continue
+                    scope[name] = replace(b, val=v)
+                    if not v.is_const:
+                        self.em.code(v, self.ctx)  # computed once, before the loop
+
+
+def _mentions(e: ir.Expr, name: str) -> bool:
+    if isinstance(e, ir.Name):
+        return e.id == name
+    for v in vars(e).values():
+        if isinstance(v, ir.Expr) and _mentions(v, name):
+            return True
+        if isinstance(v, tuple) and any(isinstance(x, ir.Expr) and _mentions(x, name) for x in v):
+            return True
+    return False
+
+
+def _join(a: Any, b: Any) -> Any:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: _join(a[k], b.get(k, a[k])) for k in a}
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "ptr":
+        return ("ptr", a[1] or b[1])
+    if isinstance(a, bool) and isinstance(b, bool):
+        return a or b
+    return b if a is False else a
+
+
+def _lane_sum(coefs: dict[str, int]) -> Sym:
+    """sum(coef * lane(axis)): the per-thread part of an affine index, built from lanes (not `start - rest`,
+    which the simplifier cannot cancel through casts)."""
+    terms = [S.lane(a) if k == 1 else S.op("mul", "int", S.lane(a), S.const(k, "int")) for a, k in sorted(coefs.items())]
+    out = terms[0]
+    for t in terms[1:]:
+        out = S.op("add", "int", out, t)
+    return out

@@ -1,0 +1,287 @@
+"""Memory: global loads and stores (masked by the program point's predicate, vector types by component),
+shared-memory writes and reads (recorded for comm.py to forward or reduce), local and constant arrays, and
+atomics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
+from xlate.translate.triton import comm
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.emit import Ctx, tl_of
+from xlate.translate.triton.state import LiftState
+from xlate.translate.triton.sym import NotConcrete, Sym
+from xlate.translate.triton.values import (
+    ConstArray,
+    LaneTokens,
+    LiftError,
+    LocalArray,
+    PtrVal,
+    SharedArr,
+    SharedRead,
+    StructVal,
+    WriteRec,
+)
+
+
+class Memory:
+    """Loads, stores and atomics (mixed into the Lifter)."""
+
+    st: LiftState
+    ctx: Ctx
+
+    def issue(self, value: Sym, mask: Sym, loc: ir.Loc | None) -> Sym:
+        """Issue the not-yet-issued loads of a recomputed value (forwarding) under `mask`, in program order."""
+        for ld in reversed(S.loads_in(value)):
+            if ld.temp is not None:
+                continue
+            if ld.root and self.st.store_epoch.get(ld.root, 0) != ld.epoch:
+                raise LiftError("XL2004", f"'{ld.root}' is written between a shared-memory staging store and its use", loc)
+            ld.mask = S.land(ld.mask, mask) if ld.mask is not None else mask
+            if not self.st.defer:
+                self.em.emit_load(ld, self.ctx)
+        return value
+
+    def index_chain(self, e: ir.Expr) -> tuple[ir.Expr, list[ir.Expr]]:
+        idx: list[ir.Expr] = []
+        while isinstance(e, ir.Index):
+            idx.insert(0, e.index)
+            e = e.base
+        return e, idx
+
+    def read(self, e: ir.Index) -> Any:
+        base_e, idx_e = self.index_chain(e)
+        base = self.ev(base_e)
+        idx = [self.data(self.ev(x), e.loc) for x in idx_e]
+        return self.read_at(base, idx, e.loc)
+
+    def read_at(self, base: Any, idx: list[Sym], loc: ir.Loc) -> Any:
+        if isinstance(base, SharedArr):
+            return self.shared_read(base, tuple(S.cast(i, "int") for i in idx), loc)
+        if isinstance(base, ConstArray):
+            if len(idx) != 1 or not idx[0].is_const:
+                raise LiftError("XL2001", f"__constant__ array '{base.name}' indexed with a run-time index", loc)
+            i = int(idx[0].value)
+            if not 0 <= i < len(base.values):
+                raise LiftError("XL2001", f"index {i} outside __constant__ array '{base.name}'", loc)
+            self.st.uses_const.add(base.name)
+            return S.const(base.values[i], base.ctype)
+        if isinstance(base, LocalArray):
+            if len(idx) != 1 or not idx[0].is_const:
+                raise LiftError("XL2001", "local array indexed with a run-time index", loc)
+            return base.slots.get(int(idx[0].value), S.const(0, base.ctype))
+        if isinstance(base, PtrVal):
+            if len(idx) != 1:
+                raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
+            if base.shared:
+                return self.shared_read(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), loc)
+            return self.global_load(base, idx[0], loc)
+        raise LiftError("XL2001", f"indexing a {type(base).__name__}", loc)
+
+    def shared_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> SharedRead:
+        if arr.clobbered:
+            raise LiftError("XL2004", f"shared array '{arr.name}' is read after the run-time loop that wrote it", loc)
+        in_loop = self.st.runtime_loops > 0
+        recs = arr.records[arr.boundary :] if in_loop else list(arr.records)
+        return SharedRead(arr, idx, tuple(self.full_pred()), self.st.epoch, loc, in_loop, recs,
+                          before_loop=in_loop and arr.boundary > 0)
+
+    def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
+        vinfo = ctyping.vector(p.elem.base)
+        if vinfo:
+            fields = {}
+            n = len(vinfo["fields"])
+            base_off = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(n, "int"))
+            for k, f in enumerate(vinfo["fields"]):
+                fields[f] = self.load_scalar(p, S.op("add", "int", base_off, S.const(k, "int")), vinfo["scalar"], loc)
+            return StructVal(p.elem.base, fields)
+        return self.load_scalar(p, S.op("add", "int", p.offset, S.cast(i, "int") if not ctyping.is_symbolic(i.ctype) else i),
+                                p.elem.base, loc)
+
+    def load_scalar(self, p: PtrVal, off: Sym, ctype: str, loc: ir.Loc) -> Sym:
+        mask = self.pred_sym()
+        ld = S.load(p.base, off, mask if not (mask.is_const and mask.value) else None, ctype, p.root,
+                    self.st.store_epoch.get(p.root, 0))
+        if not self.st.defer:
+            self.em.emit_load(ld, self.ctx, hint=p.root)
+        return ld
+
+    def write(self, target: ir.Expr, val: Any, loc: ir.Loc) -> None:
+        if isinstance(target, ir.Name):
+            self.set_var(target.id, val, loc)
+            return
+        if isinstance(target, ir.Member):
+            self.write_member(target, val, loc)
+            return
+        if isinstance(target, ir.Unary) and target.op == "*":
+            p = self.ev(target.arg)
+            self.write_at(p, [S.const(0, "int")], val, loc)
+            return
+        if isinstance(target, ir.Index):
+            base_e, idx_e = self.index_chain(target)
+            base = self.ev(base_e)
+            idx = [self.data(self.ev(x), loc) for x in idx_e]
+            if isinstance(base, LocalArray):
+                if len(idx) != 1 or not idx[0].is_const:
+                    raise LiftError("XL2001", "local array written at a run-time index", loc)
+                k = int(idx[0].value)
+                old = base.slots.get(k)
+                new = self.convert(val, ir.CType(base.ctype), loc)
+                b = self.lookup(base_e.id) if isinstance(base_e, ir.Name) else None
+                rel = self.rel_pred(b) if b is not None else self.pred_sym()
+                base.slots[k] = self.select(rel, new, old, loc) if rel is not None else new
+                return
+            self.write_at(base, idx, val, loc)
+            return
+        raise LiftError("XL2001", "assignment target", loc)
+
+    def write_member(self, target: ir.Member, val: Any, loc: ir.Loc) -> None:
+        if isinstance(target.base, ir.Name):
+            b = self.lookup(target.base.id)
+            if b is None or not isinstance(b.val, StructVal):
+                raise LiftError("XL2012", f"member assignment to '{target.base.id}'", loc)
+            sv = b.val
+            if target.field not in sv.fields:
+                raise LiftError("XL2012", f"{sv.ctype} has no member {target.field}", loc)
+            scalar = ctyping.vector(sv.ctype)["scalar"]
+            new = S.cast(self.data(val, loc), scalar)
+            rel = self.rel_pred(b)
+            fields = dict(sv.fields)
+            fields[target.field] = self.select(rel, new, sv.fields[target.field], loc) if rel is not None else new
+            self.rebind(target.base.id, StructVal(sv.ctype, fields))
+            return
+        if isinstance(target.base, ir.Index):
+            base_e, idx_e = self.index_chain(target.base)
+            p = self.ev(base_e)
+            if not isinstance(p, PtrVal) or p.shared or not ctyping.vector(p.elem.base):
+                raise LiftError("XL2013", "member store through a pointer", loc)
+            vinfo = ctyping.vector(p.elem.base)
+            k = vinfo["fields"].index(target.field)
+            i = self.data(self.ev(idx_e[0]), loc)
+            off = S.op("add", "int", S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")),
+                                          S.const(len(vinfo["fields"]), "int")), S.const(k, "int"))
+            self.store_scalar(p, off, S.cast(self.data(val, loc), vinfo["scalar"]), loc)
+            return
+        raise LiftError("XL2001", "member assignment target", loc)
+
+    def write_at(self, base: Any, idx: list[Sym], val: Any, loc: ir.Loc) -> None:
+        if isinstance(base, SharedArr):
+            self.shared_write(base, tuple(S.cast(i, "int") for i in idx), val, loc)
+            return
+        if isinstance(base, PtrVal):
+            if len(idx) != 1:
+                raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
+            if base.shared:
+                self.shared_write(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), val, loc)
+                return
+            if base.elem.const:
+                raise LiftError("XL2013", f"store through const pointer '{base.root}'", loc)
+            vinfo = ctyping.vector(base.elem.base)
+            if vinfo:
+                if not isinstance(val, StructVal):
+                    raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer", loc)
+                n = len(vinfo["fields"])
+                base_off = S.op("mul", "int", S.op("add", "int", base.offset, S.cast(idx[0], "int")), S.const(n, "int"))
+                for k, f in enumerate(vinfo["fields"]):
+                    self.store_scalar(base, S.op("add", "int", base_off, S.const(k, "int")),
+                                      S.cast(self.data(val.fields[f], loc), vinfo["scalar"]), loc)
+                return
+            off = S.op("add", "int", base.offset, S.cast(idx[0], "int"))
+            self.store_scalar(base, off, S.cast(self.data(val, loc), base.elem.base), loc)
+            return
+        if isinstance(base, ConstArray):
+            raise LiftError("XL2001", f"store to __constant__ array '{base.name}'", loc)
+        raise LiftError("XL2001", f"store into a {type(base).__name__}", loc)
+
+    def shared_write(self, arr: SharedArr, idx: tuple[Sym, ...], val: Any, loc: ir.Loc) -> None:
+        pred = tuple(self.full_pred())
+        if isinstance(val, SharedRead):
+            try:
+                val = comm.token_view(self, val)
+            except comm.NotTokenizable:
+                val = self.data(val, loc)
+        if isinstance(val, LaneTokens):
+            ok = all(s.concrete for s in idx)
+            if ok:
+                try:
+                    comm.active_lanes(self, pred)
+                except comm.NotTokenizable:
+                    ok = False
+            if not ok:
+                val = self.data(val, loc)
+        elif isinstance(val, StructVal | PtrVal):
+            raise LiftError("XL2004", f"shared array '{arr.name}' of structs or pointers", loc)
+        if isinstance(val, Sym):
+            val = S.cast(val, arr.ctype)
+        rec = WriteRec(self.next_id(), arr, idx, pred, val, self.st.epoch, loc)
+        self.st.records[rec.id] = rec
+        arr.records.append(rec)
+
+    def store_scalar(self, p: PtrVal, off: Sym, v: Sym, loc: ir.Loc) -> None:
+        elem = v.ctype if ctyping.vector(p.elem.base) else p.elem.base  # components of vector stores: their scalar
+        mask = self.uniform_effect_mask(off, v, plain=True)
+        if mask is None:
+            return
+        em = self.em
+        addr = em._address(p.base, off, mask, self.ctx)
+        code = em.code(v, self.ctx, elem if not ctyping.is_symbolic(elem) else None)
+        if ctyping.is_symbolic(elem) and v.ctype != elem:
+            code = f"{code}.to({tl_of(elem)})"
+        if mask.is_const:
+            em.line(f"tl.store({addr}, {code})")
+        else:
+            em.line(f"tl.store({addr}, {code}, mask={em.code(mask, self.ctx, 'bool')})")
+        self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
+
+    def uniform_effect_mask(self, off: Sym, v: Sym | None, plain: bool) -> Sym | None:
+        """The mask of a store or atomic. A uniform effect under a thread-index condition that selects one
+        thread (or any threads, for plain stores) is done once, unmasked by that condition. None: no thread."""
+        conds = self.full_pred()
+        if any(c.is_const and not c.value for c in conds):
+            return None
+        uniform = off.uniform and not off.opaque and (v is None or (v.uniform and not v.opaque))
+        if not uniform:
+            return S.land(*conds)
+        lane_conds = [c for c in conds if c.concrete and c.lanes]
+        if not lane_conds:
+            return S.land(*conds)
+        try:
+            act = comm.concrete(self, S.land(*lane_conds)).astype(bool)
+        except NotConcrete:
+            return S.land(*conds)
+        k = int(act.sum())
+        if k == 0:
+            return None
+        if plain or k == 1:
+            return S.land(*(c for c in conds if c not in lane_conds))
+        return S.land(*conds)
+
+    def atomic(self, e: ir.Call, at: dict[str, Any]) -> Sym:
+        if len(e.args) != 2:
+            raise LiftError("XL2001", f"{e.fn} with {len(e.args)} arguments", e.loc)
+        target = e.args[0]
+        if isinstance(target, ir.Unary) and target.op == "&":
+            p = self.address_of(target.arg, e.loc)
+        else:
+            p = self.ev(target)
+        if isinstance(p, SharedArr) or (isinstance(p, PtrVal) and p.shared):
+            raise LiftError("XL2005", f"{e.fn} on shared memory", e.loc)
+        if not isinstance(p, PtrVal):
+            raise LiftError("XL2013", f"{e.fn} target", e.loc)
+        v = S.cast(self.data(self.ev(e.args[1]), e.loc), p.elem.base)
+        if at.get("negate"):
+            v = S.op("neg", v.ctype, v)
+        mask = self.uniform_effect_mask(p.offset, v, plain=False)
+        if mask is None:
+            return S.const(0, p.elem.base)
+        em = self.em
+        addr = em._address(p.base, p.offset, mask, self.ctx)
+        code = em.code(v, self.ctx, p.elem.base)
+        if not (v.lanes or p.offset.lanes) and mask.lanes:
+            code = em.broadcast(code, v, self.ctx)
+        m = "" if mask.is_const else f", mask={em.code(mask, self.ctx, 'bool')}"
+        old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
+        self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
+        return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))

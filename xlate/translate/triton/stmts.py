@@ -1,0 +1,161 @@
+"""Statements: declarations (locals, local and shared arrays, typedefs), if-conversion of branches, returns and
+breaks as exit flags. Loops are loops.py's."""
+
+from __future__ import annotations
+
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.state import LiftState
+from xlate.translate.triton.values import (
+    LiftError,
+    LocalArray,
+    SharedArr,
+    StructVal,
+    TypeVal,
+)
+
+
+class Statements:
+    """Statements of the kernel and of inlined device functions (mixed into the Lifter)."""
+
+    st: LiftState
+
+    def stmts(self, ss: tuple[ir.Stmt, ...] | list[ir.Stmt]) -> None:
+        for s in ss:
+            if self.dead():
+                return
+            self.stmt(s)
+
+    def stmt(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.Decl):
+            self.decl(s)
+        elif isinstance(s, ir.ExprStmt):
+            self.effect(s.expr)
+        elif isinstance(s, ir.If):
+            self.if_stmt(s)
+        elif isinstance(s, ir.For):
+            self.for_stmt(s)
+        elif isinstance(s, ir.While):
+            self.while_stmt(s)
+        elif isinstance(s, ir.Return):
+            self.return_stmt(s)
+        elif isinstance(s, ir.Break | ir.Continue):
+            self.break_stmt(s)
+        elif isinstance(s, ir.BlockStmt):
+            self.push_scope()
+            self.stmts(s.body)
+            self.pop_scope()
+        elif isinstance(s, ir.Typedef):
+            self.typedef(s)
+        elif isinstance(s, ir.Unsupported):
+            raise LiftError(s.code, s.what, s.loc)
+        else:
+            raise LiftError("XL2001", f"statement {type(s).__name__}", s.loc)
+
+    def typedef(self, s: ir.Typedef) -> None:
+        if s.trait is not None:
+            struct, arg, member = s.trait
+            arg = self.resolve_type(arg, s.loc)
+            name = self.kc.traits.get((struct, arg, member)) or self.kc.traits.get((struct, s.trait[1], member))
+            if name is None:
+                raise LiftError("XL2012", f"type trait {struct}<{arg}>::{member}", s.loc)
+            self.bind(s.name, ir.CType(name), TypeVal(name))
+        else:
+            self.bind(s.name, s.ctype, TypeVal(self.resolve_type(s.ctype.base, s.loc)))
+
+    def decl(self, s: ir.Decl) -> None:
+        loc = s.loc
+        base = self.resolve_type(s.ctype.base, loc)
+        if s.shared:
+            dims: list[int | None] = []
+            for d in s.dims:
+                if d is None:
+                    if not s.extern:
+                        raise LiftError("XL2004", f"shared array '{s.name}' without a size", loc)
+                    dims.append(None)
+                    continue
+                v = self.data(self.ev(d), loc)
+                if not v.is_const:
+                    raise LiftError("XL2004", f"shared array '{s.name}' with a run-time size", loc)
+                dims.append(int(v.value))
+            if not dims:
+                raise LiftError("XL2004", f"shared scalar '{s.name}'", loc)
+            if ctyping.row(base) is None and not ctyping.is_symbolic(base):
+                raise LiftError("XL2012", f"shared array of {base}", loc)
+            arr = SharedArr(s.name, base, dims, loc)
+            self.st.shared.append(arr)
+            self.bind(s.name, s.ctype, arr)
+            return
+        if s.dims:
+            if s.init_list is None and len(s.dims) == 1:
+                size = self.data(self.ev(s.dims[0]), loc) if s.dims[0] is not None else None
+                if size is None or not size.is_const:
+                    raise LiftError("XL2001", f"local array '{s.name}' with a run-time size", loc)
+                self.bind(s.name, s.ctype, LocalArray(base, int(size.value)))
+                return
+            if s.init_list is not None and len(s.dims) == 1:
+                arr = LocalArray(base, len(s.init_list))
+                for i, e in enumerate(s.init_list):
+                    arr.slots[i] = self.convert(self.ev(e), ir.CType(base), loc)
+                self.bind(s.name, s.ctype, arr)
+                return
+            raise LiftError("XL2001", f"multi-dimensional local array '{s.name}'", loc)
+        ct = ir.CType(base, s.ctype.ptr, s.ctype.const)
+        if s.init is None:
+            if ctyping.vector(base) and not ct.ptr:
+                fields = {f: S.const(0, ctyping.vector(base)["scalar"]) for f in ctyping.vector(base)["fields"]}
+                self.bind(s.name, ct, StructVal(base, fields))
+            else:
+                self.bind(s.name, ct, None)
+            return
+        v = self.ev(s.init)
+        if base == "auto":
+            self.bind(s.name, ct, v)
+            return
+        self.bind(s.name, ct, self.convert(v, ct, loc))
+
+    def if_stmt(self, s: ir.If) -> None:
+        c = self.cond(self.ev(s.test), s.loc)
+        if c.is_const:
+            self.push_scope()
+            self.stmts(s.then if c.value else s.other)
+            self.pop_scope()
+            return
+        self.st.pred.append(c)
+        self.push_scope()
+        self.stmts(s.then)
+        self.pop_scope()
+        self.st.pred.pop()
+        if s.other:
+            self.st.pred.append(S.lnot(c))
+            self.push_scope()
+            self.stmts(s.other)
+            self.pop_scope()
+            self.st.pred.pop()
+
+    def return_stmt(self, s: ir.Return) -> None:
+        f = self.st.fstack[-1]
+        if self.st.runtime_loops > f.loops:
+            raise LiftError("XL2007", "return inside a loop", s.loc)
+        conds = list(self.st.pred[f.pred_base :])
+        for lc in self.st.lstack:
+            if lc.pred_base >= f.pred_base:
+                conds.extend(S.lnot(x) for x in (lc.brk, lc.cont) if not x.is_const or x.value)
+        if not (f.done.is_const and not f.done.value):
+            conds.append(S.lnot(f.done))
+        rel = S.land(*conds)
+        if s.value is not None:
+            v = self.convert(self.ev(s.value), f.ret, s.loc)
+            f.value = self.select(rel, v, f.value, s.loc) if f.value is not None else v
+        f.done = S.op("lor", "bool", f.done, rel)
+
+    def break_stmt(self, s: ir.Stmt) -> None:
+        if not self.st.lstack or self.st.lstack[-1].pred_base < 0:
+            raise LiftError("XL2007", f"{'break' if isinstance(s, ir.Break) else 'continue'} in a loop that is not unrolled", s.loc)
+        lc = self.st.lstack[-1]
+        rel = S.land(*self.st.pred[lc.pred_base :], *(S.lnot(x) for x in (lc.brk, lc.cont) if not x.is_const))
+        if isinstance(s, ir.Break):
+            lc.brk = S.op("lor", "bool", lc.brk, rel)
+        else:
+            lc.cont = S.op("lor", "bool", lc.cont, rel)
