@@ -12,10 +12,6 @@ import pytest
 from xlate.backends.base import BufferArg, CompileOptions, LaunchConfig, ScalarArg
 from xlate.backends.registry import get_backend
 
-from xlate.cir import cpre
-from xlate.cir import ctype as ctyping
-from xlate.cir.build import parse_number
-from xlate.model import Macro
 from xlate.parse import parse_string
 from xlate.translate.base import TranslateOptions
 from xlate.translate.triton import sym as S
@@ -45,40 +41,7 @@ def buf(name: str, data: np.ndarray, guard: int = 7) -> BufferArg:
     return BufferArg(name, np.concatenate([poison, data, poison]), guard, len(data))
 
 
-# -- literals, macros, types -----------------------------------------------------------------------------------
-
-
-def test_numbers_follow_c_rules():
-    assert parse_number("256") == (256, "int")
-    assert parse_number("2654435761u") == (2654435761, "unsigned int")
-    assert parse_number("2654435761") == (2654435761, "long")
-    assert parse_number("0xffffffff") == (0xFFFFFFFF, "unsigned int")
-    assert parse_number("1.5f") == (1.5, "float")
-    assert parse_number("1e-5f") == (1e-5, "float")
-    assert parse_number("0.5") == (0.5, "double")
-    assert parse_number("-3.402823466e+38f")[1] == "float"
-
-
-def test_macros_expand_without_moving_lines():
-    macros = [Macro("CLAMP", ["v", "lo", "hi"], "((v) < (lo) ? (lo) : (v))", None),
-              Macro("N", None, "(2 * M)", None), Macro("M", None, "128", None)]
-    text = "int a = CLAMP(x,\n 0, N);\nint b = N;"
-    out = cpre.expand(text, macros)
-    assert out.text.count("\n") == text.count("\n")
-    assert "(2*128)" in "".join(out.text.split())
-    assert "x" in out.text and "CLAMP" not in out.text
-    # every output character maps back to where it came from: the second line's N
-    pos = out.text.index("int b")
-    assert text[out.original(pos) : out.original(pos) + 5] == "int b"
-
-
-def test_usual_arithmetic_conversions():
-    assert ctyping.arith("int", "unsigned int") == "unsigned int"
-    assert ctyping.arith("unsigned char", "int") == "int"
-    assert ctyping.arith("int", "float") == "float"
-    assert ctyping.arith("float", "double") == "double"
-    assert ctyping.arith("long", "unsigned int") == "long"
-    assert ctyping.arith("T", "int") == "T"
+# -- symbolic values -------------------------------------------------------------------------------------------
 
 
 def test_thread_index_algebra():
@@ -332,3 +295,109 @@ def test_grid_stride_loop_becomes_a_counted_range_loop(tmp_path):
         expect[1::2] += 1.0
         np.testing.assert_allclose(y[7 : 7 + n], expect, rtol=1e-6, atol=1e-6)  # a*x + 1 rounds in float32
         assert (y[:7] == 12345).all() and (y[7 + n :] == 12345).all()
+
+
+# -- the lifter's structure: undoable state, narrow protocols, intrinsics from the one list ---------------------
+
+
+def test_every_stateful_field_declares_how_a_fork_undoes_it():
+    from dataclasses import dataclass, field
+
+    from xlate.translate.triton import fork
+    from xlate.translate.triton.state import LiftState
+
+    fork.save(LiftState())  # every field of the state, its emitter, frames and shared arrays has a policy
+
+    @dataclass
+    class Careless:
+        kept: int = field(default=0, metadata=fork.VALUE)
+        forgotten: list[int] = field(default_factory=list)
+
+    with pytest.raises(TypeError, match=r"Careless\.forgotten declares no fork policy"):
+        fork.save(Careless())
+
+
+def test_a_fork_is_undone_in_place():
+    from xlate.cir import ir
+    from xlate.translate.triton.state import Binding, FnCtx, LiftState
+    from xlate.translate.triton.values import SharedArr, WriteRec
+
+    st = LiftState()
+    frame = FnCtx("k", ir.CType("void"), 0)
+    arr = SharedArr("s", "float", [64], None)
+    st.fstack.append(frame)
+    st.shared.append(arr)
+    st.scopes[-1]["a"] = Binding(ir.CType("int"), S.const(1, "int"))
+    st.em.line("x = 1")
+    f = st.fork()
+    st.scopes[-1]["a"] = Binding(ir.CType("int"), S.const(2, "int"))
+    st.scopes.append({"b": Binding(ir.CType("int"), None)})
+    frame.value = S.const(3, "int")
+    arr.records.append(WriteRec(1, arr, (), (), S.const(0.0, "float"), 0))
+    st.shared.append(SharedArr("t", "float", [8], None))
+    st.em.line("y = 2")
+    st.epoch, st.ids = 5, 7
+    f.undo()
+    assert [list(s) for s in st.scopes] == [["a"]] and st.scopes[0]["a"].val.value == 1
+    assert st.fstack == [frame] and st.fstack[0] is frame and frame.value is None  # the same frame, as it was
+    assert st.shared == [arr] and arr.records == []
+    assert st.em.lines == ["    x = 1"] and st.epoch == 0
+    assert st.ids == 7  # ids are never reused
+
+
+def test_comm_and_idioms_use_only_their_protocols():
+    import ast
+
+    from xlate.cir import ir
+    from xlate.translate.triton import host
+    from xlate.translate.triton.lift import Lifter
+    from xlate.translate.triton.state import KernelContext
+
+    def members(proto) -> set[str]:
+        out: set[str] = set()
+        for k in proto.__mro__:
+            if k.__module__ == host.__name__:
+                out |= set(k.__annotations__) | {n for n in vars(k) if not n.startswith("_")}
+        return out
+
+    root = Path(__file__).resolve().parents[1] / "xlate/translate/triton"
+    for module, proto in (("comm", host.Block), ("idioms", host.LoopHost)):
+        tree = ast.parse((root / f"{module}.py").read_text())
+        used = {n.attr for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "L"}
+        assert used and used <= members(proto), (module, sorted(used - members(proto)))
+        lifter = Lifter(ir.FunctionIR("k", "kernel", [], ir.CType("void"), ()),
+                        KernelContext(32, 1, 1, {}, {}, {}, {}, {}), "k.cu")
+        assert all(hasattr(lifter, m) for m in members(proto)), module
+
+
+WARP_CALL = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
+__global__ void k(const unsigned* x, unsigned* y, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned v = (i < n) ? x[i] : 0u;
+    unsigned w = {call};
+    if (i < n) y[i] = w;
+}}
+"""
+
+
+@pytest.mark.parametrize("call", ["__reduce_xor_sync(0xffffffffu, v)", "__lanemask_ge()", "__ballot_sync(0xffffffffu, v)",
+                                  "__syncthreads_count(v)"])
+def test_warp_intrinsics_of_the_one_list_are_refused_as_such(call):
+    t = port(WARP_CALL.format(call=call))
+    assert [d.code for d in t.blocking] == ["XL2003"], [d.format() for d in t.diagnostics]
+    assert call.split("(")[0] in t.blocking[0].message
+
+
+def test_intrinsic_lowerings_name_kinds_of_the_one_list():
+    from xlate.parse.cfamily import intrinsic_categories
+    from xlate.translate.triton.tables import intrinsic_lowering, intrinsics_table
+
+    cats = intrinsic_categories()
+    table = intrinsics_table()
+    assert set(table["categories"]) <= set(cats.values())
+    for name in table["names"]:
+        assert cats.get(name.removeprefix("cg::")), name
+    assert intrinsic_lowering("__barrier_sync") == "barrier" and intrinsic_lowering("__threadfence_block") == "none"
+    assert intrinsic_lowering("__shfl_xor") == "shuffle" and intrinsic_lowering("expf") is None

@@ -26,7 +26,7 @@ from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import LaneTokens, LiftError, SharedArr, SharedRead, Tok, WriteRec
 
 if TYPE_CHECKING:
-    from xlate.translate.triton.lift import Lifter
+    from xlate.translate.triton.host import Block
 
 FLT_MAX = 3.4028234663852886e38
 
@@ -73,18 +73,26 @@ class NotTokenizable(Exception):
 # -- lanes ---------------------------------------------------------------------------------------------------
 
 
-def lane_env(L: Lifter) -> dict[str, np.ndarray]:
+def lane_env(L: Block) -> dict[str, np.ndarray]:
     b = L.nlanes
     flat = np.arange(b, dtype=np.int64)
     return {"x": (flat % L.bx).astype(np.uint32), "y": (flat // L.bx).astype(np.uint32)}
 
 
-def concrete(L: Lifter, s: Sym) -> np.ndarray:
+def concrete_env(L: Block) -> dict[str, np.ndarray]:
+    """Thread indices (and tl.dot axes being evaluated) as arrays, for evaluating conditions on every thread."""
+    out: dict[str, np.ndarray] = {k: v[None, :] for k, v in lane_env(L).items()}
+    for axis, size in L.st.red_axes.items():
+        out[axis] = np.arange(size, dtype=np.int32)[:, None]
+    return out
+
+
+def concrete(L: Block, s: Sym) -> np.ndarray:
     v = S.evaluate(s, lane_env(L))
     return np.broadcast_to(np.asarray(v), (L.nlanes,))
 
 
-def active_lanes(L: Lifter, pred: tuple[Sym, ...] | list[Sym], reader: tuple[Sym, ...] | None = None) -> np.ndarray:
+def active_lanes(L: Block, pred: tuple[Sym, ...] | list[Sym], reader: tuple[Sym, ...] | None = None) -> np.ndarray:
     """Threads for which `pred` holds, from its thread-index conjuncts. Uniform conjuncts must also hold for
     `reader` (they then hold for the whole block); a data-dependent per-thread conjunct raises."""
     act = np.ones(L.nlanes, dtype=bool)
@@ -109,7 +117,7 @@ def active_lanes(L: Lifter, pred: tuple[Sym, ...] | list[Sym], reader: tuple[Sym
 # -- tokens --------------------------------------------------------------------------------------------------
 
 
-def tokenize(L: Lifter, v: Any) -> LaneTokens:
+def tokenize(L: Block, v: Any) -> LaneTokens:
     """Tokens of any per-thread value: shared reads through their slots, data as a fresh per-thread record."""
     if isinstance(v, LaneTokens):
         return v
@@ -128,20 +136,20 @@ def tokenize(L: Lifter, v: Any) -> LaneTokens:
     raise NotTokenizable(type(v).__name__)
 
 
-def token_binary(L: Lifter, op: str, a: Any, b: Any, data_alt: Callable[[], Sym]) -> LaneTokens:
+def token_binary(L: Block, op: str, a: Any, b: Any, data_alt: Callable[[], Sym]) -> LaneTokens:
     ta, tb = tokenize(L, a), tokenize(L, b)
     toks = [combine(x, y, op) for x, y in zip(ta.toks, tb.toks)]
     ctype = ctyping.arith(ta.ctype, tb.ctype) if op == "sum" else ta.ctype
     return LaneTokens(toks, ctype, alt=data_alt)
 
 
-def token_select(L: Lifter, cond: np.ndarray, a: Any, b: Any, data_alt: Callable[[], Sym] | None) -> LaneTokens:
+def token_select(L: Block, cond: np.ndarray, a: Any, b: Any, data_alt: Callable[[], Sym] | None) -> LaneTokens:
     ta, tb = tokenize(L, a), tokenize(L, b)
     toks = [x if c else y for c, x, y in zip(cond, ta.toks, tb.toks)]
     return LaneTokens(toks, ta.ctype, alt=data_alt)
 
 
-def shuffle(L: Lifter, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | None) -> LaneTokens:
+def shuffle(L: Block, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | None) -> LaneTokens:
     """__shfl_*_sync / tile.shfl_*: every thread takes the token of its source thread."""
     t = tokenize(L, v)
     n = L.nlanes
@@ -173,7 +181,7 @@ def shuffle(L: Lifter, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | No
     return LaneTokens([t.toks[int(s)] for s in src], t.ctype)
 
 
-def token_view(L: Lifter, r: SharedRead) -> LaneTokens:
+def token_view(L: Block, r: SharedRead) -> LaneTokens:
     if r.tokens is not None:
         return r.tokens
     arr = r.arr
@@ -218,7 +226,7 @@ def token_view(L: Lifter, r: SharedRead) -> LaneTokens:
     return r.tokens
 
 
-def _flat(L: Lifter, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc | None, active: np.ndarray) -> np.ndarray:
+def _flat(L: Block, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc | None, active: np.ndarray) -> np.ndarray:
     """Flat element index per thread (-1 for threads not in `active`); out-of-bounds on an active thread raises."""
     flat = np.zeros(L.nlanes, dtype=np.int64)
     if len(idx) != len(arr.dims):
@@ -234,7 +242,7 @@ def _flat(L: Lifter, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc | None, a
 # -- materialisation -----------------------------------------------------------------------------------------
 
 
-def materialize(L: Lifter, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None, note: str = "") -> Sym:
+def materialize(L: Block, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None, note: str = "") -> Sym:
     """The data value of tokens on the active threads: a reduction, a scan, or a gather from other threads."""
     idx = np.nonzero(active)[0]
     if len(idx) == 0:
@@ -281,7 +289,7 @@ def reduce_sym(op: str, base: Sym, ctype: str) -> Sym:
     return s
 
 
-def scan_sym(kind: str, base: Sym, L: Lifter) -> Sym:
+def scan_sym(kind: str, base: Sym, L: Block) -> Sym:
     s = Sym("scan", base.ctype, (base,), value=kind)
     s.lanes = frozenset({"*"})
     s.opaque = True
@@ -316,7 +324,7 @@ def _scan_kind(toks: list[Tok], idx: np.ndarray) -> tuple[str, int] | None:
     return kind, rid
 
 
-def value_at(L: Lifter, rec: WriteRec, j: int, loc: ir.Loc | None) -> Sym:
+def value_at(L: Block, rec: WriteRec, j: int, loc: ir.Loc | None) -> Sym:
     """Record `rec`'s value as thread j computed it (every reader reads the same element)."""
     v = rec.value
     if isinstance(v, LaneTokens):
@@ -330,7 +338,7 @@ def value_at(L: Lifter, rec: WriteRec, j: int, loc: ir.Loc | None) -> Sym:
     raise LiftError("XL2004", "one thread's value read by all threads cannot be recomputed (it depends on a loop-carried value)", loc)
 
 
-def _gather(L: Lifter, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sym | None:
+def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sym | None:
     """Every active thread reads one other thread's per-thread value: a where-chain of shifted recomputations."""
     if L.by != 1:
         return None
@@ -395,7 +403,7 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int]) 
     return sol, eqs
 
 
-def data_view(L: Lifter, r: SharedRead, allow_tokens: bool = True) -> Sym:
+def data_view(L: Block, r: SharedRead, allow_tokens: bool = True) -> Sym:
     if r.data is not None:
         return r.data
     arr = r.arr
@@ -426,7 +434,7 @@ class _Unsolvable(Exception):
     pass
 
 
-def forward(L: Lifter, r: SharedRead, recs: list[WriteRec]) -> Sym:
+def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     arr = r.arr
     axes = {"x": L.bx, "y": L.by}
     chain: list[tuple[Sym, Sym]] = []
@@ -492,10 +500,10 @@ def _is_lane(t: Sym, axis: str) -> bool:
     return coefs == {axis: 1} and rest.is_const and rest.value == 0
 
 
-def _simplify_conds(L: Lifter, conds: list[Sym]) -> tuple[list[Sym], str]:
+def _simplify_conds(L: Block, conds: list[Sym]) -> tuple[list[Sym], str]:
     """Drop conditions true on every thread; 'never' when one is false on every thread."""
     kept: list[Sym] = []
-    env = L.concrete_env()
+    env = concrete_env(L)
     for c in conds:
         if c.is_const:
             if not c.value:

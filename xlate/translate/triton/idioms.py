@@ -17,7 +17,7 @@ from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import LiftError
 
 if TYPE_CHECKING:
-    from xlate.translate.triton.lift import Lifter
+    from xlate.translate.triton.host import LoopHost
 
 MIN_DOT = 16  # tl.dot needs every dimension >= 16
 
@@ -42,7 +42,7 @@ def _accumulation(body: tuple[ir.Stmt, ...]) -> tuple[str, ir.Expr, ir.Expr] | N
     return a.target.id, prod.left, prod.right
 
 
-def try_dot(L: Lifter, s: ir.For) -> bool:
+def try_dot(L: LoopHost, s: ir.For) -> bool:
     acc_pattern = _accumulation(s.body)
     if acc_pattern is None or L.by < MIN_DOT or L.bx < MIN_DOT:
         return False
@@ -100,7 +100,7 @@ def try_dot(L: Lifter, s: ir.For) -> bool:
     return True
 
 
-def _const_range(L: Lifter, s: ir.For, v: str | None) -> int | None:
+def _const_range(L: LoopHost, s: ir.For, v: str | None) -> int | None:
     """K for `for (v = 0; v < K; ++v)` (v fresh, K a constant)."""
     if v is None or len(s.init) != 1 or s.test is None or len(s.step) != 1:
         return None

@@ -4,6 +4,7 @@ functions (maps/math.yaml), and device functions, which are inlined."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from xlate.cir import ctype as ctyping
@@ -12,7 +13,7 @@ from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.sym import Sym
-from xlate.translate.triton.tables import atomic_entry, math_entry
+from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry
 from xlate.translate.triton.values import (
     CGroup,
     LaneTokens,
@@ -24,16 +25,7 @@ from xlate.translate.triton.values import (
 )
 
 MAX_INLINE_DEPTH = 16
-SHUFFLES = {"__shfl_down_sync": ("down", 1), "__shfl_up_sync": ("up", 1), "__shfl_xor_sync": ("xor", 1),
-            "__shfl_sync": ("idx", 1), "__shfl_down": ("down", 0), "__shfl_up": ("up", 0), "__shfl_xor": ("xor", 0),
-            "__shfl": ("idx", 0)}
-WARP_OTHER = {"__ballot_sync", "__ballot", "__any_sync", "__all_sync", "__any", "__all", "__activemask", "__uni_sync",
-              "__match_any_sync", "__match_all_sync", "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
-              "__lanemask_lt", "__lane_id", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
-BARRIERS = {"__syncthreads", "__syncwarp", "cg::sync", "__barrier_sync"}
-FENCES = {"__threadfence", "__threadfence_block", "__threadfence_system"}
-MAKE_VECTOR = {"make_float2": "float2", "make_float3": "float3", "make_float4": "float4", "make_int2": "int2",
-               "make_int4": "int4", "make_uint2": "uint2", "make_uint4": "uint4", "make_double2": "double2"}
+SHUFFLE = re.compile(r"__shfl(?:_(up|down|xor))?(_sync)?")  # __shfl_down_sync: kind down, a mask argument first
 
 
 class Intrinsics:
@@ -47,13 +39,15 @@ class Intrinsics:
 
     def call(self, e: ir.Call) -> Any:
         fn = e.fn
-        if fn in BARRIERS:
+        lowering = intrinsic_lowering(fn)
+        if lowering == "barrier":
             self.barrier(e.loc)
             return S.const(0, "int")
-        if fn in FENCES:
+        if lowering == "none":
             return S.const(0, "int")
-        if fn in SHUFFLES:
-            kind, has_mask = SHUFFLES[fn]
+        shuffle = SHUFFLE.fullmatch(fn) if lowering == "shuffle" else None
+        if shuffle is not None:
+            kind, has_mask = shuffle.group(1) or "idx", shuffle.group(2) is not None
             args = list(e.args[1:] if has_mask else e.args)
             if len(args) < 2:
                 raise LiftError("XL2003", f"{fn} with {len(e.args)} arguments", e.loc)
@@ -66,7 +60,7 @@ class Intrinsics:
                     raise LiftError("XL2003", f"{fn} with a run-time width", e.loc)
                 width = int(w.value)
             return comm.shuffle(self, v, kind, arg, width, e.loc)
-        if fn in WARP_OTHER:
+        if lowering is not None:
             raise LiftError("XL2003", f"warp intrinsic {fn}", e.loc)
         if fn in ("cg::this_thread_block",):
             return CGroup("block", self.nlanes)
@@ -77,9 +71,9 @@ class Intrinsics:
             if size > 32 or size & (size - 1) or self.nlanes % size:
                 raise LiftError("XL2003", f"tiled_partition<{size}>", e.loc)
             return CGroup("tile", size)
-        if fn in MAKE_VECTOR:
-            ct = MAKE_VECTOR[fn]
-            vinfo = ctyping.vector(ct)
+        vinfo = ctyping.vector(fn[5:]) if fn.startswith("make_") else None  # make_float4 ...
+        if vinfo is not None:
+            ct = fn[5:]
             if len(e.args) != len(vinfo["fields"]):
                 raise LiftError("XL2012", f"{fn} with {len(e.args)} arguments", e.loc)
             return StructVal(ct, {f: S.cast(self.data(self.ev(a), e.loc), vinfo["scalar"]) for f, a in zip(vinfo["fields"], e.args)})

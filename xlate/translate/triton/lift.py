@@ -9,18 +9,16 @@ comm.py. Loads and stores are emitted at their program point; arithmetic is emit
 
 One job per module, mixed into one Lifter: scopes.py (names and predicates), stmts.py, loops.py, memory.py
 (loads, stores, shared memory, atomics), exprs.py, intrinsics.py (calls). Everything the lifter changes lives
-in one LiftState (state.py), which dry runs fork and undo.
+in one LiftState (state.py), which dry runs fork and undo; comm.py and idioms.py see the lifter through the
+narrow protocols of host.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
-from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, Emitter, sanitize, tl_of
 from xlate.translate.triton.exprs import Expressions
@@ -59,13 +57,6 @@ class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
     def idiom(self, text: str, loc: ir.Loc | None) -> None:
         if self.em.enabled and (text, loc) not in self.st.notes:
             self.st.notes.append((text, loc))
-
-    def concrete_env(self) -> dict[str, np.ndarray]:
-        env = comm.lane_env(self)
-        out: dict[str, np.ndarray] = {k: v[None, :] for k, v in env.items()}
-        for axis, size in self.st.red_axes.items():
-            out[axis] = np.arange(size, dtype=np.int32)[:, None]
-        return out
 
     def lift(self) -> None:
         fir = self.fir

@@ -27,6 +27,23 @@ def constants_table() -> dict[str, list[Any]]:
     return load_yaml(MAPS / "constants.yaml")
 
 
+@functools.cache
+def intrinsics_table() -> dict[str, dict[str, str]]:
+    return load_yaml(MAPS / "intrinsics.yaml")
+
+
+def intrinsic_lowering(name: str) -> str | None:
+    """barrier | none | shuffle | refuse for a CUDA intrinsic (by its category in xlate/data/cuda_intrinsics.yaml,
+    or by name where maps/intrinsics.yaml says so); None for any other call."""
+    from xlate.parse.cfamily import intrinsic_categories
+
+    table = intrinsics_table()
+    if name in table["names"]:
+        return table["names"][name]
+    category = intrinsic_categories().get(name)
+    return table["categories"].get(category) if category else None
+
+
 def named_constant(name: str) -> tuple[str, float | int] | None:
     entry = constants_table().get(name)
     if entry is None:
