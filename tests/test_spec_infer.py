@@ -324,3 +324,45 @@ def test_unguarded_thread_index_with_no_launch_is_a_hole(tmp_path):
     with pytest.raises(Exception) as info:
         build_spec(parse_string((folder / "k.cu").read_text(), str(folder / "k.cu"), "cuda"), "fill")
     assert "cannot infer the grid of 'fill'" in str(info.value) and "annotate it" in str(info.value)
+
+
+def test_cpp_objects_constructors_members_and_methods(tmp_path):
+    folder = program(tmp_path, {"main.cu": """
+    template <typename T>
+    class Tensor {
+     public:
+      Tensor(unsigned h, unsigned w) : height_(h), width_(w) { cudaMalloc((void**)&data_, h * w * sizeof(T)); }
+      unsigned height_, width_;
+      T* data_;
+    };
+    class Model {
+     public:
+      void init(int n);
+      void step(float* out);
+      float* weights; int n_;
+    };
+    __global__ void rows(const double* m, double* r, unsigned cols) {
+      int row = blockIdx.x;
+      double s = 0;
+      for (int j = threadIdx.x; j < cols; j += blockDim.x) s += m[row * cols + j];
+      if (threadIdx.x == 0) r[row] = s;
+    }
+    __global__ void step_k(int n, const float* w, float* out) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = w[i];
+    }
+    void Model::init(int n) { n_ = n; cudaMalloc(&weights, sizeof(float) * n); }
+    void Model::step(float* out) { step_k<<<(n_ + 127) / 128, 128>>>(n_, weights, out); }
+    int main() {
+      Tensor<double> m(300, 40), r(300, 1);
+      rows<<<m.height_, 64>>>(m.data_, r.data_, m.width_);
+      Model model; model.init(1000);
+      float* o; cudaMalloc(&o, 1000 * sizeof(float));
+      model.step(o);
+    }
+    """})
+    res = resolve(folder, "main.cu", "rows")
+    # the rows of m and r are two values of the program that are equal (300): they stay equal; a size of 1 is 1
+    assert res.annotation() == "m: in[cols * h], r: out[h], cols: size(1..40), h: size(1..300), grid: h, block: 64"
+    res = resolve(folder, "main.cu", "step_k")
+    assert res.annotation() == "n: size(1..1000), w: in[n], out: out[1000], grid: cdiv(n, 128), block: 128"

@@ -122,7 +122,11 @@ class Mapper:
                 self.m.axes[name] = root.values
                 values[s] = sp.Symbol(name, integer=True, positive=True)
             elif allow_free and s not in self.fixed and s.is_integer and root.kind in FREE_KINDS and (
-                    root.name not in self.pinned) and (root.value is None or float(root.value) >= 1):
+                    root.name not in self.pinned) and (root.value is None or float(root.value) > 1):
+                same = self._same_value(root)
+                if same is not None:  # two program values that are equal stay equal (rows of a and b)
+                    values[s] = same
+                    continue
                 name = self._free_name(root)
                 self.m.free[name] = root
                 values[s] = sp.Symbol(name, integer=True, positive=True)
@@ -135,6 +139,19 @@ class Mapper:
         if missing:
             return None, missing
         return sp.expand(out.xreplace(values)) if values else out, []
+
+    def _same_value(self, root: Root) -> sp.Expr | None:
+        """A parameter or a free size that already stands for a program value equal to `root`'s."""
+        if root.value is None:
+            return None
+        for s, target in self.m.subs.items():
+            r = self.roots.get(s)
+            if r is not None and r is not root and r.value is not None and float(r.value) == float(root.value):
+                return target
+        for name, r in self.m.free.items():
+            if r is not root and r.value is not None and float(r.value) == float(root.value):
+                return sp.Symbol(name, integer=True, positive=True)
+        return None
 
     def _free_name(self, root: Root) -> str:
         for name, r in self.m.free.items():

@@ -124,6 +124,13 @@ class Evaluator:
         """(handled, value) for calls the interpreter knows (allocation APIs, atomics...)."""
         return False, None
 
+    def ref_of(self, name: str, env: dict[str, Any]) -> Value:
+        """`&name`: the variable in the scope that holds it."""
+        return Ref(env if name in env or name not in self.globals else self.globals, name)
+
+    def field_ref(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        return Ref(env, text(node).replace(" ", ""))
+
     def field_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
         return env.get(text(node).replace(" ", ""))
 
@@ -243,13 +250,11 @@ class Evaluator:
             arg = node.child_by_field_name("argument")
             if op == "&":
                 if arg is not None and arg.type == "identifier":
-                    name = text(arg)
-                    frame = env if name in env or name not in self.globals else self.globals
-                    return Ref(frame, name)
+                    return self.ref_of(text(arg), env)
                 if arg is not None and arg.type == "subscript_expression":
                     return self.address_of_element(arg, env)
                 if arg is not None and arg.type == "field_expression":
-                    return Ref(env, text(arg).replace(" ", ""))
+                    return self.field_ref(arg, env)
                 return None
             return self.deref(self.ev(arg, env), node, env)
         if t == "binary_expression":

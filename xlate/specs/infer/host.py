@@ -17,7 +17,7 @@ from xlate.resources import data
 from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type
 from xlate.specs.infer.program import FuncDef, Program, SourceFile, text
 from xlate.specs.infer.sym import concrete
-from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Ptr, Ref, Value
+from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Obj, Ptr, Ref, Value
 from xlate.specs.model import Origin, normalise_ctype
 
 MAX_CALL_DEPTH = 8
@@ -68,6 +68,7 @@ class Frame:
     types: dict[str, str] = field(default_factory=dict)  # template type parameters bound at the call
     in_branch: int = 0
     returned: Value = None
+    this: Obj | None = None  # the object a method runs on
 
 
 class HostInterpreter(Evaluator):
@@ -118,7 +119,7 @@ class HostInterpreter(Evaluator):
         self.const_values[s] = sp.Integer(c)
         return Num(s, value.flt)
 
-    def name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
+    def _name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
         if name not in env and name not in self.globals and name in self.program.macros:
             if name not in self._macro_roots:
                 m = self.program.macros[name]
@@ -149,29 +150,79 @@ class HostInterpreter(Evaluator):
         self.run_function(fd, None, [], bound=fd.name == "main")
 
     def run_function(self, fd: FuncDef, args: list[Value] | None, chain: list[str], bound: bool,
-                     types: dict[str, str] | None = None) -> Value:
+                     types: dict[str, str] | None = None, this: Obj | None = None) -> Value:
         if fd.name in chain or len(chain) >= MAX_CALL_DEPTH or self.budget <= 0:
             return None
+        if fd.cls and this is None:  # a method run on its own: an object whose members are unknown
+            this = self.new_object(fd.cls, self.where(fd.node), {})
         env: dict[str, Any] = {}
         where = self.where(fd.node)
         for i, (pname, ptype, indirect) in enumerate(fd.params):
             if not pname:
                 continue
             if args is not None and i < len(args):
-                env[pname] = _retype(args[i], ptype) if not indirect else args[i]
+                v = _retype(args[i], ptype) if not indirect else args[i]
+                if isinstance(v, Num) and v.e.is_number:  # f(1000): the parameter's name stands for the literal
+                    v = self.named_constant(pname, v, where, "local")
+                env[pname] = v
                 continue
             if fd.name == "main":
                 continue
             env[pname] = self._param_value(pname, ptype, indirect, where, fd)
-        frame = Frame(fd, env, [*chain, fd.name], bound and (args is not None or fd.name == "main"), dict(types or {}))
+        frame = Frame(fd, env, [*chain, fd.name], bound and (args is not None or fd.name == "main"), dict(types or {}),
+                      this=this)
         self.frames.append(frame)
         try:
+            inits = next((c for c in fd.node.children if c.type == "field_initializer_list"), None)
+            if inits is not None and this is not None:  # Class(h, w) : height_(h), width_(w)
+                for fi in inits.named_children:
+                    fname = text(next((c for c in fi.named_children if c.type == "field_identifier"), None))
+                    argl = next((c for c in fi.named_children if c.type in ("argument_list", "initializer_list")), None)
+                    first = _first_named(argl) if argl is not None else None
+                    if fname and first is not None:
+                        v = self.ev(first, env)
+                        old = this.env.get(fname)
+                        if isinstance(old, Ptr) and isinstance(v, Ptr):
+                            v = Ptr(v.alloc, v.offset, old.elem or v.elem)
+                        if v is not None:
+                            this.env[fname] = v
             body = fd.node.child_by_field_name("body")
             if body is not None:
                 self.block(body, frame)
         finally:
             self.frames.pop()
         return frame.returned
+
+    def new_object(self, cls: str, where: str, types: dict[str, str]) -> Obj:
+        """An object with its data members: pointers not yet allocated, scalars at their initialisers."""
+        obj = Obj(cls, {})
+        for fname, (ftype, indirect, init) in self.program.classes.get(cls, {}).items():
+            t = normalise_ctype(types.get(ftype, ftype))
+            if indirect:
+                obj.env[fname] = Ptr(Alloc(None, t, Origin("host", where, f"member '{fname}' of {cls}")), elem=t)
+            else:
+                obj.env[fname] = self.ev(init, obj.env) if init is not None else None
+        return obj
+
+    def sizeof(self, ctype: str) -> sp.Expr:
+        types = self.frames[-1].types if self.frames else {}
+        return super().sizeof(types.get(ctype.strip(), ctype))
+
+    def construct(self, cls: str, type_node: ts.Node | None, args: list[ts.Node], frame: Frame, where: str) -> Obj:
+        types = dict(frame.types)
+        targs = next((n for n in _descendants(type_node) if n.type == "template_argument_list"), None) if type_node else None
+        ctor = self.program.method(cls, cls)
+        if targs is not None and ctor is not None:
+            tparams = ctor.template_params or _class_template_params(self.program, cls)
+            types.update(zip(tparams, [frame.types.get(text(c), text(c)) for c in targs.named_children]))
+        elif targs is not None:
+            types.update(zip(_class_template_params(self.program, cls),
+                             [frame.types.get(text(c), text(c)) for c in targs.named_children]))
+        obj = self.new_object(cls, where, types)
+        if ctor is not None:
+            vals = [self.ev(_expr_of(a), frame.env) for a in args]
+            self.run_function(ctor, vals, frame.chain, frame.bound, types, this=obj)
+        return obj
 
     def _param_value(self, pname: str, ptype: str, indirect: bool, where: str, fd: FuncDef) -> Value:
         t = normalise_ctype(ptype)
@@ -260,6 +311,16 @@ class HostInterpreter(Evaluator):
             if not name:
                 continue
             where = self.where(d)
+            cls = _class_of(self.program, type_text)
+            if cls is not None and not indirect and not arrays:  # Tensor<float> t(h, w); Ham H; Ham H = Ham(n);
+                argn = (decl.child_by_field_name("parameters") if decl is not None and decl.type == "function_declarator"
+                        else value_node if value_node is not None and value_node.type in ("argument_list", "initializer_list")
+                        else None)
+                if value_node is not None and value_node.type == "call_expression":
+                    argn = value_node.child_by_field_name("arguments")
+                args = [c for c in argn.named_children if c.type != "comment"] if argn is not None else []
+                frame.env[name] = self.construct(cls, type_node, args, frame, where)
+                continue
             if decl is not None and decl.type == "function_declarator":  # dim3 g(a, b); std::vector<T> v(n);
                 self._constructed(name, type_node, base_type, decl.child_by_field_name("parameters"), frame, where, d)
                 continue
@@ -367,6 +428,13 @@ class HostInterpreter(Evaluator):
             return
         key = text(left).replace(" ", "")
         env = frame.env if key in frame.env or key.split(".")[0] in frame.env or key not in self.globals else self.globals
+        if frame.this is not None and key not in frame.env and key in frame.this.env:
+            env = frame.this.env  # a data member assigned in a method
+        if left.type == "field_expression":
+            target_obj = self.ev(left.child_by_field_name("argument"), frame.env) if left.child_by_field_name(
+                "argument") is not None and left.child_by_field_name("argument").type != "this" else frame.this
+            if isinstance(target_obj, Obj):
+                env, key = target_obj.env, text(left.child_by_field_name("field"))
         value = self.ev(right, frame.env)
         if left.type == "field_expression":
             obj = text(left.child_by_field_name("argument"))
@@ -386,6 +454,9 @@ class HostInterpreter(Evaluator):
         if left.type not in ("identifier", "field_expression"):
             return
         old = env.get(key)
+        if isinstance(value, Obj) or isinstance(old, Obj):
+            env[key] = value
+            return
         if op != "=":
             if isinstance(old, Num) and isinstance(value, Num):
                 from xlate.specs.infer.ceval import arith
@@ -516,6 +587,9 @@ class HostInterpreter(Evaluator):
         if base in tables["pointer_of"] and args:
             v = self.ev(args[0], env)
             return True, v if isinstance(v, Ptr) else None
+        method = self._method_call(name, node, args, env)
+        if method is not None:
+            return True, method[0]
         fd = self.program.function(base, arity=len(args))
         if fd is not None and fd.space == "host" and "." not in name and "->" not in name:
             vals = [self._arg_value(a, env) for a in args]
@@ -531,6 +605,26 @@ class HostInterpreter(Evaluator):
             frame = self.frame
             return True, self.run_function(fd, vals, frame.chain, frame.bound, types)
         return False, None
+
+    def _method_call(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[Value] | None:
+        """`obj.method(...)`, `obj->method(...)`, or `method(...)` inside another method of the class."""
+        fn = node.child_by_field_name("function")
+        this: Value = None
+        mname = name
+        if fn is not None and fn.type == "field_expression":
+            arg = fn.child_by_field_name("argument")
+            this = self._this() if arg is not None and arg.type == "this" else self.ev(arg, env)
+            mname = text(fn.child_by_field_name("field"))
+        elif "::" not in name:
+            this = self._this()
+        if not isinstance(this, Obj):
+            return None
+        fd = self.program.method(this.cls, mname)
+        if fd is None:
+            return None
+        frame = self.frame
+        vals = [self._arg_value(a, env) for a in args]
+        return (self.run_function(fd, vals, frame.chain, frame.bound, frame.types, this=this),)
 
     def _arg_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
         v = self.ev(node, env)
@@ -568,6 +662,38 @@ class HostInterpreter(Evaluator):
         for p in (dst, src):
             if isinstance(p, Ptr) and p.alloc.bytes is None and nbytes is not None and p.offset == 0:
                 p.alloc.bytes, p.alloc.origin = nbytes, origin
+
+    def _this(self) -> Obj | None:
+        return self.frames[-1].this if self.frames else None
+
+    def name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
+        this = self._this()
+        if name not in env and this is not None and name in this.env:
+            return this.env[name]
+        if name == "this" and this is not None:
+            return this
+        return self._name(name, node, env)
+
+    def ref_of(self, name: str, env: dict[str, Any]) -> Value:
+        this = self._this()
+        if name not in env and this is not None and name in this.env:
+            return Ref(this.env, name)
+        return super().ref_of(name, env)
+
+    def field_ref(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        obj = self.ev(node.child_by_field_name("argument"), env)
+        if isinstance(obj, Obj):
+            return Ref(obj.env, text(node.child_by_field_name("field")))
+        return super().field_ref(node, env)
+
+    def field_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        arg = node.child_by_field_name("argument")
+        if arg is not None and arg.type in ("identifier", "this", "field_expression", "pointer_expression",
+                                            "subscript_expression"):
+            obj = self.ev(arg, env) if arg.type != "this" else self._this()
+            if isinstance(obj, Obj):
+                return obj.env.get(text(node.child_by_field_name("field")))
+        return super().field_value(node, env)
 
     def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
         if self.frames and self.frames[-1].env is env:
@@ -695,6 +821,23 @@ def _declarator(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
     return "", indirect, arrays
 
 
+def _class_of(program: Program, type_text: str) -> str | None:
+    t = " ".join(type_text.replace("const", " ").replace("class ", " ").replace("struct ", " ").split())
+    t = t.split("<")[0].strip().split("::")[-1]
+    return t if t in program.classes and (program.method(t, t) is not None or any(
+        ind for _, ind, _ in program.classes[t].values())) else None
+
+
+def _class_template_params(program: Program, cls: str) -> list[str]:
+    if program.class_tparams.get(cls):
+        return program.class_tparams[cls]
+    for fds in program.functions.values():
+        for fd in fds:
+            if fd.cls == cls and fd.template_params:
+                return fd.template_params
+    return []
+
+
 def _container_elem(type_node: ts.Node | None) -> str | None:
     if type_node is None or not _is_container(type_node):
         return None
@@ -772,6 +915,9 @@ def host_launches(program: Program) -> tuple[list[Launch], dict[sp.Symbol, Root]
             for n in _descendants(body) if body is not None else []:
                 if n.type == "call_expression":
                     f = n.child_by_field_name("function")
+                    if f is not None and f.type == "field_expression":
+                        called.add(text(f.child_by_field_name("field")))
+                        continue
                     called.add(text(f).split("::")[-1] if f is not None and f.type != "template_function" else text(
                         f.child_by_field_name("name") if f is not None else None).split("::")[-1])
     for fd in program.host_functions():

@@ -191,6 +191,8 @@ class KernelFacts:
         ext = sp.expand(best + 1)
         if isinstance(ext, sp.Max):
             ext = _simplify_max(ext)
+        if ext.is_number and ext <= 0:
+            return None
         if ext.free_symbols and any(s.name.startswith("U_") for s in ext.free_symbols):
             return None
         return ext, Origin("kernel", mine[0].where, f"largest index of {pname} under the kernel's guards")

@@ -56,6 +56,11 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     if mapper is not None and launch is not None:
         block_exprs, _ = mapper.launch_dims(launch.block, allow_free=False)
         grid_exprs, _ = mapper.launch_dims(launch.grid)
+        # a launch of no block at all is what the program did before setting the value we did not follow
+        if block_exprs is not None and any(concrete(b) is not None and concrete(b) <= 0 for b in block_exprs):
+            block_exprs = None
+        if grid_exprs is not None and any(concrete(g) is not None and concrete(g) <= 0 for g in grid_exprs):
+            grid_exprs = None
         if block_exprs is not None:
             inf.items["block"] = (f"block: {_tuple(mapper, block_exprs)}", launch_origin)  # type: ignore[arg-type]
         if grid_exprs is not None:

@@ -38,6 +38,7 @@ class FuncDef:
     space: str  # "kernel", "device", "host" (host also for __host__ __device__)
     template_params: list[str] = field(default_factory=list)
     return_type: str = ""
+    cls: str = ""  # the class of a method (defined in the class or as Class::name)
 
 
 @dataclass
@@ -67,11 +68,27 @@ class Program:
         self.globals: list[tuple[SourceFile, ts.Node]] = []  # file-scope declarations, in file order
         self.typedefs: dict[str, str] = {}
         self.structs: dict[str, list[tuple[str, int]]] = {}
+        self.classes: dict[str, dict[str, tuple[str, bool, ts.Node | None]]] = {}  # class -> member -> (type, pointer, init)
+        self.class_tparams: dict[str, list[str]] = {}
         self._roots = {f.tree.root_node.id: f for f in files}
         for f in files:
             self._index(f)
 
     # -- indexing ------------------------------------------------------------------------------------------------
+    def add_build_macros(self, folder: Path) -> None:
+        """`-DNAME=VALUE` from the program's Makefile or CMakeLists.txt: types and sizes chosen at build time."""
+        for name in ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt", "Makefile.nvidia"):
+            f = folder / name
+            if not f.is_file():
+                continue
+            try:
+                body = f.read_text(errors="replace")[:200000]
+            except OSError:
+                continue
+            for m in re.finditer(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=([^\s'\")]+))?", body):
+                if m.group(1) not in self.macros and not m.group(1).startswith("_"):
+                    self.macros[m.group(1)] = MacroDef(m.group(1), None, m.group(2) or "1", str(f), 1)
+
     def _index(self, f: SourceFile) -> None:
         stack = [f.tree.root_node]
         while stack:
@@ -89,14 +106,21 @@ class Program:
                         if d.type == "type_identifier":
                             if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("body"):
                                 self._struct(text(d), tnode)
+                            elif tnode is not None and tnode.type == "enum_specifier":
+                                self.typedefs.setdefault(text(d), "int")  # an enum is an int in memory
                             else:
                                 self.typedefs.setdefault(text(d), base)
                     if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("name"):
                         self._struct(text(tnode.child_by_field_name("name")), tnode)
-                elif t in ("struct_specifier", "declaration") and node.type == "translation_unit":
-                    spec = child if t == "struct_specifier" else child.child_by_field_name("type")
-                    if spec is not None and spec.type == "struct_specifier" and spec.child_by_field_name("name"):
-                        self._struct(text(spec.child_by_field_name("name")), spec)
+                elif t == "enum_specifier" and child.child_by_field_name("name") is not None:
+                    self.typedefs.setdefault(text(child.child_by_field_name("name")), "int")
+                elif t in ("struct_specifier", "class_specifier", "declaration") and node.type == "translation_unit":
+                    spec = child if t != "declaration" else child.child_by_field_name("type")
+                    if spec is not None and spec.type == "enum_specifier" and spec.child_by_field_name("name") is not None:
+                        self.typedefs.setdefault(text(spec.child_by_field_name("name")), "int")
+                    if spec is not None and spec.type in ("struct_specifier", "class_specifier") and (
+                            spec.child_by_field_name("name") is not None and spec.child_by_field_name("body") is not None):
+                        self._class(f, spec)
                     if t == "declaration":
                         self.globals.append((f, child))
                 elif t == "alias_declaration":
@@ -105,10 +129,50 @@ class Program:
                 elif t in ("template_declaration", "linkage_specification", "namespace_definition", "declaration_list",
                            "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
                     stack.append(child)
+                elif t in ("class_specifier", "struct_specifier") and child.child_by_field_name("body") is not None:
+                    self._class(f, child)
                 elif t == "declaration" and node.type in ( "declaration_list", "preproc_if",
                                                           "preproc_ifdef", "preproc_else", "preproc_elif"):
                     self.globals.append((f, child))
         self.globals.sort(key=lambda g: (self.files.index(g[0]), g[1].start_byte))
+
+    def _class(self, f: SourceFile, node: ts.Node) -> None:
+        """A class or struct with a body: its data members (name -> declared type, pointer or not) and the
+        methods defined inside it."""
+        name = text(node.child_by_field_name("name"))
+        body = node.child_by_field_name("body")
+        if not name or body is None:
+            return
+        fields = self.classes.setdefault(name, {})
+        wrapper = node.parent
+        if wrapper is not None and wrapper.type == "template_declaration":
+            plist = wrapper.child_by_field_name("parameters")
+            self.class_tparams[name] = [text(tp.child_by_field_name("name") or next(
+                (c for c in tp.named_children if c.type in ("type_identifier", "identifier")), None))
+                for tp in (plist.named_children if plist is not None else [])]
+        for child in body.named_children:
+            if child.type == "function_definition":
+                self._function(f, child, cls=name)
+            elif child.type in ("template_declaration",):
+                inner = next((c for c in child.named_children if c.type == "function_definition"), None)
+                if inner is not None:
+                    self._function(f, inner, cls=name)
+            elif child.type == "field_declaration":
+                ftype = text(child.child_by_field_name("type"))
+                for d in child.children_by_field_name("declarator"):
+                    indirect = False
+                    cur = d
+                    while cur is not None and cur.type in ("pointer_declarator", "array_declarator", "reference_declarator"):
+                        indirect = True
+                        cur = cur.child_by_field_name("declarator") or next(
+                            (c for c in cur.named_children if c.type == "field_identifier"), None)
+                    if cur is not None and cur.type == "field_identifier":
+                        fields[text(cur)] = (ftype, indirect, child.child_by_field_name("default_value"))
+        if node.type == "struct_specifier":
+            self._struct(name, node)
+
+    def method(self, cls: str, name: str) -> FuncDef | None:
+        return next((fd for fd in self.functions.get(name, []) if fd.cls == cls), None)
 
     def _struct(self, name: str, node: ts.Node) -> None:
         body = node.child_by_field_name("body")
@@ -154,11 +218,12 @@ class Program:
         params_node = node.child_by_field_name("parameters")
         params = [text(c) for c in params_node.named_children] if params_node is not None else None
         value = node.child_by_field_name("value")
-        body = re.sub(r"\\\s*\n", " ", text(value)).strip()
+        body = re.sub(r"\\\s*\n", " ", text(value))
+        body = re.sub(r"/\*.*?\*/|//.*$", " ", body, flags=re.S | re.M).strip()  # comments after the value
         if name and name not in self.macros:
             self.macros[name] = MacroDef(name, params, body, f.path, f.line(node))
 
-    def _function(self, f: SourceFile, node: ts.Node) -> None:
+    def _function(self, f: SourceFile, node: ts.Node, cls: str = "") -> None:
         decl = node.child_by_field_name("declarator")
         while decl is not None and decl.type not in ("function_declarator",):
             decl = decl.child_by_field_name("declarator")
@@ -167,9 +232,12 @@ class Program:
         name_node = decl.child_by_field_name("declarator")
         if name_node is not None and name_node.type == "template_function":
             name_node = name_node.child_by_field_name("name")
-        name = text(name_node).split("::")[-1]
+        full = text(name_node)
+        name = full.split("::")[-1]
         if not name:
             return
+        if not cls and "::" in full:  # Class::method defined outside its class
+            cls = full.split("::")[-2].split("<")[0]
         head = f.data[node.start_byte:decl.start_byte].decode("utf-8", "replace")
         wrapper = node.parent
         if wrapper is not None and wrapper.type == "template_declaration":
@@ -198,12 +266,13 @@ class Program:
                 if ident is not None:
                     tparams.append(text(ident))
         ret = text(node.child_by_field_name("type"))
-        self.functions.setdefault(name, []).append(FuncDef(name, node, f.path, params, space, tparams, ret))
+        self.functions.setdefault(name, []).append(FuncDef(name, node, f.path, params, space, tparams, ret, cls))
 
     # -- queries -------------------------------------------------------------------------------------------------
     def function(self, name: str, space: str | None = None, arity: int | None = None) -> FuncDef | None:
+        """A free function (not a method) of that name."""
         for fd in self.functions.get(name, []):
-            if space is not None and fd.space != space:
+            if fd.cls or (space is not None and fd.space != space):
                 continue
             if arity is not None and len(fd.params) != arity and not _has_defaults(fd):
                 continue
@@ -354,4 +423,7 @@ def program_for(unit: KernelUnit, context: list[KernelUnit] | None = None) -> Pr
             sf = load_file(p)
             if sf is not None:
                 files.append(sf)
-    return Program(files)
+    program = Program(files)
+    if os.path.isfile(unit.path):
+        program.add_build_macros(Path(os.path.abspath(unit.path)).parent)
+    return program

@@ -53,4 +53,12 @@ class Ref:
     name: str
 
 
-Value = Num | Ptr | Dim3 | Arr | Ref | None
+@dataclass
+class Obj:
+    """An object of a class of the program: its data members (what its methods allocate and pass to kernels)."""
+
+    cls: str
+    env: dict[str, Any]
+
+
+Value = Num | Ptr | Dim3 | Arr | Ref | Obj | None
