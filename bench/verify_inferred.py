@@ -213,10 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--programs", help="comma-separated program names")
     ap.add_argument("--targets", default="source,hip,triton")
     ap.add_argument("--examples", type=int, default=20)
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per kernel (all its steps)")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per kernel (all its steps)")
     ap.add_argument("--sanitize-every", type=int, default=10, help="compute-sanitizer on every Nth kernel's source (0: never)")
     ap.add_argument("-j", "--jobs", type=int, default=4)
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--budget", type=float, default=0.0, help="stop starting kernels after this many seconds (a "
+                                                               "session's command limit); rerun to go on")
     ap.add_argument("--out")
     ap.add_argument("--fresh", action="store_true", help="ignore results of earlier runs")
     ap.add_argument("--dry-run", action="store_true", help="list what would run")
@@ -268,10 +270,22 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key_of(j)}  [{', '.join(j['targets'])}{', sanitize' if j['sanitize'] else ''}]  {j['spec']}")
         return 0
     journal.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    timeout = args.timeout if not args.budget else min(args.timeout, args.budget)
+
+    def guarded(job: dict[str, Any]) -> dict[str, Any] | None:
+        if args.budget and time.monotonic() - start + 5 > args.budget:
+            return None  # out of time: left for the next run
+        left = args.budget - (time.monotonic() - start) if args.budget else timeout
+        return run_isolated(job, max(10.0, min(timeout, left)))
+
     with journal.open("a") as fh, concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_isolated, j, args.timeout): j for j in jobs}
+        futures = {pool.submit(guarded, j): j for j in jobs}
         for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
             row = fut.result()
+            if row is None or (args.budget and "timeout after" in row.get("error", "") and
+                               time.monotonic() - start >= args.budget - 5):
+                continue  # not run, or cut by the budget rather than its own limit: the next run does it
             done[key_of(row)] = row
             fh.write(json.dumps(row) + "\n")
             fh.flush()
