@@ -401,3 +401,25 @@ def test_intrinsic_lowerings_name_kinds_of_the_one_list():
         assert cats.get(name.removeprefix("cg::")), name
     assert intrinsic_lowering("__barrier_sync") == "barrier" and intrinsic_lowering("__threadfence_block") == "none"
     assert intrinsic_lowering("__shfl_xor") == "shuffle" and intrinsic_lowering("expf") is None
+
+
+def test_local_array_written_in_a_run_time_loop_is_refused_not_leaked():
+    """Its elements are not carried by the loop: the port used to read a dry run's placeholder (`__dry_v`)."""
+    src = """
+// xlate: x: in[rows * n], y: out[n], n: size(1..512), rows: size(1..64), grid: cdiv(n, 128), block: 128
+__global__ void count(const unsigned char* x, int* y, int rows, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int counts[2] = {0, 0};
+    unsigned char v;
+    for (int r = 0; r < rows; r++) {
+        v = x[r * n + i];
+        if (v == '1') { counts[1]++; } else { counts[0]++; }
+    }
+    y[i] = counts[1] - counts[0];
+}
+"""
+    t = port(src)
+    assert t.needs_llm == ["count"] and "__dry_" not in t.text
+    assert [d.code for d in t.blocking] == ["XL2001"] and "written inside it" in t.blocking[0].message
+    assert t.blocking[0].line == 10

@@ -126,6 +126,8 @@ class Memory:
             if isinstance(base, LocalArray):
                 if len(idx) != 1 or not idx[0].is_const:
                     raise LiftError("XL2001", "local array written at a run-time index", loc)
+                if self.st.runtime_loops > base.loops:  # its elements would have to be carried by the loop
+                    raise LiftError("XL2001", "local array declared outside a run-time loop and written inside it", loc)
                 k = int(idx[0].value)
                 old = base.slots.get(k)
                 new = self.convert(val, ir.CType(base.ctype), loc)

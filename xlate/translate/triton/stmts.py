@@ -92,10 +92,10 @@ class Statements:
                 size = self.data(self.ev(s.dims[0]), loc) if s.dims[0] is not None else None
                 if size is None or not size.is_const:
                     raise LiftError("XL2001", f"local array '{s.name}' with a run-time size", loc)
-                self.bind(s.name, s.ctype, LocalArray(base, int(size.value)))
+                self.bind(s.name, s.ctype, LocalArray(base, int(size.value), loops=self.st.runtime_loops))
                 return
             if s.init_list is not None and len(s.dims) == 1:
-                arr = LocalArray(base, len(s.init_list))
+                arr = LocalArray(base, len(s.init_list), loops=self.st.runtime_loops)
                 for i, e in enumerate(s.init_list):
                     arr.slots[i] = self.convert(self.ev(e), ir.CType(base), loc)
                 self.bind(s.name, s.ctype, arr)

@@ -60,11 +60,13 @@ class ConstArray:
 
 @dataclass
 class LocalArray:
-    """A per-thread array with compile-time-constant indexing (scalarised)."""
+    """A per-thread array with compile-time-constant indexing (scalarised). Its elements are not loop-carried:
+    a run-time loop deeper than the declaration may not write them."""
 
     ctype: str
     size: int
     slots: dict[int, Any] = field(default_factory=dict)
+    loops: int = 0  # run-time loops around the declaration
 
 
 @dataclass
