@@ -91,3 +91,22 @@ def test_parameter_names_that_collide_with_the_templates_are_refused():
     t = translate("    if (i < count) { y[i] = x[i]; }", "const float* x, float* y, int count",
                   "x: in[count], y: out[count], count: size(1..4096)", size="count")
     assert t.needs_llm == ["k"] and "collide" in t.diagnostics[0].message
+
+
+def test_macros_expand_as_c_expands_them():
+    """The kernel goes through the preprocessor the Triton lifter uses: arguments are substituted as written (no
+    parentheses C does not add), and a diagnostic inside an expansion points at the macro's use."""
+    src = ("#define SCALE 2.0f\n#define AXPY(a, x, y) a * x + y\n"
+           "// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256, op: elementwise\n"
+           "__global__ void k(const float* x, float* y, int n) {\n"
+           "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "    if (i < n) { y[i] = AXPY(SCALE, x[i], 1.0f) * 0.5f; }\n}\n")
+    t = CudaToAscendC().translate(parse_string(src, "k.cu"), src, TranslateOptions())
+    assert t.kernels == ["k"], [d.format() for d in t.diagnostics]
+    x = np.linspace(-2, 2, 13, dtype=np.float32)
+    out = run(t, x=x, y=np.zeros(13, np.float32), n=13)["y"]
+    np.testing.assert_array_equal(out, np.float32(2) * x + np.float32(0.5))  # 2*x + 1*0.5, as C reads it
+    bad = src.replace("AXPY(SCALE, x[i], 1.0f) * 0.5f", "NEXT(x)").replace("#define SCALE", "#define NEXT(v) v[i + 1]\n//")
+    t = CudaToAscendC().translate(parse_string(bad, "k.cu"), bad, TranslateOptions())
+    assert t.needs_llm == ["k"] and "access 'x[i + 1]'" in t.diagnostics[0].message  # the expansion, as C reads it
+    assert (t.diagnostics[0].line, t.diagnostics[0].col) == (7, 25)  # the use of NEXT, not its definition

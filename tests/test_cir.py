@@ -135,6 +135,13 @@ def test_macro_arguments_are_substituted_as_c_does():
         cpre.expand("TWICE(a, b)", macros)
 
 
+def test_expansions_read_as_written_and_never_join_tokens():
+    macros = [Macro("NEXT", ["v"], "v[i + 1]", None), Macro("NEG", ["a"], "-a", None), Macro("U", None, "unsigned", None)]
+    assert cpre.expand("y = NEXT(x);", macros).text == "y = x[i + 1] ;"  # quoted in diagnostics
+    assert cpre.expand("z = NEG(-1);", macros).text == "z = - -1 ;"  # not a decrement
+    assert cpre.expand("U int q;", macros).text == "unsigned  int q;"
+
+
 # -- IR from the front end -----------------------------------------------------------------------------------------
 
 
@@ -167,3 +174,22 @@ def test_ir_locations_point_into_the_file_through_macros():
     decl, branch = fir.body
     assert isinstance(decl.init, ir.Binary) and decl.init.loc == ir.Loc(3, 18)  # the macro's use, not its body
     assert isinstance(branch, ir.If) and branch.loc == ir.Loc(4, 5)
+
+
+def test_bytes_that_are_not_utf8_pass_through():
+    from xlate.parse.source import to_text
+
+    text = to_text(b"// (c) \xa9 2024\n__global__ void k(float* y) {\n    y[threadIdx.x] = 1.0f;\n}\n")
+    unit = parse_string(text, "k.cu", "cuda")
+    fir = build_function(unit, unit.kernel("k"))
+    assert isinstance(fir.body[0], ir.ExprStmt) and fir.body[0].loc == ir.Loc(3, 5)
+
+
+def test_a_declarator_outside_the_subset_is_reported_where_it_is():
+    from xlate.cir.build import BuildError
+
+    src = "__device__ void acc(float& s, float v) { s += v; }\n__global__ void k(float* y) { acc(y[0], 1.0f); }\n"
+    unit = parse_string(src, "k.cu", "cuda")
+    with pytest.raises(BuildError) as err:
+        build_function(unit, unit.function("acc"))
+    assert err.value.what == "declarator '& s'" and err.value.loc == ir.Loc(1, 26)

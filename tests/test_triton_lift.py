@@ -423,3 +423,16 @@ __global__ void count(const unsigned char* x, int* y, int rows, int n) {
     assert t.needs_llm == ["count"] and "__dry_" not in t.text
     assert [d.code for d in t.blocking] == ["XL2001"] and "written inside it" in t.blocking[0].message
     assert t.blocking[0].line == 10
+
+
+def test_qualified_math_functions_are_the_math_functions():
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
+__global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = ::fabsf(x[i]) + std::fmaxf(x[i], 0.0f) + cuda::std::fminf(x[i], 1.0f);
+}
+"""
+    t = port(src)
+    assert t.kernels == ["k"], [d.format() for d in t.diagnostics]
+    assert "tl.abs(" in t.text and "tl.maximum(" in t.text and "tl.minimum(" in t.text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass
 
 import tree_sitter as ts
 
@@ -16,6 +17,7 @@ from xlate.cir import cpre, ir
 from xlate.cir.ctype import canonical
 from xlate.model import Function, KernelUnit
 from xlate.parse.frontend import parse_c
+from xlate.parse.source import to_bytes, to_text
 
 BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
@@ -33,7 +35,7 @@ class BuildError(Exception):
 
 class LineIndex:
     def __init__(self, text: str):
-        self.data = text.encode("utf-8")
+        self.data = to_bytes(text)
         self.starts = [0, *(m.end() for m in re.finditer(b"\n", self.data))]
 
     def loc(self, byte: int) -> ir.Loc:
@@ -83,15 +85,59 @@ def parse_number(text: str) -> tuple[int | float, str]:
     return v, "unsigned long"
 
 
+@dataclass
+class FunctionSource:
+    """One function as the lifters read it: its text macro-expanded (cpre.py) and parsed by the front end, with
+    the way back from a node of that text to the file."""
+
+    text: str  # the expanded text
+    root: ts.Node  # the front end's tree of `text`
+    expanded: cpre.Expanded
+    fn_text: str  # the function's original (unexpanded) text
+    base: int  # byte offset of the function in the file
+    lines: LineIndex
+
+    @property
+    def src(self) -> bytes:
+        return to_bytes(self.text)
+
+    def loc(self, node: ts.Node) -> ir.Loc:
+        """Where `node` (of the expanded text) came from in the file: a macro's expansion is where it is used."""
+        char_off = len(self.src[: node.start_byte].decode("utf-8", "replace"))
+        orig = self.expanded.original(char_off)
+        return self.lines.loc(self.base + len(to_bytes(self.fn_text[:orig])))
+
+    def definition(self) -> ts.Node | None:
+        """The function_definition node."""
+        stack = [self.root]
+        while stack:
+            n = stack.pop()
+            if n.type == "function_definition":
+                return n
+            stack.extend(reversed(n.named_children))
+        return None
+
+
+def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> FunctionSource:
+    """Function `fn` of `unit`, preprocessed and parsed. Raises BuildError (a macro that cannot be expanded)."""
+    if fn.span is None:
+        raise BuildError(f"no source span for '{fn.name}'", ir.Loc(1, 1))
+    data = to_bytes(unit.text)  # bytes that were not UTF-8 pass through (the front end's rule)
+    fn_text = to_text(data[fn.span.start_byte : fn.span.end_byte])
+    lines = lines or LineIndex(unit.text)
+    try:
+        expanded = cpre.expand(cpre.normalise(fn_text), unit.macros)
+    except cpre.ExpansionError as exc:
+        raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
+    root = parse_c(to_bytes(expanded.text), unit.path).root
+    return FunctionSource(expanded.text, root, expanded, fn_text, fn.span.start_byte, lines)
+
+
 class Builder:
-    def __init__(self, unit: KernelUnit, text: str, base: int, expanded: cpre.Expanded, lines: LineIndex,
-                 fn_text: str):
+    def __init__(self, unit: KernelUnit, fs: FunctionSource):
         self.unit = unit
-        self.src = text.encode("utf-8")
-        self.base = base  # byte offset of the function in the file
-        self.expanded = expanded
-        self.lines = lines
-        self.fn_text = fn_text  # the function's original (unexpanded) text
+        self.fs = fs
+        self.src = fs.src
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -99,10 +145,7 @@ class Builder:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def loc(self, node: ts.Node) -> ir.Loc:
-        """Where `node` (of the expanded text) came from in the file."""
-        char_off = len(self.src[: node.start_byte].decode("utf-8", "replace"))
-        orig = self.expanded.original(char_off)
-        return self.lines.loc(self.base + len(self.fn_text[:orig].encode("utf-8")))
+        return self.fs.loc(node)
 
     def fail(self, what: str, node: ts.Node, code: str = "XL2001") -> BuildError:
         return BuildError(what, self.loc(node), code)
@@ -140,6 +183,7 @@ class Builder:
         dims: list[ts.Node | None] = []
         ptr = 0
         while d.type != "identifier":
+            outer = d
             if d.type == "array_declarator":
                 dims.insert(0, d.child_by_field_name("size"))
                 d = d.child_by_field_name("declarator")
@@ -153,7 +197,7 @@ class Builder:
             else:
                 raise self.fail(f"declarator '{self.text(d)}'", d)
             if d is None:
-                raise self.fail("declarator", d)
+                raise self.fail(f"declarator '{self.text(outer)}'", outer)
         return self.text(d), dims, ptr
 
     # -- statements ------------------------------------------------------------------------------------------
@@ -380,8 +424,8 @@ class Builder:
 
     # -- functions -------------------------------------------------------------------------------------------
 
-    def function(self, fn: Function, root: ts.Node) -> ir.FunctionIR:
-        fdef = _find_function(root)
+    def function(self, fn: Function) -> ir.FunctionIR:
+        fdef = self.fs.definition()
         if fdef is None:
             raise BuildError(f"cannot re-read function '{fn.name}'", ir.Loc(fn.span.line if fn.span else 1, 1))
         decl = fdef.child_by_field_name("declarator")
@@ -406,27 +450,6 @@ class Builder:
                              self.loc(fdef))
 
 
-def _find_function(root: ts.Node) -> ts.Node | None:
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.type == "function_definition":
-            return n
-        stack.extend(reversed(n.named_children))
-    return None
-
-
 def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> ir.FunctionIR:
     """The IR of kernel or device function `fn` of `unit` (macros expanded). Raises BuildError."""
-    if fn.span is None:
-        raise BuildError(f"no source span for '{fn.name}'", ir.Loc(1, 1))
-    data = unit.text.encode("utf-8")
-    fn_text = data[fn.span.start_byte : fn.span.end_byte].decode("utf-8", "replace")
-    lines = lines or LineIndex(unit.text)
-    try:
-        expanded = cpre.expand(cpre.normalise(fn_text), unit.macros)
-    except cpre.ExpansionError as exc:
-        prefix = data[: fn.span.start_byte].decode("utf-8", "replace")
-        raise BuildError(str(exc), lines.loc(len((prefix + fn_text[: exc.offset]).encode("utf-8")))) from None
-    root = parse_c(expanded.text.encode("utf-8"), unit.path).root
-    return Builder(unit, expanded.text, fn.span.start_byte, expanded, lines, fn_text).function(fn, root)
+    return Builder(unit, function_source(unit, fn, lines)).function(fn)

@@ -144,9 +144,7 @@ def expand(text: str, macros: list[Macro], *, limit: int = 20000) -> Expanded:
                         j += 1
                     end = j + 1
             seq = [(t[0], t[1]) for t in toks[k:end]]
-            for _, t in expand_tokens(seq, frozenset(), off):
-                emit(t.replace("\n", " "), off)
-                emit(" ", off)
+            emit(_spell(expand_tokens(seq, frozenset(), off)), off)
             newlines = sum(t[1].count("\n") for t in toks[k:end])
             if newlines:  # an invocation spread over lines keeps the line count
                 emit("\n" * newlines, toks[end - 1][2])
@@ -155,6 +153,27 @@ def expand(text: str, macros: list[Macro], *, limit: int = 20000) -> Expanded:
         emit(tok, off)
         k += 1
     return Expanded("".join(out), origin, starts)
+
+
+WORD = re.compile(r"[\w.]")
+OPERATOR = re.compile(r"[-+*/%<>=!&|^~:#?]")
+
+
+def _spell(tokens: list[tuple[str, str]]) -> str:
+    """An expansion as text: one space where the source had whitespace or where two tokens would otherwise read
+    as one (`a` `b`, `-` `-1`), and one after it, so it never joins what follows."""
+    out: list[str] = []
+    space = False
+    for kind, tok in tokens:
+        if kind in ("ws", "comment"):
+            space = bool(out)
+            continue
+        if out and (space or (WORD.match(out[-1][-1]) and WORD.match(tok[0]))
+                    or (OPERATOR.match(out[-1][-1]) and OPERATOR.match(tok[0]))):
+            out.append(" ")
+        out.append(tok)
+        space = False
+    return "".join(out) + " "
 
 
 def _collect_args(seq: list[tuple[str, str]], j: int, orig: int) -> tuple[list[list[tuple[str, str]]], int]:

@@ -9,9 +9,9 @@ Two kernel shapes are recognised, the ones the AscendC templates map:
     read back as `red[0]`, and a final column loop that stores `yr[c] = f(xr[c], reductions)`.
 Anything else raises Unsupported with the source location: the rules do not guess.
 
-The tree is the C front end's (xlate.parse.frontend, shared with the model and the other translators); macros
-are expanded by the shared preprocessor (xlate.cir.cpre), numbers and C types read as the Triton lifter reads
-them (xlate.cir).
+The kernel is read as the Triton lifter reads it (xlate.cir): macro-expanded by the shared preprocessor, parsed
+by the one C front end, its numbers and C types by C's rules; a diagnostic inside a macro's expansion points at
+the macro's use.
 """
 
 from __future__ import annotations
@@ -22,23 +22,23 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from xlate.cir import cpre, ctype
-from xlate.cir.build import parse_number
+from xlate.cir import ctype
+from xlate.cir.build import BuildError, FunctionSource, function_source, parse_number
 from xlate.model import Function, KernelUnit
-from xlate.parse import languages
-from xlate.parse.frontend import CParse, parse_c, parse_unit
+from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source
-from xlate.parse.source import to_bytes
 from xlate.translate.ascendc import ir
 from xlate.translate.ascendc.tables import ops
 
 
 class Unsupported(Exception):
-    def __init__(self, message: str, node: ts.Node | None = None, *, expr: str | None = None):
+    def __init__(self, message: str, node: ts.Node | None = None, *, expr: str | None = None,
+                 at: tuple[int, int] | None = None):
         super().__init__(message)
         self.message = message
         self.node = node
         self.expr = expr
+        self.at = at  # (line, col) in the file, when known without the node
 
 
 @dataclass(frozen=True)
@@ -118,17 +118,19 @@ def _fold(op: str, a: ir.Const, b: ir.Const) -> ir.Const | None:
 
 
 class Lifter:
-    def __init__(self, unit: KernelUnit, fn: Function, text: str, sizes: set[str], scalars: set[str], block: int | None):
+    def __init__(self, unit: KernelUnit, fn: Function, sizes: set[str], scalars: set[str], block: int | None):
         self.unit = unit
         self.fn = fn
-        parsed = front_end(unit, text)
-        self.src = Source(unit.path, parsed.view)
-        self.root = parsed.root
+        try:
+            self.fs: FunctionSource | None = function_source(unit, fn)
+        except BuildError as exc:
+            self.fs = None
+            self.error = Unsupported(exc.what, at=(exc.loc.line, exc.loc.col))
+        self.src = Source(unit.path, self.fs.src if self.fs else b"")
         self.sizes = sizes
         self.scalars = scalars
         self.pointers = {p.name for p in fn.params if p.is_pointer}
         self.block = block
-        self.macros = {m.name: m for m in unit.macros}
         self.env: dict[str, object] = {}
         self.shared: dict[str, object] = {}
         self.stores: list[Store] = []
@@ -160,16 +162,20 @@ class Lifter:
         return Lifted(self.kind, self.stores, self.domain, self.row_len, self.grid_stride, self.tree_block, self.guarded)
 
     def _function_body(self) -> ts.Node:
-        assert self.fn.body_span is not None
-        start = self.fn.body_span.start_byte
-        stack = [self.root]
-        while stack:
-            n = stack.pop()
-            if n.type == "compound_statement" and n.start_byte == start:
-                return n
-            if n.start_byte <= start < n.end_byte:
-                stack.extend(n.named_children)
-        raise Unsupported("kernel body not found in the syntax tree")
+        if self.fs is None:
+            raise self.error
+        fdef = self.fs.definition()
+        body = fdef.child_by_field_name("body") if fdef is not None else None
+        if body is None or body.type != "compound_statement":
+            raise Unsupported("kernel body not found in the syntax tree")
+        return body
+
+    def where(self, exc: Unsupported) -> tuple[int, int] | None:
+        """(line, col) in the file of what `exc` is about."""
+        if exc.at is not None or exc.node is None or self.fs is None:
+            return exc.at
+        loc = self.fs.loc(exc.node)
+        return loc.line, loc.col
 
     def text(self, node: ts.Node | None) -> str:
         return self.src.text(node)
@@ -207,6 +213,8 @@ class Lifter:
     def _declaration(self, node: ts.Node) -> None:
         type_text = self.text(node.child_by_field_name("type"))
         qualifiers = self.text(node)
+        if type_text.startswith("__xl_"):  # a cooperative-groups handle, as the preprocessor names its type
+            raise Unsupported("cooperative groups have no AscendC template", node)
         for decl in node.children_by_field_name("declarator"):
             if decl.type == "init_declarator":
                 target = decl.child_by_field_name("declarator")
@@ -593,25 +601,26 @@ class Lifter:
             return PtrParam(name)
         if name in self.scalars or name in self.sizes:
             return ir.Param(name)
-        if name in self.macros and self.macros[name].params is None:
-            return self._expr_text(self.macros[name].value, node)  # its names resolve here, one at a time
         if name in self.unit.constants:
             return self._expr_text(self.unit.constants[name], node)
         raise Unsupported(f"'{name}' is not a parameter, local or numeric macro", node, expr=name)
 
     def _expr_text(self, text: str, node: ts.Node) -> object:
+        """The value of a file-scope constant's initialiser, used at `node`."""
         value = parse_expression(text)
         sub = Lifter.__new__(Lifter)
         sub.__dict__.update(self.__dict__)
-        sub.src = Source("<macro>", value[1])
-        return sub._value(value[0])
+        sub.src = Source("<constant>", value[1])
+        try:
+            return sub._value(value[0])
+        except Unsupported as exc:
+            exc.node = node  # the constant's use, not a node of its initialiser
+            raise
 
     def _call(self, node: ts.Node) -> object:
         fn_node = node.child_by_field_name("function")
         name = self.text(fn_node)
         args_node = node.child_by_field_name("arguments")
-        if name in self.macros and self.macros[name].params is not None:
-            return self._expand(node)
         args = [self._value(a) for a in (args_node.named_children if args_node is not None else []) if a.type != "comment"]
         if not all(isinstance(a, ir.Node) for a in args):
             raise Unsupported(f"call '{self.text(node)}' with pointer arguments", node)
@@ -626,14 +635,6 @@ class Lifter:
             except (ValueError, OverflowError):
                 pass
         return ir.Call(name, tuple(args))  # type: ignore[arg-type]
-
-    def _expand(self, node: ts.Node) -> object:
-        """A call of a function-like macro, expanded by the shared preprocessor (C's argument substitution)."""
-        try:
-            expanded = cpre.expand(self.text(node), list(self.macros.values()))
-        except cpre.ExpansionError as exc:
-            raise Unsupported(str(exc), node) from None
-        return self._expr_text(expanded.text, node)
 
     def _bin(self, op: str, a: object, b: object, node: ts.Node) -> object:
         # geometry: blockIdx.x * blockDim.x + threadIdx.x, blockDim.x * gridDim.x
@@ -673,13 +674,6 @@ def _number(text: str, node: ts.Node | None = None) -> ir.Const:
     if ct == "float":
         return ir.Const(_f32(v), "float")
     return ir.Const(float(v), "double" if ctype.is_float(ct) else "int")
-
-
-def front_end(unit: KernelUnit, text: str) -> CParse:
-    """The front end's parse of the text being translated (the unit's own parse when it is the unit's text)."""
-    if text == unit.text:
-        return parse_unit(unit)
-    return parse_c(to_bytes(text), unit.path, languages.GRAMMAR_OF[unit.language], unit.project_macros)
 
 
 def parse_expression(text: str) -> tuple[ts.Node, bytes]:

@@ -13,11 +13,10 @@ import os
 
 from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
-from xlate.parse.nodes import Source
 from xlate.specs import KernelSpec, build_spec, normalise_ctype
 from xlate.specs import expr as spec_expr
 from xlate.translate.ascendc import ir
-from xlate.translate.ascendc.lift import Lifted, Lifter, Unsupported, front_end
+from xlate.translate.ascendc.lift import Lifted, Lifter, Unsupported
 from xlate.translate.ascendc.lower import Lowerer
 from xlate.translate.ascendc.render import KernelPlan, render_file
 from xlate.translate.ascendc.tables import diag, ops
@@ -110,10 +109,11 @@ def plan_kernel(unit: KernelUnit, fn: Function, text: str, info: SocInfo) -> tup
     sizes = {p.name for p in spec.params if p.role == "size"}
     scalars = {p.name for p in spec.params if p.role in ("scalar", "const")}
     block = _block(spec)
+    lifter = Lifter(unit, fn, sizes, scalars, block)
     try:
-        lifted = Lifter(unit, fn, text, sizes, scalars, block).lift()
+        lifted = lifter.lift()
     except Unsupported as exc:
-        at = _node_at(unit, text, exc)
+        at = lifter.where(exc)
         if exc.expr:
             return fail("XL3102", at, expr=exc.expr, detail=exc.message)
         return fail("XL3101", at, detail=exc.message)
@@ -169,16 +169,6 @@ def plan_kernel(unit: KernelUnit, fn: Function, text: str, info: SocInfo) -> tup
     where = f"{unit.path}:{line}"
     plan = KernelPlan(fn.name, lifted.kind, spec, lifted, lowered, tiling, param_types, where)
     return plan, diags
-
-
-def _node_at(unit: KernelUnit, text: str, exc: Unsupported) -> tuple[int, int] | None:
-    if exc.node is None:
-        return None
-    data = front_end(unit, text).view
-    if exc.node.end_byte > len(data):
-        return None
-    span = Source(unit.path, data).span(exc.node)
-    return span.line, span.col
 
 
 def _block(spec: KernelSpec) -> int | None:
