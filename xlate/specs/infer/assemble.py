@@ -122,7 +122,8 @@ class Mapper:
                 self.m.axes[name] = root.values
                 values[s] = sp.Symbol(name, integer=True, positive=True)
             elif allow_free and s not in self.fixed and s.is_integer and root.kind in FREE_KINDS and (
-                    root.name not in self.pinned) and (root.value is None or float(root.value) > 1):
+                    root.name not in self.pinned) and (root.value is None or float(root.value) > 1 or (
+                        float(root.value) <= 0 and root.kind != "macro")):  # `int n = 0;` set later by code not followed
                 same = self._same_value(root)
                 if same is not None:  # two program values that are equal stay equal (rows of a and b)
                     values[s] = same
@@ -142,7 +143,7 @@ class Mapper:
 
     def _same_value(self, root: Root) -> sp.Expr | None:
         """A parameter or a free size that already stands for a program value equal to `root`'s."""
-        if root.value is None:
+        if root.value is None or float(root.value) <= 1:  # 0 and 1 say nothing (a placeholder, a unit dimension)
             return None
         for s, target in self.m.subs.items():
             r = self.roots.get(s)

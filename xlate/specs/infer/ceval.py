@@ -209,8 +209,8 @@ class Evaluator:
             return self.name(text(node), node, env)
         if t == "qualified_identifier":
             return self.name(text(node).split("::")[-1], node, env)
-        if t == "parenthesized_expression":
-            return self.ev(_first_named(node), env)
+        if t in ("parenthesized_expression", "condition_clause"):  # `if (CHECK(cudaMalloc(...)))` runs it
+            return self.ev(node.child_by_field_name("value") or _first_named(node), env)
         if t == "comma_expression":
             return self.ev(node.child_by_field_name("right"), env)
         if t == "sizeof_expression":
@@ -344,7 +344,7 @@ class Evaluator:
         out = arith(op, a, b, self.concrete)
         if isinstance(out, Num) and not out.e.is_number and _too_big(out.e):
             return None  # long float formulas (a host reference implementation) say nothing about sizes
-        if op == "+" and isinstance(out, Num) and out.e.has(sp.Min):
+        if op == "+" and isinstance(out, Num) and (out.e.has(sp.Min) or out.e.has(FloorDiv)):
             return Num(simplify_ceil(out.e), out.flt)
         return out
 
@@ -402,6 +402,8 @@ class Evaluator:
         base = name.split("::")[-1]
         if base == "dim3" or name.endswith("dim3"):
             vals = [self.ev(a, env) for a in args]
+            if len(vals) == 1 and isinstance(vals[0], Dim3):  # dim3(blocks), a copy
+                return vals[0]
             dims = [(x.e if isinstance(x, Num) else None) for x in vals] + [sp.Integer(1)] * 3
             if any(d is None for d in dims[: len(vals)]):
                 return None
@@ -438,7 +440,8 @@ class Evaluator:
         mapping = dict(zip(params, args))
         code = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({mapping[m.group(0)]})" if m.group(0) in mapping else m.group(0), body)
         code = code.replace("##", "")
-        _, expr_node = parse_expr(code)
+        statement_like = re.match(r"\s*(\{|do\b|if\b|for\b|while\b|switch\b)", code) is not None
+        _, expr_node = parse_expr(code) if not statement_like else (None, None)
         if expr_node is None:
             self._macro_active.add(name)
             try:
@@ -557,6 +560,10 @@ def simplify_ceil(e: sp.Expr) -> sp.Expr:
             terms.remove(f)
             terms.remove(flag)
             terms.append(CeilDiv(*f.args))
+        elif sp.Integer(1) in terms and sp.expand(f.args[0]).as_coeff_Add()[0] == -1:  # (n - 1) / b + 1, n >= 1
+            terms.remove(f)
+            terms.remove(sp.Integer(1))
+            terms.append(CeilDiv(sp.expand(f.args[0] + 1), f.args[1]))
     return sp.Add(*terms)
 
 

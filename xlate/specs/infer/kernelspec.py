@@ -105,6 +105,11 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             ext = kf.extent(p.name, mapper, grid_exprs, block_exprs)
             if ext is not None:
                 length, origin = ext
+        tparams = {t.name for t in fn.template_params}
+        unknown = [str(x) for x in (length.free_symbols if length is not None else ()) if str(x).startswith("sizeof(")
+                   and str(x)[7:-1] not in tparams]
+        if unknown:  # the host sizes it with a type the kernel does not name (a template of the launcher)
+            length, why = None, f"its size uses {', '.join(unknown)}"
         if length is None:
             inf.holes[p.name] = (f"cannot infer the length of '{p.name}' in '{fn.name}' ({why}): annotate it, e.g. "
                                  f"'// xlate: {p.name}: {role}[n]'")
@@ -139,8 +144,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
     if mapper is not None:
         for name, root in mapper.m.free.items():
-            v = root.value
-            hi = int(v) if v is not None and float(v) == int(v) and v >= 1 else DEFAULT_SIZE_HI
+            v = root.value if root.value is not None and float(root.value) >= 1 else None
+            hi = int(v) if v is not None and float(v) == int(v) else DEFAULT_SIZE_HI
             detail = f"{root.name} = {int(v)}" if v is not None else f"{root.name}: {root.detail or 'set at run time'}"
             inf.items[name] = (f"{name}: size(1..{hi})", Origin("host" if v is not None else "default", root.where,
                                                                  detail + "; the kernel does not receive it"))
@@ -222,10 +227,11 @@ def _exact_division(grid: list[sp.Expr], mapper: Mapper) -> str:
     cover leave outputs unwritten and prove nothing."""
     conds = []
     for g in grid:
-        for f in g.atoms(FloorDiv):
-            a, b = f.args
+        if isinstance(g, FloorDiv):  # the whole dimension: a rounded-down division
+            a, b = g.args
             if a.free_symbols and not b.free_symbols and int(b) > 1:
-                conds.append(f"{mapper.text(a)} % {int(b)} == 0")
+                text = mapper.text(a)
+                conds.append(f"{text if a.is_Symbol else '(' + text + ')'} % {int(b)} == 0")
     return " and ".join(dict.fromkeys(conds))
 
 
@@ -242,11 +248,25 @@ def _launch_from_kernel(fn: Function, kf: KernelFacts, inf: Inference, have_laun
                               f"'// xlate: grid: cdiv(n, 256), block: 256'")
 
 
+def template_bindings(fn: Function, launch: Launch | None) -> dict[str, str]:
+    """Template arguments of the launch: explicit (`k<float, 64><<<...>>>`), else deduced from the element types
+    of the pointers it passes (`T* x` given a `double*`)."""
+    if launch is None:
+        return {}
+    bound = dict(zip([t.name for t in fn.template_params], launch.template_args))
+    types = {t.name for t in fn.template_params if t.kind == "type"}
+    for p, arg in zip(fn.params, launch.args):
+        base = normalise_ctype(p.base_type)
+        if p.is_pointer and base in types and base not in bound and isinstance(arg, Ptr) and arg.elem and (
+                numpy_of(arg.elem) is not None):
+            bound[base] = arg.elem
+    return bound
+
+
 def _elem_type(p: Param, fn: Function, launch: Launch | None) -> str:
     base = normalise_ctype(p.base_type)
     if p.is_template_dependent and launch is not None:
-        types = [t.name for t in fn.template_params]
-        bound = dict(zip(types, launch.template_args))
+        bound = template_bindings(fn, launch)
         if base in bound:
             return normalise_ctype(bound[base])
     return base
@@ -340,7 +360,7 @@ def _root_where(roots: dict[sp.Symbol, Root], name: str) -> str:
 
 
 def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None) -> None:
-    bound = dict(zip([t.name for t in fn.template_params], launch.template_args)) if launch is not None else {}
+    bound = template_bindings(fn, launch)
     origin = Origin("host", launch.where, launch.text) if launch is not None else Origin("default")
     for t in fn.template_params:
         arg = bound.get(t.name)

@@ -13,7 +13,6 @@ from pathlib import Path
 import tree_sitter as ts
 
 from xlate.model import KernelUnit
-from xlate.parse import languages
 
 CONTEXT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inl", ".hip")
 MAX_CONTEXT_FILES = 48
@@ -46,6 +45,7 @@ class SourceFile:
     path: str
     data: bytes
     tree: ts.Tree
+    blanked: list[tuple[int, str]] = field(default_factory=list)  # (offset, qualifier) the front end blanked
 
     def line(self, node: ts.Node) -> int:
         return node.start_point[0] + 1
@@ -238,7 +238,8 @@ class Program:
             return
         if not cls and "::" in full:  # Class::method defined outside its class
             cls = full.split("::")[-2].split("<")[0]
-        head = f.data[node.start_byte:decl.start_byte].decode("utf-8", "replace")
+        head = f.data[node.start_byte:decl.start_byte].decode("utf-8", "replace") + " " + " ".join(
+            w for off, w in f.blanked if node.start_byte - 64 <= off < decl.start_byte)  # `DEVICE void f()`
         wrapper = node.parent
         if wrapper is not None and wrapper.type == "template_declaration":
             head = text(wrapper)[: node.start_byte - wrapper.start_byte] + head
@@ -325,10 +326,12 @@ _LOCK = threading.Lock()
 
 
 def parse_source(path: str, data: bytes) -> SourceFile:
-    """Parse bytes with the CUDA grammar (a superset of the C++ that host files use), qualifiers blanked."""
-    blanked, _ = languages.blank_qualifiers(data, "cuda")
-    tree = languages.parser("cuda").parse(blanked)
-    return SourceFile(path, blanked, tree)
+    """Parse bytes with the front end's CUDA reading (a superset of the C++ host files use): qualifier macros
+    blanked, conditionals that split a statement flattened, grammar gaps contained (xlate.parse.frontend)."""
+    from xlate.parse.frontend import parse_c
+
+    cp = parse_c(data, path, "cuda")
+    return SourceFile(path, cp.view, cp.tree, list(cp.blanked))
 
 
 def load_file(path: str) -> SourceFile | None:
@@ -349,22 +352,12 @@ def load_file(path: str) -> SourceFile | None:
         return None
     if b"\0" in data:
         return None
-    # Real code has Latin-1 copyright signs: keep the bytes' positions, replace what is not UTF-8 by '?'.
-    data = data.decode("utf-8", "replace").encode("utf-8", "replace") if not _is_utf8(data) else data
-    sf = parse_source(path, data)
+    sf = parse_source(path, data)  # bytes that are not UTF-8 (Latin-1 copyright signs) pass through
     with _LOCK:
         if len(_CACHE) > 4096:
             _CACHE.clear()
         _CACHE[key] = sf
     return sf
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
 
 
 def context_paths(path: str) -> list[str]:
@@ -410,14 +403,16 @@ def context_paths(path: str) -> list[str]:
 
 def program_for(unit: KernelUnit, context: list[KernelUnit] | None = None) -> Program:
     """The unit's own text first, then the context: the given units, or the files beside the unit's path."""
-    files = [parse_source(unit.path, unit.text.encode("utf-8"))]
+    from xlate.parse.source import to_bytes
+
+    files = [parse_source(unit.path, to_bytes(unit.text))]
     seen = {os.path.abspath(unit.path)}
     if context is not None:
         for u in context:
             if os.path.abspath(u.path) in seen:
                 continue
             seen.add(os.path.abspath(u.path))
-            files.append(parse_source(u.path, u.text.encode("utf-8")))
+            files.append(parse_source(u.path, to_bytes(u.text)))
     elif os.path.isfile(unit.path):
         for p in context_paths(unit.path):
             sf = load_file(p)
