@@ -4,6 +4,7 @@ definitions, file-scope declarations."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -87,9 +88,12 @@ class Program:
                 continue
             for m in re.finditer(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=([^\s'\")]+))?", body):
                 if m.group(1) not in self.macros and not m.group(1).startswith("_"):
-                    self.macros[m.group(1)] = MacroDef(m.group(1), None, m.group(2) or "1", str(f), 1)
+                    line = body.count("\n", 0, m.start()) + 1
+                    self.macros[m.group(1)] = MacroDef(m.group(1), None, m.group(2) or "1", str(f), line)
 
     def _index(self, f: SourceFile) -> None:
+        for node in _defines(f.tree.root_node):  # anywhere, a function body included
+            self._macro(f, node)
         stack = [f.tree.root_node]
         while stack:
             node = stack.pop()
@@ -305,6 +309,18 @@ class Program:
 
     def host_functions(self) -> list[FuncDef]:
         return [fd for fds in self.functions.values() for fd in fds if fd.space == "host"]
+
+
+@functools.cache
+def _define_query() -> ts.Query:
+    from xlate.parse import languages
+
+    return ts.Query(languages.language("cuda"), "(preproc_def) @d (preproc_function_def) @d")
+
+
+def _defines(root: ts.Node) -> list[ts.Node]:
+    found = ts.QueryCursor(_define_query()).captures(root).get("d", [])
+    return sorted(found, key=lambda n: n.start_byte)
 
 
 def _root(node: ts.Node) -> ts.Node:
