@@ -49,6 +49,9 @@ class CompileOptions:
     # Delay warps pseudo-randomly at kernel entry and after each barrier (backends/jitter.py) so that missing
     # barriers change results; honoured by the NVIDIA routes (CUDA, HIP-on-NVIDIA), ignored elsewhere.
     schedule_jitter: bool = False
+    # Folders whose headers the source includes with quotes (its own folder is always searched): inlined into
+    # the text a device compiler gets (xlate/parse/bundle.py), so no compiler needs the user's files.
+    include_dirs: list[str] = field(default_factory=list)
 
     def key(self) -> dict[str, Any]:
         return asdict(self)

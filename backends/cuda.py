@@ -145,7 +145,8 @@ class CudaBackend:
 
         name = path if path.endswith((".cu", ".cuh")) else path + ".cu"
         unit, source = parse_for_build(source, name, "cuda", options.schedule_jitter)
-        art = self._compiler.compile(device_slice(unit, source), kernel, options, path=path, extra=[])
+        art = self._compiler.compile(device_slice(unit, source, include_dirs=options.include_dirs), kernel, options,
+                                     path=path, extra=[])
         art.meta["schedule_jitter"] = options.schedule_jitter
         return art
 

@@ -46,6 +46,8 @@ from xlate.backends.worker import run_in_worker
 
 from xlate.errors import ToolchainMissing
 from xlate.fsutil import atomic_write_bytes
+from xlate.parse.bundle import bundle
+from xlate.parse.source import to_bytes
 
 DEFAULT_AMD_ARCH = "gfx90a"
 NVIDIA_CAVEAT = "HIP ran on NVIDIA (32-wide warps): wavefront-64 bugs cannot show here"
@@ -155,7 +157,7 @@ class HipBackend:
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / (Path(path).stem + ".hip")
-            src.write_text(source)
+            src.write_bytes(to_bytes(source))
             # inside the sandbox when the source is untrusted (backends/sandbox.py), as before otherwise
             proc = run_tool([hipcc, f"--offload-arch={arch}", "-c", str(src), "-o", str(Path(tmp) / "k.o")],
                             workdir=tmp, extra_env={"HIP_PLATFORM": "amd"}, timeout=600)
@@ -167,7 +169,8 @@ class HipBackend:
 
     def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.hip") -> Artifact:
         amd_arch = options.arch if options.arch and options.arch.startswith("gfx") else DEFAULT_AMD_ARCH
-        check = self.hipcc_check(source, amd_arch, path) if hipcc_path() else None
+        whole = bundle(source, path, options.include_dirs)  # the project's headers inlined: no -I needed
+        check = self.hipcc_check(whole, amd_arch, path) if hipcc_path() else None
         platform = None if options.compile_only else run_platform()
         if platform == "nvidia":
             from xlate.parse.slice import device_slice
@@ -175,13 +178,13 @@ class HipBackend:
             name = path if path.endswith(".hip") else path + ".hip"
             unit, source = parse_for_build(source, name, "hip", options.schedule_jitter)
             nv_options = CompileOptions(None, options.template_args, options.defines, options.extra)
-            art = self._nvrtc.compile(device_slice(unit, source, hip=True), kernel, nv_options, path=path,
-                                      extra=["-include", "xlate_hip_on_nvidia.h"])
+            art = self._nvrtc.compile(device_slice(unit, source, hip=True, include_dirs=options.include_dirs),
+                                      kernel, nv_options, path=path, extra=["-include", "xlate_hip_on_nvidia.h"])
             art.meta.update(platform="nvidia", caveat=NVIDIA_CAVEAT, amd_arch=amd_arch, schedule_jitter=options.schedule_jitter,
                             hipcc=bool(check), hipcc_log=check.log if check else None)
             return art
         if platform == "amd":
-            return self._compile_amd(source, kernel, options, amd_arch, path, check)
+            return self._compile_amd(whole, kernel, options, amd_arch, path, check)
         if check is None:
             raise ToolchainMissing("hipcc not found and no GPU to compile HIP for", self.detect().remedy)
         key = content_key(self.name, "check", source, kernel, amd_arch, hipcc_version())

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -121,8 +122,11 @@ def verify(
     oracle = ReferenceOracle(reference) if reference else None
     candidate: Side | None = None
     if candidate_path is not None or candidate_text is not None:
+        # A port includes the source's project headers (`port` writes one file): found in the source's folder.
+        beside_source = [os.path.dirname(os.path.abspath(source_path))] if os.path.isfile(source_path) else []
         candidate = Side(candidate_path or "<candidate>", candidate_kernel or kernel, text=candidate_text,
-                         language=candidate_language, arch=arch, timeout=timeout, label="candidate")
+                         language=candidate_language, arch=arch, timeout=timeout, label="candidate",
+                         include_dirs=beside_source)
         require_kernel(candidate)
     elif oracle is None:
         raise InputError("xlate: error: nothing to compare with: give a second implementation, --reference or --against")

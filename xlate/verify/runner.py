@@ -4,7 +4,7 @@ bands, each case twice (two poison patterns), every misbehaviour classified."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,9 +79,12 @@ class Side:
     """A kernel implementation on its backend (the source, the port, or any implementation under test)."""
 
     def __init__(self, path: str, kernel: str, *, text: str | None = None, language: str | None = None,
-                 arch: str | None = None, timeout: float = 60.0, label: str = "candidate"):
+                 arch: str | None = None, timeout: float = 60.0, label: str = "candidate",
+                 include_dirs: Sequence[str] = ()):
         self.path = path
         self.label = label
+        # Where its quoted #includes are found besides its own folder (a port's: the source's folder).
+        self.include_dirs = [str(d) for d in include_dirs]
         if text is None:
             src = read_source(path, language)  # type: ignore[arg-type]
             text, language = src.text, src.language
@@ -127,7 +130,8 @@ class Side:
     def artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any], *, jitter: bool = False) -> Artifact:
         targs = tuple(self.template_args(case, spec, env))
         if (targs, jitter) not in self._artifacts:
-            options = CompileOptions(arch=self.arch, template_args=list(targs), schedule_jitter=jitter)
+            options = CompileOptions(arch=self.arch, template_args=list(targs), schedule_jitter=jitter,
+                                     include_dirs=self.include_dirs)
             art = get_backend(self.backend.name).compile(self.text, self.kernel, options, path=self.path)
             self._artifacts[(targs, jitter)] = art
             self.compiles += 0 if art.compile.cached else 1

@@ -1,0 +1,59 @@
+"""Project headers inlined into the text device compilers get (xlate/parse/bundle.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from xlate.parse.bundle import bundle
+
+
+def test_headers_inlined_once_with_line_directives(tmp_path):
+    (tmp_path / "a.h").write_text('#pragma once\n#include "b.h"\n#define A 1\n')
+    (tmp_path / "b.h").write_text("#define B 2\n")
+    main = tmp_path / "k.cu"
+    text = '#include <cstdio>\n#include "a.h"\n#include "b.h"\n#include "missing.h"\nint x = A + B;\n'
+    out = bundle(text, str(main))
+    assert out.count("#define B 2") == 1 and out.count("#define A 1") == 1
+    assert '#include "missing.h"' in out and "#include <cstdio>" in out
+    assert f'#line 1 "{tmp_path / "a.h"}"' in out and f'#line 3 "{main}"' in out
+    # after a.h the file's numbering resumes at line 3 (the second b.h include), so `int x` is line 5 again
+    lines = out.splitlines()
+    last_directive = max(i for i, line in enumerate(lines) if line.startswith("#line") and str(main) in line)
+    assert lines[last_directive] == f'#line 3 "{main}"'
+    assert lines[last_directive + 1].startswith('/* #include "b.h"') and lines[last_directive + 3] == "int x = A + B;"
+
+
+def test_include_dirs_and_transform(tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "h.h").write_text("void host_only() {}\nconst int N = 4;\n")
+    out = bundle('#include "h.h"\n', str(tmp_path / "elsewhere" / "k.hip"), [str(inc)],
+                 transform=lambda text, path: text.replace("void host_only() {}", ""))
+    assert "const int N = 4;" in out and "host_only" not in out
+
+
+def test_cycles_terminate(tmp_path):
+    (tmp_path / "a.h").write_text('#include "b.h"\nint a;\n')
+    (tmp_path / "b.h").write_text('#include "a.h"\nint b;\n')
+    out = bundle('#include "a.h"\n', str(tmp_path / "k.cu"))
+    assert out.count("int a;") == 1 and out.count("int b;") == 1
+
+
+def test_nvrtc_builds_a_kernel_whose_macro_lives_in_a_local_header(tmp_path):
+    from xlate.backends.base import CompileError, CompileOptions
+    from xlate.backends.nvrtc import nvrtc_version
+    from xlate.backends.registry import get_backend
+
+    if nvrtc_version() is None:
+        pytest.skip("NVRTC not installed")
+    (tmp_path / "common.h").write_text("#include <cstdio>\n#define SCALE 2.0f\nvoid report() { printf(\"x\"); }\n")
+    src = tmp_path / "k.cu"
+    text = '#include "common.h"\n__global__ void k(float* y) { y[threadIdx.x] *= SCALE; }\n'
+    src.write_text(text)
+    art = get_backend("cuda").compile(text, "k", CompileOptions(compile_only=True), path=str(src))
+    assert art.compile.ok
+    # an error inside the header is reported at the header's own line
+    (tmp_path / "common.h").write_text("#define SCALE 2.0f\nint broken = ;\n")
+    with pytest.raises(CompileError) as info:
+        get_backend("cuda").compile(text, "k", CompileOptions(compile_only=True), path=str(src))
+    assert "common.h(2)" in info.value.log

@@ -1,0 +1,79 @@
+"""A source with its project headers inlined, for compilers that are given text rather than a folder.
+
+NVRTC, hiprtc and the sandboxed compiles see one string: a kernel that includes `"common.h"` from its own
+folder would not build. `bundle` replaces each quoted #include that resolves to a file of the project (beside
+the file, or in the given folders) by that file's text, once per file (as `#pragma once` and include guards
+would), with `#line` directives so that compiler messages still name the right file and line. The content
+hash of the result then covers the headers too, so a changed header is never served from a stale cache.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.M)
+MAX_FILES = 256
+MAX_BYTES = 8 << 20
+
+
+def resolve(name: str, here: str, dirs: Sequence[str]) -> str | None:
+    for d in (here, *dirs):
+        if not d:
+            continue
+        cand = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(cand):
+            return cand
+    return None
+
+
+def bundle(text: str, path: str, dirs: Sequence[str] = (),
+           transform: Callable[[str, str], str] | None = None) -> str:
+    """`text` (the file at `path`) with its project headers inlined; `transform(header_text, header_path)`
+    is applied to each header first (the device slice blanks its host code)."""
+    seen: set[str] = set()
+    if os.path.isfile(path):
+        seen.add(os.path.realpath(path))
+    budget = [MAX_BYTES]
+    return _bundle(text, path, tuple(dirs), transform, seen, budget)
+
+
+def _bundle(text: str, path: str, dirs: tuple[str, ...], transform: Callable[[str, str], str] | None,
+            seen: set[str], budget: list[int]) -> str:
+    here = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else ""
+    out: list[str] = []
+    pos = 0
+    for m in INCLUDE.finditer(text):
+        found = resolve(m.group(1), here, dirs)
+        if found is None:
+            continue
+        real = os.path.realpath(found)
+        line_after = text.count("\n", 0, m.end()) + 2  # the line that follows the #include
+        out.append(text[pos : m.start()])
+        pos = m.end()
+        if real in seen or len(seen) >= MAX_FILES:
+            out.append(f"/* {m.group(0).strip()}: inlined above */")
+            continue
+        seen.add(real)
+        try:
+            with open(found, "rb") as fh:
+                raw = fh.read(budget[0] + 1)
+        except OSError:
+            out.append(m.group(0))
+            continue
+        budget[0] -= len(raw)
+        if budget[0] < 0:
+            out.append(m.group(0))
+            continue
+        header = raw.decode("utf-8", "surrogateescape")
+        if transform is not None:
+            header = transform(header, found)
+        body = _bundle(header, found, dirs, transform, seen, budget)
+        out.append(f'#line 1 "{_quoted(found)}"\n{body}\n#line {line_after} "{_quoted(path)}"')
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _quoted(path: str) -> str:
+    return path.replace("\\", "\\\\").replace('"', '\\"')
