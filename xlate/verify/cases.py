@@ -126,14 +126,15 @@ def _float_values(rng: np.random.Generator, n: int, profile: str, lo: float | No
         v = rng.uniform(-4, 4, n) * tiny
     elif profile == "special":
         v = rng.uniform(a, b, n)
-        if special_ok and n and not bounded:  # a stated range has no room for inf and NaN
+        if special_ok and n:
             k = max(1, n // 20)
             idx = rng.integers(0, n, k)
             v[idx] = np.array([np.inf, -np.inf, np.nan, -0.0])[rng.integers(0, 4, k)]
     else:  # uniform
         v = rng.uniform(a, b, n)
-    if bounded:  # every profile honours a stated range ("tiny" gave 3.7e-38 to an in[1](0..0) buffer)
-        v = np.clip(v, a, b)
+    if bounded:  # every profile honours a stated range ("tiny" gave 3.7e-38 to an in[1](0..0) buffer); the
+        finite = np.isfinite(v)  # specials (`values: special`, the default) stay: `values: finite` removes them
+        v = np.where(finite, np.clip(v, a, b), v)
     return v
 
 
