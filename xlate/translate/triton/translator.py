@@ -195,9 +195,7 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
               types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc) -> str:
     names = {p: py for (p, _), py in zip(fir.params, params_py)}
     for free in (p for p in spec.params if p.position < 0):  # a size the kernel does not receive (spec layer):
-        buf = next((b for b in spec.buffers if b.dims == [free.name] and b.lanes == 1 and b.name in names), None)
-        if buf is not None:  # the port's launcher reads it off a buffer it shapes
-            names[free.name] = f"{names[buf.name]}.numel()"
+        names[free.name] = _free_size(free.name, spec, names, loc)  # the launcher reads it off a buffer
     grid = grid_python(spec.grid, names, block)
     if len(grid) == 1 and grid[0].startswith("("):
         grid = [grid[0]]
@@ -220,6 +218,19 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
     kwargs.append(f"num_warps={warps}")
     lines.append(f"    {jit_name}[grid]({', '.join(params_py + kwargs)})")
     return "\n".join(lines)
+
+
+def _free_size(name: str, spec, names: dict[str, str], loc: ir.Loc) -> str:
+    """Python for a size the kernel does not receive: the length of a buffer whose only dimension is it, or that
+    length divided by the parameters it is multiplied with (`x: in[b * n]` with `b` a parameter)."""
+    for b in spec.buffers:
+        if len(b.dims) != 1 or b.lanes != 1 or b.name not in names:
+            continue
+        factors = [f.strip() for f in b.dims[0].split("*")]
+        if name in factors and all(f.isidentifier() and (f == name or f in names) for f in factors):
+            others = [names[f] for f in factors if f != name]
+            return f"{names[b.name]}.numel()" + (f" // ({' * '.join(others)})" if others else "")
+    raise LiftError("XL2011", f"the grid uses '{name}', a size the kernel does not receive and no buffer gives", loc)
 
 
 def _param_item(p) -> str:
