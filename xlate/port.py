@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xlate import __version__
+from xlate import __version__, gcpause
 from xlate.errors import InputError, Located
 from xlate.model import KernelUnit
 from xlate.parse import parse_file
@@ -149,7 +149,11 @@ def translate(req: PortRequest, unit: KernelUnit, text: str) -> Translation:
 
 def port_file(req: PortRequest) -> PortResult:
     unit = parse_file(req.source)
-    result = _port_unit(req, unit)
+    if req.verify:
+        result = _port_unit(req, unit)
+    else:
+        with gcpause.paused():  # translation alone builds only acyclic objects (matches, edits)
+            result = _port_unit(req, unit)
     result.warnings = list(unit.warnings)
     return result
 

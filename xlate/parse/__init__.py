@@ -8,10 +8,10 @@ must be plain C++) turns grammar gaps back into an error.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 
+from xlate import gcpause
 from xlate.errors import InputError, Located
 from xlate.model import KernelUnit, Language
 from xlate.parse import languages
@@ -23,14 +23,8 @@ MAX_GAP_WARNINGS = 20
 
 def parse_text(source: SourceText, *, strict: bool = False, include_dirs: tuple[str, ...] = ()) -> KernelUnit:
     """Build the model of one source. With `strict`, any syntax error raises InputError (exit 2)."""
-    # The model is many small acyclic objects: cyclic GC passes over them cost a third of the build.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gcpause.paused():  # the model is many small acyclic objects (xlate/gcpause.py)
         return _parse_text(source, strict, include_dirs)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _parse_text(source: SourceText, strict: bool, include_dirs: tuple[str, ...]) -> KernelUnit:
