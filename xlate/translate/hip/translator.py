@@ -4,7 +4,8 @@ Passes, in order, over one tree-sitter parse of the file (xlate/translate/hip/jo
   1. (HIP -> CUDA) remove the compat block and the runtime #include an earlier port added (compat.py);
   2. parse the macro bodies that mention warp intrinsics or thread indices on their own (job.parse_macro_body);
   3. structural rewrites of warp intrinsics, cooperative groups and launches (intrinsics.py, rules/intrinsics.yaml);
-  4. constructs without an equivalent: inline asm, texture references, device launches (unsupported.py);
+  4. constructs without an equivalent: inline asm, texture references, device launches (unsupported.py); C++
+     that clang rejects and nvcc accepts (`register`, language.py);
   5. wavefront-size analysis (wavefront.py, rules/wavefront.yaml);
   6. renaming of identifiers, types, namespaces, #include paths and macro bodies by the mapping tables and the
      user rules (rewriter.py, tables.py, userrules.py);
@@ -29,7 +30,7 @@ from xlate.arch import wavefront_size
 from xlate.errors import InputError
 from xlate.model import Function, KernelUnit
 from xlate.translate.base import TranslateOptions, Translation
-from xlate.translate.hip import compat, intrinsics, launches, unsupported, wavefront
+from xlate.translate.hip import compat, intrinsics, language, launches, unsupported, wavefront
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.job import Job, Region
 from xlate.translate.hip.rewriter import Renamer, macro_regions, masked_regions
@@ -104,6 +105,7 @@ class _RuleTranslator:
             launches.forward(job, job.main)
             for region in regions:
                 intrinsics.cg_collectives(job, region)
+                language.drop_register(job, region)
         unsupported.check(job, job.main)
         for region in regions:
             (wavefront.analyse if forward else wavefront.analyse_reverse)(job, region)
