@@ -3,7 +3,8 @@
 Passes, in order, over one tree-sitter parse of the file (xlate/translate/hip/job.py holds the state):
   1. (HIP -> CUDA) remove the compat block and the runtime #include an earlier port added (compat.py);
   2. parse the macro bodies that mention warp intrinsics or thread indices on their own (job.parse_macro_body);
-  3. structural rewrites of warp intrinsics, cooperative groups and launches (intrinsics.py, rules/intrinsics.yaml);
+  3. structural rewrites of warp intrinsics, cooperative groups and launches (intrinsics.py, rules/intrinsics.yaml),
+     and of runtime calls whose HIP declaration takes `const void*` / `void**` (hostcalls.py, rules/host_calls.yaml);
   4. constructs without an equivalent: inline asm, texture references, device launches (unsupported.py); C++
      that clang rejects and nvcc accepts (`register`, language.py);
   5. wavefront-size analysis (wavefront.py, rules/wavefront.yaml);
@@ -30,7 +31,7 @@ from xlate.arch import wavefront_size
 from xlate.errors import InputError
 from xlate.model import Function, KernelUnit
 from xlate.translate.base import TranslateOptions, Translation
-from xlate.translate.hip import compat, intrinsics, language, launches, unsupported, wavefront
+from xlate.translate.hip import compat, hostcalls, intrinsics, language, launches, unsupported, wavefront
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.job import Job, Region
 from xlate.translate.hip.rewriter import Renamer, macro_regions, masked_regions
@@ -58,11 +59,12 @@ def _macro_interest(direction: str) -> re.Pattern[bytes]:
     r = intrinsics.load_rules()
     if direction == "cuda->hip":
         names = (set(r["shuffles"]) | set(r["legacy_shuffles"]) | set(r["compat_calls"]) | set(r["unsupported_calls"])
-                 | set(r["compat_identifiers"]) | set(r["cooperative_groups"]["hardware_warp_groups"]))
+                 | set(r["compat_identifiers"]) | set(r["cooperative_groups"]["hardware_warp_groups"])
+                 | set(hostcalls.rules()))
     else:
         rv = r["reverse"]
         names = (set(rv["shuffles"]) | set(rv["votes"]) | set(r["_compat_inverse"]) | set(r["_cg_inverse"])
-                 | set(r["_reverse_identifiers"]) | {"hipLaunchKernelGGL", "HIP_DYNAMIC_SHARED"})
+                 | set(r["_reverse_identifiers"]) | {"hipLaunchKernelGGL", "HIP_DYNAMIC_SHARED"} | set(hostcalls.hip_names()))
     names |= {"threadIdx", "blockDim"}
     alt = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
     return re.compile(rb"\b(?:" + alt + rb")\b")
@@ -101,6 +103,7 @@ class _RuleTranslator:
         regions = [job.main] + [r for r in (*macros.values(), *masked.values()) if r is not None]
         for region in regions:
             (intrinsics.forward if forward else intrinsics.reverse)(job, region)
+            (hostcalls.forward if forward else hostcalls.reverse)(job, region)
         if forward:
             launches.forward(job, job.main)
             for region in regions:
