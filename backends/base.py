@@ -52,6 +52,9 @@ class CompileOptions:
     # Folders whose headers the source includes with quotes (its own folder is always searched): inlined into
     # the text a device compiler gets (xlate/parse/bundle.py), so no compiler needs the user's files.
     include_dirs: list[str] = field(default_factory=list)
+    # The source file whose includer gives a header its context (xlate/parse/bundle.py: includer_preamble); a
+    # port is compiled in its source's context.
+    context_path: str | None = None
 
     def key(self) -> dict[str, Any]:
         return asdict(self)

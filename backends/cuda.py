@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 from xlate.backends import nvrtc
@@ -96,7 +97,9 @@ class NvrtcCompiler:
 def _relabel(log: str, path: str) -> str:
     """NVRTC names the program by its basename; point messages at the user's path instead."""
     name = Path(path).name
-    return log.replace(f"{name}(", f"{path}(") if name != path else log
+    if name == path:
+        return log
+    return re.sub(rf"(?m)^{re.escape(name)}\(", lambda _: f"{path}(", log)  # #line names are already whole
 
 
 class CudaBackend:
@@ -145,8 +148,9 @@ class CudaBackend:
 
         name = path if path.endswith((".cu", ".cuh")) else path + ".cu"
         unit, source = parse_for_build(source, name, "cuda", options.schedule_jitter)
-        art = self._compiler.compile(device_slice(unit, source, include_dirs=options.include_dirs), kernel, options,
-                                     path=path, extra=[])
+        sliced = device_slice(unit, source, include_dirs=options.include_dirs,
+                              system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path, path=path)
+        art = self._compiler.compile(sliced, kernel, options, path=path, extra=[])
         art.meta["schedule_jitter"] = options.schedule_jitter
         return art
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xlate.backends import sandbox
+from xlate.backends import nvrtc, sandbox
 from xlate.backends.base import (
     Arg,
     Artifact,
@@ -178,8 +178,10 @@ class HipBackend:
             name = path if path.endswith(".hip") else path + ".hip"
             unit, source = parse_for_build(source, name, "hip", options.schedule_jitter)
             nv_options = CompileOptions(None, options.template_args, options.defines, options.extra)
-            art = self._nvrtc.compile(device_slice(unit, source, hip=True, include_dirs=options.include_dirs),
-                                      kernel, nv_options, path=path, extra=["-include", "xlate_hip_on_nvidia.h"])
+            sliced = device_slice(unit, source, hip=True, include_dirs=options.include_dirs,
+                                  system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path,
+                                  path=path)
+            art = self._nvrtc.compile(sliced, kernel, nv_options, path=path, extra=["-include", "xlate_hip_on_nvidia.h"])
             art.meta.update(platform="nvidia", caveat=NVIDIA_CAVEAT, amd_arch=amd_arch, schedule_jitter=options.schedule_jitter,
                             hipcc=bool(check), hipcc_log=check.log if check else None)
             return art

@@ -75,6 +75,11 @@ def cuda_include_dirs() -> tuple[str, ...]:
     return tuple(found)
 
 
+def system_include_dirs() -> list[str]:
+    """Where NVRTC finds `<...>` headers: xlate's shims of the C/C++ headers nvcc would give, then CUDA's."""
+    return [str(INCLUDE_DIR / "nvrtc"), str(INCLUDE_DIR), *cuda_include_dirs()]
+
+
 def include_options(extra_dirs: list[str] | None = None) -> list[str]:
     dirs = [str(INCLUDE_DIR / "nvrtc"), str(INCLUDE_DIR), *(extra_dirs or []), *cuda_include_dirs()]
     # nvcc's implicit environment (M_PI, INFINITY, FLT_MAX, int32_t, std::max...), which NVRTC lacks

@@ -53,7 +53,40 @@ def test_nvrtc_builds_a_kernel_whose_macro_lives_in_a_local_header(tmp_path):
     art = get_backend("cuda").compile(text, "k", CompileOptions(compile_only=True), path=str(src))
     assert art.compile.ok
     # an error inside the header is reported at the header's own line
-    (tmp_path / "common.h").write_text("#define SCALE 2.0f\nint broken = ;\n")
+    (tmp_path / "common.h").write_text("#define SCALE 2.0f\n__device__ int broken = ;\n")
     with pytest.raises(CompileError) as info:
         get_backend("cuda").compile(text, "k", CompileOptions(compile_only=True), path=str(src))
     assert "common.h(2)" in info.value.log
+
+
+def test_device_slice_of_a_header_gets_its_includers_context(tmp_path):
+    """kernels.h uses PI and half2 that main.cu defines and includes before `#include "kernels.h"`; host-only
+    headers, host variables, prototypes and host classes are left out; a port in another folder finds both."""
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.nvrtc import nvrtc_version, system_include_dirs
+    from xlate.backends.registry import get_backend
+    from xlate.parse import parse_file
+    from xlate.parse.slice import device_slice
+
+    (tmp_path / "main.cu").write_text(
+        "#include <chrono>\n#include <sys/time.h>\n#include <cuda_fp16.h>\n#define PI 3.14159f\n"
+        "int host_counter;\nvoid report(int n);\nclass Timer { public: Timer(); double ms(); };\n"
+        '#include "kernels.h"\nint main() { return 0; }\n')
+    header = tmp_path / "kernels.h"
+    header.write_text("__global__ void k(half2* y, float* z) { z[threadIdx.x] = PI; y[0] = __float2half2_rn(PI); }\n")
+    unit = parse_file(header)
+    text = device_slice(unit, unit.text, system_dirs=system_include_dirs())
+    assert "#define PI 3.14159f" in text and "#include <cuda_fp16.h>" in text
+    assert "<chrono>" not in text and "sys/time.h" not in text and "host_counter" not in text
+    assert "void report" not in text and "class Timer" not in text and "int main" not in text
+    assert text.index("#define PI") < text.index("__global__ void k")
+    if nvrtc_version() is None:
+        pytest.skip("NVRTC not installed")
+    art = get_backend("cuda").compile(unit.text, "k", CompileOptions(compile_only=True), path=str(header))
+    assert art.compile.ok
+    port_dir = tmp_path / "port"
+    port_dir.mkdir()
+    art = get_backend("cuda").compile(unit.text, "k", CompileOptions(compile_only=True, include_dirs=[str(tmp_path)],
+                                                                      context_path=str(header)),
+                                      path=str(port_dir / "kernels.h"))
+    assert art.compile.ok

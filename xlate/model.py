@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from xlate.errors import Located
 
-Language = Literal["cuda", "hip", "ascendc", "triton"]
+Language = str  # a language of data/targets.yaml: cuda, hip, ascendc, triton, or one a package adds
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,15 @@ class HostFunction:
 
 
 @dataclass
+class HostVariable:
+    """A file-scope host-only declaration: a variable with no device memory space (not a constant), or the
+    prototype of a function with no execution space."""
+
+    name: str
+    span: Span
+
+
+@dataclass
 class TritonParam:
     name: str
     annotation: str | None
@@ -209,6 +218,7 @@ class KernelUnit:
     includes: list[Include] = field(default_factory=list)
     macros: list[Macro] = field(default_factory=list)
     host_functions: list[HostFunction] = field(default_factory=list)
+    host_variables: list[HostVariable] = field(default_factory=list)
     constants: dict[str, str] = field(default_factory=dict)  # file-scope integral constants (constexpr/const/enum)
     triton_kernels: list[TritonKernel] = field(default_factory=list)
     py_functions: list[PyFunction] = field(default_factory=list)

@@ -29,10 +29,11 @@ def resolve(name: str, here: str, dirs: Sequence[str]) -> str | None:
 
 
 def bundle(text: str, path: str, dirs: Sequence[str] = (),
-           transform: Callable[[str, str], str] | None = None) -> str:
+           transform: Callable[[str, str], str] | None = None, seen: set[str] | None = None) -> str:
     """`text` (the file at `path`) with its project headers inlined; `transform(header_text, header_path)`
-    is applied to each header first (the device slice blanks its host code)."""
-    seen: set[str] = set()
+    is applied to each header first (the device slice blanks its host code). `seen`: files already inlined
+    (shared between the parts of one compile)."""
+    seen = set() if seen is None else seen
     if os.path.isfile(path):
         seen.add(os.path.realpath(path))
     budget = [MAX_BYTES]
@@ -70,9 +71,48 @@ def _bundle(text: str, path: str, dirs: tuple[str, ...], transform: Callable[[st
         if transform is not None:
             header = transform(header, found)
         body = _bundle(header, found, dirs, transform, seen, budget)
-        out.append(f'#line 1 "{_quoted(found)}"\n{body}\n#line {line_after} "{_quoted(path)}"')
+        out.append(f'#line 1 "{_quoted(os.path.abspath(found))}"\n{body}\n'
+                   f'#line {line_after} "{_quoted(line_name(path))}"')
     out.append(text[pos:])
     return "".join(out)
+
+
+def line_name(path: str) -> str:
+    """How a #line directive names a file: absolute (NVRTC would prefix a relative name with its folder)."""
+    return os.path.abspath(path) if path and not path.startswith("<") else path
+
+
+TRANSLATION_UNIT_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
+
+
+def includer_preamble(path: str, dirs: Sequence[str] = ()) -> tuple[str, str] | None:
+    """A header's context: the first translation unit of its folder (or of `dirs`) that includes it, and that
+    unit's text before the #include line (the macros, types and headers the header relies on without
+    including them itself). None for a file no translation unit includes."""
+    if not path or path.startswith("<"):
+        return None
+    name = os.path.basename(path)
+    here = os.path.dirname(os.path.abspath(path))
+    rx = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"\n]*/)?' + re.escape(name) + r'"', re.M)
+    for folder in dict.fromkeys((here, *(os.path.abspath(d) for d in dirs))):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for cand in names:
+            full = os.path.join(folder, cand)
+            if not cand.lower().endswith(TRANSLATION_UNIT_SUFFIXES) or os.path.realpath(full) == os.path.realpath(path):
+                continue
+            try:
+                with open(full, "rb") as fh:
+                    text = fh.read(MAX_BYTES).decode("utf-8", "surrogateescape")
+            except OSError:
+                continue
+            m = rx.search(text)
+            target = resolve(m.group(0).split('"')[1], folder, dirs) if m else None
+            if m and target and os.path.realpath(target) == os.path.realpath(path):
+                return full, text[: m.start()]
+    return None
 
 
 def _quoted(path: str) -> str:

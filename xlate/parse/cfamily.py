@@ -15,6 +15,7 @@ from xlate.model import (
     AtomicUse,
     Function,
     HostFunction,
+    HostVariable,
     Include,
     IntrinsicUse,
     KernelUnit,
@@ -31,6 +32,10 @@ from xlate.parse.nodes import Source, annotation_above, walk
 from xlate.resources import data
 
 EXEC_SPACE = ("__global__", "__device__", "__host__", "__aicore__")
+# What keeps a file-scope declaration off the host: device memory spaces and execution spaces, compile-time
+# constants (usable in device code), typedefs.
+DEVICE_STORAGE = {"__device__", "__constant__", "__managed__", "__shared__", "__global__", "const", "constexpr",
+                  "typedef"}
 QUALIFIER_TOKENS = {
     "__global__",
     "__device__",
@@ -147,6 +152,9 @@ class CFamilyBuilder:
             if name in host_names:
                 unit.host_functions.append(HostFunction(name, self.src.span(inst)))
 
+        self._device_nodes = [n for _, n in functions]
+        self._device_words: str | None = None
+        unit.host_variables = self._host_variables(root)
         spans = SpanIndex([(_wrapper(n).start_byte, n.end_byte, name) for name, n in host_nodes] + [
             (n.start_byte, n.end_byte, f.name) for f, n in functions
         ])
@@ -154,6 +162,98 @@ class CFamilyBuilder:
         unit.launches = self._launches(root, spans, kernel_names)
         unit.api_calls = self._api_calls(root, spans)
         return unit
+
+    def _host_variables(self, root: ts.Node) -> list[HostVariable]:
+        """File-scope declarations that are host-only: variables without a device memory space, and prototypes
+        of functions without an execution space (NVRTC refuses both)."""
+        out: list[HostVariable] = []
+        stack = list(root.children)
+        while stack:
+            node = stack.pop()
+            if node.type in ("namespace_definition", "linkage_specification"):
+                body = node.child_by_field_name("body")
+                if body is not None and body.type == "declaration_list":
+                    stack.extend(body.children)
+                elif body is not None:  # extern "C" void f(void);
+                    stack.append(body)
+                continue
+            if node.type.startswith("preproc_") and node.type not in ("preproc_def", "preproc_function_def",
+                                                                          "preproc_include", "preproc_call"):
+                stack.extend(node.children)  # #if/#ifdef bodies (include guards)
+                continue
+            outer = node
+            if node.type == "template_declaration":  # template <class T> void f(T);
+                node = next((c for c in node.named_children if c.type == "declaration"), node)
+            if node.type in ("struct_specifier", "class_specifier") or (
+                    node.type == "declaration" and not node.children_by_field_name("declarator")):
+                host_class = self._host_only_class(node)
+                if host_class is not None:
+                    out.append(HostVariable(host_class, self.src.span(outer)))
+                continue
+            if node.type != "declaration":
+                continue
+            declarators = node.children_by_field_name("declarator")
+            if not declarators:
+                continue
+            first = min(d.start_byte for d in declarators)
+            words = {self.src.text(c) for c in node.children if c.start_byte < first}
+            words |= {c.type for c in node.children if c.start_byte < first}
+            prev = node.prev_sibling  # qualifier macros blanked before parsing sit before the node
+            i = bisect.bisect_left(self.blanked_at, prev.end_byte if prev is not None else 0)
+            while i < len(self.blanked) and self.blanked[i][0] < first:
+                words.add(self.blanked[i][1])
+                i += 1
+            if words & DEVICE_STORAGE:
+                continue
+            out.append(HostVariable(self._variable_name(declarators[0]), self.src.span(outer)))
+        out.sort(key=lambda v: v.span.start_byte)
+        return out
+
+    def _host_only_class(self, node: ts.Node) -> str | None:
+        """`class C { C(); void f(); ... };` at file scope whose member functions are all host functions and whose
+        name no device code mentions: the device compiler refuses its member declarations."""
+        spec = node if node.type in ("struct_specifier", "class_specifier") else next(
+            (c for c in node.named_children if c.type in ("struct_specifier", "class_specifier")), None)
+        if spec is None:
+            return None
+        name_node, body = spec.child_by_field_name("name"), spec.child_by_field_name("body")
+        if name_node is None or body is None:
+            return None
+        members = [c for c in body.named_children if c.type in ("field_declaration", "declaration", "function_definition")
+                   and any(d.type == "function_declarator" for d in walk(c) if d.start_byte < c.end_byte)]
+        if not members or any(self._device_member(m) for m in members):
+            return None
+        name = self.src.text(name_node)
+        if re.search(rf"\b{re.escape(name)}\b", self._device_text()):
+            return None
+        return name
+
+    def _device_member(self, member: ts.Node) -> bool:
+        decl = next((d for d in walk(member) if d.type == "function_declarator"), None)
+        head = self.src.text(member)[: (decl.start_byte - member.start_byte) if decl is not None else None]
+        return bool(re.search(r"\b__(?:device|global)__\b", head))
+
+    def _device_text(self) -> str:
+        if self._device_words is None:
+            self._device_words = "\n".join(self.src.text(n) for n in self._device_nodes)
+        return self._device_words
+
+    def _variable_name(self, d: ts.Node) -> str:
+        cur: ts.Node | None = d
+        while cur is not None and cur.type not in ("identifier", "field_identifier", "qualified_identifier"):
+            cur = cur.child_by_field_name("declarator") or next(iter(cur.named_children), None)
+        return self.src.text(cur) if cur is not None else self.src.text(d)
+
+    @staticmethod
+    def _is_function_declarator(d: ts.Node) -> bool:
+        cur: ts.Node | None = d
+        while cur is not None:
+            if cur.type == "function_declarator":
+                return True
+            if cur.type == "init_declarator":
+                return False
+            cur = cur.child_by_field_name("declarator")
+        return False
 
     # -- file-level facts ---------------------------------------------------------------------------------
     def _includes(self, root: ts.Node) -> list[Include]:

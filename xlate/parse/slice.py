@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from xlate.model import KernelUnit
-from xlate.parse.bundle import bundle
+from xlate.parse.bundle import bundle, includer_preamble, line_name
 from xlate.parse.source import to_bytes, to_text
 from xlate.resources import data
 
@@ -30,29 +30,52 @@ def _blank(buf: bytearray, start: int, end: int) -> None:
             buf[i] = 32
 
 
-def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs: Sequence[str] = ()) -> str:
-    """Return `text` with host functions and host-only includes blanked (HIP includes mapped for NVRTC), and
-    the project headers it includes inlined, each sliced the same way (xlate/parse/bundle.py)."""
-    out = _slice(unit, text, hip)
-    if not include_dirs and not os.path.isfile(unit.path):
+def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs: Sequence[str] = (),
+                 system_dirs: Sequence[str] | None = None, context_path: str | None = None,
+                 path: str | None = None) -> str:
+    """Return `text` with host code and host-only includes blanked (HIP includes mapped for NVRTC), and the
+    project headers it includes inlined, each sliced the same way (xlate/parse/bundle.py).
+
+    `system_dirs`: where the device compiler finds headers; an include found neither there nor in the project
+    is host-only and dropped (None: keep every include the tables do not drop).
+    `context_path`: the file whose includer supplies what a header relies on without including it (a kernel in
+    kernels.h using a macro that main.cu defines before `#include "kernels.h"`); default: the unit's own file.
+    `path`: the file `text` came from, where it differs from the unit's (a build's renamed copy)."""
+    path = path or unit.path
+    here = os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else ""
+    project = [d for d in (here, *include_dirs) if d]
+    out = _slice(unit, text, hip, project, system_dirs)
+    if not project:
         return out
 
     def slice_header(header: str, path: str) -> str:
         from xlate.parse import parse_string
 
-        return _slice(parse_string(header, path, unit.language), header, hip)
+        return _slice(parse_string(header, path, unit.language), header, hip,
+                      [os.path.dirname(path), *project], system_dirs)
 
-    return bundle(out, unit.path, include_dirs, slice_header)
+    seen: set[str] = set()
+    context = includer_preamble(context_path or path, include_dirs)
+    preamble = ""
+    if context is not None:
+        tu, before = context
+        seen.add(os.path.realpath(context_path or path))
+        preamble = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
+        preamble = f'#line 1 "{line_name(tu)}"\n{preamble}\n#line 1 "{line_name(path)}"\n'
+    return preamble + bundle(out, path, include_dirs, slice_header, seen)
 
 
-def _slice(unit: KernelUnit, text: str, hip: bool) -> str:
+def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], system_dirs: Sequence[str] | None) -> str:
     data_bytes = bytearray(to_bytes(text))
     for host in unit.host_functions:
         _blank(data_bytes, host.span.start_byte, host.span.end_byte)
+    for start, end in host_variables(unit):
+        _blank(data_bytes, start, end)
     out = to_text(bytes(data_bytes))
     headers = _headers()
     drop = set(headers["drop"])
-    replace = headers["replace_hip"] if hip else {}
+    drop_prefixes = tuple(headers.get("drop_prefixes", ()))
+    replace = {**headers.get("replace", {}), **(headers["replace_hip"] if hip else {})}
 
     def repl(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -60,8 +83,20 @@ def _slice(unit: KernelUnit, text: str, hip: bool) -> str:
             new = replace[name]
             line = f'#include "{new}"' if new else ""
             return line.ljust(len(m.group(0)))
-        if name in drop:
+        if name in drop or name.startswith(drop_prefixes):
             return " " * len(m.group(0))
+        if system_dirs is not None and not _found(name, project, system_dirs):
+            return " " * len(m.group(0))  # host-only: nothing the device compiler can open
         return m.group(0)
 
     return INCLUDE.sub(repl, out)
+
+
+def _found(name: str, project: Sequence[str], system_dirs: Sequence[str]) -> bool:
+    return any(os.path.isfile(os.path.join(d, name)) for d in (*project, *system_dirs))
+
+
+def host_variables(unit: KernelUnit) -> list[tuple[int, int]]:
+    """File-scope variables that live on the host (no __device__/__constant__/__managed__ and not constant):
+    the device compiler refuses them, and device code cannot use them anyway."""
+    return [(v.span.start_byte, v.span.end_byte) for v in unit.host_variables]

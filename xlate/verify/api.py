@@ -126,7 +126,7 @@ def verify(
         beside_source = [os.path.dirname(os.path.abspath(source_path))] if os.path.isfile(source_path) else []
         candidate = Side(candidate_path or "<candidate>", candidate_kernel or kernel, text=candidate_text,
                          language=candidate_language, arch=arch, timeout=timeout, label="candidate",
-                         include_dirs=beside_source)
+                         include_dirs=beside_source, context_path=source.context_path)
         require_kernel(candidate)
     elif oracle is None:
         raise InputError("xlate: error: nothing to compare with: give a second implementation, --reference or --against")

@@ -15,18 +15,26 @@ from xlate.backends.base import Artifact, BufferArg, CompileError, CompileOption
 from xlate.backends.registry import backend_for_language, get_backend
 from xlate.cir.ctype import template_spellings
 from xlate.errors import SpecError
-from xlate.model import KernelUnit
+from xlate.model import KernelUnit, TemplateParam
 from xlate.parse import parse_string
 from xlate.parse.source import read_source
 from xlate.specs import KernelSpec
+from xlate.targets import of_language
 from xlate.verify.cases import Case, buffer_length, ctype_dtype, environment, is_float, launch_dims
-
-# C spelling of a dtype for template arguments, per source language (the `template` column of data/ctypes.yaml).
-TEMPLATE_CTYPE = {language: template_spellings(language) for language in ("cuda", "hip")}
-
 
 # Exception names a worker reports that mean "the candidate does not compile" rather than "it crashed".
 COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"}
+
+
+def template_arguments(unit: KernelUnit, kernel: str, language: str, dtype: Callable[[TemplateParam], str],
+                       value: Callable[[TemplateParam], str]) -> list[str]:
+    """The template arguments that instantiate `kernel` of `unit` in `language`: each type parameter's dtype
+    spelled as `language` spells it (its `c_spelling` column of data/ctypes.yaml), each value parameter's value."""
+    fn = unit.kernel(kernel)
+    if fn is None or not fn.template_params:
+        return []
+    spelled = template_spellings(of_language(language).c_spelling or "")
+    return [spelled[dtype(t)] if t.kind == "type" else value(t) for t in fn.template_params]
 
 
 def guard_elements(dtype: np.dtype) -> int:
@@ -80,11 +88,13 @@ class Side:
 
     def __init__(self, path: str, kernel: str, *, text: str | None = None, language: str | None = None,
                  arch: str | None = None, timeout: float = 60.0, label: str = "candidate",
-                 include_dirs: Sequence[str] = ()):
+                 include_dirs: Sequence[str] = (), context_path: str | None = None):
         self.path = path
         self.label = label
-        # Where its quoted #includes are found besides its own folder (a port's: the source's folder).
+        # Where its quoted #includes are found besides its own folder (a port's: the source's folder), and the
+        # file whose includer gives a header its context (a port's: its source's).
         self.include_dirs = [str(d) for d in include_dirs]
+        self.context_path = context_path or (path if os.path.isfile(path) else None)
         if text is None:
             src = read_source(path, language)  # type: ignore[arg-type]
             text, language = src.text, src.language
@@ -114,24 +124,14 @@ class Side:
         return self.unit.kernel(self.kernel) is not None
 
     def template_args(self, case: Case, spec: KernelSpec, env: dict[str, Any]) -> list[str]:
-        fn = self.unit.kernel(self.kernel) if self.language != "triton" else None
-        if fn is None or not fn.template_params:
-            return []
-        names = TEMPLATE_CTYPE.get(self.language, TEMPLATE_CTYPE["cuda"])
-        out = []
-        for t in fn.template_params:
-            if t.kind == "type":
-                dtype = case.dtypes.get(t.name) or "float32"
-                out.append(names[dtype])
-            else:
-                out.append(str(env.get(t.name, t.default)))
-        return out
+        return template_arguments(self.unit, self.kernel, self.language, lambda t: case.dtypes.get(t.name) or "float32",
+                                  lambda t: str(env.get(t.name, t.default)))
 
     def artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any], *, jitter: bool = False) -> Artifact:
         targs = tuple(self.template_args(case, spec, env))
         if (targs, jitter) not in self._artifacts:
             options = CompileOptions(arch=self.arch, template_args=list(targs), schedule_jitter=jitter,
-                                     include_dirs=self.include_dirs)
+                                     include_dirs=self.include_dirs, context_path=self.context_path)
             art = get_backend(self.backend.name).compile(self.text, self.kernel, options, path=self.path)
             self._artifacts[(targs, jitter)] = art
             self.compiles += 0 if art.compile.cached else 1
