@@ -65,6 +65,7 @@ def test_device_slice_of_a_header_gets_its_includers_context(tmp_path):
     from xlate.backends.base import CompileOptions
     from xlate.backends.nvrtc import nvrtc_version, system_include_dirs
     from xlate.backends.registry import get_backend
+
     from xlate.parse import parse_file
     from xlate.parse.slice import device_slice
 
