@@ -29,6 +29,7 @@ def main() -> int:
     args = ap.parse_args()
     from xlate.parse import parse_file
     from xlate.port import PortRequest, port_file
+    from xlate.targets import target
 
     rows = []
     files = sorted((ROOT / "examples" / "kernels").glob("*.cu"))
@@ -41,7 +42,7 @@ def main() -> int:
             t0 = time.perf_counter()
             row = {"file": f.name, "kernel": k.name}
             try:
-                out = outdir / (f"{f.stem}.{k.name}" + {"hip": ".hip", "triton": "_triton.py", "ascendc": "_ascendc.cpp"}[args.to])
+                out = outdir / (f"{f.stem}.{k.name}" + target(args.to).port_suffix)
                 res = port_file(PortRequest(str(f), args.to, str(out), [k.name], examples=args.examples,
                                             golden=args.against, force=True))
                 kr = res.kernels[0]

@@ -11,7 +11,8 @@ import pytest
 
 from xlate.parse import parse_string
 from xlate.specs import build_spec
-from xlate.translate.llm.contract import SUFFIX, check, contract_for
+from xlate.targets import target
+from xlate.translate.llm.contract import check, contract_for
 from xlate.translate.llm.prompt import all_examples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,5 +65,5 @@ def test_compile_only_examples_compile(name):
         assert HipBackend().hipcc_check(e.port, e.arch, f"{e.kernel}.hip").ok
     else:
         art = get_backend(e.target).compile(e.port, e.kernel, CompileOptions(arch=e.arch, compile_only=True),
-                                            path=f"{e.kernel}{SUFFIX[e.target]}")
+                                            path=f"{e.kernel}{target(e.target).file_suffix}")
         assert art.kernel == e.kernel

@@ -7,6 +7,7 @@ from typing import Any
 
 from xlate.errors import InputError
 from xlate.resources import load_yaml, templates_dir
+from xlate.targets import all_targets
 
 
 @functools.cache
@@ -35,8 +36,9 @@ def find_arch(name: str) -> dict[str, Any]:
 
 
 def default_arch(backend: str) -> dict[str, Any] | None:
-    preferred = {"hip": "mi250x", "cuda": "h200", "triton": "h200", "ascendc": "ascend910b"}.get(backend)
-    return all_specs().get(preferred) if preferred else None
+    """The spec a target assumes without --arch (its `default_arch` in data/targets.yaml)."""
+    known = all_targets().get(backend)
+    return all_specs().get(known.default_arch) if known and known.default_arch else None
 
 
 def wavefront_size(arch: str | None, backend: str = "hip") -> int:

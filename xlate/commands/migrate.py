@@ -8,11 +8,12 @@ import click
 
 from xlate.commands.common import emit_json, handle_errors
 from xlate.errors import EXIT_INPUT
+from xlate.targets import target_names
 
 
 @click.command()
 @click.argument("src", type=click.Path(path_type=str))
-@click.option("--to", "target", required=True, type=click.Choice(["hip", "cuda", "triton", "ascendc"]))
+@click.option("--to", "target", required=True, type=click.Choice(target_names()))
 @click.option("-o", "--output", help="Output folder: the ported tree mirrors SRC there (required unless --analysis-only).")
 @click.option("-j", "--jobs", type=int, help="Worker processes (local) or concurrent tasks (ray). Default: the CPUs here.")
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "ray", "serial"]),

@@ -7,11 +7,12 @@ import sys
 import click
 
 from xlate.commands.common import emit_json, handle_errors
+from xlate.targets import target_names
 
 
 @click.command()
 @click.argument("src", type=click.Path(path_type=str))
-@click.option("--to", "target", required=True, type=click.Choice(["hip", "cuda", "triton", "ascendc"]))
+@click.option("--to", "target", required=True, type=click.Choice(target_names()))
 @click.option("-o", "--output", help="Where to write the port (default: beside the source, new suffix).")
 @click.option("--kernel", "kernels", multiple=True, help="Port only this kernel (repeatable).")
 @click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "rules", "llm"]),

@@ -39,9 +39,9 @@ def inline_headers(text: str, including_rel: str, headers: dict[str, dict[str, A
             continue
         seen.add(rel)
         unit = parse_file(headers[rel]["path"], headers[rel].get("language"), strict=False)
-        from xlate.port import TARGET_LANGUAGE
+        from xlate.targets import target as target_of
 
-        text_of = unit.text if unit.language == TARGET_LANGUAGE[target] else \
+        text_of = unit.text if unit.language == target_of(target).language else \
             rule_translator(unit.language, target).translate(unit, unit.text, options).text  # else: already ported
         body = PRAGMA_ONCE.sub("", inline_headers(text_of, rel, headers, target, options, seen))
         out.append(f"// ---- begin {m['name']} (inlined by the xlate compile check)\n{body}\n// ---- end {m['name']}\n")

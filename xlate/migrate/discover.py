@@ -16,7 +16,7 @@ from xlate.errors import InputError
 from xlate.migrate import includes, naming
 from xlate.migrate.diagnostics import diag_dict
 from xlate.parse.source import detect_language
-from xlate.port import TARGET_LANGUAGE
+from xlate.targets import target as target_of
 
 
 @dataclass
@@ -222,7 +222,7 @@ def _plan(lib: Library, target: str, keep_names: bool = False) -> None:
     always written (the port, or the source copied unchanged when no port can be), so no include ever names a
     file that is not in the tree."""
     by_rel = lib.by_rel()
-    target_language = TARGET_LANGUAGE[target]
+    target_language = target_of(target).language
     claimed: dict[str, str] = {}
     # Files that keep their names claim them first: a renamed port never takes the name of a file the user has.
     for f in sorted(lib.files, key=lambda x: naming.output_name(x.rel, target, keep_names=keep_names) != x.rel):

@@ -8,8 +8,9 @@ import functools
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from xlate.port import TARGET_SUFFIX, default_output
+from xlate.port import default_output
 from xlate.resources import load_yaml
+from xlate.targets import target_names
 
 
 @functools.cache
@@ -63,7 +64,7 @@ def output_name(rel: str, target: str, *, copy: bool = False, keep_names: bool =
     if table is not None:
         new = table.get(p.suffix.lower())
         return rel if new is None else str(p.with_name(p.name[: -len(p.suffix)] + new))
-    if is_header(rel) or target not in TARGET_SUFFIX:
+    if is_header(rel) or target not in target_names():
         return None
     return default_output(rel, target)
 

@@ -20,8 +20,8 @@ from xlate.migrate.keys import Hasher, task_key
 from xlate.migrate.options import MigrateOptions
 from xlate.migrate.progress import MigrateProgress
 from xlate.migrate.task import Task, base_result, kernel_names_of
+from xlate.targets import target
 
-TARGETS = ("hip", "cuda", "triton", "ascendc")
 # Results that say something about this machine at this moment, not about the source: never reused.
 TRANSIENT_ERRORS = {"crash", "timeout", "io", "internal"}
 
@@ -39,8 +39,7 @@ def _inside(a: str, b: str) -> bool:
 
 
 def check_options(o: MigrateOptions) -> None:
-    if o.target not in TARGETS:
-        raise InputError(f"xlate: error: unknown target '{o.target}' ({', '.join(TARGETS)})")
+    target(o.target)  # InputError naming the known targets
     if o.jobs < 1:
         raise InputError("xlate: error: -j must be at least 1")
     if o.executor not in ("local", "ray", "serial"):

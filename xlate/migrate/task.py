@@ -327,7 +327,8 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     import tempfile
 
     from xlate.migrate.verdicts import port_header
-    from xlate.port import TARGET_LANGUAGE, port_file
+    from xlate.port import port_file
+    from xlate.targets import target as target_of
 
     o = task.options
     r = base_result(task)
@@ -368,7 +369,7 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
             if k["status"] == "verified":
                 b0 = time.perf_counter()
                 try:
-                    k["perf"] = benchmark_kernel(task.source, tr.text, TARGET_LANGUAGE[o["target"]], k["name"],
+                    k["perf"] = benchmark_kernel(task.source, tr.text, target_of(o["target"]).language, k["name"],
                                                  arch=_compiler_arch(o), timeout=o["timeout"])
                 except Exception as exc:  # a benchmark failure never costs the port
                     k["perf"] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}

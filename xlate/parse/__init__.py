@@ -28,7 +28,7 @@ def parse_text(source: SourceText, *, strict: bool = False, include_dirs: tuple[
 
 
 def _parse_text(source: SourceText, strict: bool, include_dirs: tuple[str, ...]) -> KernelUnit:
-    grammar = languages.GRAMMAR_OF[source.language]
+    grammar = languages.grammar_of(source.language)
     if grammar == "python":
         data, _ = languages.blank_qualifiers(source.data, grammar)
         tree = languages.parser(grammar).parse(data)

@@ -113,7 +113,7 @@ def parse_unit(unit: KernelUnit) -> CParse:
     """The front end's parse of a unit's file (shared with the model builder through the cache)."""
     from xlate.parse.source import to_bytes
 
-    grammar = languages.GRAMMAR_OF[unit.language]
+    grammar = languages.grammar_of(unit.language)
     return parse_c(to_bytes(unit.text), unit.path, grammar, unit.project_macros)
 
 

@@ -9,9 +9,12 @@ from pathlib import Path
 import tree_sitter as ts
 
 from xlate.resources import grammars_dir, load_yaml
+from xlate.targets import of_language
 
-# Which grammar reads which source language, and which folder of grammars/ holds its queries.
-GRAMMAR_OF = {"cuda": "cuda", "hip": "cuda", "ascendc": "cuda", "triton": "python"}
+
+def grammar_of(language: str) -> str:
+    """The grammar that reads `language` (data/targets.yaml), also the folder of grammars/ holding its queries."""
+    return of_language(language).grammar
 
 
 @functools.cache

@@ -8,13 +8,21 @@ from pathlib import Path
 
 from xlate.errors import InputError, Located
 from xlate.model import Language
+from xlate.targets import all_targets
 
 # Every C-family file is read with the CUDA grammar (a superset of C++): host .cpp files launch kernels with
-# <<<...>>> and call the CUDA runtime too. Its language is CUDA unless its text shows HIP or AscendC.
-C_FAMILY = (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp",
-            ".tcc", ".tpp")
-EXTENSIONS: dict[str, Language] = {**{ext: "cuda" for ext in C_FAMILY}, ".hip": "hip", ".py": "triton"}
+# <<<...>>> and call the CUDA runtime too. Its language is CUDA (the suffixes of data/targets.yaml) unless its
+# text shows HIP or AscendC.
 CUDA_BY_NAME = (".cu", ".cuh")
+
+
+def extensions() -> dict[str, Language]:
+    """File suffix -> the language its files are read as (the first target to claim a suffix has it)."""
+    out: dict[str, Language] = {}
+    for t in all_targets().values():
+        for ext in t.source_suffixes:
+            out.setdefault(ext, t.language)
+    return out
 
 # Files whose text shows they are AscendC kernels, or HIP (a .cpp or .h of a HIP program).
 ASCENDC_MARKERS = ("__aicore__", "kernel_operator.h")
@@ -45,9 +53,10 @@ def to_text(data: bytes) -> str:
 
 def detect_language(path: str, text: str) -> Language:
     ext = os.path.splitext(path)[1].lower()
-    language = EXTENSIONS.get(ext)
+    table = extensions()
+    language = table.get(ext)
     if language is None:
-        known = ", ".join(sorted(EXTENSIONS))
+        known = ", ".join(sorted(table))
         raise InputError(f"{path}: error: unknown source type '{ext or '(no extension)'}' (expected one of {known})")
     if language == "cuda" and any(marker in text for marker in ASCENDC_MARKERS):
         return "ascendc"

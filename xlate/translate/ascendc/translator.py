@@ -15,6 +15,7 @@ from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.specs import KernelSpec, build_spec, normalise_ctype
 from xlate.specs import expr as spec_expr
+from xlate.targets import target as target_of
 from xlate.translate.ascendc import ir
 from xlate.translate.ascendc.lift import Lifted, Lifter, Unsupported
 from xlate.translate.ascendc.lower import Lowerer
@@ -53,7 +54,7 @@ class CudaToAscendC:
                 needs_llm.append(name)
             else:
                 plans.append(plan)
-        out_name = os.path.splitext(os.path.basename(unit.path))[0] + "_ascendc.cpp"
+        out_name = os.path.splitext(os.path.basename(unit.path))[0] + target_of("ascendc").port_suffix
         rendered = render_file(plans, unit.path, "CUDA -> AscendC rules", info, out_name) if plans else ""
         return Translation(
             source_path=unit.path, source_language=unit.language, target="ascendc", engine="rules", text=rendered,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from xlate.model import KernelUnit
 from xlate.parse import languages
+from xlate.targets import of_language
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -125,7 +126,7 @@ def _classify(node) -> tuple[str, list[str]]:
 
 
 def c_items(text: str, language: str) -> list[Item]:
-    grammar = languages.GRAMMAR_OF.get(language, "cuda")
+    grammar = of_language(language).grammar
     raw = text.encode("utf-8")
     data, _ = languages.blank_qualifiers(raw, grammar)
     tree = languages.parser(grammar).parse(data)

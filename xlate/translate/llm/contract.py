@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from xlate.errors import InputError
 from xlate.model import Function, KernelUnit
 from xlate.specs import KernelSpec
+from xlate.targets import target as target_of
 from xlate.translate.llm.ccheck import check_c, include_names
 from xlate.translate.llm.pycheck import check_module
 
-LANGUAGE = {"triton": "triton", "cuda": "cuda", "hip": "hip", "ascendc": "ascendc"}
-FENCE_TAG = {"triton": "python", "cuda": "cuda", "hip": "cpp", "ascendc": "cpp"}
-SUFFIX = {"triton": ".py", "cuda": ".cu", "hip": ".hip", "ascendc": ".cpp"}
+CANDIDATE = "<candidate>"
 
 C_BANNED_CALLS = re.compile(r"\b(system|popen|fopen|freopen|open|creat|remove|unlink|rename|execv\w*|execl\w*|fork|"
                             r"dlopen|mkdir|chmod)\s*\(")
@@ -30,6 +29,11 @@ C_BANNED_CALLS = re.compile(r"\b(system|popen|fopen|freopen|open|creat|remove|un
 
 C_RULE = ("#include only the toolchain's headers and those the source includes; no #include_next, #embed, #line, "
           "__has_include, _Pragma, __FILE__, ## pasting, raw strings or assembler directives in asm.")
+
+
+def candidate_path(target: str) -> str:
+    """What a candidate for `target` is called wherever a tool names it (the model sees only lines about it)."""
+    return CANDIDATE + target_of(target).file_suffix
 
 
 @dataclass
@@ -116,7 +120,7 @@ def contract_for(unit: KernelUnit, kernel: str, target: str, spec: KernelSpec | 
                  "@triton.jit kernels and plain functions that compute the grid, allocate scratch buffers "
                  "(torch.empty/zeros) and launch the kernels: no other module-level code, no getattr/setattr, "
                  "no dunder names, no file, process or network access."]
-        return Contract(target, kernel, "triton", "python", sig, params, launch, rules, names, [])
+        return Contract(target, kernel, target_of(target).language, target_of(target).fence, sig, params, launch, rules, names, [])
     if target == "ascendc":
         decls = [f"GM_ADDR {n}" if ptr else decl for decl, n, ptr in c_params]
         sig = f'extern "C" __global__ __aicore__ void {kernel}({", ".join(decls)})'
@@ -126,7 +130,7 @@ def contract_for(unit: KernelUnit, kernel: str, target: str, spec: KernelSpec | 
         rules = ["Write a complete AscendC kernel file: #include \"kernel_operator.h\", the kernel class and the "
                  "entry point with exactly this signature.",
                  "No host code, no file or process access.", C_RULE]
-        return Contract(target, kernel, "ascendc", "cpp", sig, params, launch, rules, names, [ptr for *_, ptr in c_params],
+        return Contract(target, kernel, target_of(target).language, target_of(target).fence, sig, params, launch, rules, names, [ptr for *_, ptr in c_params],
                         include_names(unit.text))
     decls = [decl for decl, _, _ in c_params]
     sig = f"{_template_header(fn)}__global__ void {kernel}({', '.join(decls)})"
@@ -139,7 +143,7 @@ def contract_for(unit: KernelUnit, kernel: str, target: str, spec: KernelSpec | 
              C_RULE]
     if target == "hip":
         rules.append("Use #include <hip/hip_runtime.h>.")
-    return Contract(target, kernel, LANGUAGE[target], FENCE_TAG[target], sig, params, launch, rules, names,
+    return Contract(target, kernel, target_of(target).language, target_of(target).fence, sig, params, launch, rules, names,
                     [ptr for *_, ptr in c_params], include_names(unit.text))
 
 
@@ -183,7 +187,7 @@ def _check_python(contract: Contract, code: str) -> tuple[str | None, list[str]]
 def _check_c(contract: Contract, code: str) -> tuple[str | None, list[str]]:
     from xlate.parse import parse_string
 
-    path = "<candidate>" + SUFFIX[contract.target]
+    path = candidate_path(contract.target)
     try:
         unit = parse_string(code, path, contract.language)  # type: ignore[arg-type]
     except InputError as exc:

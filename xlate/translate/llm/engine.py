@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from xlate.model import KernelUnit
+from xlate.targets import target as target_of
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.llm.client import Client
 from xlate.translate.llm.config import LLMConfig, configured_model, load_config
@@ -18,7 +19,6 @@ from xlate.verify.verdict import Verdict
 if TYPE_CHECKING:
     from xlate.port import KernelResult, PortRequest
 
-LANGUAGE = {"hip": "hip", "cuda": "cuda", "triton": "triton", "ascendc": "ascendc"}
 
 
 def llm_available(model: str | None) -> bool:
@@ -89,7 +89,7 @@ def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOp
     for o in outcomes:
         out.diagnostics.extend(o.diagnostics)
         if o.accepted and o.code is not None:
-            out.text = merge(target, out.text, o.code, o.kernel, LANGUAGE[target], _note(cfg, o))
+            out.text = merge(target, out.text, o.code, o.kernel, target_of(target).language, _note(cfg, o))
             out.kernels.append(o.kernel)
         else:
             out.needs_llm.append(o.kernel)
@@ -128,7 +128,7 @@ def llm_repair_or_translate(req: PortRequest, unit: KernelUnit, translation: Tra
     text = translation.text
     accepted = [o for o in outcomes if o.accepted and o.code is not None]
     for o in accepted:
-        text = merge(req.target, text, o.code or "", o.kernel, LANGUAGE[req.target], _note(cfg, o))
+        text = merge(req.target, text, o.code or "", o.kernel, target_of(req.target).language, _note(cfg, o))
     results: list[KernelResult] = []
     new_diags = list(translation.diagnostics)
     for o, job in zip(outcomes, jobs):

@@ -27,7 +27,7 @@ from xlate.translate.base import Diagnostic
 from xlate.translate.llm.client import Client, Completion, Message, prompt_hash
 from xlate.translate.llm.config import LLMConfig
 from xlate.translate.llm.context import kernel_context
-from xlate.translate.llm.contract import SUFFIX, Contract, check, contract_for
+from xlate.translate.llm.contract import CANDIDATE, Contract, candidate_path, check, contract_for
 from xlate.translate.llm.extract import extract
 from xlate.translate.llm.feedback import reduce_compiler_log, reduce_runtime
 from xlate.translate.llm.prompt import (
@@ -42,7 +42,6 @@ from xlate.translate.llm.redact import redact, redact_obj
 from xlate.verify.verdict import Verdict
 
 MAX_ANSWER_CHARS = 20000  # of a failed answer kept in the conversation
-CANDIDATE = "<candidate>"
 
 
 @dataclass
@@ -145,19 +144,13 @@ def _arch_spec(target: str, arch: str | None) -> dict[str, Any] | None:
 
 
 def _template_args(job: Job, spec: KernelSpec | None) -> list[str]:
-    from xlate.verify.runner import TEMPLATE_CTYPE
+    from xlate.verify.runner import template_arguments
 
-    fn = job.unit.kernel(job.kernel)
-    if fn is None or not fn.template_params or job.target == "triton":
+    if job.target == "triton":
         return []
-    names = TEMPLATE_CTYPE.get(job.target, TEMPLATE_CTYPE["cuda"])
-    out = []
-    for t in fn.template_params:
-        if t.kind == "type":
-            out.append(names[(spec.dtype_axes.get(t.name) or ["float32"])[0]] if spec else "float")
-        else:
-            out.append(str((spec.value_params.get(t.name) if spec else None) or t.default or "1"))
-    return out
+    return template_arguments(job.unit, job.kernel, job.target,
+                              lambda t: (spec.dtype_axes.get(t.name) or ["float32"])[0] if spec else "float32",
+                              lambda t: str((spec.value_params.get(t.name) if spec else None) or t.default or "1"))
 
 
 def _compile_only(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
@@ -168,7 +161,7 @@ def _compile_only(job: Job, contract: Contract, code: str, spec: KernelSpec | No
         arch = compiler_target(job.arch, job.target) if job.arch or job.target == "hip" else None
         get_backend(job.target).compile(code, job.kernel, CompileOptions(arch=arch, template_args=_template_args(job, spec),
                                                                           compile_only=True),
-                                        path=CANDIDATE + SUFFIX[job.target])
+                                        path=candidate_path(job.target))
     except CompileError as exc:
         return Judgement("failed", "compile error", log=compiler_feedback(exc.log, code, job.target))
     except ToolchainMissing as exc:
@@ -178,7 +171,7 @@ def _compile_only(job: Job, contract: Contract, code: str, spec: KernelSpec | No
 
 def compiler_feedback(log: str, code: str, target: str) -> str:
     """A compiler's log as the model may see it: only diagnostics about the candidate's own lines."""
-    return trim_log(reduce_compiler_log(log, code, CANDIDATE + SUFFIX[target]))
+    return trim_log(reduce_compiler_log(log, code, candidate_path(target)))
 
 
 def _for_model(describe: str) -> str:
@@ -191,7 +184,7 @@ def _counterexample_for_model(cx: Any, code: str, target: str) -> str:
     crashes) reduced to the candidate's own lines."""
     from dataclasses import replace
 
-    message = reduce_runtime(cx.message or "", code, CANDIDATE + SUFFIX[target])
+    message = reduce_runtime(cx.message or "", code, candidate_path(target))
     return _for_model(replace(cx, message=message).describe())
 
 
@@ -237,7 +230,7 @@ def _judge_untrusted(job: Job, contract: Contract, code: str, spec: KernelSpec |
         verdict = _unverified(job.kernel, exc.message, exc.remedy)
     except Exception as exc:  # a verifier failure on odd model output must not end the port
         return Judgement("unknown", "verifier error",
-                         messages=[reduce_runtime(f"{type(exc).__name__}: {str(exc)[:500]}", code, CANDIDATE + SUFFIX[job.target])])
+                         messages=[reduce_runtime(f"{type(exc).__name__}: {str(exc)[:500]}", code, candidate_path(job.target))])
     if verdict.status == "verified":
         return Judgement("ok", None, verdict)
     if verdict.status == "rejected":
@@ -246,7 +239,7 @@ def _judge_untrusted(job: Job, contract: Contract, code: str, spec: KernelSpec |
             return Judgement("failed", "compile error", verdict, log=compiler_feedback(cx.message, code, job.target))
         return Judgement("ok", cx.failure if cx else "rejected", verdict,
                          counterexample=_counterexample_for_model(cx, code, job.target) if cx else
-                         reduce_runtime(verdict.reason or "", code, CANDIDATE + SUFFIX[job.target]))
+                         reduce_runtime(verdict.reason or "", code, candidate_path(job.target)))
     compiled = _compile_only(job, contract, code, spec)  # unverified: does it at least compile?
     compiled.verdict = verdict if compiled.failure is None else None
     return compiled

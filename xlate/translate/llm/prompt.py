@@ -12,10 +12,9 @@ import jinja2
 
 from xlate.errors import InputError
 from xlate.resources import load_yaml, templates_dir
+from xlate.targets import target
 from xlate.translate.llm.contract import Contract
 
-NAMES = {"cuda": "CUDA", "hip": "HIP", "triton": "Triton", "ascendc": "AscendC"}
-FENCES = {"cuda": "cuda", "hip": "cpp", "triton": "python", "ascendc": "cpp"}
 # Architecture facts worth the tokens; everything else in templates/arch/*.yaml stays out of the prompt.
 ARCH_FACTS = ("vendor", "architecture", "target", "soc_version", "warp_size", "compute_units", "max_threads_per_block",
               "shared_memory_per_block_bytes", "shared_memory_per_block_optin_bytes", "shared_memory_banks", "lds_banks",
@@ -102,13 +101,14 @@ def trim_log(log: str) -> str:
 
 
 def system_prompt(contract: Contract) -> str:
-    return _env().get_template("system.j2").render(contract=contract, target_name=NAMES[contract.target]).strip()
+    return _env().get_template("system.j2").render(contract=contract, target_name=target(contract.target).title).strip()
 
 
 def task_prompt(source_language: str, contract: Contract, **context: Any) -> str:
     template = _env().get_template(task_template(source_language, contract.target))
-    return template.render(contract=contract, kernel=contract.kernel, source_name=NAMES[source_language],
-                           target_name=NAMES[contract.target], source_fence=FENCES[source_language], **context).strip()
+    return template.render(contract=contract, kernel=contract.kernel, source_name=target(source_language).title,
+                           target_name=target(contract.target).title, source_fence=target(source_language).fence,
+                           **context).strip()
 
 
 def repair_prompt(contract: Contract, attempt: int, max_attempts: int, failure: str, *, log: str = "",
