@@ -16,7 +16,7 @@ from xlate.parse import parse_file
 from xlate.targets import target
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.registry import rule_translator
-from xlate.verify.verdict import Verdict
+from xlate.verdict import Verdict
 
 NOTHING_TO_VERIFY = "nothing to verify"
 
@@ -261,7 +261,7 @@ def ascendc_verdict(translation: Translation, kernel: str, out: str, arch: str |
     """AscendC ports: the static checker always; compile and run only where CANN exists (never here)."""
     from xlate.backends.registry import get_backend
     from xlate.translate.ascendc.checker import check_ascendc, what_was_checked
-    from xlate.verify.verdict import Counterexample, SideInfo
+    from xlate.verdict import Counterexample, SideInfo
 
     soc = arch or "ascend910b"
     diags = check_ascendc(translation.text, out, soc)

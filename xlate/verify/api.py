@@ -17,7 +17,7 @@ from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
 from xlate.verify.golden import Golden, read_golden, signature_hash, write_golden
 from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, describe_side, require_kernel
-from xlate.verify.verdict import Counterexample, SideInfo, Verdict
+from xlate.verdict import Counterexample, SideInfo, Verdict
 
 GPU_BUDGET = 1 << 23
 GPU_SIZE_CAP = 1 << 22

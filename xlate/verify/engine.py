@@ -26,7 +26,7 @@ from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, SideRun
 from xlate.verify.strategies import cases as case_strategy
 from xlate.verify.strategies import explicit_cases
-from xlate.verify.verdict import Counterexample
+from xlate.verdict import Counterexample
 
 
 @contextlib.contextmanager

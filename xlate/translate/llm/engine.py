@@ -14,7 +14,7 @@ from xlate.translate.llm.client import Client
 from xlate.translate.llm.config import LLMConfig, configured_model, load_config
 from xlate.translate.llm.loop import Budget, Job, Outcome, judge, kernel_spec, run_loop
 from xlate.translate.llm.merge import merge
-from xlate.verify.verdict import Verdict
+from xlate.verdict import Verdict
 
 if TYPE_CHECKING:
     from xlate.port import KernelResult, PortRequest

@@ -39,7 +39,7 @@ from xlate.translate.llm.prompt import (
     trim_log,
 )
 from xlate.translate.llm.redact import redact, redact_obj
-from xlate.verify.verdict import Verdict
+from xlate.verdict import Verdict
 
 MAX_ANSWER_CHARS = 20000  # of a failed answer kept in the conversation
 
