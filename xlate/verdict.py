@@ -1,4 +1,5 @@
-"""Verdicts of the verification gate (the JSON contract other stages and users read).
+"""Verdicts of the verification gate (the JSON contract other stages and users read): plain data that the gate
+produces and every stage above it exchanges (port, the LLM loop, migrate, reports).
 
 verified   - both sides executed on N examples and agreed within tolerance.
 rejected   - a counterexample was found (minimised by Hypothesis), with its failure class.
@@ -94,7 +95,6 @@ class Verdict:
     remedy: str | None = None
     warnings: list[str] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
-    emulated: bool = False  # ran on an emulation (never counted as verified)
     # Who misbehaved: "candidate" (rejected), "source" (unverified: the source does not compile, crashes or
     # writes out of bounds on its own under its spec, so nothing can be said about the port).
     blame: str | None = None
