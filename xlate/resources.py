@@ -23,7 +23,23 @@ def templates_dir() -> Path:
 
 
 def data_dir() -> Path:
+    """xlate/data/: the data root (tables, catalogues, schemas) of every part of xlate."""
     return Path(__file__).parent / "data"
+
+
+# Packages installed from folders outside xlate/ (pyproject package-dir): found through importlib.
+MAPPED = ("xlate.backends", "xlate.grammars", "xlate.templates")
+
+
+def package_file(package: str, name: str) -> Path:
+    """A data file kept inside a package's own folder (where its owner keeps it beside the code). The package is
+    not imported: the catalogue of a translator is read without loading the translator."""
+    top = next((m for m in MAPPED if package == m or package.startswith(m + ".")), None)
+    if top is not None:
+        return _package_dir(top).joinpath(*package[len(top):].split(".")[1:], name)
+    if package != "xlate" and not package.startswith("xlate."):
+        raise ValueError(f"not an xlate package: {package}")
+    return Path(__file__).parent.joinpath(*package.split(".")[1:], name)
 
 
 @functools.cache

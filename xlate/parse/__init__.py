@@ -12,6 +12,7 @@ import os
 import re
 
 from xlate import gcpause
+from xlate.diagnostics import located
 from xlate.errors import InputError, Located
 from xlate.model import KernelUnit, Language
 from xlate.parse import languages
@@ -73,11 +74,11 @@ def gap_warnings(src: Source, view: bytes, gaps: list[tuple[int, int, bool]], un
         kernel = next((k.name for k in unit.kernels if k.span and k.span.start_byte <= s < k.span.end_byte), None)
         if kernel:
             what += f" in kernel '{kernel}'"
-        out.append(_as_warning(Located(src.path, span.line, span.col, what)))
+        out.append(located("XL0002", src.path, span.line, span.col, what=what))
     if len(real) > MAX_GAP_WARNINGS:
         last = out[-1]
-        out.append(Located(src.path, last.line, last.col, f"... and {len(real) - MAX_GAP_WARNINGS} more grammar "
-                           "gap(s) in this file", severity="warning", code="XL0002"))
+        out.append(located("XL0002", src.path, last.line, last.col,
+                           what=f"... and {len(real) - MAX_GAP_WARNINGS} more grammar gap(s) in this file"))
     return out
 
 
@@ -104,9 +105,7 @@ def _after_statement_macro(view: bytes, at: int) -> bool:
 
 
 def _as_warning(e: Located) -> Located:
-    what = e.message.replace("syntax error", "grammar gap", 1)
-    return Located(e.path, e.line, e.col, f"{what} (the grammar does not read this construct; it is translated "
-                   "token by token)", severity="warning", code="XL0002")
+    return located("XL0002", e.path, e.line, e.col, what=e.message.replace("syntax error", "grammar gap", 1))
 
 
 def parse_file(path: str | os.PathLike[str], language: Language | None = None, *, strict: bool = False,

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xlate.diagnostics import located
 from xlate.errors import InputError, Located
 from xlate.model import Language
 from xlate.targets import all_targets
@@ -102,5 +103,4 @@ def decode(name: str, data: bytes) -> tuple[str, list[Located]]:
     if bad > 8 and bad > MAX_UNDECODABLE * len(data):
         raise InputError(f"{name}:{line}:{col}: error: {what}, {bad} such bytes: not source text",
                          [Located(name, line, col, f"{what}, {bad} such bytes: not source text")])
-    return text, [Located(name, line, col, f"{what}; {bad} byte(s) not UTF-8, kept unchanged in the port",
-                          severity="warning", code="XL0001")]
+    return text, [located("XL0001", name, line, col, what=what, count=bad)]

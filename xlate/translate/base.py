@@ -3,38 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from xlate.diagnostics import Diagnostic, Severity
 from xlate.model import KernelUnit
 
-Severity = Literal["error", "warning", "note"]
-
-
-@dataclass
-class Diagnostic:
-    """A coded finding about the source or the port, located in the source file.
-
-    Codes: XL1xxx CUDA<->HIP (wavefront, unsupported APIs), XL2xxx Triton lifting, XL3xxx AscendC checks,
-    XL4xxx LLM translator, XL5xxx specs and verification, XL6xxx migration.
-    """
-
-    code: str
-    severity: Severity
-    message: str
-    path: str
-    line: int
-    col: int
-    kernel: str | None = None
-    rule: str | None = None  # the rule or table entry that produced it
-    why: str | None = None  # one line on the consequence
-    needs_llm: bool = False  # the rules cannot produce a correct port for this construct
-
-    def format(self) -> str:
-        why = f" ({self.why})" if self.why else ""
-        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}{why} [{self.code}]"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["Diagnostic", "Edit", "Severity", "TranslateOptions", "Translation", "Translator"]
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Static checks of any AscendC source (written by the rules, the LLM or a person), each violation a coded
-diagnostic (data/checks.yaml) at file:line:col:
+diagnostic (xlate/data/diagnostics/ascendc.yaml) at file:line:col:
 
   entry point   `extern "C" __global__ __aicore__ void k(GM_ADDR ...)`, kernel_operator.h included;
   queues        every TQue's AllocTensor has a FreeTensor, every EnQue a DeQue, every TQue/TBuf an InitBuffer,
@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
+from xlate.diagnostics import make as diag
 from xlate.parse import parse_string
 from xlate.parse.consteval import ConstEvaluator, ctype_sizes
 from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source, syntax_errors, walk
-from xlate.translate.ascendc.tables import diag, table
+from xlate.translate.ascendc.tables import table
 from xlate.translate.ascendc.tiling import SocInfo, soc_info
 from xlate.translate.base import Diagnostic
 

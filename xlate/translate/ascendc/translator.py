@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from xlate.diagnostics import make as diag
 from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.specs import KernelSpec, build_spec, normalise_ctype
@@ -20,7 +21,7 @@ from xlate.translate.ascendc import ir
 from xlate.translate.ascendc.lift import Lifted, Lifter, Unsupported
 from xlate.translate.ascendc.lower import Lowerer
 from xlate.translate.ascendc.render import KernelPlan, render_file
-from xlate.translate.ascendc.tables import diag, ops
+from xlate.translate.ascendc.tables import ops
 from xlate.translate.ascendc.tiling import SocInfo, TilingError, elementwise_tiling, rows_tiling, soc_info
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 

@@ -7,6 +7,7 @@ import importlib.util
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from xlate.diagnostics import make
 from xlate.model import KernelUnit
 from xlate.targets import target as target_of
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
@@ -35,8 +36,7 @@ def kernel_names(unit: KernelUnit) -> list[str]:
 def _missing_litellm(unit: KernelUnit, kernels: list[str]) -> list[Diagnostic]:
     if importlib.util.find_spec("litellm") is not None:
         return []
-    return [Diagnostic("XL4006", "error", f"{k}: the LLM translator needs litellm, which is not installed "
-                       "(pip install 'xlate[llm]')", unit.path, 1, 1, kernel=k, rule="llm") for k in kernels]
+    return [make("XL4006", unit.path, kernel=k, rule="llm") for k in kernels]
 
 
 def _note(cfg: LLMConfig, o: Outcome) -> str:
@@ -122,8 +122,7 @@ def llm_repair_or_translate(req: PortRequest, unit: KernelUnit, translation: Tra
         why = (f"{blocking.code}: {blocking.message}" if blocking else
                "its rule port was rejected" if prior else "the rule translator left it untranslated")
         line = blocking.line if blocking else 1
-        intro[k] = Diagnostic("XL4000", "note", f"{k}: the rule translator cannot port this kernel ({why}); "
-                              f"falling back to the LLM translator ({cfg.model})", req.source, line, 1, kernel=k, rule="llm")
+        intro[k] = make("XL4000", req.source, line, kernel=k, rule="llm", reason=why, model=cfg.model)
     outcomes, budget, client = _run(jobs, cfg)
     text = translation.text
     accepted = [o for o in outcomes if o.accepted and o.code is not None]
@@ -138,10 +137,9 @@ def llm_repair_or_translate(req: PortRequest, unit: KernelUnit, translation: Tra
             final = judge(job, o.contract, text, kernel_spec(job)[0])
             verdict = final.verdict
             if final.failure is not None or verdict is None:
-                diags.append(Diagnostic("XL4007", "error", f"{o.kernel}: the LLM port was accepted on its own but "
-                                        f"fails inside the merged file ({final.failure}: "
-                                        f"{(final.counterexample or final.log or ' '.join(final.messages))[:300]})",
-                                        req.source, intro[o.kernel].line, 1, kernel=o.kernel, rule="llm"))
+                diags.append(make("XL4007", req.source, intro[o.kernel].line, kernel=o.kernel, rule="llm",
+                                  failure=final.failure,
+                                  detail=(final.counterexample or final.log or " ".join(final.messages))[:300]))
                 if verdict is None:
                     verdict = Verdict("rejected", o.kernel, reason=f"merged file: {final.failure}")
         new_diags.extend(diags)

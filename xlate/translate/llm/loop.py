@@ -20,6 +20,7 @@ from typing import Any
 
 from xlate.backends import sandbox
 from xlate.backends.base import CompileError, CompileOptions
+from xlate.diagnostics import make
 from xlate.errors import InputError, ToolchainMissing
 from xlate.model import KernelUnit
 from xlate.specs import KernelSpec
@@ -269,10 +270,10 @@ def _judge_ascendc(job: Job, contract: Contract, code: str, spec: KernelSpec | N
     return compiled
 
 
-def _diag(job: Job, code: str, severity: str, message: str, why: str | None = None) -> Diagnostic:
+def _diag(job: Job, code: str, **fields: Any) -> Diagnostic:
     fn = job.unit.kernel(job.kernel)
     line = fn.span.line if fn and fn.span else next((f.span.line for f in job.unit.py_functions if f.name == job.kernel), 1)
-    return Diagnostic(code, severity, message, job.source_path, line, 1, kernel=job.kernel, rule="llm", why=why)  # type: ignore[arg-type]
+    return make(code, job.source_path, line, 1, kernel=job.kernel, rule="llm", **fields)
 
 
 def _first_line(text: str, limit: int = 300) -> str:
@@ -300,8 +301,7 @@ def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcom
     for attempt in range(1, job.max_attempts + 1):
         stop = budget.exhausted()
         if stop:
-            out.diagnostics.append(_diag(job, "XL4003", "error", f"{job.kernel}: LLM translation stopped before attempt "
-                                         f"{attempt}: {stop}", "raise budget_tokens/budget_usd in [tool.xlate.llm]"))
+            out.diagnostics.append(_diag(job, "XL4003", attempt=attempt, stop=stop))
             last_failure = "budget exhausted"
             break
         phash = prompt_hash(messages)
@@ -319,8 +319,7 @@ def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcom
         out.attempts.append(rec)
         if comp.error:
             rec.update(failure="provider error", message=_first_line(comp.error))
-            out.diagnostics.append(_diag(job, "XL4004", "error", f"{job.kernel}: the model provider returned no answer: "
-                                         f"{_first_line(comp.error)}", "check --model, api_base and the provider's key variable"))
+            out.diagnostics.append(_diag(job, "XL4004", error=_first_line(comp.error)))
             last_failure = "provider error"
             break
         ex = extract(comp.content, job.target, comp.finish_reason)
@@ -347,12 +346,9 @@ def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcom
     n = len(out.attempts)
     if out.accepted and out.verdict is not None and out.verdict.status == "unverified":
         what = "compiles but cannot be verified" if out.attempts[-1]["compile"] == "ok" else "can be neither compiled nor verified"
-        out.diagnostics.append(_diag(job, "XL4002", "warning", f"{job.kernel}: the LLM port {what} here: "
-                                     f"{out.verdict.reason}", "its output is untrusted until verified"))
+        out.diagnostics.append(_diag(job, "XL4002", what=what, reason=out.verdict.reason))
     elif out.accepted:
-        out.diagnostics.append(_diag(job, "XL4005", "note", f"{job.kernel}: translated by the LLM ({cfg.model}) and "
-                                     f"verified, attempt {n} of {job.max_attempts}"))
+        out.diagnostics.append(_diag(job, "XL4005", model=cfg.model, attempt=n, attempts=job.max_attempts))
     elif last_failure not in ("budget exhausted", "provider error"):
-        out.diagnostics.append(_diag(job, "XL4001", "error", f"{job.kernel}: no accepted LLM port after {n} attempt(s) "
-                                     f"(last: {last_failure or 'no attempt'})", "see the attempts in the report"))
+        out.diagnostics.append(_diag(job, "XL4001", attempts=n, last=last_failure or "no attempt"))
     return out

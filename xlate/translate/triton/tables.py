@@ -18,11 +18,6 @@ def math_table() -> dict[str, Any]:
 
 
 @functools.cache
-def diagnostics_table() -> dict[str, dict[str, Any]]:
-    return load_yaml(MAPS / "diagnostics.yaml")
-
-
-@functools.cache
 def constants_table() -> dict[str, list[Any]]:
     return load_yaml(MAPS / "constants.yaml")
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from xlate.cir import ctype, ir
 from xlate.cir.build import BuildError, LineIndex, build_function, parse_number
+from xlate.diagnostics import make
 from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
@@ -24,7 +25,6 @@ from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.lift import Lifter
 from xlate.translate.triton.state import KernelContext
-from xlate.translate.triton.tables import diagnostics_table
 from xlate.translate.triton.values import ConstArray, LiftError
 
 __all__ = ["CudaToTriton"]
@@ -385,8 +385,4 @@ def render(source: str, ports: list[KernelPort]) -> str:
 
 
 def _diag(code: str, what: str, path: str, loc: ir.Loc, kernel: str | None) -> Diagnostic:
-    info = diagnostics_table().get(code, {"severity": "error", "blocking": True, "title": "", "why": None})
-    title = info.get("title", "")
-    message = f"{title}: {what}" if title and code not in ("XL2021", "XL2020") else what
-    return Diagnostic(code, info["severity"], message, path, loc.line, loc.col, kernel, rule=f"triton:{code}",
-                      why=info.get("why"), needs_llm=bool(info.get("blocking")))
+    return make(code, path, loc.line, loc.col, kernel=kernel, rule=f"triton:{code}", what=what)
