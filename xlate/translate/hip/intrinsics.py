@@ -36,6 +36,13 @@ def load_rules() -> dict[str, Any]:
     rules["_cg_inverse"] = {r["hip"]: name for name, r in rules["cooperative_groups"]["rewrites"].items()}
     rules["_reverse_identifiers"] = {r["hip"]: name for name, r in rules["compat_identifiers"].items()}
     rules["_reverse_identifiers"].update(rev["identifiers"])
+    cg = rules["cooperative_groups"]
+    rules["_structural_calls"] = frozenset(  # the call names the forward pass rewrites
+        set(rules["shuffles"]) | set(rules["legacy_shuffles"]) | set(rules["compat_calls"])
+        | set(rules["unsupported_calls"]) | set(cg["hardware_warp_groups"]) | set(cg["rewrites"])
+        | set(cg["missing_members"]) | set(cg["missing_functions"]))
+    rules["_reverse_calls"] = frozenset(set(rev["shuffles"]) | set(rev["votes"]) | set(rules["_compat_inverse"])
+                                        | set(rules["_cg_inverse"]) | set(rev["amd_only_calls"]) | {"hipLaunchKernelGGL"})
     return rules
 
 
@@ -67,6 +74,8 @@ def forward(job: Job, region: Region) -> None:
         if job.skipped(region.start(name_node), region.end(name_node)):
             continue  # inside a mask argument another rewrite deleted
         name = region.text(name_node)
+        if name in r["_structural_calls"] and job.users_own(region, name_node, name):
+            continue  # the file's own function or macro of that name
         if kind == "fn":
             if job.tables.override("identifier", name):
                 continue  # a takeover user rule owns this name
@@ -332,6 +341,8 @@ def reverse(job: Job, region: Region) -> None:
         name = region.text(name_node)
         if kind != "fn" or job.tables.override("identifier", name):
             continue
+        if name in r["_reverse_calls"] and job.users_own(region, name_node, name):
+            continue  # the file's own function or macro of that name
         if name in rv["shuffles"]:
             _rshuffle(job, region, call, name_node, rv["shuffles"][name], rv["full_mask"])
         elif name in rv["votes"]:

@@ -20,6 +20,7 @@ from xlate.translate.base import Diagnostic
 from xlate.translate.hip import diagnostics, queries
 from xlate.translate.hip.ctokens import identifiers as macro_identifiers
 from xlate.translate.hip.edits import EditSet
+from xlate.translate.hip.shadows import Shadows
 from xlate.translate.hip.stats import Stats
 from xlate.translate.hip.tables import MappingTables
 
@@ -139,21 +140,25 @@ class Job:
         self._query_starts: dict[tuple[int, str], list[int]] = {}
         self._object_macros = {**self.unit.constants, **self._macro_values}
         self._skip_sorted: tuple[int, list[int], list[int]] | None = None
+        self._shadows: Shadows | None = None
+
+    @property
+    def shadows(self) -> Shadows:
+        """Where the file's own declarations hide a CUDA built-in of the same name (shadows.py)."""
+        if self._shadows is None:
+            self._shadows = Shadows(self.data, self.tree.root_node, self.skipped)
+        return self._shadows
 
     # -- where is a node -------------------------------------------------------------------------------------
     def skipped(self, start: int, end: int) -> bool:
-        """Inside a range some pass deletes or replaces whole (bisection over the merged, sorted ranges)."""
+        """Inside a range some pass deletes or replaces whole (bisection over the merged, sorted ranges; passes
+        append to `skip` as they go, so new ranges are merged in one by one, not re-sorted per query)."""
         if not self.skip:
             return False
-        if self._skip_sorted is None or self._skip_sorted[0] != len(self.skip):
-            merged: list[list[int]] = []
-            for a, b in sorted(self.skip):
-                if merged and a <= merged[-1][1]:
-                    merged[-1][1] = max(merged[-1][1], b)
-                else:
-                    merged.append([a, b])
-            self._skip_sorted = (len(self.skip), [a for a, _ in merged], [b for _, b in merged])
-        _, starts, ends = self._skip_sorted
+        seen, starts, ends = self._skip_sorted if self._skip_sorted is not None else (0, [], [])
+        for a, b in self.skip[seen:]:
+            _merge_range(starts, ends, a, b)
+        self._skip_sorted = (len(self.skip), starts, ends)
         i = bisect.bisect_right(starts, start) - 1
         return i >= 0 and end <= ends[i] and start < ends[i]
 
@@ -175,6 +180,20 @@ class Job:
 
     def in_device(self, region: Region, node: ts.Node) -> bool:
         return region.macro is not None or self.function_of(region, node) is not None
+
+    def users_own(self, region: Region, at: ts.Node | int, name: str) -> bool:
+        """`name` here is the file's own declaration (a local variable, parameter, member, macro or function of
+        that name in scope): no rule may rewrite it as the CUDA built-in. Notes it once per name; a function
+        the file defines, or a macro only under a conditional, does not hide the built-in (shadows.py), but is
+        worth a warning where the built-in is rewritten."""
+        offset = region.start(at) if isinstance(at, ts.Node) else at
+        kind = self.shadows.kind_at(name, offset)
+        if kind is not None:
+            self.diag("XL1014", region, at, rule=f"user:{name}", once=f"own:{name}", name=name, kind=kind)
+            return True
+        if self.shadows.also_defined(name):
+            self.diag("XL1015", region, at, rule=f"user:{name}", once=f"cond:{name}", name=name)
+        return False
 
     # -- diagnostics -----------------------------------------------------------------------------------------
     def diag(self, code: str, region: Region, node: ts.Node | int, *, rule: str | None = None,
@@ -331,6 +350,20 @@ class Job:
                 pos = use.token.end
         out.append(data[pos:].decode())
         return "".join(out)
+
+
+def _merge_range(starts: list[int], ends: list[int], a: int, b: int) -> None:
+    """Add [a, b) to disjoint sorted ranges, merging those it overlaps or touches."""
+    i = bisect.bisect_right(starts, a) - 1
+    lo = i if i >= 0 and a <= ends[i] else i + 1
+    hi = bisect.bisect_right(starts, b) - 1
+    if hi < lo:
+        starts.insert(lo, a)
+        ends.insert(lo, b)
+        return
+    new_a, new_b = min(a, starts[lo]), max(b, ends[hi])
+    starts[lo : hi + 1] = [new_a]
+    ends[lo : hi + 1] = [new_b]
 
 
 def _declarations(scope: ts.Node):

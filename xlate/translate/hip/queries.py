@@ -44,6 +44,23 @@ QUERIES = {
     "literals": """
       (number_literal) @number
     """,
+    # declarations whose scope hides a CUDA built-in of the same name (shadows.py); run on demand
+    "declared": """
+      (preproc_def name: (identifier) @macro)
+      (preproc_function_def name: (identifier) @macro)
+      (function_declarator declarator: (identifier) @fn)
+      (init_declarator declarator: (identifier) @var)
+      (declaration declarator: (identifier) @var)
+      (parameter_declaration declarator: (identifier) @var)
+      (optional_parameter_declaration declarator: (identifier) @var)
+      (pointer_declarator declarator: (identifier) @var)
+      (array_declarator declarator: (identifier) @var)
+      (reference_declarator (identifier) @var)
+      (enumerator name: (identifier) @var)
+      (field_declaration declarator: (field_identifier) @member)
+      (pointer_declarator declarator: (field_identifier) @member)
+      (array_declarator declarator: (field_identifier) @member)
+    """,
     # names the file defines (never reported as unknown vendor names); run only when there are candidates
     "definitions": """
       (preproc_def name: (identifier) @n)

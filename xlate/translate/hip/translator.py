@@ -162,6 +162,8 @@ class _RuleTranslator:
             for use in macro_identifiers(job.data[node.start_byte : node.end_byte]):
                 if use.token.text in names and not job.tables.override("identifier", use.token.text):
                     s = node.start_byte + use.token.start
+                    if job.users_own(job.main, s, use.token.text):
+                        continue
                     job.edits.claim(s, s + len(use.token.text))
                     job.stats.count("unsupported", "warp_intrinsics", use.token.text)
                     job.diag("XL1009", job.main, s, name=use.token.text)

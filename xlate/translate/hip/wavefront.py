@@ -248,9 +248,25 @@ def host_warp_size(job: Job) -> None:
             continue
         if node.type != want or job.function_of(job.main, node) is not None:
             continue
+        if node.type == "field_identifier" and not _device_prop(job, node, spec.get("types", [])):
+            continue  # a member of the project's own type (its declaration, or `obj.warpSize` of such an obj)
         expr = node.parent if node.type == "field_identifier" and node.parent is not None else node
         job.diag(spec["code"], job.main, node, rule="wavefront:host-warp-size", once=job.main.text(expr),
                  expr=_short(job.main.text(expr)), wave=job.wave)
+
+
+def _device_prop(job: Job, field: ts.Node, types: list[str]) -> bool:
+    """`obj.field` may read a device-properties struct: obj's declared type is one of `types`, or unknown."""
+    fexpr = field.parent
+    if fexpr is None or fexpr.type != "field_expression":
+        return False  # the member's own declaration
+    obj = fexpr.child_by_field_name("argument")
+    if obj is None or obj.type != "identifier":
+        return True
+    decl = job.local_declaration(job.main, fexpr, job.main.text(obj))
+    if decl is None:
+        return True
+    return any(t in decl[0] for t in types)
 
 
 def patterns_by_id(pid: str) -> dict[str, Any]:
