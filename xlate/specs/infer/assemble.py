@@ -18,6 +18,8 @@ from xlate.specs.infer.values import Dim3, Num, Ptr, Value
 from xlate.specs.model import Origin, ctypes_table, normalise_ctype
 
 DEFAULT_SIZE_HI = 4096
+# spec keys: a program value named `grid` becomes `grid_2` in the spec
+RESERVED = {"grid", "block", "shmem", "where", "op", "values", "rtol", "atol"}
 
 
 def param_symbol(name: str) -> sp.Symbol:
@@ -160,7 +162,7 @@ class Mapper:
                 return name
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in root.name).strip("_") or "n"
         name = base
-        while name in self.pnames or name in self.m.axes or name in self.m.free:
+        while name in self.pnames or name in self.m.axes or name in self.m.free or name in RESERVED:
             name += "_"
         return name
 
@@ -168,7 +170,7 @@ class Mapper:
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in root.name).strip("_") or "axis"
         name = base
         k = 2
-        while name in self.pnames or (name in self.m.axes and self.m.axes[name] != root.values):
+        while name in self.pnames or (name in self.m.axes and self.m.axes[name] != root.values) or name in RESERVED:
             name = f"{base}_{k}"
             k += 1
         return name

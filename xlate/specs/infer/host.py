@@ -14,7 +14,7 @@ import sympy as sp
 import tree_sitter as ts
 
 from xlate.resources import data
-from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type
+from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal
 from xlate.specs.infer.program import FuncDef, Program, SourceFile, text
 from xlate.specs.infer.sym import concrete
 from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Obj, Ptr, Ref, Value
@@ -85,6 +85,8 @@ class HostInterpreter(Evaluator):
         self.const_values: dict[sp.Symbol, sp.Expr] = {}
         self._macro_where: list[str] = []
         self._macro_roots: dict[str, Value] = {}
+        self._device: Obj | None = None
+        self._elements: dict[tuple[int, Any], Value] = {}  # (allocation, byte offset) -> value stored there
 
     # -- roots ------------------------------------------------------------------------------------------------
     def fresh(self, name: str, kind: str, where: str, value: int | float | None = None, values: list[int] | None = None,
@@ -120,6 +122,11 @@ class HostInterpreter(Evaluator):
         return Num(s, value.flt)
 
     def _name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
+        bound = self.frames[-1].types.get(name) if self.frames and name not in env else None
+        if bound is not None:  # a template value parameter of the running host function: test<4, float>(...)
+            v = literal(bound)
+            if v is not None:
+                return v
         if name not in env and name not in self.globals and name in self.program.macros:
             if name not in self._macro_roots:
                 m = self.program.macros[name]
@@ -203,6 +210,20 @@ class HostInterpreter(Evaluator):
             else:
                 obj.env[fname] = self.ev(init, obj.env) if init is not None else None
         return obj
+
+    def device_props(self, where: str) -> Obj:
+        """What cudaGetDeviceProperties fills in: the values every NVIDIA GPU shares, and device-dependent ones
+        as run-time values (a grid of `16 * multiProcessorCount` blocks is a size of its own, up to an H200's)."""
+        props = api()["device_props"]
+        if self._device is None:
+            env: dict[str, Any] = {}
+            for key, value in props["fixed"].items():
+                env[key] = Arr([Num(sp.Integer(v)) for v in value], 4) if isinstance(value, list) else Num(sp.Integer(value))
+            for key, value in props["varies"].items():
+                env[key] = Num(self.fresh(key, "runtime", where, int(value),
+                                          detail=f"the device's {key} ({value} on an H200)"))
+            self._device = Obj("cudaDeviceProp", env)
+        return Obj(self._device.cls, dict(self._device.env))
 
     def sizeof(self, ctype: str) -> sp.Expr:
         types = self.frames[-1].types if self.frames else {}
@@ -356,9 +377,17 @@ class HostInterpreter(Evaluator):
                     frame.env[name] = Ptr(Alloc(None, elem, Origin("host", where, text(d))), elem=elem)
                 continue
             if normalise_ctype(type_text) == "dim3":
+                if value_node is None:  # `dim3 grid;` is (1, 1, 1) until its fields are set
+                    value = Dim3((sp.Integer(1), sp.Integer(1), sp.Integer(1)))
                 frame.env[name] = value if isinstance(value, Dim3) else (
                     Dim3((value.e, sp.Integer(1), sp.Integer(1))) if isinstance(value, Num) else None)
                 continue
+            if normalise_ctype(type_text) in api()["device_props"]["types"] and value_node is None:
+                frame.env[name] = Obj(normalise_ctype(type_text), {})  # filled by cudaGetDeviceProperties
+                continue
+            if isinstance(value, Arr) and len(value.items) == 1 and value_node is not None and (
+                    value_node.type == "initializer_list"):  # size_t n = {128}; int n{128};
+                value = value.items[0]
             if value is None and value_node is not None:
                 value = self.unknown_value(name, type_text, where, text(value_node), frame)
             elif value is None:
@@ -440,7 +469,10 @@ class HostInterpreter(Evaluator):
             obj = text(left.child_by_field_name("argument"))
             fld = text(left.child_by_field_name("field"))
             target = frame.env.get(obj, self.globals.get(obj))
-            if isinstance(target, Dim3) and fld in ("x", "y", "z") and isinstance(value, Num):
+            if isinstance(target, Dim3) and fld in ("x", "y", "z"):
+                if not isinstance(value, Num) or op != "=":
+                    env[obj] = None  # a dimension we cannot follow: the launch is unknown, not (.., 1, ..)
+                    return
                 dims = list(target.dims)
                 dims["xyz".index(fld)] = value.e
                 env[obj] = Dim3((dims[0], dims[1], dims[2]))
@@ -450,6 +482,9 @@ class HostInterpreter(Evaluator):
             ref = frame.env.get(text(inner)) if inner is not None else None
             if isinstance(ref, Ref) and isinstance(value, Ptr):
                 ref.env[ref.name] = value
+            return
+        if left.type == "subscript_expression" and op == "=":
+            self.store_element(left, value, frame)
             return
         if left.type not in ("identifier", "field_expression"):
             return
@@ -472,9 +507,13 @@ class HostInterpreter(Evaluator):
         if value is None and right is not None:
             type_text = "float" if isinstance(old, Num) and old.flt else "int"
             value = self.unknown_value(key, type_text, self.where(e), text(right), frame)
-        elif frame.in_branch and isinstance(value, Num) and isinstance(old, Num) and self.concrete(old.e) is not None and (
-                self.concrete(value.e) is None):
-            value = self.unknown_value(key, "float" if old.flt else "int", self.where(e), text(right), frame)
+        elif frame.in_branch and isinstance(value, Num) and isinstance(old, Num) and sp.expand(value.e - old.e) != 0:
+            # set on one path only (`if (argc > 2) mode = APPROX;`): either value may hold after the branch
+            old_root = self.roots.get(old.e) if isinstance(old.e, sp.Symbol) else None
+            if old_root is not None and old_root.kind == "runtime":
+                value = old  # already a value the program chooses at run time
+            elif self.concrete(old.e) is not None:
+                value = self.unknown_value(key, "float" if old.flt else "int", self.where(e), text(right), frame)
         if isinstance(value, Num) and isinstance(old, Num) and old.flt and not value.flt:
             value = Num(value.e, True)
         env[key] = value
@@ -566,6 +605,19 @@ class HostInterpreter(Evaluator):
                     src = self.ev(args[src_i], env) if src_i is not None else None
                     self._copy(dst, src, nb.e if isinstance(nb, Num) else None, node)
             return True, None
+        props = tables["device_props"]
+        if base in props["calls"] and len(args) > props["calls"][base]:
+            target = self.ev(args[props["calls"][base]], env)
+            if isinstance(target, Ref):
+                target.env[target.name] = self.device_props(self.where(node))
+            return True, Num(sp.Integer(0))
+        if base in props["attribute_calls"] and len(args) > max(props["attribute_calls"][base]):
+            out_i, attr_i = props["attribute_calls"][base]
+            target = self.ev(args[out_i], env)
+            field_name = props["attributes"].get(text(args[attr_i]).split("::")[-1])
+            if isinstance(target, Ref) and field_name is not None:
+                target.env[target.name] = self.device_props(self.where(node)).env.get(field_name)
+            return True, Num(sp.Integer(0))
         if name in tables["launch_apis"] or base in tables["launch_apis"]:
             self.api_launch(name, node, args, env, tables["launch_apis"].get(name) or tables["launch_apis"][base])
             return True, Num(sp.Integer(0))
@@ -691,8 +743,11 @@ class HostInterpreter(Evaluator):
         if arg is not None and arg.type in ("identifier", "this", "field_expression", "pointer_expression",
                                             "subscript_expression"):
             obj = self.ev(arg, env) if arg.type != "this" else self._this()
+            fld = text(node.child_by_field_name("field"))
             if isinstance(obj, Obj):
-                return obj.env.get(text(node.child_by_field_name("field")))
+                return obj.env.get(fld)
+            if isinstance(obj, Dim3) and fld in ("x", "y", "z"):  # block.x of a dim3 set earlier
+                return Num(obj.dims["xyz".index(fld)])
         return super().field_value(node, env)
 
     def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
@@ -726,6 +781,13 @@ class HostInterpreter(Evaluator):
         return self.globals[name]
 
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
+        # `read_image(path, &w, &h)`: a function we cannot follow sets the numbers whose address it gets
+        for v in vals:
+            if isinstance(v, Ref) and (v.env.get(v.name) is None or isinstance(v.env.get(v.name), Num)):
+                old = v.env.get(v.name)
+                flt = isinstance(old, Num) and old.flt
+                v.env[v.name] = Num(self.fresh(v.name, "runtime", self.where(node), self.concrete(old.e) if isinstance(
+                    old, Num) else None, flt=flt, detail=f"set by {name}(...)"), flt)
         return None
 
     def subscript_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
@@ -745,7 +807,46 @@ class HostInterpreter(Evaluator):
                     values = list(dict.fromkeys(int(x) for x in nums if x is not None))
                     return Num(self.fresh(arr_name, "choice", self.where(node), values[0], values,
                                           detail=f"from {arr_name} = {{{', '.join(str(v) for v in values)}}}"))
+        if isinstance(base, Ptr) and isinstance(idx, Num):
+            i = self.concrete(idx.e)
+            if i is not None:
+                return self._elements.get((id(base.alloc), self._element_key(base, i)))
         return None
+
+    def _element_key(self, p: Ptr, i: int) -> Any:
+        return sp.expand(p.offset + i * (self.sizeof(p.elem) if p.elem else 1))
+
+    def store_element(self, left: ts.Node, value: Value, frame: Frame) -> None:
+        """`sizes[0] = n;` into a local array: later reads of sizes[0] see n (grids built from arrays)."""
+        base = self.ev(left.child_by_field_name("argument"), frame.env)
+        idx_nodes = left.child_by_field_name("indices") or left.child_by_field_name("index")
+        idx = self.ev(_first_named(idx_nodes), frame.env) if idx_nodes is not None else None
+        i = self.concrete(idx.e) if isinstance(idx, Num) else None
+        if i is None:
+            return
+        if isinstance(base, Arr):
+            if not 0 <= i < len(base.items):
+                return
+            old = base.items[i]
+            slot: Any = (base.items, i)
+        elif isinstance(base, Ptr):
+            key = (id(base.alloc), self._element_key(base, i))
+            old = self._elements.get(key)
+            slot = (self._elements, key)
+        else:
+            return
+        if frame.in_branch and isinstance(old, Num) and isinstance(value, Num) and self.concrete(old.e) is not None and (
+                self.concrete(value.e) is None):
+            value = self.unknown_value(text(left), "float" if old.flt else "int", self.where(left), text(left), frame)
+        if not isinstance(value, (Num, Ptr, Dim3)):
+            value = None
+        container, k = slot
+        if isinstance(container, list):
+            container[k] = value
+        elif value is None:
+            container.pop(k, None)
+        else:
+            container[k] = value
 
     # -- launches ---------------------------------------------------------------------------------------------
     def chevron(self, node: ts.Node, env: dict[str, Any]) -> None:
@@ -887,6 +988,14 @@ def _step(update: ts.Node, var: str, ev: Evaluator, env: dict[str, Any]):
     t = update.type
     if t == "update_expression":
         return (lambda x: x + 1) if "++" in text(update) else (lambda x: x - 1)
+    if t == "assignment_expression" and text(update.child_by_field_name("left")) == var and text(
+            update.child_by_field_name("operator")) == "=":  # j = j * 2
+        x = sp.Symbol("__step_x", integer=True)
+        r = ev.ev(update.child_by_field_name("right"), {**env, var: Num(x)})
+        if not isinstance(r, Num) or r.flt or r.e.free_symbols - {x}:
+            return None
+        step_e = r.e
+        return lambda v: int(step_e.xreplace({x: sp.Integer(v)}))
     if t == "assignment_expression" and text(update.child_by_field_name("left")) == var:
         op = text(update.child_by_field_name("operator"))
         r = ev.ev(update.child_by_field_name("right"), env)

@@ -95,6 +95,7 @@ class KernelFacts:
     where: str = ""
     _ranges: dict[str, tuple[str, str]] = field(default_factory=dict)
     _extents_cache: dict[Any, Any] = field(default_factory=dict)
+    _keep_minimum: bool = False  # see index_ranges
 
     # -- launch ---------------------------------------------------------------------------------------------
     def block_ok(self, v: int) -> bool:
@@ -163,7 +164,10 @@ class KernelFacts:
         return parse(g), parse(b)
 
     # -- extents --------------------------------------------------------------------------------------------
-    def extent(self, pname: str, mapper: Any, grid: list[sp.Expr] | None, block: list[sp.Expr] | None) -> tuple[sp.Expr, Origin] | None:
+    def extent(self, pname: str, mapper: Any, grid: list[sp.Expr] | None, block: list[sp.Expr] | None,
+               loads: bool = False) -> tuple[sp.Expr, Origin] | None:
+        """The buffer's length from its accesses: the largest index any can touch, plus one. With `loads`, an
+        extent may depend on the values of index buffers (U_<buffer>: the largest value that buffer holds)."""
         if self.truncated or pname in self.opaque:
             return None
         mine = [a for a in self.accesses if a.param == pname]
@@ -193,7 +197,7 @@ class KernelFacts:
             ext = _simplify_max(ext)
         if ext.is_number and ext <= 0:
             return None
-        if ext.free_symbols and any(s.name.startswith("U_") for s in ext.free_symbols):
+        if not loads and ext.free_symbols and any(s.name.startswith("U_") for s in ext.free_symbols):
             return None
         return ext, Origin("kernel", mine[0].where, f"largest index of {pname} under the kernel's guards")
 
@@ -213,10 +217,12 @@ class KernelFacts:
         return out
 
     def index_ranges(self, lengths: dict[str, sp.Expr], grid: list[sp.Expr] | None,
-                     block: list[sp.Expr] | None) -> tuple[dict[str, sp.Expr], dict[str, str]]:
-        """Buffers whose values index other buffers (`x[idx[i]]`, CSR row pointers bounding loops): the largest
-        value each may hold so every access stays inside the lengths found, and those no bound can be found for
-        (float values used as indices, two index buffers in one index)."""
+                     block: list[sp.Expr] | None) -> tuple[dict[str, tuple[sp.Expr, sp.Expr]], dict[str, str]]:
+        """Buffers whose values index other buffers (`x[idx[i]]`, CSR row pointers bounding loops): the range
+        (lowest, highest) each may hold so every access stays inside the lengths found, and those no range can
+        be found for (float values used as indices, products of index values, an index the kernel cannot keep
+        non-negative). An index value the kernel guards itself (`if (j >= n) return;`) needs no bound of its own
+        past the guard's."""
         if grid is None or block is None:
             gg, bb = self.guessed_dims()
             grid, block = grid or gg, block or bb
@@ -225,10 +231,18 @@ class KernelFacts:
             for i, s in enumerate(syms):
                 if vals is not None:
                     launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
-        bounds: dict[str, list[sp.Expr]] = {}
+        his: dict[str, list[sp.Expr]] = {}
+        los: dict[str, list[sp.Expr]] = {}
         bad: dict[str, str] = {}
         if self.truncated:
             return {}, {q: "the kernel is too large to follow" for q in {ld.param for ld in self.loads.values()}}
+
+        def settle(e: sp.Expr | None) -> sp.Expr | None:
+            if e is None:
+                return None
+            e = sp.expand(e.xreplace(launch)) if launch else e
+            return None if any(not _is_final(x) for x in e.free_symbols) else e
+
         for a in self.accesses:
             loads = self.loads_in(a.last)
             if not loads:
@@ -238,29 +252,67 @@ class KernelFacts:
                 for q in owners:
                     bad.setdefault(q, f"its values are used as indices into '{a.param}' after arithmetic xlate cannot bound")
                 continue
+            why = f"its values index '{a.param}' in a way xlate cannot bound"
             length = lengths.get(a.param)
-            m = _maxval(a.last, a.bounds, self)
-            if m is not None and launch:
-                m = sp.expand(m.xreplace(launch))
-            us = [s for s in (m.free_symbols if m is not None else set()) if s.name.startswith("U_")]
-            if length is None or m is None or len(us) != 1 or len(owners) != 1:
+            m = settle(_maxval(a.last, a.bounds, self))
+            with self._load_minimum():
+                low = settle(_minval(a.index, a.bounds, self))
+            if length is None or m is None or low is None:
                 for q in owners:
-                    bad.setdefault(q, f"its values index '{a.param}' in a way xlate cannot bound")
+                    bad.setdefault(q, why)
                 continue
-            u = us[0]
-            c = sp.diff(m, u)
-            rest = sp.expand(m - c * u)
-            if not (c.is_Integer and int(c) > 0) or rest.has(u) or any(not _is_final(s) for s in rest.free_symbols):
-                bad.setdefault(owners.pop(), f"its values index '{a.param}' in a way xlate cannot bound")
+            us = sorted((x for x in m.free_symbols if x.name.startswith("U_")), key=lambda x: x.name)
+            ds = sorted((x for x in low.free_symbols if x.name.startswith("D_")), key=lambda x: x.name)
+            caps = _solve_caps(m, us, sp.expand(length - 1))
+            floors = _solve_floors(low, ds)
+            if caps is None or floors is None:
+                for q in owners:
+                    bad.setdefault(q, why)
                 continue
-            hi = sp.expand(length - 1 - rest)
-            bounds.setdefault(u.name[2:], []).append(FloorDiv(hi, c) if int(c) > 1 else hi)
-        out: dict[str, sp.Expr] = {}
-        for q, his in bounds.items():
+            for u, hi in caps.items():
+                his.setdefault(u.name[2:], []).append(hi)
+            for d, lo in floors.items():
+                los.setdefault(d.name[2:], []).append(lo)
+            for q in owners - {u.name[2:] for u in us}:  # guarded: its values no longer reach the index
+                cap = self._guard_cap(q, loads, a, launch, length)
+                if cap is None:
+                    bad.setdefault(q, why)
+                else:
+                    his.setdefault(q, []).append(cap)
+        out: dict[str, tuple[sp.Expr, sp.Expr]] = {}
+        for q, caps_q in his.items():
             if q in bad:
                 continue
-            out[q] = his[0] if len(his) == 1 else sp.Min(*his)
+            lo_list = los.get(q, [])
+            lo = sp.Integer(0) if not lo_list else (lo_list[0] if len(lo_list) == 1 else sp.Max(*lo_list))
+            out[q] = (lo, caps_q[0] if len(caps_q) == 1 else sp.Min(*caps_q))
         return out, bad
+
+    @contextlib.contextmanager
+    def _load_minimum(self):
+        """While set, a loaded integer's smallest value is a symbol D_<buffer> (not 0): what an index needs of
+        it to stay non-negative."""
+        self._keep_minimum = True
+        try:
+            yield
+        finally:
+            self._keep_minimum = False
+
+    def _guard_cap(self, q: str, loads: set[sp.Symbol], a: Access, launch: dict[sp.Symbol, sp.Expr],
+                   length: sp.Expr) -> sp.Expr | None:
+        """The largest value worth giving q when the kernel's guards bound the index it drives: the guard's own
+        bound where it tests the loaded value directly, else the last index of the buffer it reaches."""
+        caps = []
+        for s in loads:
+            if s not in self.loads or self.loads[s].param != q:
+                continue
+            mx = _maxval(s, a.bounds, self)
+            mx = sp.expand(mx.xreplace(launch)) if mx is not None and launch else mx
+            if mx is not None and not any(x.name.startswith("U_") or not _is_final(x) for x in mx.free_symbols):
+                caps.append(mx)
+        if caps:
+            return caps[0] if len(caps) == 1 else sp.Min(*caps)
+        return sp.expand(length - 1)
 
     def int_range(self, pname: str) -> tuple[int, int]:
         return 0, 16
@@ -320,6 +372,84 @@ def _simplify_max(e: sp.Expr) -> sp.Expr:
             continue
         keep.append(a)
     return sp.Max(*keep) if len(keep) > 1 else keep[0]
+
+
+def _linear_upper(e: sp.Expr, us: list[sp.Symbol]) -> sp.Expr | None:
+    """An upper bound of `e` that is linear in `us`: integer divisions by positive values become real ones
+    (a / b >= a // b), a remainder its divisor less one, a minimum any of its arguments."""
+    for _ in range(16):
+        atoms = [f for f in e.atoms(FloorDiv, CeilDiv, sp.Mod, sp.Min) if f.free_symbols & set(us)]
+        if not atoms:
+            return sp.expand(e)
+        f = atoms[0]
+        if _sign(e, f) != 1:
+            return None
+        if isinstance(f, FloorDiv):
+            rep = f.args[0] / f.args[1]
+        elif isinstance(f, CeilDiv):
+            rep = (f.args[0] + f.args[1] - 1) / f.args[1]
+        elif isinstance(f, sp.Mod):
+            rep = f.args[1] - 1
+        else:
+            rep = next((x for x in f.args if x.free_symbols & set(us)), f.args[0])
+        if isinstance(f, (FloorDiv, CeilDiv, sp.Mod)) and not (f.args[1].is_positive or _positive_final(f.args[1])):
+            return None
+        e = sp.expand(e.xreplace({f: rep}))
+    return None
+
+
+def _positive_final(e: sp.Expr) -> bool:
+    return all(_is_final(x) for x in e.free_symbols) and all(_nonneg_term(t) for t in sp.Add.make_args(sp.expand(e))) and (
+        e != 0)
+
+
+def _floor_of_ratio(num: sp.Expr, den: sp.Expr) -> sp.Expr:
+    q = sp.cancel(num / den)
+    if q.is_polynomial() and all(c.is_Integer for c in sp.Poly(q, *q.free_symbols).coeffs()) if q.free_symbols else q.is_Integer:
+        return sp.expand(q)
+    n, d = sp.fraction(sp.together(q))
+    return FloorDiv(sp.expand(n), sp.expand(d))
+
+
+def _solve_caps(m: sp.Expr, us: list[sp.Symbol], limit: sp.Expr) -> dict[sp.Symbol, sp.Expr] | None:
+    """Caps on the load bounds `us` that keep m <= limit: m is made linear (upper bound), each of the k loads
+    gets 1/k of the room left (sound for any sum of non-negative terms)."""
+    if not us:
+        return {}
+    lin = _linear_upper(m, us)
+    if lin is None:
+        return None
+    coeffs = {u: sp.expand(sp.diff(lin, u)) for u in us}
+    rest = sp.expand(lin - sum(c * u for u, c in coeffs.items()))
+    if rest.free_symbols & set(us) or any(c.free_symbols & set(us) for c in coeffs.values()):
+        return None  # products of index values
+    if any(not _is_final(x) for x in rest.free_symbols):
+        return None
+    out = {}
+    for u, c in coeffs.items():
+        if not (c.is_positive or _positive_final(c)):
+            return None
+        out[u] = _floor_of_ratio(sp.expand(limit - rest), len(us) * c)
+    return out
+
+
+def _solve_floors(low: sp.Expr, ds: list[sp.Symbol]) -> dict[sp.Symbol, sp.Expr] | None:
+    """Floors on the loads' smallest values `ds` that keep the index `low` >= 0; None when it may go negative
+    whatever they hold."""
+    low = sp.expand(low)
+    if not ds:
+        return {} if (low.is_nonnegative or all(_nonneg_term(t) for t in sp.Add.make_args(low))) else None
+    coeffs = {d: sp.expand(sp.diff(low, d)) for d in ds}
+    rest = sp.expand(low - sum(c * d for d, c in coeffs.items()))
+    if rest.free_symbols & set(ds) or any(c.free_symbols & set(ds) or not (c.is_nonnegative or _positive_final(c))
+                                           for c in coeffs.values()):
+        return None
+    if rest.is_nonnegative or all(_nonneg_term(t) for t in sp.Add.make_args(rest)):
+        return {}
+    if not rest.is_Integer or any(not (c.is_Integer and int(c) > 0) for c in coeffs.values()):
+        return None  # a symbolic deficit: leave it to a person
+    need = -int(rest)
+    return {d: sp.Integer(-(-need // (len(ds) * int(c)))) for d, c in coeffs.items()}
 
 
 # -- bounds ----------------------------------------------------------------------------------------------------
@@ -405,7 +535,7 @@ def _outcomes(e: sp.Expr) -> set[sp.Symbol]:
 
 def _is_final(s: sp.Symbol) -> bool:
     """Symbols that stay in an extent: parameters, launch dimensions, sizeof of template types, load bounds."""
-    return s.name.startswith(("_P_", "sizeof(", "U_")) or s in GRID or s in BLOCK
+    return s.name.startswith(("_P_", "sizeof(", "U_", "D_")) or s in GRID or s in BLOCK
 
 
 def _elim_order(s: sp.Symbol) -> tuple[int, str]:
@@ -451,7 +581,9 @@ def _symbol_extreme(s: sp.Symbol, bounds: dict[sp.Symbol, sp.Expr], facts: Kerne
             if any(v is None for v in vals):
                 return sp.Integer(0) if not var.unbounded else None
             return sp.Min(*vals) if len(vals) > 1 else vals[0]  # type: ignore[arg-type]
-        if name.startswith("L_") and not facts.loads[s].flt:
+        if name.startswith("L_") and s in facts.loads and not facts.loads[s].flt:
+            if facts._keep_minimum:
+                return sp.Symbol(f"D_{facts.loads[s].param}", integer=True, nonnegative=True)
             return sp.Integer(0)
         return sp.Integer(0) if (name[:1] in "tbl" or var is not None) else None
     if s in bounds:

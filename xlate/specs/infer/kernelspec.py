@@ -4,6 +4,7 @@ defaults; every item with its origin."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -103,6 +104,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 length, why = None, "its allocation is empty"
         if length is None:
             ext = kf.extent(p.name, mapper, grid_exprs, block_exprs)
+            if ext is None:
+                ext = _load_bound_extent(p.name, fn, kf, mapper, grid_exprs, block_exprs, inf)
             if ext is not None:
                 length, origin = ext
         tparams = {t.name for t in fn.template_params}
@@ -146,7 +149,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         for name, root in mapper.m.free.items():
             v = root.value if root.value is not None and float(root.value) >= 1 else None
             hi = int(v) if v is not None and float(v) == int(v) else DEFAULT_SIZE_HI
-            detail = f"{root.name} = {int(v)}" if v is not None else f"{root.name}: {root.detail or 'set at run time'}"
+            detail = root.detail if root.detail.startswith("the device's") else (
+                f"{root.name} = {int(v)}" if v is not None else f"{root.name}: {root.detail or 'set at run time'}")
             inf.items[name] = (f"{name}: size(1..{hi})", Origin("host" if v is not None else "default", root.where,
                                                                  detail + "; the kernel does not receive it"))
         for name, values in mapper.m.axes.items():
@@ -154,7 +158,96 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
                                Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
     _template_items(fn, launch, inf, mapper)
+    if block_exprs is not None and "block" in inf.items:
+        shmem_e = None
+        if launch is not None and isinstance(launch.shmem, Num) and mapper is not None and "shmem" in inf.items:
+            shmem_e, _ = mapper.rewrite(launch.shmem.e)
+        _clamp_launch_sizes(inf, block_exprs, shmem_e, kf.launch_bounds)
     return inf
+
+
+MAX_BLOCK_THREADS = 1024
+MAX_DYNAMIC_SHARED = 48 * 1024  # without an opt-in attribute
+
+
+def _clamp_launch_sizes(inf: Inference, block: list[sp.Expr], shmem: sp.Expr | None, bound: int | None) -> None:
+    """Sizes that shape the block (or the dynamic shared memory) cannot go past what a launch allows: the
+    program's own guards around the launch (`if (w <= 256)`) are not followed, the device limit is."""
+    limits: dict[str, int] = {}
+
+    def clamp(e: sp.Expr, cap: int) -> None:
+        syms = [x for x in e.free_symbols if not str(x).startswith("sizeof(")]
+        if not syms or not e.is_polynomial(*syms):
+            return
+        coeff = sp.Poly(e, *syms).coeffs()
+        if len(coeff) != 1 or not coeff[0].is_Integer or int(coeff[0]) <= 0:
+            return  # a monomial c * a * b ...: each factor at most (cap / c) ** (1 / k)
+        per = int((cap // int(coeff[0])) ** (1.0 / sum(sp.degree(e, x) for x in syms)) + 1e-9)
+        for x in syms:
+            name = x.name[3:] if x.name.startswith("_P_") else x.name
+            limits[name] = min(limits.get(name, per), max(1, per))
+
+    threads = sp.Integer(1)
+    for b in block:
+        threads = threads * b
+    clamp(sp.expand(threads), min(MAX_BLOCK_THREADS, bound or MAX_BLOCK_THREADS))
+    if shmem is not None:
+        clamp(sp.expand(shmem), MAX_DYNAMIC_SHARED)
+    for name, cap in limits.items():
+        item = inf.items.get(name)
+        if item is None:
+            continue
+        m = re.fullmatch(r"(.*: size\()(-?\d+)\.\.(-?\d+)(\).*)", item[0])
+        if m is None or int(m.group(3)) <= cap:
+            continue
+        lo = min(int(m.group(2)), cap)
+        inf.items[name] = (f"{m.group(1)}{lo}..{cap}{m.group(4)}", Origin(
+            item[1].kind, item[1].where, (item[1].detail + "; " if item[1].detail else "") +
+            "at most what one launch allows"))
+
+
+def _load_bound_extent(pname: str, fn: Function, kf: KernelFacts, mapper: Mapper | None, grid: list[sp.Expr] | None,
+                       block: list[sp.Expr] | None, inf: Inference) -> tuple[sp.Expr, Origin] | None:
+    """A buffer reached only through the values of other buffers (`val[j]` for j up to `rowptr[r + 1]`, `x[col[j]]`)
+    when nothing in the program sizes it: the largest value of each such index buffer becomes a size of its own
+    (`rowptr_max`), the buffer is as long as the accesses then reach, and the index buffer's values are kept
+    within it (_index_ranges). Only read-only integer index buffers: values the kernel writes are its own."""
+    ext = kf.extent(pname, mapper, grid, block, loads=True)
+    if ext is None:
+        return None
+    length, origin = ext
+    us = [s for s in length.free_symbols if s.name.startswith("U_")]
+    if not us:
+        return None
+    params = {p.name: p for p in fn.params}
+    for u in us:
+        q = params.get(u.name[2:])
+        if q is None or not q.is_pointer or q.writes or not _is_int_type(normalise_ctype(q.base_type)):
+            return None
+    through = ", ".join(sorted(str(u)[2:] for u in us))
+    if len(us) > 1:  # off[i] + len[i]: the buffer's own length is the size, the index values share it
+        name = _fresh_name(f"{pname}_len", fn, inf)
+        inf.items.setdefault(name, (f"{name}: size(1..{DEFAULT_SIZE_HI})", Origin(
+            "kernel", origin.where, f"the length of {pname}: nothing in the program sizes it; {through} index it")))
+        return sp.Symbol(name, integer=True, positive=True), Origin(
+            "kernel", origin.where, f"reached through {through}: a size of its own")
+    q = us[0].name[2:]
+    name = _fresh_name(f"{q}_max", fn, inf)
+    inf.items.setdefault(name, (f"{name}: size(1..{DEFAULT_SIZE_HI})", Origin(
+        "kernel", origin.where, f"the largest value in {q}: nothing in the program sizes what it indexes")))
+    size = sp.Symbol(name, integer=True, positive=True)
+    return sp.expand(length.xreplace({us[0]: size})), Origin(
+        "kernel", origin.where, f"largest index of {pname} reached through {through}")
+
+
+def _fresh_name(base: str, fn: Function, inf: Inference) -> str:
+    """`base`, or `base` made distinct from the kernel's parameters and other items (a `<q>_max` already made
+    for the same index buffer is reused)."""
+    name = base
+    params = {p.name for p in fn.params}
+    while name in params or (name in inf.holes):
+        name += "_"
+    return name
 
 
 # -- launches ------------------------------------------------------------------------------------------------
@@ -200,12 +293,12 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
                   grid: list[sp.Expr] | None, block: list[sp.Expr] | None, mapper: Mapper | None) -> None:
     """Give index buffers the value range that keeps the accesses they drive in bounds."""
     ranges, bad = kf.index_ranges(lengths, grid, block)
-    for q, hi in ranges.items():
+    for q, (lo, hi) in ranges.items():
         if q not in inf.items or "(" in inf.items[q][0].split("]", 1)[-1]:
             continue
         text, origin = inf.items[q]
         head, _, tail = text.partition("]")
-        inf.items[q] = (f"{head}](0..{_text(mapper, hi)}){tail}", Origin(
+        inf.items[q] = (f"{head}]({_text(mapper, lo)}..{_text(mapper, hi)}){tail}", Origin(
             origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
             "values kept inside the buffers they index"))
     for q, why in bad.items():
@@ -237,6 +330,9 @@ def _exact_division(grid: list[sp.Expr], mapper: Mapper) -> str:
 
 def _launch_from_kernel(fn: Function, kf: KernelFacts, inf: Inference, have_launch: bool) -> None:
     grid, block, origin = kf.guess_launch()
+    if have_launch and "no launch site found" in origin.detail:
+        origin = Origin(origin.kind, origin.where, origin.detail.replace(
+            "no launch site found", "the launch site's values are not shown"))
     if "block" not in inf.items and block is not None:
         inf.items["block"] = (f"block: {block}", origin)
     if "grid" not in inf.items and grid is not None:
@@ -325,6 +421,9 @@ def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch |
             where = root.where if root is not None else known[1]  # type: ignore[index]
             if p.name not in kf.index_params and not kf.unknown:
                 lo, hi = min(0, min(values)), max(values) * 2 if max(values) > 0 else 1
+                limits = _int_limits(ctype)
+                if limits is not None:  # twice the program's value may not fit the type (an unsigned digest)
+                    lo, hi = max(lo, limits[0]), min(hi, limits[1])
                 return f"{p.name}: scalar({lo}..{hi})", Origin("host", where, f"the program passes {values[0]}")
             return f"{p.name}: scalar({min(values)}..{max(values)})", Origin(
                 "host", where, f"the program passes {values[0]}; the kernel indexes with it")
@@ -342,6 +441,16 @@ def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch |
     if p.name in kf.index_params:
         return f"{p.name}: scalar(0..1)", Origin("kernel", "", "used in indexing: kept in [0, 1]")
     return f"{p.name}: scalar", Origin("default")
+
+
+def _int_limits(ctype: str) -> tuple[int, int] | None:
+    import numpy as np
+
+    n = numpy_of(ctype)
+    if not n or not n.startswith(("int", "uint")):
+        return None
+    info = np.iinfo(np.dtype(n))
+    return int(info.min), int(info.max)
 
 
 def _num(v: float) -> str:

@@ -94,6 +94,8 @@ class Program:
     def _index(self, f: SourceFile) -> None:
         for node in _defines(f.tree.root_node):  # anywhere, a function body included
             self._macro(f, node)
+        for node in _enumerator_lists(f.tree.root_node):
+            self._enumerators(f, node)
         stack = [f.tree.root_node]
         while stack:
             node = stack.pop()
@@ -217,6 +219,19 @@ class Program:
             return None
         return scalar, sum(count for _, count in fields)
 
+    def _enumerators(self, f: SourceFile, node: ts.Node) -> None:
+        """`enum { NOCTANT = 8, NDIM };`: each enumerator is a named constant, read like an object-like macro."""
+        prev: str | None = None
+        for e in node.named_children:
+            if e.type != "enumerator":
+                continue
+            name = text(e.child_by_field_name("name"))
+            value = e.child_by_field_name("value")
+            body = text(value) if value is not None else (f"({prev}) + 1" if prev is not None else "0")
+            if name and name not in self.macros:
+                self.macros[name] = MacroDef(name, None, body, f.path, f.line(e))
+            prev = name
+
     def _macro(self, f: SourceFile, node: ts.Node) -> None:
         name = text(node.child_by_field_name("name"))
         params_node = node.child_by_field_name("parameters")
@@ -316,6 +331,18 @@ def _define_query() -> ts.Query:
     from xlate.parse import languages
 
     return ts.Query(languages.language("cuda"), "(preproc_def) @d (preproc_function_def) @d")
+
+
+@functools.cache
+def _enum_query() -> ts.Query:
+    from xlate.parse import languages
+
+    return ts.Query(languages.language("cuda"), "(enumerator_list) @e")
+
+
+def _enumerator_lists(root: ts.Node) -> list[ts.Node]:
+    found = ts.QueryCursor(_enum_query()).captures(root).get("e", [])
+    return sorted(found, key=lambda n: n.start_byte)
 
 
 def _defines(root: ts.Node) -> list[ts.Node]:

@@ -1,0 +1,227 @@
+"""Spec inference through more of the host code (issue [infer] item 1): launch configurations built field by
+field, in arrays, from enums, template arguments and device properties; values set on some paths only or by
+functions the inference cannot follow. Each test is a small program written for it, with the exact spec."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from xlate.parse import parse_string
+from xlate.specs import resolve_spec
+
+
+def resolve(tmp_path: Path, text: str, kernel: str, name: str = "main.cu"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    unit = parse_string(path.read_text(), str(path), "cuda")
+    return resolve_spec(unit, kernel)
+
+
+SCALE_2D = """
+__global__ void scale(const float* in, float* out, int w, int h) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) out[y * w + x] = 2.0f * in[y * w + x];
+}
+"""
+
+
+def test_dim3_declared_bare_then_set_field_by_field_from_an_enum(tmp_path):
+    res = resolve(tmp_path, """
+    enum { TILE = 16, NSTEP };
+    """ + SCALE_2D + """
+    int main() {
+      int w = 1000, h = 600;
+      float *a, *b;
+      cudaMalloc(&a, w * h * sizeof(float));
+      cudaMalloc(&b, w * h * sizeof(float));
+      dim3 block(TILE, TILE / 2), grid;
+      grid.x = (w + block.x - 1) / block.x;
+      grid.y = (h + block.y - 1) / block.y;
+      scale<<<grid, block>>>(a, b, w, h);
+    }
+    """, "scale")
+    assert res.complete
+    assert res.annotation() == ("in: in[h * w], out: out[h * w], w: size(1..1000), h: size(1..600), "
+                                "grid: (cdiv(w, 16), cdiv(h, 8)), block: (16, 8)")
+
+
+def test_a_dim3_field_set_to_a_value_not_followed_is_not_taken_as_one(tmp_path):
+    res = resolve(tmp_path, SCALE_2D + """
+    int main() {
+      int w = 1000, h = 600;
+      float *a, *b;
+      cudaMalloc(&a, w * h * sizeof(float));
+      cudaMalloc(&b, w * h * sizeof(float));
+      dim3 grid;
+      grid.x = (w + 15) / 16;
+      grid.y = opaque_rows(h);
+      scale<<<grid, dim3(16, 16)>>>(a, b, w, h);
+    }
+    """, "scale")
+    # the grid's y is unknown: the kernel's guards give the grid, never (cdiv(w, 16), 1)
+    assert res.items["grid"][0] == "grid: (cdiv(w, 16), cdiv(h, 16))"
+    assert res.items["grid"][1].kind == "kernel"
+    assert "the launch site's values are not shown" in res.items["grid"][1].detail
+
+
+def test_launch_sizes_in_array_elements_and_brace_initialised_scalars(tmp_path):
+    res = resolve(tmp_path, SCALE_2D + """
+    void launch(float* a, float* b, int width, int height) {
+      size_t local[2];
+      size_t global[2];
+      size_t tile = {16};
+      local[0] = tile;
+      local[1] = tile;
+      global[0] = (width + tile - 1) / tile;
+      global[1] = (height + tile - 1) / tile;
+      dim3 g(global[0], global[1]);
+      dim3 b2(local[0], local[1]);
+      scale<<<g, b2>>>(a, b, width, height);
+    }
+    int main() {
+      int w = 512, h = 256;
+      float *a, *b;
+      cudaMalloc(&a, w * h * sizeof(float));
+      cudaMalloc(&b, w * h * sizeof(float));
+      launch(a, b, w, h);
+    }
+    """, "scale")
+    assert res.annotation() == ("in: in[h * w], out: out[h * w], w: size(1..512), h: size(1..256), "
+                                "grid: (cdiv(w, 16), cdiv(h, 16)), block: (16, 16)")
+    assert "through main -> launch" in res.notes[0]
+
+
+def test_template_value_parameters_of_a_host_launcher(tmp_path):
+    res = resolve(tmp_path, """
+    template <int VEC>
+    __global__ void copy(const float* in, float* out, int n) {
+      int i = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+      for (int k = 0; k < VEC; k++)
+        if (i + k < n) out[i + k] = in[i + k];
+    }
+    template <int vec, typename T>
+    void run(T* d_in, T* d_out, int n) {
+      const int threads = 128;
+      const int work = threads * vec;
+      copy<vec><<<(n + work - 1) / work, threads>>>(d_in, d_out, n);
+    }
+    int main() {
+      int n = 1 << 16;
+      float *x, *y;
+      cudaMalloc(&x, n * sizeof(float));
+      cudaMalloc(&y, n * sizeof(float));
+      run<4, float>(x, y, n);
+    }
+    """, "copy")
+    assert res.annotation() == "in: in[n], out: out[n], n: size(1..65536), VEC: 4, grid: cdiv(n, 512), block: 128"
+
+
+def test_device_properties_fixed_and_device_dependent(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void fill(float* out, int n) {
+      for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = 1.0f;
+    }
+    int main() {
+      int n = 100000;
+      float* d;
+      cudaMalloc(&d, n * sizeof(float));
+      cudaDeviceProp prop;
+      cudaGetDeviceProperties(&prop, 0);
+      int sms = 0;
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+      fill<<<4 * sms, prop.warpSize * 8>>>(d, n);
+    }
+    """, "fill")
+    # warpSize is 32 on every NVIDIA GPU; the SM count varies: a size of its own, up to an H200's
+    assert res.annotation() == ("out: out[n], n: size(1..100000), multiProcessorCount: size(1..132), "
+                                "grid: 4 * multiProcessorCount, block: 256")
+    assert "132 on an H200" in res.items["multiProcessorCount"][1].detail
+
+
+def test_a_value_set_on_one_path_only_is_not_the_value_after_the_branch(tmp_path):
+    res = resolve(tmp_path, """
+    enum mode_t { PLAIN, FAST };
+    __global__ void twice(const float* in, float* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = 2.0f * in[i];
+    }
+    int main(int argc, char** argv) {
+      int n = 4096;
+      mode_t mode = PLAIN;
+      if (argc > 2) mode = FAST;
+      float *a, *b;
+      cudaMalloc(&a, n * sizeof(float));
+      cudaMalloc(&b, n * sizeof(float));
+      if (mode != FAST) twice<<<(n + 255) / 256, 256>>>(a, b, n);
+    }
+    """, "twice")
+    # before: `mode` was FAST after the branch, and the launch under `mode != FAST` was never seen
+    assert res.annotation() == "in: in[n], out: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256"
+    assert {o.kind for _, o in res.items.values()} == {"host"}
+
+
+def test_numbers_set_through_their_address_by_code_not_followed(tmp_path):
+    res = resolve(tmp_path, SCALE_2D + """
+    int main(int argc, char** argv) {
+      int w, h;
+      read_image_size(argv[1], &w, &h);
+      const size_t bytes = (size_t)w * h * sizeof(float);
+      float *a, *b;
+      cudaMalloc(&a, bytes);
+      cudaMalloc(&b, bytes);
+      scale<<<dim3((w + 31) / 32, (h + 7) / 8), dim3(32, 8)>>>(a, b, w, h);
+    }
+    """, "scale")
+    # w and h are the program's run-time values: the buffers stay tied to them (not a free `bytes`)
+    assert res.annotation() == ("in: in[h * w], out: out[h * w], w: size(1..4096), h: size(1..4096), "
+                                "grid: (cdiv(w, 32), cdiv(h, 8)), block: (32, 8)")
+    assert res.items["w"][1].kind == "default"
+
+
+def test_block_sizes_from_a_doubling_loop_and_sizes_capped_by_the_block(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void rows(const float* in, float* out, int cols) {
+      int r = blockIdx.x;
+      for (int c = threadIdx.x; c < cols; c += blockDim.x) out[r * cols + c] = in[r * cols + c];
+    }
+    __global__ void one_block(float* v, int n) {
+      if (threadIdx.x < n) v[threadIdx.x] += 1.0f;
+    }
+    int main(int argc, char** argv) {
+      int R = 64, C = atoi(argv[1]);
+      float *a, *b;
+      cudaMalloc(&a, R * C * sizeof(float));
+      cudaMalloc(&b, R * C * sizeof(float));
+      for (int bs = 32; bs <= 1024; bs = bs * 2) rows<<<R, bs>>>(a, b, C);
+      one_block<<<1, C>>>(a, C);
+    }
+    """, "rows")
+    assert res.annotation() == ("in: in[R * cols], out: out[R * cols], cols: size(1..4096), R: size(1..64), "
+                                "bs: choice(32|64|128|256|512|1024), grid: R, block: bs")
+    unit = parse_string((tmp_path / "main.cu").read_text(), str(tmp_path / "main.cu"), "cuda")
+    one = resolve_spec(unit, "one_block")
+    # a size that is the block's thread count stops at 1024 (the program's own guards are not followed)
+    assert one.annotation() == "v: inout[R * n], n: size(1..1024), R: size(1..64), grid: 1, block: n"
+    assert "at most what one launch allows" in one.items["n"][1].detail
+
+
+def test_a_program_value_named_like_a_spec_key(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void partial(const float* in, float* out, int n) {
+      float s = 0.0f;
+      for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) s += in[i];
+      atomicAdd(out, s);
+    }
+    int main() {
+      int n = 1 << 20;
+      float *a, *r;
+      cudaMalloc(&a, n * sizeof(float));
+      cudaMalloc(&r, sizeof(float));
+      for (int grid = 1024; grid >= 64; grid = grid / 2) partial<<<grid, 128>>>(a, r, n);
+    }
+    """, "partial")
+    assert res.complete
+    assert res.annotation() == ("in: in[n], out: inout[1], n: size(1..1048576), grid_2: choice(1024|512|256|128|64), "
+                                "grid: grid_2, block: 128")

@@ -1,0 +1,111 @@
+"""Spec inference from the kernel's own code where the host code says nothing (issue [infer] item 1, "where
+there is no host code, infer from the kernel"): buffers reached through the values of index buffers, index
+values the kernel guards itself, index values that must stay above zero. Each test is a kernel written for it,
+with the exact spec inferred."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from xlate.parse import parse_string
+from xlate.specs import resolve_spec
+
+
+def resolve(tmp_path: Path, text: str, kernel: str):
+    path = tmp_path / "k.cu"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return resolve_spec(parse_string(path.read_text(), str(path), "cuda"), kernel)
+
+
+def test_csr_buffers_sized_by_the_largest_index_values(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void spmv(int rows, const int* rowptr, const int* col, const float* val, const float* x, float* y) {
+      int r = blockIdx.x * blockDim.x + threadIdx.x;
+      if (r < rows) {
+        float s = 0.0f;
+        for (int j = rowptr[r]; j < rowptr[r + 1]; j++) s += val[j] * x[col[j]];
+        y[r] = s;
+      }
+    }
+    """, "spmv")
+    assert res.complete
+    # nothing sizes val, col and x: the largest values of rowptr and col become sizes, and the index buffers'
+    # values are drawn so that every access stays inside
+    assert res.annotation() == (
+        "rows: size(1..4096), rowptr: in[rows + 1](0..rowptr_max), col: in[rowptr_max](0..col_max), "
+        "val: in[rowptr_max], x: in[col_max + 1], y: out[rows], rowptr_max: size(1..4096), col_max: size(1..4096), "
+        "grid: cdiv(rows, 256), block: 256")
+    assert res.items["rowptr_max"][1].kind == "kernel"
+    assert res.spec is not None and {p.name for p in res.spec.sizes} >= {"rowptr_max", "col_max"}
+
+
+def test_an_index_value_less_one_must_be_at_least_one(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void gather(const int* idx, const float* src, float* dst, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) dst[i] = src[idx[i] - 1];
+    }
+    """, "gather")
+    assert res.annotation() == ("idx: in[n](1..idx_max), src: in[idx_max], dst: out[n], n: size(1..4096), "
+                                "idx_max: size(1..4096), grid: cdiv(n, 256), block: 256")
+
+
+def test_segments_given_by_offset_and_length_share_the_buffer(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void seg(const int* off, const int* len, const float* data, float* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      float s = 0;
+      for (int k = off[i]; k < off[i] + len[i]; k++) s += data[k];
+      out[i] = s;
+    }
+    """, "seg")
+    # off + len must stay within data: each gets half of its length (any split would do; halves are sound)
+    assert res.annotation() == ("off: in[n](0..data_len / 2), len: in[n](0..data_len / 2), data: in[data_len], "
+                                "out: out[n], n: size(1..4096), data_len: size(1..4096), grid: cdiv(n, 256), block: 256")
+
+
+def test_index_values_the_kernel_guards_itself(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void rows(const int* idx, const float* a, float* c, int n, int na, int cols) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      int k = idx[i];
+      if (k >= na) return;
+      for (int j = 0; j < cols; j++) c[i * cols + j] = a[k * cols + j];
+    }
+    """, "rows")
+    assert res.annotation() == ("idx: in[n](0..na - 1), a: in[cols * na], c: out[cols * n], n: size(1..4096), "
+                                "na: size(1..4096), cols: size(1..4096), grid: cdiv(n, 256), block: 256")
+
+
+def test_symbolic_strides_of_index_values(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void embed(const int* tok, const float* table, float* out, int n, int dim, int vocab) {
+      int i = blockIdx.x;
+      if (i >= n) return;
+      for (int d = threadIdx.x; d < dim; d += blockDim.x) out[i * dim + d] = table[tok[i] * dim + d];
+      if (threadIdx.x == 0 && tok[i] >= vocab) out[i * dim] = 0.0f;
+    }
+    int main() {
+      int n = 128, dim = 64, vocab = 1000;
+      int* tok; float *table, *out;
+      cudaMalloc(&tok, n * sizeof(int));
+      cudaMalloc(&table, vocab * dim * sizeof(float));
+      cudaMalloc(&out, n * dim * sizeof(float));
+      embed<<<n, 64>>>(tok, table, out, n, dim, vocab);
+    }
+    """, "embed")
+    # table[tok[i] * dim + d] with table holding vocab * dim: tok's values stay below vocab
+    assert res.items["tok"][0] == "tok: in[n](0..vocab - 1)"
+
+
+def test_index_values_written_by_the_kernel_are_not_invented(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void relink(int* next, float* v, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) { next[i] = i + 1; v[next[i]] = 0.0f; }
+    }
+    """, "relink")
+    assert not res.complete and "v" in res.holes and "v_max" not in res.items
