@@ -31,12 +31,15 @@ from pathlib import Path
 from xlate.backends.base import (
     Arg,
     Artifact,
+    BackendDefaults,
+    Capability,
     CompileError,
     CompileOptions,
     CompileResult,
     LaunchConfig,
     RunResult,
     ToolchainInfo,
+    WorkerRuntime,
     compile_cache_dir,
     content_key,
     store_artifact,
@@ -128,9 +131,10 @@ def _rejected_option(log: str) -> bool:
     return ("unknown argument" in low or "unsupported option" in low or "unrecognized" in low) and "npu-arch" in low
 
 
-class AscendCBackend:
+class AscendCBackend(BackendDefaults):
     name = "ascendc"
     languages = ("ascendc",)
+    capabilities: frozenset[Capability] = frozenset({"grid_launch"})
 
     def detect(self) -> ToolchainInfo:
         home = cann_home()
@@ -193,8 +197,8 @@ class AscendCBackend:
         return art
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
-            bench: dict[str, int] | None = None) -> RunResult:
+            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
         raise ToolchainMissing("xlate cannot run AscendC kernels on this machine", REMEDY)
 
-    def worker_runtime(self):
+    def worker_runtime(self) -> WorkerRuntime:
         raise ToolchainMissing("no AscendC runtime", REMEDY)

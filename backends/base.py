@@ -16,6 +16,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from xlate.errors import ToolchainMissing
+
 RunStatus = Literal["ok", "crash", "timeout", "error"]
 
 
@@ -28,6 +30,8 @@ class ToolchainInfo:
     can_compile: bool
     can_run: bool
     platform: str | None = None  # where kernels run: "nvidia sm_90", "amd gfx90a", "cpu (triton interpreter)"
+    # Kernels run on the CPU through an interpreter: orders of magnitude slower, so the gate fuzzes smaller cases.
+    interpreter: bool = False
     devices: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)
@@ -122,10 +126,44 @@ class RunResult:
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. triton compile counts
 
 
+# What a backend can do beyond compile and run (its `capabilities`):
+#   grid_launch      kernels are launched with the spec's grid and block; a case whose grid or block is empty is
+#                    not launched (a device would refuse it). Without it the artifact's entry computes its own
+#                    launch (a Triton launcher) and is always called.
+#   schedule_jitter  compile() honours CompileOptions.schedule_jitter (backends/jitter.py)
+#   sanitizer        its worker can run under compute-sanitizer (`run(wrapper=...)`, NVIDIA devices)
+#   timing           run(bench=...) returns kernel times from device events
+#   file_check       check_file() compile-checks a whole translation unit, host code included
+Capability = Literal["grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check"]
+CAPABILITIES: tuple[Capability, ...] = ("grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check")
+
+
+@runtime_checkable
+class WorkerRuntime(Protocol):
+    """The backend's half that lives in the worker subprocess (backends/worker.py), next to the device."""
+
+    def load(self, artifact: dict[str, Any]) -> Any:
+        """Load a compiled artifact (its to_dict() form, path as the worker sees it); returns a handle."""
+        ...
+
+    def run(self, handle: Any, args: list[Arg], launch: LaunchConfig,
+            bench: dict[str, int] | None = None) -> tuple[dict[str, np.ndarray], float, dict[str, Any]]:
+        """Launch once (or `bench["repeat"]` timed times): (whole buffers after the run, seconds, meta)."""
+        ...
+
+    def is_fatal(self, exc: BaseException) -> bool:
+        """The exception left the device unusable (a lost context): the worker is restarted."""
+        ...
+
+
 @runtime_checkable
 class Backend(Protocol):
+    """What xlate calls on a backend; every registered backend satisfies it (tests/test_backend_protocol.py).
+    `BackendDefaults` supplies the parts a backend without those abilities needs."""
+
     name: str  # "cuda", "hip", "triton", "ascendc"
     languages: tuple[str, ...]  # source languages it compiles
+    capabilities: frozenset[Capability]
 
     def detect(self) -> ToolchainInfo: ...
 
@@ -134,9 +172,37 @@ class Backend(Protocol):
         xlate.errors.ToolchainMissing when this machine cannot compile for the backend."""
         ...
 
-    def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0) -> RunResult:
-        """Run in the backend's worker subprocess; raise ToolchainMissing when nothing here can run it."""
+    def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
+            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
+        """Run in the backend's worker subprocess; raise ToolchainMissing when nothing here can run it. `bench`:
+        {"warmup", "repeat"} for timed launches ("timing"); `wrapper`: a command the worker runs under
+        ("sanitizer")."""
         ...
+
+    def worker_runtime(self) -> WorkerRuntime:
+        """Called inside the worker subprocess (on its first load)."""
+        ...
+
+    def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
+        """Environment variables the worker that runs `artifact` needs (set before it imports anything)."""
+        ...
+
+    def check_file(self, source: str, arch: str, path: str) -> CompileResult:
+        """Compile-check a whole translation unit for `arch` ("file_check"); raise CompileError on errors and
+        ToolchainMissing where this backend has no such check or its compiler is missing."""
+        ...
+
+
+class BackendDefaults:
+    """The protocol's parts for a backend that needs no worker environment and has no whole-file check."""
+
+    name: str
+
+    def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
+        return {}
+
+    def check_file(self, source: str, arch: str, path: str) -> CompileResult:
+        raise ToolchainMissing(f"the {self.name} backend has no whole-file compile check", None)
 
 
 class CompileError(Exception):

@@ -10,12 +10,15 @@ from xlate.backends import nvrtc
 from xlate.backends.base import (
     Arg,
     Artifact,
+    BackendDefaults,
+    Capability,
     CompileError,
     CompileOptions,
     CompileResult,
     LaunchConfig,
     RunResult,
     ToolchainInfo,
+    WorkerRuntime,
     compile_cache_dir,
     content_key,
     load_artifact,
@@ -102,10 +105,10 @@ def _relabel(log: str, path: str) -> str:
     return re.sub(rf"(?m)^{re.escape(name)}\(", lambda _: f"{path}(", log)  # #line names are already whole
 
 
-class CudaBackend:
+class CudaBackend(BackendDefaults):
     name = "cuda"
     languages = ("cuda",)
-    schedule_jitter = True  # see CompileOptions.schedule_jitter
+    capabilities: frozenset[Capability] = frozenset({"grid_launch", "schedule_jitter", "sanitizer", "timing"})
 
     def __init__(self) -> None:
         self._compiler = NvrtcCompiler(self.name)
@@ -160,10 +163,7 @@ class CudaBackend:
             raise ToolchainMissing("no NVIDIA GPU with CuPy here to run CUDA kernels", self.detect().remedy)
         return run_in_worker(artifact, args, launch, timeout=timeout, bench=bench, wrapper=wrapper)
 
-    def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
-        return {}
-
-    def worker_runtime(self):
+    def worker_runtime(self) -> WorkerRuntime:
         from xlate.backends.cupy_runtime import CupyRuntime
 
         return CupyRuntime()

@@ -28,12 +28,14 @@ from xlate.backends.base import (
     Arg,
     Artifact,
     BufferArg,
+    Capability,
     CompileError,
     CompileOptions,
     CompileResult,
     LaunchConfig,
     RunResult,
     ToolchainInfo,
+    WorkerRuntime,
     compile_cache_dir,
     content_key,
     load_artifact,
@@ -109,7 +111,9 @@ def run_platform() -> str | None:
 class HipBackend:
     name = "hip"
     languages = ("hip",)
-    schedule_jitter = True  # on the NVIDIA route only (see CompileOptions.schedule_jitter)
+    # schedule jitter and compute-sanitizer on the NVIDIA route only (see CompileOptions.schedule_jitter)
+    capabilities: frozenset[Capability] = frozenset({"grid_launch", "schedule_jitter", "sanitizer", "timing",
+                                                     "file_check"})
 
     def __init__(self) -> None:
         self._nvrtc = NvrtcCompiler(self.name)
@@ -145,7 +149,7 @@ class HipBackend:
         return info
 
     # -- compile ---------------------------------------------------------------------------------------------
-    def hipcc_check(self, source: str, arch: str, path: str) -> CompileResult:
+    def check_file(self, source: str, arch: str, path: str) -> CompileResult:
         """hipcc for AMD, whole file, object only; cached by content."""
         hipcc = hipcc_path()
         if hipcc is None:
@@ -170,7 +174,7 @@ class HipBackend:
     def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.hip") -> Artifact:
         amd_arch = options.arch if options.arch and options.arch.startswith("gfx") else DEFAULT_AMD_ARCH
         whole = bundle(source, path, options.include_dirs)  # the project's headers inlined: no -I needed
-        check = self.hipcc_check(whole, amd_arch, path) if hipcc_path() else None
+        check = self.check_file(whole, amd_arch, path) if hipcc_path() else None
         platform = None if options.compile_only else run_platform()
         if platform == "nvidia":
             from xlate.parse.slice import device_slice
@@ -233,7 +237,7 @@ class HipBackend:
     def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
         return {"XLATE_HIP_RUNTIME": (artifact.meta.get("platform") if artifact else None) or "nvidia"}
 
-    def worker_runtime(self):
+    def worker_runtime(self) -> WorkerRuntime:
         if os.environ.get("XLATE_HIP_RUNTIME") == "amd":
             return HipAmdRuntime()
         from xlate.backends.cupy_runtime import CupyRuntime

@@ -16,7 +16,9 @@ import numpy as np
 from xlate.backends.base import (
     Arg,
     Artifact,
+    BackendDefaults,
     BufferArg,
+    Capability,
     CompileError,
     CompileOptions,
     CompileResult,
@@ -59,9 +61,10 @@ def interpret_mode() -> bool:
     return not gpu_present()
 
 
-class TritonBackend:
+class TritonBackend(BackendDefaults):
     name = "triton"
     languages = ("triton",)
+    capabilities: frozenset[Capability] = frozenset({"timing"})  # the launcher computes its own grid
 
     def detect(self) -> ToolchainInfo:
         triton_v, torch_v = _version("triton"), _version("torch")
@@ -72,6 +75,7 @@ class TritonBackend:
             can_compile=triton_v is not None and torch_v is not None,
             can_run=triton_v is not None and torch_v is not None,
             platform=("cpu (triton interpreter)" if interpret else "nvidia gpu") if triton_v else None,
+            interpreter=interpret and triton_v is not None,
         )
         if triton_v:
             info.versions["triton"] = triton_v
@@ -124,7 +128,7 @@ class TritonBackend:
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
         return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench, wrapper=wrapper)
 
-    def worker_runtime(self):
+    def worker_runtime(self) -> TritonRuntime:
         return TritonRuntime()
 
 

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 from xlate.backends import sandbox
-from xlate.backends.base import Arg, Artifact, BufferArg, LaunchConfig, RunResult, ScalarArg
+from xlate.backends.base import Arg, Artifact, BufferArg, LaunchConfig, RunResult, ScalarArg, WorkerRuntime
 
 # -- framing -------------------------------------------------------------------------------------------------
 
@@ -366,7 +366,7 @@ def _child(backend_name: str) -> None:
     inp = sys.stdin.buffer
     from xlate.backends.registry import get_backend
 
-    runtime: Any = None  # created on the first load: a compile-only worker needs no device
+    runtime: WorkerRuntime | None = None  # created on the first load: a compile-only worker needs no device
     handles: dict[str, Any] = {}
     while True:
         try:
@@ -396,7 +396,7 @@ def _child(backend_name: str) -> None:
             else:
                 write_frame(out, {"status": "error", "message": f"unknown op {op!r}"})
         except Exception as exc:  # reported to the parent, which decides what it means
-            fatal = bool(getattr(runtime, "is_fatal", lambda e: False)(exc))
+            fatal = runtime is not None and runtime.is_fatal(exc)
             write_frame(out, {"status": "crash" if fatal else "error", "fatal": fatal, "message": f"{type(exc).__name__}: {exc}"})
             if fatal:
                 return

@@ -151,7 +151,7 @@ def bench_compile(repeat: int) -> dict:
         hip = get_backend("hip")
         hip_src = src.replace("#include <cuda_runtime.h>", "#include <hip/hip_runtime.h>")
         # a fresh comment per compile: the hipcc check is cached by content
-        rows["hipcc"] = _pair(lambda: hip.hipcc_check(hip_src + f"// {uuid.uuid4()}\n", "gfx90a", "k.hip"), repeat)
+        rows["hipcc"] = _pair(lambda: hip.check_file(hip_src + f"// {uuid.uuid4()}\n", "gfx90a", "k.hip"), repeat)
     else:
         rows["hipcc"] = {"note": "hipcc not installed"}
     if nvrtc.nvrtc_version():

@@ -106,7 +106,7 @@ def test_compile_cache_hits_on_identical_source():
 def test_hipcc_rejects_broken_hip_with_its_log(tmp_path):
     b = get_backend("hip")
     with pytest.raises(CompileError) as info:
-        b.hipcc_check("#include <hip/hip_runtime.h>\n__global__ void k(float* y) { y[0] = nope; }\n", "gfx90a", "k.hip")
+        b.check_file("#include <hip/hip_runtime.h>\n__global__ void k(float* y) { y[0] = nope; }\n", "gfx90a", "k.hip")
     assert "nope" in info.value.log
 
 

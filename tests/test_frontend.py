@@ -206,10 +206,11 @@ def test_kernel_less_file_to_a_kernel_language_writes_nothing(cli, tmp_path):
 def test_port_work_is_linear_in_kernels(monkeypatch, tmp_path, kernels):
     """`kernel_names` (a pass over the unit) runs a fixed number of times, not once per kernel."""
     import xlate.port as port
+    from xlate.model import KernelUnit
 
     calls = []
-    real = port.kernel_names
-    monkeypatch.setattr(port, "kernel_names", lambda unit: calls.append(1) or real(unit))
+    real = KernelUnit.kernel_names
+    monkeypatch.setattr(KernelUnit, "kernel_names", lambda unit: calls.append(1) or real(unit))
     src = tmp_path / "many.cu"
     src.write_text("".join(f"__global__ void k{i}(float* y) {{ y[threadIdx.x] = {i}.f; }}\n" for i in range(kernels)))
     res = port.port_file(port.PortRequest(str(src), "hip", str(tmp_path / "many.hip"), verify=False))

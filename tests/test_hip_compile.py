@@ -77,7 +77,7 @@ def test_ports_compile_with_hipcc(arch):
     def one(item: tuple[str, str, list[str]]) -> str | None:
         name, text, _ = item
         try:
-            backend.hipcc_check(text, arch, name)
+            backend.check_file(text, arch, name)
         except CompileError as exc:
             return f"{name}:\n{exc.log[-3000:]}"
         return None

@@ -62,7 +62,7 @@ def test_compile_only_examples_compile(name):
             pytest.skip("hipcc not installed")
         from xlate.backends.hip import HipBackend
 
-        assert HipBackend().hipcc_check(e.port, e.arch, f"{e.kernel}.hip").ok
+        assert HipBackend().check_file(e.port, e.arch, f"{e.kernel}.hip").ok
     else:
         art = get_backend(e.target).compile(e.port, e.kernel, CompileOptions(arch=e.arch, compile_only=True),
                                             path=f"{e.kernel}{target(e.target).file_suffix}")

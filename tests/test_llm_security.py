@@ -312,7 +312,7 @@ def test_compiler_output_about_other_files_never_reaches_the_model(env, llm, no_
     with pytest.raises(CompileError) as err:  # the threat is real: the compiler quotes the file
         text = answer.split("\n", 1)[1].rsplit("```", 1)[0]
         if target == "hip":
-            get_backend("hip").hipcc_check(text, "gfx90a", "<candidate>.hip")
+            get_backend("hip").check_file(text, "gfx90a", "<candidate>.hip")
         else:
             from xlate.backends.base import CompileOptions
 

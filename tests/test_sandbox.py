@@ -184,9 +184,9 @@ def test_hipcc_compiles_untrusted_text_inside_the_sandbox(secret):
     hip = get_backend("hip")
     good = f"#include <hip/hip_runtime.h>\n__global__ void k(float* x) {{ x[threadIdx.x] = 1.0f; }} // {uuid.uuid4()}\n"
     with sandbox.untrusted() as policy:
-        res = hip.hipcc_check(good, "gfx90a", "<candidate>.hip")
+        res = hip.check_file(good, "gfx90a", "<candidate>.hip")
         with pytest.raises(CompileError) as err:
-            hip.hipcc_check(f'#include "{path}"\n' + good, "gfx90a", "<candidate>.hip")
+            hip.check_file(f'#include "{path}"\n' + good, "gfx90a", "<candidate>.hip")
     assert res.ok and not res.cached
     assert token not in err.value.log and "not found" in err.value.log
     assert policy.label() == "sandboxed"

@@ -234,6 +234,16 @@ class KernelUnit:
     def kernel(self, name: str) -> Function | None:
         return next((k for k in self.kernels if k.name == name), None)
 
+    def kernel_names(self) -> list[str]:
+        """The kernels a port or the gate works on: C-family `__global__` functions, and a Python module's
+        launchers (the functions that launch a jit kernel)."""
+        return [k.name for k in self.kernels] + [f.name for f in self.py_functions if f.launches]
+
+    def callable_names(self) -> list[str]:
+        """Every function the gate may be asked to call as a kernel: `__global__` functions, and any function of
+        a Python module (a launcher the front end did not recognise as one is still callable)."""
+        return [k.name for k in self.kernels] + [f.name for f in self.py_functions]
+
     def function(self, name: str) -> Function | None:
         return next((f for f in self.functions if f.name == name), None)
 

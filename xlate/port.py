@@ -100,12 +100,6 @@ def default_output(source: str, to: str) -> str:
     return str(p.with_name(stem + target(to).port_suffix))
 
 
-def kernel_names(unit: KernelUnit) -> list[str]:
-    if unit.language == "triton":  # a Triton module's kernels are its launchers
-        return [f.name for f in unit.py_functions if f.launches]
-    return [k.name for k in unit.kernels]
-
-
 def golden_for(golden: str | None, source: str, kernel: str) -> str | None:
     if golden is None:
         return None
@@ -163,7 +157,7 @@ def _port_unit(req: PortRequest, unit: KernelUnit) -> PortResult:
     out = req.output or default_output(req.source, req.target)
     if os.path.abspath(out) == src_path:
         raise InputError(f"{out}: error: the output would overwrite the source; choose another -o")
-    available = kernel_names(unit)
+    available = unit.kernel_names()
     names = req.kernels or available
     known = set(available)
     missing = [k for k in names if k not in known]

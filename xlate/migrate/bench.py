@@ -111,7 +111,7 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
         except CompileError as exc:
             return {"status": "failed", "reason": f"{label} does not compile: {exc.log.strip()[-500:]}"}
         res = side.backend.run(art, _args(spec, case, env, inputs), LaunchConfig(grid, block, shmem), timeout=timeout,
-                               bench={"warmup": 3, "repeat": repeat})  # type: ignore[call-arg]
+                               bench={"warmup": 3, "repeat": repeat})
         if res.status != "ok" or res.seconds <= 0:
             return {"status": "failed", "reason": f"{label} run: {res.status} {res.message}".strip()}
         seconds[label] = float(res.seconds)

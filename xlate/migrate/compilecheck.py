@@ -77,7 +77,7 @@ def compile_port(target: str, text: str, kernel: str, arch: str | None, path: st
             rocm = local_rocm()
             compiler = f"hipcc (ROCm {rocm}) for {gfx}" if rocm else f"hipcc for {gfx}"
             extra = {"rocm": rocm, "offload_arch": gfx, "not_checkable": newer_constructs(text, rocm)}
-            res = get_backend("hip").hipcc_check(text, gfx, path)  # type: ignore[attr-defined]
+            res = get_backend("hip").check_file(text, gfx, path)
             return {"ok": True, "seconds": time.perf_counter() - t0, "log": res.log[-LOG_LIMIT:], "cached": res.cached,
                     "compiler": compiler, **extra, "not_checkable": []}  # it compiled: nothing was beyond it
         art = get_backend(target).compile(text, kernel, CompileOptions(arch=arch, compile_only=True), path=path)

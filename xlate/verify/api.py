@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlate.backends.triton import interpret_mode
 from xlate.errors import InputError, SpecError, ToolchainMissing
-from xlate.specs import KernelSpec, ParamSpec, build_spec, sidecar_overrides, sidecar_reference
+from xlate.specs import KernelSpec, build_spec, sidecar_overrides, sidecar_reference
+from xlate.verdict import Counterexample, SideInfo, Verdict
 from xlate.verify.cases import Case
 from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
 from xlate.verify.golden import Golden, read_golden, signature_hash, write_golden
 from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, describe_side, require_kernel
-from xlate.verdict import Counterexample, SideInfo, Verdict
 
 GPU_BUDGET = 1 << 23
 GPU_SIZE_CAP = 1 << 22
@@ -48,22 +47,6 @@ def pick_kernel(side: Side | None, unit_kernels: list[str], path: str, kernel: s
     raise InputError(f"{path}: error: {len(unit_kernels)} kernels here ({names}): choose one with --kernel")
 
 
-def _kernels_of(path: str, text: str | None = None, language: str | None = None) -> list[str]:
-    from xlate.parse import parse_file, parse_string
-
-    unit = parse_string(text, path, language) if text is not None else parse_file(path)  # type: ignore[arg-type]
-    if unit.language == "triton":
-        return [f.name for f in unit.py_functions if f.launches]
-    return [k.name for k in unit.kernels]
-
-
-def spec_from_dict(d: dict[str, Any]) -> KernelSpec:
-    d = dict(d)
-    d["params"] = [ParamSpec(**p) for p in d["params"]]
-    names = {f.name for f in fields(KernelSpec)}
-    return KernelSpec(**{k: v for k, v in d.items() if k in names})
-
-
 def _side_info(side: Side) -> SideInfo:
     info = describe_side(side)
     return SideInfo(info["path"], info["language"], info["backend"], info["platform"], info["versions"],
@@ -79,7 +62,7 @@ def _can_run(side: Side) -> tuple[bool, str | None, str | None]:
 
 
 def _limits(sides: list[Side]) -> tuple[int, int]:
-    cpu = any(s.language == "triton" and interpret_mode() for s in sides)
+    cpu = any(s.backend.detect().interpreter for s in sides)  # an interpreter fuzzes smaller cases
     return (CPU_BUDGET, CPU_SIZE_CAP) if cpu else (GPU_BUDGET, GPU_SIZE_CAP)
 
 
@@ -112,7 +95,7 @@ def verify(
 
     t0 = time.perf_counter()
     source = Side(source_path, "?", text=source_text, label="source")
-    kernel = pick_kernel(source, _kernels_of(source_path, source.text, source.language), source_path, kernel)
+    kernel = pick_kernel(source, source.unit.kernel_names(), source_path, kernel)
     source.kernel = kernel
     source.timeout = timeout
     require_kernel(source)
@@ -253,7 +236,7 @@ def record(source_path: str, golden_path: str, *, kernel: str | None = None, exa
            reference: str | None = None, arch: str | None = None, timeout: float = 60.0, record_budget: int = 1 << 14) -> RecordResult:
     """Run `source` on generated cases and save inputs and outputs as a golden file for replay elsewhere."""
     source = Side(source_path, "?", label="source", arch=arch, timeout=timeout)
-    kernel = pick_kernel(source, _kernels_of(source_path), source_path, kernel)
+    kernel = pick_kernel(source, source.unit.kernel_names(), source_path, kernel)
     source.kernel = kernel
     require_kernel(source)
     spec = build_spec(source.unit, kernel, sidecar_overrides(source_path, kernel))

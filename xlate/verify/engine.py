@@ -19,6 +19,7 @@ from hypothesis.errors import Flaky, FlakyFailure, InvalidArgument
 from xlate.errors import SpecError, ToolchainMissing, XlateError
 from xlate.resources import cache_dir
 from xlate.specs import KernelSpec
+from xlate.verdict import Counterexample
 from xlate.verify.cases import Case, buffer_shape, ctype_dtype, environment, is_float, make_inputs, summarize
 from xlate.verify.compare import compare, output_scale, scale_of, tolerance
 from xlate.verify.golden import Golden, GoldenCase
@@ -26,7 +27,6 @@ from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, SideRun
 from xlate.verify.strategies import cases as case_strategy
 from xlate.verify.strategies import explicit_cases
-from xlate.verdict import Counterexample
 
 
 @contextlib.contextmanager
@@ -112,7 +112,7 @@ class Fuzzer:
         self.golden = golden
         self.config = config or FuzzConfig()
         self.tolerant_repeat = spec.op == "atomic" or any(
-            s is not None and s.language != "triton" and (fn := s.unit.kernel(s.kernel)) is not None and bool(fn.atomics)
+            s is not None and (fn := s.unit.kernel(s.kernel)) is not None and bool(fn.atomics)
             for s in (candidate, source)
         )
         self._shapes: set[Any] = set()

@@ -119,9 +119,7 @@ class Side:
         return self.backend.name
 
     def has_kernel(self) -> bool:
-        if self.language == "triton":
-            return any(f.name == self.kernel for f in self.unit.py_functions)
-        return self.unit.kernel(self.kernel) is not None
+        return self.kernel in self.unit.callable_names()
 
     def template_args(self, case: Case, spec: KernelSpec, env: dict[str, Any]) -> list[str]:
         return template_arguments(self.unit, self.kernel, self.language, lambda t: case.dtypes.get(t.name) or "float32",
@@ -144,7 +142,7 @@ class Side:
 
     def repeat_artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any], plain: Artifact) -> Artifact:
         """The build for the repeat run: schedule-jittered where the backend can (backends/jitter.py)."""
-        if not getattr(self.backend, "schedule_jitter", False) or self.jitter_failed or not jitter_enabled():
+        if "schedule_jitter" not in self.backend.capabilities or self.jitter_failed or not jitter_enabled():
             return plain
         try:
             return self.artifact(case, spec, env, jitter=True)
@@ -164,7 +162,8 @@ class Side:
         except CompileError as exc:
             return SideRun(failure=SideFailure("compile error", exc.log.strip()[-4000:]))
         grid, block, shmem = launch_dims(spec, env, case)
-        skip_launch = self.language != "triton" and (0 in grid or 0 in block)
+        # an empty grid is not launched (a device refuses it); a backend that launches itself is always called
+        skip_launch = "grid_launch" in self.backend.capabilities and (0 in grid or 0 in block)
         results: list[dict[str, np.ndarray]] = []
         layouts: dict[str, tuple[int, int, np.dtype]] = {}
         total_seconds = 0.0
@@ -282,11 +281,8 @@ def describe_side(side: Side) -> dict[str, Any]:
 
 def require_kernel(side: Side) -> None:
     if not side.has_kernel():
-        if side.language == "triton":
-            names = ", ".join(f.name for f in side.unit.py_functions) or "none"
-            raise SpecError(f"{side.path}: error: no launcher function '{side.kernel}' (functions: {names})")
-        names = ", ".join(k.name for k in side.unit.kernels) or "none"
-        raise SpecError(f"{side.path}: error: no kernel named '{side.kernel}' (kernels: {names})")
+        names = ", ".join(side.unit.callable_names()) or "none"
+        raise SpecError(of_language(side.language).missing_kernel.format(path=side.path, kernel=side.kernel, names=names))
 
 
 def stem(path: str) -> str:

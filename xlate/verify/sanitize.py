@@ -65,7 +65,7 @@ def _args(spec: KernelSpec, case: Case, env: dict, inputs: dict[str, np.ndarray]
 def sanitize(side: Side, spec: KernelSpec, cases: list[Case]) -> list[SanitizerFinding]:
     """Run `cases` on `side` under each tool; return the tools that reported errors (empty: clean)."""
     tool_path = sanitizer_path()
-    if tool_path is None or side.backend_name not in ("cuda", "hip"):
+    if tool_path is None or "sanitizer" not in side.backend.capabilities:
         return []
     with tempfile.TemporaryDirectory(prefix="xlate-sanitize-") as tmp:
         return [f for tool in TOOLS if (f := _run_tool(tool_path, tool, side, spec, cases, Path(tmp))) is not None]
@@ -89,7 +89,7 @@ def _run_tool(tool_path: str, tool: str, side: Side, spec: KernelSpec, cases: li
                          timeout=max(side.timeout, 300.0), wrapper=wrapper)
     if art is None:
         return None
-    env_vars = side.backend.worker_env(art) if hasattr(side.backend, "worker_env") else {}
+    env_vars = side.backend.worker_env(art)
     text = finish_worker(art.backend, env_vars, wrapper)
     if log.exists():
         text = log.read_text(errors="replace") + "\n" + text

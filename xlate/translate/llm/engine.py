@@ -27,12 +27,6 @@ def llm_available(model: str | None) -> bool:
     return configured_model(model)[0] is not None
 
 
-def kernel_names(unit: KernelUnit) -> list[str]:
-    if unit.language == "triton":
-        return [f.name for f in unit.py_functions if f.launches]
-    return [k.name for k in unit.kernels]
-
-
 def _missing_litellm(unit: KernelUnit, kernels: list[str]) -> list[Diagnostic]:
     if importlib.util.find_spec("litellm") is not None:
         return []
@@ -75,7 +69,7 @@ def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOp
     accepted port are listed in `needs_llm` with XL4xxx diagnostics. Verification options come from
     `options.extra` (examples, seed, reference, golden, max_attempts, timeout)."""
     cfg = load_config(model)
-    names = list(options.kernels) or kernel_names(unit)
+    names = list(options.kernels) or unit.kernel_names()
     out = Translation(unit.path, unit.language, target, "llm", "", [], [], needs_llm=[])
     missing = _missing_litellm(unit, names)
     if missing:
