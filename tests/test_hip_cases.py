@@ -53,16 +53,23 @@ def forward(case: dict[str, Any]) -> bool:
     return case.get("direction", "cuda->hip") == "cuda->hip"
 
 
+def case_path(case: dict[str, Any], side: str) -> str:
+    """The file name a case is translated as: `path:` (a header, say), else <name>.cu / <name>.hip."""
+    if "path" in case:
+        return case["path"]
+    return f"{case['name']}.{'cu' if side == 'cuda' else 'hip'}"
+
+
 def translate_case(case: dict[str, Any]) -> Translation:
     if forward(case):
-        unit = parse_string(case["cuda"], f"{case['name']}.cu", "cuda", strict=False)
+        unit = parse_string(case["cuda"], case_path(case, "cuda"), "cuda", strict=False)
         return CudaToHip().translate(unit, case["cuda"], options(case))
-    unit = parse_string(case["hip"], f"{case['name']}.hip", "hip", strict=False)
+    unit = parse_string(case["hip"], case_path(case, "hip"), "hip", strict=False)
     return HipToCuda().translate(unit, case["hip"], options(case))
 
 
 def back_to_cuda(case: dict[str, Any], hip_text: str) -> str:
-    unit = parse_string(hip_text, f"{case['name']}.hip", "hip", strict=False)
+    unit = parse_string(hip_text, case_path(case, "hip"), "hip", strict=False)
     return HipToCuda().translate(unit, hip_text, options(case)).text
 
 

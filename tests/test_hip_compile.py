@@ -7,6 +7,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import shutil
+import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import pytest
 from xlate.parse import parse_file, parse_string
 from xlate.parse.slice import device_slice
 from xlate.translate.base import TranslateOptions
-from xlate.translate.hip import CudaToHip, HipToCuda
+from xlate.translate.hip import CudaToHip, HipToCuda, compat
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "examples" / "kernels").glob("*.cu")) + sorted(
@@ -134,3 +136,59 @@ def test_hip_examples_to_cuda_compile_with_nvrtc():
             except CompileError as exc:
                 failures.append(f"{path.name}:{k.name}:\n{exc.log[-3000:]}")
     assert HIP_EXAMPLES and not failures, "\n".join(failures)
+
+
+# A project whose host-only unit defines a one-letter macro, then includes a header with device code guarded
+# for the GPU compile (the shape of several HeCBench programs): once ported, the header includes the HIP
+# runtime, so every unit that reaches it must include the runtime first (xlate/translate/hip/compat.insert).
+TREE = {
+    "common.h": "#pragma once\n#define T float\n",
+    "part.h": textwrap.dedent("""\
+        #ifndef PART_H
+        #define PART_H
+        #ifdef GPU_SIDE
+        __device__ inline int claim(int* next) { return atomicAdd(next, 1) + (int)threadIdx.x; }
+        #endif
+        inline int host_share(int n) { return n / 2; }
+        #endif
+        """),
+    "host.cpp": '#include "common.h"\n#include "part.h"\nT scale(T x) { return x * host_share(4); }\n',
+    "kernel.cu": textwrap.dedent("""\
+        #include "common.h"
+        #define GPU_SIDE
+        #include "part.h"
+        __global__ void take(int* next, T* out) { out[threadIdx.x] = (T)claim(next); }
+        """),
+}
+
+
+def port_tree(tmp_path: Path) -> dict[str, str]:
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    for name, text in TREE.items():
+        (src / name).write_text(text)
+    ported = {}
+    for name in TREE:
+        unit = parse_file(src / name, "cuda")
+        ported[name] = CudaToHip().translate(unit, unit.text, TranslateOptions(arch="gfx90a")).text
+        (out / name).write_text(ported[name])
+    return ported
+
+
+def test_units_reaching_ported_headers_include_the_runtime_first(tmp_path):
+    added = compat.compat()["added_include"]
+    ported = port_tree(tmp_path)
+    assert ported["common.h"] == TREE["common.h"]  # nothing of CUDA's in it
+    assert ported["part.h"].startswith(added + "\n#ifndef PART_H")  # still compiles on its own
+    for unit in ("host.cpp", "kernel.cu"):  # first line, before `#define T float` arrives
+        assert ported[unit].splitlines()[0] == added, unit
+
+
+@needs_hipcc
+def test_ported_tree_with_a_one_letter_macro_builds(tmp_path):
+    ported = port_tree(tmp_path)
+    for unit in ("host.cpp", "kernel.cu"):
+        proc = subprocess.run(["hipcc", "--offload-arch=gfx90a", "-std=c++17", "-c", unit, "-o", unit + ".o"],
+                              cwd=tmp_path / "out", capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+        assert proc.returncode == 0, f"{unit}:\n{ported[unit]}\n{proc.stderr[-3000:]}"

@@ -11,6 +11,7 @@ import tree_sitter as ts
 
 from xlate.translate.hip.diagnostics import rules_file
 from xlate.translate.hip.job import Job
+from xlate.translate.hip.project import reaches_cuda
 
 LEADING = {"comment", "preproc_include", "preproc_def", "preproc_function_def", "preproc_call"}
 
@@ -58,21 +59,41 @@ def _top_level(job: Job) -> tuple[ts.Node | None, ts.Node | None]:
 
 
 def insert(job: Job, includes: list[tuple[ts.Node, str, str | None]]) -> None:
-    """CUDA -> HIP: the runtime #include hipcc needs (when the source had none) and the compat block."""
+    """CUDA -> HIP: the runtime #include hipcc needs and the compat block.
+
+    nvcc includes cuda_runtime.h implicitly, before anything else in a .cu file; hipcc includes only its
+    wrapper of attributes, not the runtime. So the port adds hip_runtime.h where the source relied on nvcc:
+    - a file that uses device code or the API without including the runtime (today's rule below);
+    - a translation unit (not a header) whose project headers use CUDA: they include the runtime once ported,
+      possibly after the unit's own #defines (a `#define T float` then breaks HIP's headers), so the unit
+      includes it first, as nvcc did;
+    - a file whose own unconditional runtime include comes after its #defines, project includes or code:
+      the added one goes first (the later one is then a no-op).
+    The include goes at the very top (after leading comments and `#pragma`s). A header keeps compiling alone;
+    the translation units that include it get the runtime before their own macros. A runtime include only
+    under a conditional is the project's choice (a CPU build) and is left alone."""
     c = compat()
     runtime = set(c["runtime_headers"])
     has_runtime = any(new in runtime or old in runtime for _, old, new in includes)
     anchor, first = _top_level(job)
+    unit = not _is_header(job.path)
     # Device code needs hip_runtime.h; host code that names the API needs it only when nvcc's implicit
     # include was all it had (a file including e.g. cuda_runtime_api.h keeps just its mapped header).
     mapped_any = any(new is not None for _, _, new in includes)
-    need_runtime = not has_runtime and bool(job.unit.functions or job.helpers or (len(job.edits) and not mapped_any))
+    late = _late_runtime(job, includes, runtime)
+    if late is not None:
+        need_runtime = late
+    elif has_runtime:
+        need_runtime = False  # only under a conditional
+    else:
+        need_runtime = bool(job.unit.functions or job.helpers or (len(job.edits) and not mapped_any)) or (
+            unit and not job.path.endswith(".c") and reaches_cuda(job.path, job.data))
     anchor_end = anchor.end_byte if anchor is not None else None
     nl = newline(job.data)
     if need_runtime:
         at = _after_pragmas(first, len(job.data))
         job.edits.insert(at, c["added_include"] + nl, "compat:runtime-include")
-        job.diag("XL1007", job.main, at, header=sorted(runtime)[0])
+        job.diag("XL1016" if late else "XL1007", job.main, at, header=sorted(runtime)[0])
         if anchor_end is None or anchor_end < at:
             anchor_end = at
     if not job.helpers:
@@ -83,6 +104,30 @@ def insert(job: Job, includes: list[tuple[ts.Node, str, str | None]]) -> None:
     else:
         at = first.start_byte if first is not None else len(job.data)
         job.edits.insert(at, text + nl, "compat:block")
+
+
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tpp", ".ipp")
+
+
+def _is_header(path: str) -> bool:
+    return path.lower().endswith(HEADER_SUFFIXES)
+
+
+def _late_runtime(job: Job, includes: list[tuple[ts.Node, str, str | None]], runtime: set[str]) -> bool | None:
+    """For the file's first top-level (unconditional) runtime include: True when a #define, a project include,
+    a conditional or code comes before it, False when only comments, pragmas and system includes do; None
+    when there is no such include."""
+    runtime_at = {inc.start_byte for inc, old, new in includes if new in runtime or old in runtime}
+    user_first = False
+    for child in job.main.root.children:
+        if child.type == "preproc_include":
+            if child.start_byte in runtime_at:
+                return user_first
+            path = child.child_by_field_name("path")
+            user_first = user_first or path is None or path.type != "system_lib_string"
+        elif child.type not in ("comment", "preproc_call"):
+            user_first = True
+    return None
 
 
 def newline(data: bytes) -> str:

@@ -159,6 +159,43 @@ def included_names(path: str | Path, data: bytes) -> set[str]:
     return names
 
 
+# What makes a project header need the GPU runtime once ported: device code, CUDA's built-in variables, its API
+# names, or an include of a CUDA header (a superset of what makes the translator add hip_runtime.h to it).
+_CUDA_TEXT = re.compile(rb"__global__|__device__|__shared__|__constant__|__syncthreads|\b(?:threadIdx|blockIdx|blockDim"
+                        rb"|gridDim|warpSize)\b|\bcu(?:da|blas|sparse|solver|rand|fft|dnn)[A-Z_]\w*"
+                        rb"|#[ \t]*include[ \t]*[<\"](?:cuda|cuda_runtime|cuda_runtime_api|cooperative_groups)\.h[>\"]")
+
+
+def reaches_cuda(path: str | Path, data: bytes) -> bool:
+    """A project header that `data` (the file at `path`) includes with "...", transitively, uses CUDA: after the
+    port it includes the HIP runtime, so the file (a translation unit) must include it first (compat.insert)."""
+    base = Path(path).resolve().parent
+    seen: set[Path] = set()
+    stack = [(base, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(data)]
+    while stack and len(seen) < MAX_FILES:
+        where, inc = stack.pop()
+        found = _resolve(where, inc)
+        if found is None or found in seen:
+            continue
+        seen.add(found)
+        text = _read(found)
+        if text is None:
+            continue
+        if _CUDA_TEXT.search(text):
+            return True
+        stack.extend((found.parent, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(text))
+    return False
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def _resolve(where: Path, inc: str) -> Path | None:
     for d in (where, *list(where.parents)[:3]):
         p = d / inc
