@@ -109,3 +109,72 @@ def test_index_values_written_by_the_kernel_are_not_invented(tmp_path):
     }
     """, "relink")
     assert not res.complete and "v" in res.holes and "v_max" not in res.items
+
+
+def test_counters_increased_in_counted_loops(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void dot(int k, int index, const long* in, long* out, const unsigned* bm, int size) {
+      const int w = 4;
+      int idx = blockIdx.x * blockDim.x + threadIdx.x;
+      if (idx >= size) return;
+      long r = 0;
+      for (int i = 0; i < k; i++) {
+        long v = in[i * size + idx];
+        for (int j = 0; j < w; j++) {
+          r ^= v & bm[index];
+          ++index;
+        }
+      }
+      out[idx] = r;
+    }
+    """, "dot")
+    # index runs from its value to index + 4 * k over the loops (one past the last read: an upper bound)
+    assert res.annotation() == ("k: size(1..4096), index: size(1..4096), in: in[k * size], out: out[size], "
+                                "bm: in[index + 4 * k + 1], size: size(1..4096), grid: cdiv(size, 256), block: 256")
+
+
+def test_pointers_advanced_in_a_counted_loop(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void interleave(const float* in, float* out, int n, int m) {
+      int t = blockIdx.x * blockDim.x + threadIdx.x;
+      if (t >= n) return;
+      const float* p = in + t * m;
+      float* q = out + t * 2 * m;
+      for (int i = 0; i < m; i++) { *q = *p; q++; *q = 0.0f; q++; p++; }
+    }
+    """, "interleave")
+    assert res.annotation() == ("in: in[m * n + 1], out: out[2 * m * n + 1], n: size(1..4096), m: size(1..4096), "
+                                "grid: cdiv(n, 256), block: 256")
+
+
+def test_a_counter_increased_in_a_while_loop_is_not_bounded(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void scan(const int* flags, int* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      int pos = 0;
+      while (flags[pos] != 0) pos++;
+      out[i] = pos;
+    }
+    """, "scan")
+    assert "flags" in res.holes
+
+
+def test_a_block_set_at_run_time_ties_the_grid_and_shared_memory_to_the_guess(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void blocksum(const float* in, float* out, int n) {
+      extern __shared__ float buf[];
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      buf[threadIdx.x] = i < n ? in[i] : 0.0f;
+      __syncthreads();
+      if (threadIdx.x == 0) { float s = 0; for (int k = 0; k < blockDim.x; k++) s += buf[k]; out[blockIdx.x] = s; }
+    }
+    void run(const float* in, float* out, int n, int threads) {
+      int blocks = (n + threads - 1) / threads;
+      blocksum<<<blocks, threads, threads * sizeof(float)>>>(in, out, n);
+    }
+    """, "blocksum")
+    # `threads` is a launcher parameter nobody passes: the block the kernel allows stands for it everywhere
+    assert res.annotation() == ("in: in[n], out: out[cdiv(n, 256)], n: size(1..4096), grid: cdiv(n, 256), "
+                                "block: 256, shmem: 1024")
+    assert res.items["block"][1].kind == "kernel"

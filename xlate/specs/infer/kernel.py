@@ -437,8 +437,10 @@ def _solve_floors(low: sp.Expr, ds: list[sp.Symbol]) -> dict[sp.Symbol, sp.Expr]
     """Floors on the loads' smallest values `ds` that keep the index `low` >= 0; None when it may go negative
     whatever they hold."""
     low = sp.expand(low)
+    if low.is_nonnegative or all(_nonneg_term(t) for t in sp.Add.make_args(low)):
+        return {}
     if not ds:
-        return {} if (low.is_nonnegative or all(_nonneg_term(t) for t in sp.Add.make_args(low))) else None
+        return None
     coeffs = {d: sp.expand(sp.diff(low, d)) for d in ds}
     rest = sp.expand(low - sum(c * d for d, c in coeffs.items()))
     if rest.free_symbols & set(ds) or any(c.free_symbols & set(ds) or not (c.is_nonnegative or _positive_final(c))
@@ -626,6 +628,7 @@ class KernelInterpreter(Evaluator):
         self._param_types = {p.name: normalise_ctype(p.base_type) for p in fn.params}
         self._aliases: dict[sp.Expr, sp.Symbol] = {}
         self.eval_budget = KERNEL_EVAL_BUDGET
+        self._frozen: set[str] = set()  # induction variables of the loops being run: their range covers every update
 
     def fresh(self, prefix: str, name: str) -> sp.Symbol:
         self._n += 1
@@ -800,6 +803,12 @@ class KernelInterpreter(Evaluator):
 
     def effect(self, e: ts.Node, env: dict[str, Any]) -> None:
         t = e.type
+        if self._frozen and t in ("assignment_expression", "update_expression"):
+            target = e.child_by_field_name("left" if t == "assignment_expression" else "argument")
+            if target is not None and text(target) in self._frozen:  # its range already covers this update
+                if t == "assignment_expression":
+                    self.ev(e.child_by_field_name("right"), env)
+                return
         if t == "assignment_expression":
             left = e.child_by_field_name("left")
             op = text(e.child_by_field_name("operator")) or "="
@@ -883,16 +892,117 @@ class KernelInterpreter(Evaluator):
                 v.unbounded = True
         elif cond is not None:
             self.constrain(cond, env)
+        inductions = self.inductions(node, var, env, before) if var else {}
+        env.update(inductions)
+        self._frozen |= set(inductions)
         if body is not None:
             self.statement(body, env)
+        self._frozen -= set(inductions)
         self.bounds = saved
-        after = dict(env)
         env.clear()
         env.update(before)
         self.havoc(body, env, skip=None)
-        for name in list(after):
-            if name not in before:
+        env.update(inductions)  # after the loop too: never past the last value
+
+    # -- induction variables ----------------------------------------------------------------------------------
+    def inductions(self, node: ts.Node, var: str, env: dict[str, Any], before: dict[str, Any]) -> dict[str, Value]:
+        """Locals (and parameters) a counted loop only ever increases by constants (`++index` under an inner
+        `for (j = 0; j < w; j++)`): inside the loop and after it, each lies between its value before the loop and
+        that plus the most the loop can add (trip count times the increases of one iteration). A local set any
+        other way, or increased in a loop with no trip count (`while`), is left to havoc."""
+        v = self.facts.vars.get(env[var].e) if isinstance(env.get(var), Num) else None
+        step = _unit_step(node.child_by_field_name("update"), var, self, env)
+        if v is None or v.unbounded or v.hi is None or v.lo is None or step is None:
+            return {}
+        trips = _maxval(CeilDiv(sp.expand(v.hi - v.lo), step) if step != 1 else sp.expand(v.hi - v.lo), self.bounds,
+                        self.facts)
+        if trips is None:
+            return {}
+        per: dict[str, sp.Expr] = {}
+        bad: set[str] = set()
+        for part in (node.child_by_field_name("body"), node.child_by_field_name("update")):
+            if part is not None:
+                self._increments(part, env, sp.Integer(1), per, bad, var)
+        out: dict[str, Value] = {}
+        for name, inc in per.items():
+            x0 = before.get(name)
+            if name in bad or name == var or name in self._frozen:
                 continue
+            total = _maxval(sp.expand(trips * inc), self.bounds, self.facts)
+            if total is None or any(not _is_final(x) for x in total.free_symbols):
+                continue
+            if isinstance(x0, Num) and not x0.flt:
+                s = self.new_var(name, [x0.e])
+                self.facts.vars[s].lo, self.facts.vars[s].hi = x0.e, sp.expand(x0.e + total + 1)
+                out[name] = Num(s)
+            elif isinstance(x0, KPtr):
+                s = self.new_var(name, [x0.offset])
+                self.facts.vars[s].lo, self.facts.vars[s].hi = x0.offset, sp.expand(x0.offset + total * x0.width + 1)
+                out[name] = KPtr(x0.param, s, x0.width, x0.shared, x0.elem_size)
+        return out
+
+    def _increments(self, node: ts.Node, env: dict[str, Any], mult: sp.Expr | None, per: dict[str, sp.Expr],
+                    bad: set[str], var: str) -> None:
+        t = node.type
+        if t == "for_statement":
+            trips = _loop_trips(node, self, env)
+            inner = None if mult is None or trips is None else mult * trips
+            for field_name in ("initializer", "condition"):
+                part = node.child_by_field_name(field_name)
+                if part is not None:
+                    self._increments(part, env, mult, per, bad, var)
+            for field_name in ("body", "update"):
+                part = node.child_by_field_name(field_name)
+                if part is not None:
+                    self._increments(part, env, inner, per, bad, var)
+            return
+        if t in ("while_statement", "do_statement"):
+            mult = None
+        if t == "declaration":
+            for d in node.children_by_field_name("declarator"):
+                name, _, _ = _decl(d.child_by_field_name("declarator") if d.type == "init_declarator" else d)
+                bad.add(name)  # a shadowing declaration: not the same variable
+        target, amount = None, None
+        if t == "update_expression":
+            target = node.child_by_field_name("argument")
+            amount = sp.Integer(1) if "++" in text(node) else None
+        elif t == "assignment_expression":
+            target = node.child_by_field_name("left")
+            if text(node.child_by_field_name("operator")) == "+=":
+                r = self.ev(node.child_by_field_name("right"), env) if _pure(node.child_by_field_name("right")) else None
+                c = self.concrete(r.e) if isinstance(r, Num) and not r.flt else None
+                amount = sp.Integer(c) if c is not None and c >= 0 else None
+        if target is not None and target.type == "identifier":
+            name = text(target)
+            if amount is None or mult is None:
+                bad.add(name)
+            else:
+                per[name] = per.get(name, sp.Integer(0)) + amount * mult
+        for child in node.named_children:
+            self._increments(child, env, mult, per, bad, var)
+
+    def conditional(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        """`i < n ? in[i] : 0`: each side is evaluated under its side of the condition (its accesses are guarded);
+        an integer result is either side's value."""
+        cond = node.child_by_field_name("condition")
+        c = self.ev(cond, env)
+        saved = dict(self.bounds)
+        self.constrain(cond, env)
+        yes = self.ev(node.child_by_field_name("consequence"), env)
+        self.bounds = dict(saved)
+        self.constrain(cond, env, negate=True)
+        no = self.ev(node.child_by_field_name("alternative"), env)
+        self.bounds = saved
+        cv = self.concrete(c.e) if isinstance(c, Num) else None
+        if cv is not None:
+            return yes if cv else no
+        if isinstance(yes, Num) and isinstance(no, Num):
+            if yes.flt or no.flt:
+                return Num(self.fresh("l", "select"), True)
+            return yes if sp.expand(yes.e - no.e) == 0 else Num(self.new_var("select", [yes.e, no.e]))
+        if isinstance(yes, KPtr) and isinstance(no, KPtr) and yes.param == no.param and yes.width == no.width:
+            return KPtr(yes.param, self.new_var("select", [yes.offset, no.offset]), yes.width, yes.shared, yes.elem_size)
+        return None
 
     def opaque_loop(self, node: ts.Node, env: dict[str, Any]) -> None:
         body = node.child_by_field_name("body")
@@ -919,7 +1029,7 @@ class KernelInterpreter(Evaluator):
             if target is None or target.type != "identifier":
                 continue
             name = text(target)
-            if name == skip or name not in env:
+            if name == skip or name not in env or name in self._frozen:
                 continue
             old = env[name]
             if isinstance(old, Num):
@@ -1160,6 +1270,61 @@ class KernelInterpreter(Evaluator):
 _KNOWN_PURE = {"sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "cos", "sinf", "cosf", "fabs", "fabsf", "min", "max",
                "fminf", "fmaxf", "__syncthreads", "__syncwarp", "printf", "__shfl_sync", "__shfl_down_sync",
                "__shfl_xor_sync", "__shfl_up_sync", "tanh", "tanhf", "pow", "powf", "rsqrt", "rsqrtf", "fma", "fmaf"}
+
+
+def _pure(node: ts.Node | None) -> bool:
+    """An expression evaluating which touches no memory and calls nothing (safe to evaluate twice)."""
+    return node is not None and not any(n.type in ("subscript_expression", "call_expression", "assignment_expression",
+                                                   "update_expression", "pointer_expression") for n in _walk(node))
+
+
+def _unit_step(update: ts.Node | None, var: str, ev: Evaluator, env: dict[str, Any]) -> sp.Expr | None:
+    """The constant a loop adds to its variable each iteration (`i++`, `i += 4`, `i = i + 4`); None otherwise."""
+    if update is None:
+        return None
+    if update.type == "update_expression" and text(update.child_by_field_name("argument")) == var:
+        return sp.Integer(1) if "++" in text(update) else None
+    if update.type == "assignment_expression" and text(update.child_by_field_name("left")) == var:
+        op = text(update.child_by_field_name("operator"))
+        right = update.child_by_field_name("right")
+        if op == "=" and right is not None and right.type == "binary_expression" and text(
+                right.child_by_field_name("operator")) == "+" and text(right.child_by_field_name("left")) == var:
+            op, right = "+=", right.child_by_field_name("right")
+        if op != "+=" or not _pure(right):
+            return None
+        r = ev.ev(right, env)
+        c = ev.concrete(r.e) if isinstance(r, Num) and not r.flt else None
+        return sp.Integer(c) if c is not None and c > 0 else None
+    return None
+
+
+def _loop_trips(node: ts.Node, ev: Evaluator, env: dict[str, Any]) -> sp.Expr | None:
+    """How many times a nested `for (j = a; j < b; j += c)` runs, read from its header alone (evaluated in the
+    enclosing loop's scope); None when the header is not that simple."""
+    init, cond = node.child_by_field_name("initializer"), node.child_by_field_name("condition")
+    var, start = None, None
+    if init is not None and init.type == "declaration":
+        d = next(iter(init.children_by_field_name("declarator")), None)
+        if d is not None and d.type == "init_declarator":
+            var, start = text(d.child_by_field_name("declarator")), d.child_by_field_name("value")
+    elif init is not None and init.type == "assignment_expression":
+        var, start = text(init.child_by_field_name("left")), init.child_by_field_name("right")
+    if not var or start is None or cond is None or cond.type != "binary_expression" or not _pure(start) or not _pure(cond):
+        return None
+    op = text(cond.child_by_field_name("operator"))
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    if text(left) == var and op in ("<", "<="):
+        bound_node, inclusive = right, op == "<="
+    elif text(right) == var and op in (">", ">="):
+        bound_node, inclusive = left, op == ">="
+    else:
+        return None
+    step = _unit_step(node.child_by_field_name("update"), var, ev, env)
+    a, b = ev.ev(start, env), ev.ev(bound_node, env)
+    if step is None or not isinstance(a, Num) or not isinstance(b, Num) or a.flt or b.flt:
+        return None
+    span = sp.expand(b.e - a.e + (1 if inclusive else 0))
+    return span if step == 1 else CeilDiv(span, step)
 
 
 def _exits(node: ts.Node | None) -> bool:

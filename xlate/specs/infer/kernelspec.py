@@ -18,7 +18,7 @@ from xlate.specs.infer.host import Launch, Root
 from xlate.specs.infer.kernel import KernelFacts, kernel_facts
 from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
-from xlate.specs.infer.values import Num, Ptr
+from xlate.specs.infer.values import Dim3, Num, Ptr
 from xlate.specs.model import Origin, ctypes_table, normalise_ctype
 
 DEFAULT_BLOCK = 256
@@ -56,14 +56,19 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     # -- launch dimensions ------------------------------------------------------------------------------------
     if mapper is not None and launch is not None:
         block_exprs, _ = mapper.launch_dims(launch.block, allow_free=False)
-        grid_exprs, _ = mapper.launch_dims(launch.grid)
         # a launch of no block at all is what the program did before setting the value we did not follow
         if block_exprs is not None and any(concrete(b) is not None and concrete(b) <= 0 for b in block_exprs):
             block_exprs = None
+        block_origin = launch_origin
+        if block_exprs is None:
+            block_exprs = _guessed_block(launch, mapper, kf)
+            block_origin = Origin("kernel", kf.where, "a block the kernel allows; the launch's is set at run time, "
+                                  "and the grid and shared memory follow it")
+        grid_exprs, _ = mapper.launch_dims(launch.grid)
         if grid_exprs is not None and any(concrete(g) is not None and concrete(g) <= 0 for g in grid_exprs):
             grid_exprs = None
         if block_exprs is not None:
-            inf.items["block"] = (f"block: {_tuple(mapper, block_exprs)}", launch_origin)  # type: ignore[arg-type]
+            inf.items["block"] = (f"block: {_tuple(mapper, block_exprs)}", block_origin)  # type: ignore[arg-type]
         if grid_exprs is not None:
             inf.items["grid"] = (f"grid: {_tuple(mapper, grid_exprs)}", launch_origin)  # type: ignore[arg-type]
             where = _exact_division(grid_exprs, mapper)
@@ -282,6 +287,33 @@ def _best_launch(fn: Function, launches: list[Launch]) -> Launch | None:
         return (0 if launch.bound else 1, -known, 0 if launch.block is not None and launch.grid is not None else 1)
 
     return min(mine, key=score)
+
+
+def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.Expr] | None:
+    """A launch whose block is a value of the program we cannot see (`threads` read at run time, a launcher's
+    parameter nobody calls with a value): the block the kernel allows (kf's guess) stands for that value, so the
+    grid (`cdiv(n, threads)`) and the shared memory (`threads * sizeof(float)`) computed from it stay consistent."""
+    dims = list(launch.block.dims) if isinstance(launch.block, Dim3) else [launch.block.e] if isinstance(
+        launch.block, Num) else None
+    if dims is None:
+        return None
+    guess = kf._block_guess()
+    if len(guess) < len([d for d in dims if d != 1]):
+        return None
+    out: list[sp.Expr] = []
+    for i, d in enumerate(dims):
+        g = sp.Integer(guess[i]) if i < len(guess) else sp.Integer(1)
+        if d == g or (d.is_number and i >= len(guess)):
+            out.append(sp.Integer(d) if d.is_number else g)
+            continue
+        root = mapper.roots.get(d) if isinstance(d, sp.Symbol) else None
+        if root is None or root.kind == "choice" or d in mapper.m.subs:
+            return None
+        mapper.m.subs[d] = g  # the program's value for the block is the one guessed, everywhere it is used
+        out.append(g)
+    while len(out) > 1 and out[-1] == 1:
+        out.pop()
+    return out
 
 
 def _tuple(mapper: Mapper, exprs: list[sp.Expr]) -> str:
