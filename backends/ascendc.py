@@ -38,6 +38,7 @@ from xlate.backends.base import (
     CompileResult,
     LaunchConfig,
     RunResult,
+    StaticCheck,
     ToolchainInfo,
     WorkerRuntime,
     compile_cache_dir,
@@ -162,7 +163,7 @@ class AscendCBackend(BackendDefaults):
             info.missing.append("an Ascend NPU (npu-smi)")
         info.missing.append("an xlate launcher for AscendC kernels (not written: no CANN machine to test it on)")
         info.remedy = REMEDY
-        info.notes.append("AscendC ports are checked statically by xlate.translate.ascendc.checker everywhere; "
+        info.notes.append("AscendC ports are checked statically everywhere (xlate.backends.ascendc_check); "
                           "compiling needs CANN, running an NPU")
         return info
 
@@ -195,6 +196,12 @@ class AscendCBackend(BackendDefaults):
                        compile=CompileResult(True, log, time.perf_counter() - t0))
         store_artifact(art)
         return art
+
+    def check_source(self, source: str, path: str, arch: str | None) -> StaticCheck:
+        from xlate.backends.ascendc_check import check_ascendc, what_was_checked
+
+        findings = check_ascendc(source, path, arch)
+        return StaticCheck(findings, what_was_checked(findings))
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
             bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from xlate.diagnostics import Diagnostic
 from xlate.errors import ToolchainMissing
 
 RunStatus = Literal["ok", "crash", "timeout", "error"]
@@ -138,6 +139,19 @@ Capability = Literal["grid_launch", "schedule_jitter", "sanitizer", "timing", "f
 CAPABILITIES: tuple[Capability, ...] = ("grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check")
 
 
+@dataclass
+class StaticCheck:
+    """What a backend's static checker found in a source before any compiler sees it (`check_source`): coded
+    findings, and one line per check that ran. Empty: the backend has no such checker."""
+
+    findings: list[Diagnostic] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.findings if d.severity == "error"]
+
+
 @runtime_checkable
 class WorkerRuntime(Protocol):
     """The backend's half that lives in the worker subprocess (backends/worker.py), next to the device."""
@@ -192,9 +206,15 @@ class Backend(Protocol):
         ToolchainMissing where this backend has no such check or its compiler is missing."""
         ...
 
+    def check_source(self, source: str, path: str, arch: str | None) -> StaticCheck:
+        """Static checks of a source in this backend's language, run everywhere (no toolchain needed); errors
+        mean the source is wrong or will not build. `arch`: the target chip (None: the target's default)."""
+        ...
+
 
 class BackendDefaults:
-    """The protocol's parts for a backend that needs no worker environment and has no whole-file check."""
+    """The protocol's parts for a backend that needs no worker environment and has no whole-file check or
+    static checker."""
 
     name: str
 
@@ -203,6 +223,9 @@ class BackendDefaults:
 
     def check_file(self, source: str, arch: str, path: str) -> CompileResult:
         raise ToolchainMissing(f"the {self.name} backend has no whole-file compile check", None)
+
+    def check_source(self, source: str, path: str, arch: str | None) -> StaticCheck:
+        return StaticCheck()
 
 
 class CompileError(Exception):

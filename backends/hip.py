@@ -27,6 +27,7 @@ from xlate.backends import nvrtc, sandbox
 from xlate.backends.base import (
     Arg,
     Artifact,
+    BackendDefaults,
     BufferArg,
     Capability,
     CompileError,
@@ -108,7 +109,7 @@ def run_platform() -> str | None:
     return None
 
 
-class HipBackend:
+class HipBackend(BackendDefaults):
     name = "hip"
     languages = ("hip",)
     # schedule jitter and compute-sanitizer on the NVIDIA route only (see CompileOptions.schedule_jitter)

@@ -4,9 +4,9 @@ passes; planted violations are caught with their code and file:line:col."""
 from __future__ import annotations
 
 import pytest
+from xlate.backends.ascendc_check import check_ascendc, what_was_checked
 
 from xlate.errors import InputError
-from xlate.translate.ascendc.checker import check_ascendc, what_was_checked
 
 # Transcribed from the public Ascend C kernel-launch sample add_custom.cpp (Ascend/samples,
 # operator/ascendc/0_introduction/3_add_kernellaunch/AddKernelInvocationNeo), half precision, 8 cores.

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.emulator.ascendc import LABEL, EmulationError, emulate
 from xlate.parse import parse_file
 from xlate.specs import build_spec, expr
-from xlate.translate.ascendc.emulate import LABEL, EmulationError, emulate
 from xlate.translate.ascendc.translator import CudaToAscendC
 from xlate.translate.base import TranslateOptions
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.emulator.ascendc import emulate
 from xlate.parse import parse_string
-from xlate.translate.ascendc.emulate import emulate
 from xlate.translate.ascendc.translator import CudaToAscendC
 from xlate.translate.base import TranslateOptions
 

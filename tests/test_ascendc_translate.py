@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from xlate.backends.ascendc_check import check_ascendc
 
 from xlate.parse import parse_file
-from xlate.translate.ascendc.checker import check_ascendc
 from xlate.translate.ascendc.translator import CudaToAscendC
 from xlate.translate.base import TranslateOptions
 from xlate.translate.registry import rule_translator
@@ -137,7 +137,7 @@ def test_row_softmax_reduces_rows_with_a_scalar_sync():
 
 def _ub_and_policy(stem: str) -> tuple[int, int, int, int, int]:
     spec = yaml.safe_load((ARCH / f"{stem}.yaml").read_text())
-    policy = yaml.safe_load((ROOT / "xlate/translate/ascendc/data/tiling.yaml").read_text())
+    policy = yaml.safe_load((ROOT / "xlate/data/ascendc/tiling.yaml").read_text())
     return (spec["unified_buffer_bytes"], spec["vector_repeat_bytes"], spec["max_repeat_times"],
             policy["ub_reserve_bytes"], policy["buffer_num"])
 

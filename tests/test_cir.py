@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.emulator.cscalar import ctype_of
 from xlate.cir import cpre, ctype, ir
 from xlate.cir.build import build_function, parse_number
 from xlate.model import Macro
 from xlate.parse import parse_string
 from xlate.parse.consteval import ctype_sizes
-from xlate.translate.ascendc.cscalar import ctype_of
 
 # -- the one table -----------------------------------------------------------------------------------------------
 

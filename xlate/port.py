@@ -254,7 +254,7 @@ def verify_kernel(req: PortRequest, translation: Translation, kernel: str, out: 
 def ascendc_verdict(translation: Translation, kernel: str, out: str, arch: str | None) -> Verdict:
     """AscendC ports: the static checker always; compile and run only where CANN exists (never here)."""
     from xlate.backends.registry import get_backend
-    from xlate.translate.ascendc.checker import check_ascendc, what_was_checked
+    from xlate.backends.ascendc_check import check_ascendc, what_was_checked
     from xlate.verdict import Counterexample, SideInfo
 
     soc = arch or "ascend910b"

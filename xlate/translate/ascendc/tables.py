@@ -1,26 +1,16 @@
-"""The data files of the AscendC translator (data/*.yaml), loaded once."""
+"""The data files of the AscendC translator (xlate/data/ascendc/*.yaml), loaded once."""
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
 from typing import Any
 
-from xlate.resources import load_yaml
+from xlate.backends.ascendc_soc import tiling_policy
+from xlate.resources import data
 
-DATA = Path(__file__).parent / "data"
-
-
-@functools.cache
-def table(name: str) -> dict[str, Any]:
-    return load_yaml(DATA / f"{name}.yaml")
+__all__ = ["ops", "tiling_policy"]
 
 
 def ops() -> dict[str, Any]:
-    return table("ops")
-
-
-def tiling_policy() -> dict[str, Any]:
-    return table("tiling")
+    return data("ascendc/ops.yaml")
 
 

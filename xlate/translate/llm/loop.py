@@ -248,7 +248,7 @@ def _judge_untrusted(job: Job, contract: Contract, code: str, spec: KernelSpec |
 
 def _judge_ascendc(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
     try:
-        from xlate.translate.ascendc.checker import check_ascendc
+        from xlate.backends.ascendc_check import check_ascendc
     except ImportError:
         check_ascendc = None
     messages: list[str] = []

@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 import tree_sitter as ts
+from xlate.backends.ascendc_check import prepare_source
+from xlate.backends.ascendc_soc import SocInfo, soc_info
 
+from tests.emulator.cscalar import CNum, EmulationError, binop, convert, ctype_of, literal
 from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source, walk
-from xlate.translate.ascendc.checker import prepare_source
-from xlate.translate.ascendc.cscalar import CNum, EmulationError, binop, convert, ctype_of, literal
-from xlate.translate.ascendc.tiling import SocInfo, soc_info
 
 LABEL = "emulation (NumPy, CPU) -- not an NPU run, never a verification"
 

@@ -23,15 +23,15 @@ import re
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
+from xlate.backends.ascendc_soc import SocInfo, soc_info
 
+from xlate.diagnostics import Diagnostic
 from xlate.diagnostics import make as diag
 from xlate.parse import parse_string
 from xlate.parse.consteval import ConstEvaluator, ctype_sizes
 from xlate.parse.frontend import parse_c
 from xlate.parse.nodes import Source, syntax_errors, walk
-from xlate.translate.ascendc.tables import table
-from xlate.translate.ascendc.tiling import SocInfo, soc_info
-from xlate.translate.base import Diagnostic
+from xlate.resources import data
 
 LAUNCH = re.compile(rb"<<<(.*?)>>>", re.S)
 TEMPLATE_ARGS = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
@@ -39,7 +39,7 @@ TEMPLATE_ARGS = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
 
 @functools.cache
 def apis() -> dict:
-    return table("apis")
+    return data("ascendc/apis.yaml")
 
 
 @functools.cache
