@@ -10,17 +10,20 @@ import os
 import re
 import subprocess
 import sys
-import types
 import uuid
 from pathlib import Path
 
 import pytest
+from xlate.backends.ascendc import AscendCBackend
+from xlate.backends.base import StaticCheck
 
 from tests.llm_server import ScriptedServer
 from xlate.parse import parse_file
+from xlate.port import model_output_gate
 from xlate.resources import cache_dir
 from xlate.translate.base import Diagnostic, TranslateOptions
 from xlate.translate.llm.engine import llm_available, llm_translate
+from xlate.verify.candidate import VerifyOptions
 
 # Checked without importing: importing litellm here, before xlate sets LITELLM_LOCAL_MODEL_COST_MAP, would make
 # it fetch its price table from the network.
@@ -74,11 +77,11 @@ def llm(monkeypatch, tmp_path):
     server.stop()
 
 
-def translate(server, source=SAXPY, target="triton", attempts=4, **extra):
+def translate(server, source=SAXPY, target="triton", attempts=4, **verify):
     unit = parse_file(source)
-    names = [k.name for k in unit.kernels] or [f.name for f in unit.py_functions if f.launches]
-    options = TranslateOptions(kernels=names[:1], extra={"examples": 6, "max_attempts": attempts, **extra})
-    return llm_translate(unit, unit.text, target, options, model=server.model)
+    options = TranslateOptions(kernels=unit.kernel_names()[:1])
+    gate = model_output_gate(str(source), target, VerifyOptions(examples=6, **verify))
+    return llm_translate(unit, unit.text, target, options, gate, model=server.model, max_attempts=attempts)
 
 
 def attempts_of(tr, kernel="saxpy"):
@@ -264,15 +267,14 @@ def test_triton_source_to_cuda_ends_at_the_first_compiling_port(llm, tmp_path):
 def test_ascendc_uses_the_static_checker_as_feedback(llm, monkeypatch):
     seen = []
 
-    def check_ascendc(text, path, soc):
+    def check_source(self, text, path, soc):
         seen.append(soc)
         if "DataCopy" not in text:
-            return [Diagnostic("XL3001", "error", "no DataCopy between global memory and the unified buffer", path, 1, 1)]
-        return []
+            return StaticCheck([Diagnostic("XL3001", "error", "no DataCopy between global memory and the unified buffer",
+                                           path, 1, 1)])
+        return StaticCheck()
 
-    fake = types.ModuleType("xlate.translate.ascendc.checker")
-    fake.check_ascendc = check_ascendc  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "xlate.translate.ascendc.checker", fake)
+    monkeypatch.setattr(AscendCBackend, "check_source", check_source)
     kernel = ('#include "kernel_operator.h"\nusing namespace AscendC;\n'
               'extern "C" __global__ __aicore__ void saxpy(int n, float a, GM_ADDR x, GM_ADDR y) {\n'
               "    GlobalTensor<float> xg;\n    xg.SetGlobalBuffer((__gm__ float*)x, n);\n    /*COPY*/\n}\n")

@@ -180,8 +180,11 @@ def test_a_rejected_rule_port_is_repaired(llm, source):
     verdict = verify(str(source), None, kernel="saxpy", candidate_text=wrong, candidate_language="triton", examples=6)
     assert verdict.status == "rejected"
     req = port.PortRequest(str(source), "triton", engine="auto", model=llm.model, examples=6)
-    merged, (res,) = llm_repair_or_translate(req, unit, rules, ["saxpy"], rejected={"saxpy": verdict})
+    gate = port.model_output_gate(req.source, req.target, port.verify_options(req))
+    merged, (res,) = llm_repair_or_translate(unit, rules, ["saxpy"], "triton", gate, model=llm.model,
+                                             rejected={"saxpy": verdict})
     prompt = llm.prompts()[0]
     assert "A rule-based port that the verifier rejected" in prompt and "(n // 128) * 128" in prompt
-    assert "first bad element" in prompt and "replay:" not in prompt and res.status == "verified"
+    assert "first bad element" in prompt and "replay:" not in prompt
+    assert res.accepted and res.verdict is not None and res.verdict.status == "verified"
     assert "(n // 128)" not in merged.text and merged.text.count("def saxpy(") == 1

@@ -59,6 +59,11 @@ def target(name: str) -> Target:
     return t
 
 
+def candidate_file(name: str) -> str:
+    """What a candidate port for target `name` is called while it is judged (compilers name it in messages)."""
+    return "<candidate>" + target(name).file_suffix
+
+
 def of_language(language: str) -> Target:
     """The target whose files are in `language`."""
     t = next((t for t in all_targets().values() if t.language == language), None)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from xlate.diagnostics import Diagnostic
+
 Status = Literal["verified", "rejected", "unverified"]
 FailureClass = Literal[
     "mismatch", "out-of-bounds write", "unwritten output", "nondeterministic", "input modified", "crash", "timeout",
@@ -136,3 +138,15 @@ class Verdict:
         for w in self.warnings:
             text += f"\n  warning: {w}"
         return text
+
+
+@dataclass
+class CandidateVerdict:
+    """A candidate port judged by the gate (xlate.verify.candidate): the verdict, the findings of the target's
+    static checker, how model output was isolated, and whether a port that cannot run here compiled."""
+
+    verdict: Verdict
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    isolation: str | None = None  # sandboxed, trusted-unsandboxed, refused; None: not untrusted
+    compiled: str | None = None  # "ok", "not compiled here"; None: no compile check was asked for or needed
+    note: str = ""  # why it was not compiled here

@@ -56,6 +56,8 @@ class TranslateOptions:
     arch: str | None = None  # target chip name or compiler target (resolved through templates/arch)
     kernels: list[str] = field(default_factory=list)  # restrict to these kernels (empty: all)
     rules_files: list[str] = field(default_factory=list)  # user YAML rule files (CUDA<->HIP)
+    # Legacy, read only by the HIP translator (extra["rocm"], superseded by `rocm`). Verification options never
+    # travel here: they are xlate.verify.candidate.VerifyOptions, held by whoever judges the port.
     extra: dict[str, Any] = field(default_factory=dict)
     # CUDA -> HIP choices (HIPIFY's): the user's ROCm (None: the newest release the mapping tables know) gates
     # which HIP names are emitted; `roc` targets rocBLAS/rocSPARSE/rocRAND/rocSOLVER instead of the hip* wrappers;

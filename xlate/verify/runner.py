@@ -31,9 +31,10 @@ def template_arguments(unit: KernelUnit, kernel: str, language: str, dtype: Call
     """The template arguments that instantiate `kernel` of `unit` in `language`: each type parameter's dtype
     spelled as `language` spells it (its `c_spelling` column of data/ctypes.yaml), each value parameter's value."""
     fn = unit.kernel(kernel)
-    if fn is None or not fn.template_params:
+    spelling = of_language(language).c_spelling
+    if fn is None or not fn.template_params or spelling is None:  # a language without C templates
         return []
-    spelled = template_spellings(of_language(language).c_spelling or "")
+    spelled = template_spellings(spelling)
     return [spelled[dtype(t)] if t.kind == "type" else value(t) for t in fn.template_params]
 
 

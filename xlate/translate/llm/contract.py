@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from xlate.errors import InputError
 from xlate.model import Function, KernelUnit
 from xlate.specs import KernelSpec
+from xlate.targets import candidate_file
 from xlate.targets import target as target_of
 from xlate.translate.llm.ccheck import check_c, include_names
 from xlate.translate.llm.pycheck import check_module
-
-CANDIDATE = "<candidate>"
 
 C_BANNED_CALLS = re.compile(r"\b(system|popen|fopen|freopen|open|creat|remove|unlink|rename|execv\w*|execl\w*|fork|"
                             r"dlopen|mkdir|chmod)\s*\(")
@@ -29,11 +28,6 @@ C_BANNED_CALLS = re.compile(r"\b(system|popen|fopen|freopen|open|creat|remove|un
 
 C_RULE = ("#include only the toolchain's headers and those the source includes; no #include_next, #embed, #line, "
           "__has_include, _Pragma, __FILE__, ## pasting, raw strings or assembler directives in asm.")
-
-
-def candidate_path(target: str) -> str:
-    """What a candidate for `target` is called wherever a tool names it (the model sees only lines about it)."""
-    return CANDIDATE + target_of(target).file_suffix
 
 
 @dataclass
@@ -187,7 +181,7 @@ def _check_python(contract: Contract, code: str) -> tuple[str | None, list[str]]
 def _check_c(contract: Contract, code: str) -> tuple[str | None, list[str]]:
     from xlate.parse import parse_string
 
-    path = candidate_path(contract.target)
+    path = candidate_file(contract.target)
     try:
         unit = parse_string(code, path, contract.language)  # type: ignore[arg-type]
     except InputError as exc:

@@ -1,11 +1,13 @@
 """Entry points used by xlate.port: `--engine llm` (translate every kernel with the repair loop) and
-`--engine auto` (the LLM takes only the kernels the rules could not lift, merged into the rule output)."""
+`--engine auto` (the LLM takes only the kernels the rules could not lift, merged into the rule output). Both
+take the `gate` that judges each candidate (xlate.port builds it from xlate.verify.candidate) and return the
+engine's own outcomes; xlate.port turns them into its report."""
 
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import Any
 
 from xlate.diagnostics import make
 from xlate.model import KernelUnit
@@ -13,12 +15,20 @@ from xlate.targets import target as target_of
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.llm.client import Client
 from xlate.translate.llm.config import LLMConfig, configured_model, load_config
-from xlate.translate.llm.loop import Budget, Job, Outcome, judge, kernel_spec, run_loop
+from xlate.translate.llm.loop import Budget, CandidateCheck, Job, Outcome, judge, run_loop
 from xlate.translate.llm.merge import merge
 from xlate.verdict import Verdict
 
-if TYPE_CHECKING:
-    from xlate.port import KernelResult, PortRequest
+
+@dataclass
+class KernelOutcome:
+    """What the LLM engine did for one kernel: accepted or not, the verdict of the merged file, its findings."""
+
+    kernel: str
+    accepted: bool
+    verdict: Verdict | None
+    diagnostics: list[Diagnostic]
+    attempts: list[dict[str, Any]]
 
 
 
@@ -64,10 +74,10 @@ def _run(jobs: list[Job], cfg: LLMConfig) -> tuple[list[Outcome], Budget, Client
     return [run_loop(job, cfg, client, budget) for job in jobs], budget, client
 
 
-def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOptions, model: str | None = None) -> Translation:
-    """Translate every kernel of `options.kernels` (or all) with the repair loop. Kernels that never yield an
-    accepted port are listed in `needs_llm` with XL4xxx diagnostics. Verification options come from
-    `options.extra` (examples, seed, reference, golden, max_attempts, timeout)."""
+def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOptions, gate: CandidateCheck, *,
+                  model: str | None = None, max_attempts: int = 4) -> Translation:
+    """Translate every kernel of `options.kernels` (or all) with the repair loop, each candidate judged by
+    `gate`. Kernels that never yield an accepted port are listed in `needs_llm` with XL4xxx diagnostics."""
     cfg = load_config(model)
     names = list(options.kernels) or unit.kernel_names()
     out = Translation(unit.path, unit.language, target, "llm", "", [], [], needs_llm=[])
@@ -75,10 +85,7 @@ def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOp
     if missing:
         out.diagnostics, out.needs_llm = missing, names
         return out
-    x = options.extra
-    jobs = [Job(unit.path, unit, k, target, arch=options.arch, examples=int(x.get("examples", 50)),
-                seed=int(x.get("seed", 0)), reference=x.get("reference"), golden=x.get("golden"),
-                timeout=float(x.get("timeout", 60.0)), max_attempts=int(x.get("max_attempts", 4))) for k in names]
+    jobs = [Job(unit.path, unit, k, target, gate, arch=options.arch, max_attempts=max_attempts) for k in names]
     outcomes, budget, client = _run(jobs, cfg)
     for o in outcomes:
         out.diagnostics.extend(o.diagnostics)
@@ -91,17 +98,18 @@ def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOp
     return out
 
 
-def llm_repair_or_translate(req: PortRequest, unit: KernelUnit, translation: Translation, kernels: list[str],
-                            rejected: dict[str, Verdict] | None = None) -> tuple[Translation, list[KernelResult]]:
+def llm_repair_or_translate(unit: KernelUnit, translation: Translation, kernels: list[str], target: str,
+                            gate: CandidateCheck, *, model: str | None = None, arch: str | None = None,
+                            max_attempts: int = 4, rejected: dict[str, Verdict] | None = None,
+                            ) -> tuple[Translation, list[KernelOutcome]]:
     """`--engine auto`: port `kernels` (those the rules left in `needs_llm`, or rule ports listed in `rejected`
     with their verdicts, which the model is asked to repair) and merge them into the rule translation. Every
-    accepted kernel is verified again inside the merged text; that verdict is the one reported."""
-    from xlate.port import KernelResult
-
-    cfg = load_config(req.model)
+    accepted kernel is judged again by `gate` inside the merged text; that verdict is the one reported."""
+    cfg = load_config(model)
+    source = unit.path
     missing = _missing_litellm(unit, kernels)
     if missing:
-        results = [KernelResult(k, "llm", None, [d for d in missing if d.kernel == k]) for k in kernels]
+        results = [KernelOutcome(k, False, None, [d for d in missing if d.kernel == k], []) for k in kernels]
         return replace(translation, diagnostics=[*translation.diagnostics, *missing]), results
     rejected = rejected or {}
     jobs = []
@@ -109,36 +117,35 @@ def llm_repair_or_translate(req: PortRequest, unit: KernelUnit, translation: Tra
     for k in kernels:
         diags = kernel_diagnostics(unit, translation, k)
         prior = (translation.text, rejected[k]) if k in rejected and translation.text else None
-        jobs.append(Job(req.source, unit, k, req.target, arch=req.arch, examples=req.examples, seed=req.seed,
-                        reference=req.reference, golden=req.golden, timeout=req.timeout,
-                        max_attempts=req.max_attempts, diagnostics=diags, prior=prior))
+        jobs.append(Job(source, unit, k, target, gate, arch=arch, max_attempts=max_attempts, diagnostics=diags,
+                        prior=prior))
         blocking = next((d for d in diags if d.needs_llm or d.severity == "error"), None)
         why = (f"{blocking.code}: {blocking.message}" if blocking else
                "its rule port was rejected" if prior else "the rule translator left it untranslated")
         line = blocking.line if blocking else 1
-        intro[k] = make("XL4000", req.source, line, kernel=k, rule="llm", reason=why, model=cfg.model)
+        intro[k] = make("XL4000", source, line, kernel=k, rule="llm", reason=why, model=cfg.model)
     outcomes, budget, client = _run(jobs, cfg)
     text = translation.text
     accepted = [o for o in outcomes if o.accepted and o.code is not None]
     for o in accepted:
-        text = merge(req.target, text, o.code or "", o.kernel, target_of(req.target).language, _note(cfg, o))
-    results: list[KernelResult] = []
+        text = merge(target, text, o.code or "", o.kernel, target_of(target).language, _note(cfg, o))
+    results: list[KernelOutcome] = []
     new_diags = list(translation.diagnostics)
     for o, job in zip(outcomes, jobs):
         diags = [intro[o.kernel], *o.diagnostics]
         verdict = o.verdict
         if o.accepted and text != o.code and o.contract is not None:
-            final = judge(job, o.contract, text, kernel_spec(job)[0])
+            final = judge(job, o.contract, text)
             verdict = final.verdict
             if final.failure is not None or verdict is None:
-                diags.append(make("XL4007", req.source, intro[o.kernel].line, kernel=o.kernel, rule="llm",
+                diags.append(make("XL4007", source, intro[o.kernel].line, kernel=o.kernel, rule="llm",
                                   failure=final.failure,
                                   detail=(final.counterexample or final.log or " ".join(final.messages))[:300]))
                 if verdict is None:
                     verdict = Verdict("rejected", o.kernel, reason=f"merged file: {final.failure}")
         new_diags.extend(diags)
-        results.append(KernelResult(o.kernel, "llm", verdict if o.accepted else None,
-                                    [*job.diagnostics, *diags], o.attempts))
+        results.append(KernelOutcome(o.kernel, o.accepted, verdict if o.accepted else None,
+                                     [*job.diagnostics, *diags], o.attempts))
     done = {o.kernel for o in accepted}
     merged = replace(translation, text=text, engine="rules+llm" if done else translation.engine,
                      kernels=[*translation.kernels, *[k for k in kernels if k in done and k not in translation.kernels]],
@@ -147,4 +154,4 @@ def llm_repair_or_translate(req: PortRequest, unit: KernelUnit, translation: Tra
     return merged, results
 
 
-__all__ = ["llm_available", "llm_repair_or_translate", "llm_translate"]
+__all__ = ["CandidateCheck", "KernelOutcome", "llm_available", "llm_repair_or_translate", "llm_translate"]

@@ -9,26 +9,29 @@ lines (feedback.py). Each attempt records exactly the messages it sent and how t
 
 Targets that cannot be verified here (no device, no oracle) end at the first candidate that compiles, with an
 `unverified` verdict: nothing better can be learnt by asking again.
+
+The loop never imports the gate: xlate.port hands it a `CandidateCheck` (xlate.verify.candidate.verify_candidate
+with the user's verification options), the same function that judges rule ports.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from xlate.backends import sandbox
-from xlate.backends.base import CompileError, CompileOptions
 from xlate.diagnostics import make
-from xlate.errors import InputError, ToolchainMissing
+from xlate.errors import InputError
 from xlate.model import KernelUnit
 from xlate.specs import KernelSpec
+from xlate.targets import candidate_file
 from xlate.translate.base import Diagnostic
 from xlate.translate.llm.client import Client, Completion, Message, prompt_hash
 from xlate.translate.llm.config import LLMConfig
 from xlate.translate.llm.context import kernel_context
-from xlate.translate.llm.contract import CANDIDATE, Contract, candidate_path, check, contract_for
+from xlate.translate.llm.contract import Contract, check, contract_for
 from xlate.translate.llm.extract import extract
 from xlate.translate.llm.feedback import reduce_compiler_log, reduce_runtime
 from xlate.translate.llm.prompt import (
@@ -40,9 +43,11 @@ from xlate.translate.llm.prompt import (
     trim_log,
 )
 from xlate.translate.llm.redact import redact, redact_obj
-from xlate.verdict import Verdict
+from xlate.verdict import CandidateVerdict, Verdict
 
 MAX_ANSWER_CHARS = 20000  # of a failed answer kept in the conversation
+# (kernel, candidate text) -> the gate's judgement of it (model output: sandboxed, compiled where it cannot run)
+CandidateCheck = Callable[[str, str], CandidateVerdict]
 
 
 @dataclass
@@ -51,12 +56,8 @@ class Job:
     unit: KernelUnit
     kernel: str
     target: str
-    arch: str | None = None
-    examples: int = 50
-    seed: int = 0
-    reference: str | None = None
-    golden: str | None = None
-    timeout: float = 60.0
+    gate: CandidateCheck
+    arch: str | None = None  # for the prompt's architecture summary
     max_attempts: int = 4
     diagnostics: list[Diagnostic] = field(default_factory=list)  # the rule translator's, for this kernel
     prior: tuple[str, Verdict] | None = None  # a rejected rule port to start from
@@ -144,35 +145,9 @@ def _arch_spec(target: str, arch: str | None) -> dict[str, Any] | None:
     return default_arch(target)
 
 
-def _template_args(job: Job, spec: KernelSpec | None) -> list[str]:
-    from xlate.verify.runner import template_arguments
-
-    if job.target == "triton":
-        return []
-    return template_arguments(job.unit, job.kernel, job.target,
-                              lambda t: (spec.dtype_axes.get(t.name) or ["float32"])[0] if spec else "float32",
-                              lambda t: str((spec.value_params.get(t.name) if spec else None) or t.default or "1"))
-
-
-def _compile_only(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
-    from xlate.arch import compiler_target
-    from xlate.backends.registry import get_backend
-
-    try:
-        arch = compiler_target(job.arch, job.target) if job.arch or job.target == "hip" else None
-        get_backend(job.target).compile(code, job.kernel, CompileOptions(arch=arch, template_args=_template_args(job, spec),
-                                                                          compile_only=True),
-                                        path=candidate_path(job.target))
-    except CompileError as exc:
-        return Judgement("failed", "compile error", log=compiler_feedback(exc.log, code, job.target))
-    except ToolchainMissing as exc:
-        return Judgement("not compiled here", None, messages=[exc.message])
-    return Judgement("ok")
-
-
 def compiler_feedback(log: str, code: str, target: str) -> str:
     """A compiler's log as the model may see it: only diagnostics about the candidate's own lines."""
-    return trim_log(reduce_compiler_log(log, code, candidate_path(target)))
+    return trim_log(reduce_compiler_log(log, code, candidate_file(target)))
 
 
 def _for_model(describe: str) -> str:
@@ -185,7 +160,7 @@ def _counterexample_for_model(cx: Any, code: str, target: str) -> str:
     crashes) reduced to the candidate's own lines."""
     from dataclasses import replace
 
-    message = reduce_runtime(cx.message or "", code, candidate_path(target))
+    message = reduce_runtime(cx.message or "", code, candidate_file(target))
     return _for_model(replace(cx, message=message).describe())
 
 
@@ -193,45 +168,31 @@ def _unverified(kernel: str, reason: str, remedy: str | None = None) -> Verdict:
     return Verdict(status="unverified", kernel=kernel, reason=reason, remedy=remedy)
 
 
-def judge(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
-    """Check, compile and verify one candidate. Model output only ever travels as text to the backends, and
-    only after it passed the allow-list; every build and run of it is untrusted (see the module doc)."""
+def judge(job: Job, contract: Contract, code: str) -> Judgement:
+    """Check one candidate against the contract, then have the gate judge it (job.gate: built and run only as
+    untrusted code, see the module doc), and say what went wrong in the terms the repair prompt uses."""
     failure, problems = check(contract, code)
     if failure == "compile error":
         return Judgement("failed", "compile error", log=compiler_feedback("\n".join(problems), code, job.target))
     if failure:
         return Judgement("skipped", failure, messages=problems)
-    with sandbox.untrusted(require=True, what="model output") as policy:
-        j = _judge_untrusted(job, contract, code, spec)
-    j.isolation = policy.label()
-    caveat = policy.caveat()
-    if j.verdict is not None and caveat and caveat not in j.verdict.caveats:
-        j.verdict.caveats.append(caveat)
+    try:
+        judged = job.gate(job.kernel, code)
+    except InputError as exc:
+        judged = CandidateVerdict(_unverified(job.kernel, f"the source side cannot be verified: {exc.message}"))
+    except Exception as exc:  # a verifier failure on odd model output must not end the port
+        return Judgement("unknown", "verifier error",
+                         messages=[reduce_runtime(f"{type(exc).__name__}: {str(exc)[:500]}", code, candidate_file(job.target))])
+    j = _judgement(job, code, judged)
+    j.isolation = judged.isolation
     return j
 
 
-def _judge_untrusted(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
-    if job.target == "ascendc":
-        return _judge_ascendc(job, contract, code, spec)
-    from xlate.arch import compiler_target
-    from xlate.port import golden_for
-    from xlate.verify.api import verify
-
-    target_arch = compiler_target(job.arch, "hip") if job.target == "hip" else None
-    try:
-        verdict = verify(job.source_path, None, kernel=job.kernel, candidate_text=code, candidate_language=contract.language,
-                         examples=job.examples, seed=job.seed, reference=job.reference,
-                         golden=golden_for(job.golden, job.source_path, job.kernel), arch=target_arch,
-                         timeout=job.timeout, replay_hint=f"xlate port {job.source_path} --to {job.target} --kernel {job.kernel}")
-    except InputError as exc:
-        if CANDIDATE in exc.message or any(CANDIDATE in loc.path for loc in exc.locations):
-            return Judgement("failed", "compile error", log=compiler_feedback("\n".join(exc.lines()), code, job.target))
-        verdict = _unverified(job.kernel, f"the source side cannot be verified: {exc.message}")
-    except ToolchainMissing as exc:
-        verdict = _unverified(job.kernel, exc.message, exc.remedy)
-    except Exception as exc:  # a verifier failure on odd model output must not end the port
-        return Judgement("unknown", "verifier error",
-                         messages=[reduce_runtime(f"{type(exc).__name__}: {str(exc)[:500]}", code, candidate_path(job.target))])
+def _judgement(job: Job, code: str, judged: CandidateVerdict) -> Judgement:
+    verdict = judged.verdict
+    static_errors = [d for d in judged.diagnostics if d.severity == "error"]
+    if static_errors:  # the target's static checker refused it before any compiler saw it
+        return Judgement("skipped", "checker", messages=[d.format() for d in static_errors[:20]])
     if verdict.status == "verified":
         return Judgement("ok", None, verdict)
     if verdict.status == "rejected":
@@ -240,34 +201,10 @@ def _judge_untrusted(job: Job, contract: Contract, code: str, spec: KernelSpec |
             return Judgement("failed", "compile error", verdict, log=compiler_feedback(cx.message, code, job.target))
         return Judgement("ok", cx.failure if cx else "rejected", verdict,
                          counterexample=_counterexample_for_model(cx, code, job.target) if cx else
-                         reduce_runtime(verdict.reason or "", code, candidate_path(job.target)))
-    compiled = _compile_only(job, contract, code, spec)  # unverified: does it at least compile?
-    compiled.verdict = verdict if compiled.failure is None else None
-    return compiled
-
-
-def _judge_ascendc(job: Job, contract: Contract, code: str, spec: KernelSpec | None) -> Judgement:
-    try:
-        from xlate.backends.ascendc_check import check_ascendc
-    except ImportError:
-        check_ascendc = None
-    messages: list[str] = []
-    if check_ascendc is not None:
-        soc = (_arch_spec("ascendc", job.arch) or {}).get("soc_version") or job.arch or "ascend910b"
-        diags = check_ascendc(code, CANDIDATE + ".cpp", soc)
-        errors = [d for d in diags if d.severity == "error"]
-        if errors:
-            return Judgement("skipped", "checker", messages=[d.format() for d in errors[:20]])
-        messages = [d.format() for d in diags[:10]]
-    compiled = _compile_only(job, contract, code, spec)
-    if compiled.failure:
-        return compiled
-    checked = "the AscendC static checker passed" if check_ascendc else "no AscendC static checker available"
-    why = "; ".join(compiled.messages) or "compiled"
-    compiled.verdict = _unverified(job.kernel, f"AscendC ports cannot be run here ({why}; {checked})",
-                                   "run on an Ascend NPU with CANN")
-    compiled.messages = messages
-    return compiled
+                         reduce_runtime(verdict.reason or "", code, candidate_file(job.target)))
+    # unverified: accepted once it compiles (or where nothing here compiles it): asking again teaches nothing
+    notes = [d.format() for d in judged.diagnostics[:10]]
+    return Judgement(judged.compiled or "ok", None, verdict, messages=[judged.note, *notes] if judged.note else notes)
 
 
 def _diag(job: Job, code: str, **fields: Any) -> Diagnostic:
@@ -328,7 +265,7 @@ def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcom
             feedback = repair_prompt(contract, attempt, job.max_attempts, ex.failure or "invalid answer", messages=[ex.message])
         else:
             rec["code_hash"] = hashlib.sha256(ex.code.encode()).hexdigest()
-            j = judge(job, contract, ex.code, spec)
+            j = judge(job, contract, ex.code)
             rec.update(compile=j.compile, verdict=j.verdict.status if j.verdict else None, failure=j.failure,
                        isolation=j.isolation,
                        message=_first_line(j.counterexample or j.log or "\n".join(j.messages) or
