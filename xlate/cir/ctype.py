@@ -66,6 +66,19 @@ def np_dtype(ctype: str) -> type | None:
     return getattr(np, "bool_" if r["numpy"] == "bool" else r["numpy"], None) if r else None
 
 
+DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+               "uint32", "uint64", "bool")
+
+
+def numpy_name(spelling: str) -> str | None:
+    """The NumPy dtype name of an element type: a dtype name itself, or any spelling the table knows (None for
+    vectors, structs, template parameters and unknown names)."""
+    if spelling in DTYPE_NAMES:
+        return spelling
+    r = table().get(spelling)
+    return r.get("numpy") if r else None
+
+
 def is_symbolic(ctype: str) -> bool:
     return ctype == UNKNOWN or row(ctype) is None
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from xlate.cir.ctype import numpy_name
 from xlate.errors import SpecError
-from xlate.specs import KernelSpec, ParamSpec, ctypes_table, expr, normalise_ctype
+from xlate.specs import KernelSpec, ParamSpec, expr, normalise_ctype
 
 FLOAT_PROFILES = ("normal", "uniform", "integers", "wide", "edges", "tiny", "special")
 INT_PROFILES = ("uniform", "edges")
@@ -56,11 +57,9 @@ def ctype_dtype(ctype: str, case: Case, spec: KernelSpec) -> np.dtype:
         return np_dtype(case.dtypes[c])
     if c == "" or c == "auto":  # Triton launchers: the first dtype axis, else float32
         return np_dtype(next(iter(case.dtypes.values()), "float32"))
-    if c in ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"):
-        return np_dtype(c)
-    info = ctypes_table().get(c)
-    if info and info.get("numpy"):
-        return np_dtype(info["numpy"])
+    name = numpy_name(c)
+    if name:
+        return np_dtype(name)
     raise SpecError(f"xlate: error: cannot fuzz values of C type '{ctype}' in '{spec.kernel}'")
 
 

@@ -244,17 +244,15 @@ def _param_item(p) -> str:
     return f"{p.name}: const({p.const})"
 
 
-def _numpy_name(p, spec, template_types: set[str]) -> str | None:
+def _numpy_name(p, template_types: set[str]) -> str | None:
     """The element (or value) dtype the port's spec must name: a Triton launcher has no C types to infer it
     from, and the spec's defaults are float32 buffers and scalars and int32 sizes."""
     from xlate.specs import normalise_ctype
-    from xlate.verify.cases import Case, ctype_dtype
 
     if not normalise_ctype(p.ctype) or normalise_ctype(p.ctype) in template_types:
         return None  # template element types: the dtype axis binds them
-    try:
-        name = ctype_dtype(p.ctype, Case({}, {}, {}, {}, 0), spec).name
-    except SpecError:
+    name = ctype.numpy_name(normalise_ctype(p.ctype))
+    if name is None:
         return None  # vector types (float4): fuzzed as lanes of their float32 scalar, the default
     default = "int32" if p.role in ("size", "const") else "float32"
     return name if name != default else None
@@ -272,7 +270,7 @@ def _annotation(fn: Function, spec) -> str:
         if p.name not in named:
             named[p.name] = len(items)
             items.append(_param_item(p))
-        dtype = _numpy_name(p, spec, template_types)
+        dtype = _numpy_name(p, template_types)
         k = named[p.name]
         if dtype and not re.search(r"\bas\s+\w+$", items[k]):
             items[k] += f" as {dtype}"
