@@ -1,5 +1,5 @@
-"""Project settings from `[tool.xlate]` in the nearest pyproject.toml that are not the LLM's (llm/config.py):
-HIPIFY's choices for CUDA -> HIP, overridden by the command line.
+"""Project settings from `[tool.xlate]` in the nearest pyproject.toml (reading it is here; the LLM's settings are
+read by xlate/translate/llm/config.py): HIPIFY's choices for CUDA -> HIP, overridden by the command line.
 
     [tool.xlate]
     rocm = "6.4"              # the ROCm the port targets (default: the newest the mapping tables know)
@@ -9,14 +9,35 @@ HIPIFY's choices for CUDA -> HIP, overridden by the command line.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xlate.errors import InputError
-from xlate.translate.llm.config import _pyproject_table, find_pyproject
 
 LAUNCH_SYNTAXES = ("ggl", "chevron")
+
+
+def find_pyproject(start: Path | None = None) -> Path | None:
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        p = d / "pyproject.toml"
+        if p.is_file():
+            return p
+    return None
+
+
+def pyproject_table(path: Path | None) -> dict[str, Any]:
+    """[tool.xlate] of a pyproject.toml ({} without one)."""
+    if path is None:
+        return {}
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"{path}: error: cannot read [tool.xlate]: {exc}") from None
+    table = doc.get("tool", {}).get("xlate", {})
+    return table if isinstance(table, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -35,7 +56,7 @@ def _table(start: str | Path | None) -> tuple[dict[str, Any], Path | None]:
     path = find_pyproject(here) if here is not None and here.exists() else None
     if path is None:
         path = find_pyproject()
-    return _pyproject_table(path), path
+    return pyproject_table(path), path
 
 
 def hip_choices(rocm: str | None = None, roc: bool | None = None, launch_syntax: str | None = None,

@@ -7,11 +7,11 @@ Keys are never read from configuration files: litellm takes them from the provid
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlate.config import find_pyproject, pyproject_table
 from xlate.errors import InputError
 
 # [tool.xlate.llm] key -> (type, environment variable)
@@ -56,26 +56,6 @@ class LLMConfig:
                 "offline": self.offline, "origin": dict(self.origin)}
 
 
-def find_pyproject(start: Path | None = None) -> Path | None:
-    here = (start or Path.cwd()).resolve()
-    for d in (here, *here.parents):
-        p = d / "pyproject.toml"
-        if p.is_file():
-            return p
-    return None
-
-
-def _pyproject_table(path: Path | None) -> dict[str, Any]:
-    if path is None:
-        return {}
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"{path}: error: cannot read [tool.xlate]: {exc}") from None
-    table = doc.get("tool", {}).get("xlate", {})
-    return table if isinstance(table, dict) else {}
-
-
 def _convert(name: str, kind: type, value: Any, where: str) -> Any:
     try:
         if kind is bool:
@@ -101,7 +81,7 @@ def configured_model(model: str | None, start: Path | None = None) -> tuple[str 
     if os.environ.get("XLATE_MODEL"):
         return os.environ["XLATE_MODEL"], "XLATE_MODEL"
     path = find_pyproject(start)
-    value = _pyproject_table(path).get("model")
+    value = pyproject_table(path).get("model")
     if value:
         return str(value), f"{path} [tool.xlate]"
     return None, ""
@@ -113,7 +93,7 @@ def load_config(model: str | None = None, start: Path | None = None) -> LLMConfi
         raise InputError("xlate: error: no model configured for the LLM translator: pass --model, set XLATE_MODEL, "
                          "or add `model = \"...\"` under [tool.xlate] in pyproject.toml")
     path = find_pyproject(start)
-    table = _pyproject_table(path)
+    table = pyproject_table(path)
     llm = table.get("llm", {}) if isinstance(table.get("llm", {}), dict) else {}
     cfg = LLMConfig(model=name, origin={"model": origin})
     where = f"{path} [tool.xlate.llm]"
