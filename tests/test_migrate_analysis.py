@@ -9,8 +9,8 @@ import pytest
 
 from tests.test_migrate_support import by_path, make_lib, run_cli, tree_digest
 from xlate.migrate.analysis import library_effort
+from xlate.migrate.report import SCHEMA_FILE
 from xlate.parse import parse_string
-from xlate.report.migrate_report import SCHEMA_FILE
 from xlate.translate.base import Diagnostic, Translation
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_migrate_support import by_path, load_report, make_lib, run_cli, tree_digest
+from xlate.migrate.report import SCHEMA_FILE, comparable
 from xlate.migrate.task import file_mode
-from xlate.report.migrate_report import SCHEMA_FILE, comparable
 
 
 def _validate(report: dict) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_migrate_support import by_path, load_report, make_lib, run_cli
-from xlate.report.migrate_report import comparable
+from xlate.migrate.report import comparable
 
 ray = pytest.importorskip("ray")
 

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from tests.test_migrate_support import ROOT, load_report, make_lib, run_cli
+from xlate.migrate.report import comparable, render_html, render_summary
 from xlate.report.browser import Page, find_chromium
-from xlate.report.migrate_report import comparable, render_html, render_summary
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_screenshot_committed():
 def test_report_json_is_valid_json_with_schema_id(real_report):
     out, report = real_report
     assert report["schema"] == "xlate.migrate/1"
-    doc = json.loads((ROOT / "xlate" / "report" / "migrate_report.schema.json").read_text())
+    doc = json.loads((ROOT / "xlate" / "data" / "migrate_report.schema.json").read_text())
     assert doc["$id"] == report["schema"]
     assert (out / "xlate-report" / "report.html").read_text().startswith("<!DOCTYPE html>")
 

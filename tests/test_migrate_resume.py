@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from tests.test_migrate_support import MIGRATE, ROOT, load_report, make_lib, run_subprocess, tree_digest
-from xlate.report.migrate_report import comparable
+from xlate.migrate.report import comparable
 
 
 def _committed(db: str) -> int:

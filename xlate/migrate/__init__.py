@@ -12,7 +12,7 @@ tree.py        what the driver writes itself: copies, translated build files (bu
 executors.py   local process pool (pebble: crash and hang isolation), Ray, serial
 analysis.py    --analysis-only: rules / LLM / unsupported per kernel, wavefront hazards, effort (effort.yaml)
 summary.py     counts, the hard list of what was not migrated, the exit code
-pipeline.py    the driver; the report is xlate/report/migrate_report.py
+pipeline.py    the driver; report.py the report (report.json, HTML, summary)
 """
 
 from xlate.migrate.options import MigrateOptions

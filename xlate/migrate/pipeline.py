@@ -234,7 +234,7 @@ def migrate(o: MigrateOptions) -> Outcome:
     run = {"started": started, "finished": _now(), "seconds": time.perf_counter() - t0, "executor": executor.name,
            "jobs": o.jobs, "tasks": len(tasks) + len(hits), "executed": len(tasks), "cache_hits": len(hits),
            "cache": o.resolved_cache_path(), "xlate_version": __version__}
-    from xlate.report.migrate_report import build_report, write_report
+    from xlate.migrate.report import build_report, write_report
 
     report = build_report(lib, [results[f.rel] for f in lib.files], o, run)
     write_report(report, report_dir)

@@ -1,4 +1,4 @@
-"""The migration report: report.json (schema xlate.migrate/1, documented in migrate_report.schema.json), a
+"""The migration report: report.json (schema xlate.migrate/1, documented in xlate/data/migrate_report.schema.json), a
 self-contained report.html (templates/report/migrate.html.j2) and summary.md for a pull-request comment."""
 
 from __future__ import annotations
@@ -9,16 +9,15 @@ import html
 import json
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from xlate import __version__
-from xlate.resources import templates_dir
+from xlate.resources import data_dir, templates_dir
 
 SCHEMA = "xlate.migrate/1"
-SCHEMA_FILE = Path(__file__).with_name("migrate_report.schema.json")
+SCHEMA_FILE = data_dir() / "migrate_report.schema.json"
 # Fields that differ between two runs of the same migration (timings, where it ran, what the compile caches
 # already held): `comparable()` drops them.
 VOLATILE = {"run", "source_root", "output_root", "report_dir", "timings", "seconds", "compile_seconds", "compiles",
