@@ -24,6 +24,7 @@ from xlate.backends.base import (
     load_artifact,
     store_artifact,
 )
+from xlate.backends.cudakit import cuda_include_dirs, nvcc_path
 from xlate.backends.jitter import parse_for_build
 from xlate.backends.worker import run_in_worker
 
@@ -118,7 +119,7 @@ class CudaBackend(BackendDefaults):
         devices = nvidia_devices()
         info = ToolchainInfo(
             backend=self.name,
-            found=version is not None or nvrtc.nvcc_path() is not None,
+            found=version is not None or nvcc_path() is not None,
             can_compile=version is not None,
             can_run=version is not None and bool(devices) and cupy_version() is not None,
             platform=f"nvidia {devices[0]['arch']}" if devices else None,
@@ -126,15 +127,15 @@ class CudaBackend(BackendDefaults):
         )
         if version:
             info.versions["nvrtc"] = version
-        if nvrtc.nvcc_path():
-            info.paths["nvcc"] = nvrtc.nvcc_path() or ""
-        if nvrtc.cuda_include_dirs():
-            info.paths["cuda_include"] = nvrtc.cuda_include_dirs()[0]
+        if nvcc_path():
+            info.paths["nvcc"] = nvcc_path() or ""
+        if cuda_include_dirs():
+            info.paths["cuda_include"] = cuda_include_dirs()[0]
         if cupy_version():
             info.versions["cupy"] = cupy_version() or ""
         if version is None:
             info.missing.append("NVRTC (cuda-bindings + nvidia-cuda-nvrtc)")
-        if not nvrtc.cuda_include_dirs():
+        if not cuda_include_dirs():
             info.missing.append("CUDA headers (cuda_fp16.h, cooperative_groups.h)")
         if cupy_version() is None:
             info.missing.append("CuPy")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import functools
-import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-INCLUDE_DIR = Path(__file__).parent / "include"
+from xlate.backends.cudakit import cuda_include_dirs
+
+from xlate.resources import package_file
+
+INCLUDE_DIR = package_file("xlate.backends", "include")  # xlate's headers for device compilers
 
 
 @dataclass
@@ -40,39 +40,6 @@ def nvrtc_version() -> str | None:
         return None
     _, major, minor = mod.nvrtcVersion()
     return f"{major}.{minor}"
-
-
-@functools.cache
-def nvcc_path() -> str | None:
-    return shutil.which("nvcc") or next(
-        (p for p in ("/usr/local/cuda/bin/nvcc",) if os.path.exists(p)), None
-    )
-
-
-@functools.cache
-def cuda_include_dirs() -> tuple[str, ...]:
-    """CUDA headers for NVRTC: the toolkit's, or the nvidia-cuda-runtime/-cccl wheels'."""
-    candidates: list[Path] = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            candidates.append(Path(os.environ[var]) / "include")
-    candidates.append(Path("/usr/local/cuda/include"))
-    try:
-        import nvidia
-
-        for root in nvidia.__path__:
-            candidates.extend(sorted(Path(root).glob("cu*/include")))
-            candidates.append(Path(root) / "cuda_runtime" / "include")
-    except ImportError:
-        pass
-    found: list[str] = []
-    for c in candidates:
-        if (c / "cuda_fp16.h").exists():
-            found.append(str(c))
-            if (c / "cccl").is_dir():
-                found.append(str(c / "cccl"))
-            break
-    return tuple(found)
 
 
 def system_include_dirs() -> list[str]:
@@ -134,18 +101,3 @@ def compile_nvrtc(
         return NvrtcOutput(True, log, cubin, lowered, time.perf_counter() - t0)
     finally:
         mod.nvrtcDestroyProgram(prog)
-
-
-def compile_nvcc_check(source: str, *, arch: str, path_hint: str = "k.cu") -> NvrtcOutput:
-    """Compile-only check through nvcc (whole file, host code included)."""
-    nvcc = nvcc_path()
-    if nvcc is None:
-        raise RuntimeError("nvcc not found")
-    t0 = time.perf_counter()
-    from xlate.backends.sandbox import run_tool
-
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / (Path(path_hint).stem + ".cu")
-        src.write_text(source)
-        proc = run_tool([nvcc, f"-arch={arch}", "-c", str(src), "-o", str(Path(tmp) / "k.o")], workdir=tmp, timeout=300)
-    return NvrtcOutput(proc.returncode == 0, proc.stdout + proc.stderr, seconds=time.perf_counter() - t0, tool="nvcc")

@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from xlate.backends.cudakit import cuda_include_dirs
 
 from xlate.errors import ToolchainMissing
+from xlate.resources import package_file
 
 INBOX = "/xlate-in"  # where a sandboxed worker finds the artifacts it is asked to load (read-only)
 SANDBOX_UID = 65534  # nobody, inside the user namespace
@@ -52,7 +54,7 @@ class SandboxUnavailable(ToolchainMissing):
 
 @functools.cache
 def config() -> dict[str, Any]:
-    with open(Path(__file__).with_name("sandbox.yaml"), encoding="utf-8") as fh:
+    with open(package_file("xlate.backends", "sandbox.yaml"), encoding="utf-8") as fh:
         return yaml.safe_load(fh)
 
 
@@ -268,12 +270,7 @@ def toolchain_paths() -> tuple[str, ...]:
     cfg = config()
     paths = [os.environ[v] for v in cfg["toolchain_env"] if os.environ.get(v)]
     paths += list(cfg["toolchain_dirs"])
-    try:
-        from xlate.backends.nvrtc import cuda_include_dirs
-
-        paths += list(cuda_include_dirs())
-    except ImportError:
-        pass
+    paths += list(cuda_include_dirs())
     return tuple(paths)
 
 
