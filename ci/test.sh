@@ -7,4 +7,5 @@ export LITELLM_LOCAL_MODEL_COST_MAP=True
 ./ci/setup.sh
 . .venv/bin/activate
 ruff check xlate backends tests bench
+python ci/lint_imports.py  # the layering (.importlinter): a back edge or an import cycle fails here
 python -m pytest -q -n "${XLATE_TEST_JOBS:-2}" --timeout 900 "$@"
