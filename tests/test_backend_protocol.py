@@ -6,9 +6,9 @@ from __future__ import annotations
 import inspect
 
 import pytest
-
 from xlate.backends.base import CAPABILITIES, Backend, ToolchainInfo, WorkerRuntime
 from xlate.backends.registry import backend_names, get_backend
+
 from xlate.errors import ToolchainMissing
 from xlate.targets import all_targets
 

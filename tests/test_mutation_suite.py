@@ -16,8 +16,8 @@ from xlate.backends.registry import get_backend
 
 from tests.conftest import ROOT
 from xlate.parse import parse_file
-from xlate.verify.api import verify
 from xlate.verdict import FailureClass
+from xlate.verify.api import verify
 
 MANIFEST = ROOT / "tests" / "mutants" / "manifest.yaml"
 CLASSES = set(FailureClass.__args__)  # type: ignore[attr-defined]
