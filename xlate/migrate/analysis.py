@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from xlate.model import KernelUnit
-from xlate.resources import load_yaml
+from xlate.resources import data
 from xlate.translate.base import Diagnostic, Translation
 
 CATEGORIES = ("rules", "llm", "unsupported")
@@ -17,7 +16,7 @@ CATEGORIES = ("rules", "llm", "unsupported")
 
 @functools.cache
 def effort_rules() -> dict[str, Any]:
-    return load_yaml(Path(__file__).with_name("effort.yaml"))
+    return data("migrate/effort.yaml")
 
 
 def is_hazard(d: Diagnostic | dict[str, Any]) -> bool:

@@ -1,4 +1,5 @@
-"""Build files for --to hip: Makefiles and CMake lists rewritten by the rules of buildfiles.yaml.
+"""Build files for --to hip: Makefiles and CMake lists rewritten by the rules of
+xlate/data/migrate/buildfiles.yaml.
 
 nvcc becomes hipcc; `-arch=sm_XX`, `--gpu-architecture`, `-gencode` become `--offload-arch=<gfx>` (a variable
 that held `sm_60` keeps its name and gets the gfx target); nvcc-only flags are mapped or dropped (`-Xcompiler X`
@@ -15,17 +16,16 @@ import functools
 import posixpath
 import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from xlate.resources import load_yaml
+from xlate.resources import data
 
 SEP = re.compile(r"(\\\n[ \t]*|[ \t\n]+)")
 
 
 @functools.cache
 def rules() -> dict[str, Any]:
-    return load_yaml(Path(__file__).with_name("buildfiles.yaml"))
+    return data("migrate/buildfiles.yaml")
 
 
 @dataclass

@@ -1,21 +1,21 @@
-"""Output names and file classes for `xlate migrate` (rules in naming.yaml): whole-tree targets rename only the
+"""Output names and file classes for `xlate migrate` (rules in xlate/data/migrate/naming.yaml): whole-tree targets rename only the
 CUDA-specific suffixes (x.cu -> x.hip, x.cuh -> x.hip.h) or nothing (--keep-names); single-file targets name
 translation units as `xlate port` does."""
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from xlate.port import default_output
-from xlate.resources import load_yaml
+from xlate.resources import data
 from xlate.targets import target_names
 
 
 @functools.cache
 def rules() -> dict[str, Any]:
-    return load_yaml(Path(__file__).with_name("naming.yaml"))
+    return data("migrate/naming.yaml")
 
 
 def _suffix(rel: str) -> str:

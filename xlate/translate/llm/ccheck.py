@@ -5,8 +5,8 @@ The text is lexed the way the compiler's first translation phases see it: trigra
 refused, backslash-newlines (with trailing blanks, as GCC and clang accept them) are spliced, comments become
 one space, and literals (raw strings refused) are skipped whole, so a directive hidden by a continuation line
 or a comment is still found. Then:
-  - #include only of a literal header name, either one of the toolchain's headers (allowlist.yaml) or one the
-    source itself includes; never an absolute path, `..`, a backslash, or a name built by a macro;
+  - #include only of a literal header name, either one of the toolchain's headers (xlate/data/llm/allowlist.yaml)
+    or one the source itself includes; never an absolute path, `..`, a backslash, or a name built by a macro;
   - #include_next, #import, #embed, #line, GCC line markers and any other directive not listed are refused;
     #pragma only with an allowed first word (unroll, once, ...);
   - __has_include / __has_embed probes, _Pragma, __FILE__ and friends, and ## token pasting (which could build
@@ -20,10 +20,9 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from xlate.resources import load_yaml
+from xlate.resources import data
 
 TRIGRAPH = re.compile(r"\?\?[=/'()!<>\-]")
 SPLICE = re.compile(r"\\[ \t\f\v]*\n")
@@ -39,7 +38,7 @@ STRING_PREFIXES = {"L", "u", "U", "u8"}
 
 @functools.cache
 def rules() -> dict[str, Any]:
-    return load_yaml(Path(__file__).with_name("allowlist.yaml"))["c"]
+    return data("llm/allowlist.yaml")["c"]
 
 
 @dataclass

@@ -4,8 +4,8 @@ A port is: imports of triton, triton.language, torch and math; constants; @trito
 functions (the launcher and helpers) that compute a grid, allocate scratch buffers and launch the kernels.
 Everything is checked on Python's `ast` (nothing is executed): each statement and expression kind, each name
 (parameters, locals, module constants and functions, imported aliases, a few builtins), each dotted path into
-a module (an exact list in allowlist.yaml), and each attribute of a value (tensor metadata and Triton tensor
-methods). No getattr/setattr, no dunder, no module-level call besides decorators and tl.constexpr constants.
+a module (an exact list in xlate/data/llm/allowlist.yaml), and each attribute of a value (tensor metadata and
+Triton tensor methods). No getattr/setattr, no dunder, no module-level call besides decorators and tl.constexpr constants.
 What is not listed is a violation: a deny-list would have to know every door (os via torch, pickle loads,
 native-code loaders), an allow-list does not.
 """
@@ -16,10 +16,9 @@ import ast
 import functools
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from xlate.resources import load_yaml
+from xlate.resources import data
 
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
 # control and invisible format characters (bidi overrides hide code from a reader: "Trojan Source"); other
@@ -36,7 +35,7 @@ LAUNCHER_EXTRA = (ast.Lambda, ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.a
 
 @functools.cache
 def rules() -> dict[str, Any]:
-    return load_yaml(Path(__file__).with_name("allowlist.yaml"))["python"]
+    return data("llm/allowlist.yaml")["python"]
 
 
 @functools.cache

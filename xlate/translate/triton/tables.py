@@ -1,30 +1,27 @@
-"""The lifter's data tables (xlate/translate/triton/maps/*.yaml), loaded once. C types are not here: they come
+"""The lifter's data tables (xlate/data/triton/*.yaml), loaded once. C types are not here: they come
 from the one table through xlate.cir.ctype."""
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
-from xlate.resources import load_yaml
-
-MAPS = Path(__file__).parent / "maps"
+from xlate.resources import data
 
 
 @functools.cache
 def math_table() -> dict[str, Any]:
-    return load_yaml(MAPS / "math.yaml")
+    return data("triton/math.yaml")
 
 
 @functools.cache
 def constants_table() -> dict[str, list[Any]]:
-    return load_yaml(MAPS / "constants.yaml")
+    return data("triton/constants.yaml")
 
 
 @functools.cache
 def intrinsics_table() -> dict[str, dict[str, str]]:
-    return load_yaml(MAPS / "intrinsics.yaml")
+    return data("triton/intrinsics.yaml")
 
 
 def intrinsic_lowering(name: str) -> str | None:
