@@ -225,3 +225,74 @@ def test_a_program_value_named_like_a_spec_key(tmp_path):
     assert res.complete
     assert res.annotation() == ("in: in[n], out: inout[1], n: size(1..1048576), grid_2: choice(1024|512|256|128|64), "
                                 "grid: grid_2, block: 128")
+
+
+def test_fields_of_structs_the_code_never_sets_stay_one_value(tmp_path):
+    res = resolve(tmp_path, """
+    struct Tile { int nnz; int* idx; };
+    __global__ void scatter(const float* in, float* out, int nnz) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < nnz) out[i] = in[i];
+    }
+    void run(Tile* tiles, int t, const float* d_in, float* d_out, int threads) {
+      dim3 grid;
+      grid.x = (tiles[t].nnz + 127) / 128;
+      scatter<<<grid, 128>>>(d_in, d_out, tiles[t].nnz);
+    }
+    """, "scatter")
+    # tiles[t].nnz is filled where the code read does not show: one run-time value for the grid and the argument
+    assert res.annotation() == "in: in[nnz], out: out[nnz], nnz: size(1..4096), grid: cdiv(nnz, 128), block: 128"
+
+
+def test_a_parameter_passed_as_a_difference_keeps_the_buffers_tied_to_it(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void tail(const float* in, float* out, int m) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < m) out[i] = in[i];
+    }
+    int main(int argc, char** argv) {
+      int total = atoi(argv[1]), skip = atoi(argv[2]);
+      float *a, *b;
+      cudaMalloc(&a, total * sizeof(float));
+      cudaMalloc(&b, total * sizeof(float));
+      tail<<<(total - skip + 255) / 256, 256>>>(a + skip, b, total - skip);
+    }
+    """, "tail")
+    # m stands for total - skip: `a + skip` holds m floats and b holds m + skip (never a free `total` below m)
+    assert res.annotation() == ("in: in[m], out: out[m + skip], m: size(1..4096), skip: size(1..4096), "
+                                "grid: cdiv(m, 256), block: 256")
+
+
+def test_pointers_offset_into_a_buffer_leave_an_element(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void first(const float* in, float* out) { out[0] = in[0]; }
+    int main(int argc, char** argv) {
+      int total = atoi(argv[1]), skip = atoi(argv[2]);
+      float *a, *b;
+      cudaMalloc(&a, total * sizeof(float));
+      cudaMalloc(&b, sizeof(float));
+      first<<<1, 1>>>(a + skip, b);
+    }
+    """, "first")
+    assert res.annotation() == ("in: in[-skip + total], out: out[1], skip: size(1..4096), total: size(1..4096), "
+                                "grid: 1, block: 1, where: -skip + total >= 1")
+
+
+def test_an_allocation_the_kernel_may_read_past_under_the_spec_is_widened(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void copy(const float* in, float* out, int count) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < count) out[i] = in[i];
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]), count = atoi(argv[2]);
+      float *a, *b;
+      cudaMalloc(&a, n * sizeof(float));
+      cudaMalloc(&b, n * sizeof(float));
+      copy<<<(count + 255) / 256, 256>>>(a, b, count);
+    }
+    """, "copy")
+    # the program keeps count <= n; the spec draws them apart, so the buffers hold what the kernel reaches
+    assert res.annotation() == ("in: in[max(count, n)], out: out[max(count, n)], count: size(1..4096), "
+                                "n: size(1..4096), grid: cdiv(count, 256), block: 256")
+    assert "at least what the kernel's accesses reach" in res.items["in"][1].detail

@@ -109,11 +109,11 @@ class Mapper:
         block: a block size is the program's, or one of the values it tries)."""
         out = sp.sympify(e).xreplace(self.m.subs)
         for big, ps in sorted(self.m.composite, key=lambda c: -sp.count_ops(c[0])):
-            if big.free_symbols and big.free_symbols <= out.free_symbols:
-                out = out.subs(big, ps)
+            if big.free_symbols and big.free_symbols & out.free_symbols:
+                out = _solve_in(out.subs(big, ps), big, ps)
         missing: list[str] = []
         values: dict[sp.Symbol, sp.Expr] = {}
-        for s in out.free_symbols:
+        for s in sorted(out.free_symbols, key=str):  # sorted: the sizes it creates come in one order every run
             if s in self._param_symbols() or str(s).startswith("sizeof("):
                 continue
             root = self.roots.get(s)
@@ -124,7 +124,7 @@ class Mapper:
                 self.m.axes[name] = root.values
                 values[s] = sp.Symbol(name, integer=True, positive=True)
             elif allow_free and s not in self.fixed and s.is_integer and root.kind in FREE_KINDS and (
-                    root.name not in self.pinned) and (root.value is None or float(root.value) > 1 or (
+                    root.name not in self.pinned or root.kind not in ("macro", "constant")) and (root.value is None or float(root.value) > 1 or (
                         float(root.value) <= 0 and root.kind != "macro")):  # `int n = 0;` set later by code not followed
                 same = self._same_value(root)
                 if same is not None:  # two program values that are equal stay equal (rows of a and b)
@@ -217,6 +217,23 @@ class Mapper:
         while len(out) > 1 and out[-1] == 1:
             out.pop()
         return out, []
+
+
+def _solve_in(out: sp.Expr, big: sp.Expr, ps: sp.Symbol) -> sp.Expr:
+    """`out` with a program expression the launch passes for a parameter (`total - skip` for m) written over the
+    parameter where `out` holds a multiple of it (`4 * total - 4 * skip` -> `4 * m`), or a part of it
+    (`total` -> `m + skip`): the buffer stays tied to the parameter instead of a free size beside it."""
+    for x in sorted(big.free_symbols, key=str):
+        if x not in out.free_symbols or not big.is_polynomial(x) or sp.degree(big, x) != 1:
+            continue
+        cx = sp.diff(big, x)
+        cand = sp.expand(out.subs(x, (ps - (big - cx * x)) / cx))
+        if x in cand.free_symbols or sp.fraction(sp.together(cand))[1] != 1:
+            continue
+        if all(c.is_Integer for c in sp.Poly(cand, *cand.free_symbols).coeffs()) if cand.free_symbols and cand.is_polynomial(
+                *cand.free_symbols) else False:
+            return cand
+    return out
 
 
 def numpy_of(ctype: str) -> str | None:

@@ -745,10 +745,22 @@ class HostInterpreter(Evaluator):
             obj = self.ev(arg, env) if arg.type != "this" else self._this()
             fld = text(node.child_by_field_name("field"))
             if isinstance(obj, Obj):
+                if obj.env.get(fld) is None and obj.cls != "cudaDeviceProp":
+                    obj.env[fld] = self._opaque_field(node)
                 return obj.env.get(fld)
             if isinstance(obj, Dim3) and fld in ("x", "y", "z"):  # block.x of a dim3 set earlier
                 return Num(obj.dims["xyz".index(fld)])
-        return super().field_value(node, env)
+        v = super().field_value(node, env)
+        if v is None and arg is not None and arg.type in ("identifier", "subscript_expression", "field_expression"):
+            # `tiles[m].nFibers` of a struct we do not see into: one run-time value, the same wherever it is read
+            # (the grid and the argument computed from it stay tied), until the program assigns it
+            key = text(node).replace(" ", "")
+            v = env[key] = self._opaque_field(node)
+        return v
+
+    def _opaque_field(self, node: ts.Node) -> Num:
+        return Num(self.fresh(text(node.child_by_field_name("field")) or "field", "runtime", self.where(node),
+                              detail=f"{' '.join(text(node).split())}: a field the code read does not set"))
 
     def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
         if self.frames and self.frames[-1].env is env:

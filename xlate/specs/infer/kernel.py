@@ -192,7 +192,7 @@ class KernelFacts:
             best = m if best is None else sp.Max(best, m)
         if best is None:
             return None
-        ext = sp.expand(best + 1)
+        ext = sp.Max(*(sp.expand(b + 1) for b in best.args)) if isinstance(best, sp.Max) else sp.expand(best + 1)
         if isinstance(ext, sp.Max):
             ext = _simplify_max(ext)
         if ext.is_number and ext <= 0:

@@ -133,6 +133,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         inf.items[p.name] = (text, origin or Origin("kernel"))
 
     _index_ranges(fn, kf, inf, lengths, grid_exprs, block_exprs, mapper)
+    _positive_lengths(inf, lengths, mapper)
 
     # -- scalars --------------------------------------------------------------------------------------------------
     used = set().union(*(e.free_symbols for e in dim_exprs)) if dim_exprs else set()
@@ -163,6 +164,18 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
                                Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
     _template_items(fn, launch, inf, mapper)
+    for name, length in lengths.items():
+        if name not in inf.items:
+            continue  # turned into a hole (values no range keeps inside)
+        text, origin = inf.items[name]
+        if origin.kind != "host":
+            continue
+        covered, origin = _covering(length, origin, kf.extent(name, mapper, grid_exprs, block_exprs), _ranges(inf))
+        if covered is not length:
+            head, _, rest = text.partition("[")
+            dims, _, tail = rest.partition("]")
+            lanes = dims[len(_text(mapper, length)):]  # `, 2` of a struct of two numbers
+            inf.items[name] = (f"{head}[{_text(mapper, covered)}{lanes}]{tail}", origin)
     if block_exprs is not None and "block" in inf.items:
         shmem_e = None
         if launch is not None and isinstance(launch.shmem, Num) and mapper is not None and "shmem" in inf.items:
@@ -209,6 +222,93 @@ def _clamp_launch_sizes(inf: Inference, block: list[sp.Expr], shmem: sp.Expr | N
         inf.items[name] = (f"{m.group(1)}{lo}..{cap}{m.group(4)}", Origin(
             item[1].kind, item[1].where, (item[1].detail + "; " if item[1].detail else "") +
             "at most what one launch allows"))
+
+
+def _ranges(inf: Inference) -> dict[str, list[float]]:
+    """The values each size, scalar and axis of the items so far may take (a few, for sampling)."""
+    out: dict[str, list[float]] = {}
+    for key, (text, _) in inf.items.items():
+        m = re.fullmatch(r"[^:]+: (?:size|scalar)\((-?[\d.e+-]+)\.\.(-?[\d.e+-]+)\)", text)
+        if m:
+            lo, hi = float(m.group(1)), float(m.group(2))
+            mid = [v for v in (1, 2, 3, 7, 16, 31, 64, 100, 257, 1000) if lo <= v <= hi]
+            out[key] = [lo, hi, *mid]
+            continue
+        m = re.fullmatch(r"[^:]+: choice\(([\d|]+)\)", text)
+        if m:
+            out[key] = [float(v) for v in m.group(1).split("|")]
+    return out
+
+
+def _covering(length: sp.Expr, origin: Origin, ext: tuple[sp.Expr, Origin] | None,
+              ranges: dict[str, list[float]]) -> tuple[sp.Expr, Origin]:
+    """The allocation's length, unless the kernel's own accesses can reach past it for sizes the spec allows
+    (values the program ties together that the spec fuzzes apart: a buffer of `n` elements indexed up to
+    `count`): then at least what the accesses reach, so a correct source never faults under its spec."""
+    if ext is None:
+        return length, origin
+    reach = ext[0]
+    if any(str(x).startswith(("U_", "D_")) for x in reach.free_symbols):
+        return length, origin
+    slack = sp.expand(length - reach)
+    if slack == 0 or (not isinstance(reach, sp.Max) and all(_term_nonneg(t) for t in sp.Add.make_args(slack))):
+        return length, origin
+    if not _may_exceed(reach, length, ranges):
+        return length, origin
+    covered = sp.Max(length, *(reach.args if isinstance(reach, sp.Max) else (reach,)))
+    return covered, Origin(origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
+                           f"at least what the kernel's accesses reach ({ext[1].where})")
+
+
+def _may_exceed(reach: sp.Expr, length: sp.Expr, ranges: dict[str, list[float]], samples: int = 40) -> bool:
+    """Whether `reach > length` for some values the spec allows (sampled: each symbol's ends and a few values
+    inside; a length below one is left to `where`)."""
+    import random
+
+    syms = sorted(reach.free_symbols | length.free_symbols, key=str)
+    default = [1.0, 2.0, 3.0, 7.0, 16.0, 64.0, 257.0, 4096.0]
+
+    def values(x: sp.Symbol) -> list[float]:
+        if str(x).startswith("sizeof("):
+            return [4.0]
+        name = x.name[3:] if x.name.startswith("_P_") else x.name
+        return ranges.get(name) or default
+
+    rng = random.Random(0)
+    points = [{x: values(x)[0] for x in syms}, {x: values(x)[1 if len(values(x)) > 1 else 0] for x in syms}]
+    points += [{x: rng.choice(values(x)) for x in syms} for _ in range(samples)]
+    for point in points:
+        env = {x: sp.Integer(int(v)) if float(v) == int(v) else sp.Float(v) for x, v in point.items()}
+        try:
+            r, n = sp.sympify(reach.xreplace(env)), sp.sympify(length.xreplace(env))
+            if r.is_number and n.is_number and n >= 1 and bool(r > n):
+                return True
+        except (TypeError, ZeroDivisionError):
+            continue
+    return False
+
+
+def _positive_lengths(inf: Inference, lengths: dict[str, sp.Expr], mapper: Mapper | None) -> None:
+    """A length that subtracts (`total - offset` for a pointer `d + offset` into `total` elements) holds an
+    element only for some sizes: say so (`where: total - offset >= 1`), or the fuzzer draws empty buffers."""
+    conds = []
+    for e in lengths.values():
+        e = sp.expand(e)
+        if e.is_number or all(_term_nonneg(t) for t in sp.Add.make_args(e)):
+            continue
+        conds.append(f"{_text(mapper, e)} >= 1")
+    if not conds:
+        return
+    old = inf.items.get("where")
+    text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + conds))
+    inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
+        "kernel", "", "buffers the program offsets into must hold an element"))
+
+
+def _term_nonneg(t: sp.Expr) -> bool:
+    coeff, _ = t.as_coeff_Mul()
+    return bool(coeff >= 0) and all(f.is_number or f.is_nonnegative or isinstance(f, (CeilDiv, FloorDiv, sp.Mod)) or (
+        f.is_Pow and f.base.is_nonnegative) for f in sp.Mul.make_args(t))
 
 
 def _load_bound_extent(pname: str, fn: Function, kf: KernelFacts, mapper: Mapper | None, grid: list[sp.Expr] | None,
@@ -419,7 +519,9 @@ def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch |
     root = mapper.m.roots_used.get(p.name) if mapper is not None else None
     if mapper is not None and p.name in mapper.m.derived:
         return f"{p.name}: const({mapper.text(mapper.m.derived[p.name])})", lorigin
-    if mapper is not None and p.name in mapper.m.fixed:
+    placeholder = mapper is not None and mapper.m.fixed.get(p.name) == 0 and _is_int_type(ctype) and (
+        ps in used or p.name in kf.guards)  # `n = 0` set later by code not followed: a size, not the constant 0
+    if mapper is not None and p.name in mapper.m.fixed and not placeholder:
         v = mapper.m.fixed[p.name]
         text = str(int(v)) if v == int(v) else repr(float(v))
         if _is_int_type(ctype) or np_name == "bool":
