@@ -8,6 +8,9 @@ EXIT_OK = 0  # verified, or nothing to do
 EXIT_REJECTED = 1  # not equivalent: a counterexample was found
 EXIT_INPUT = 2  # usage or input error
 EXIT_UNVERIFIED = 3  # could not verify: toolchain or device missing
+# The one map from a result's status (a verdict's, a port's) to the exit code.
+EXIT_OF_STATUS = {"verified": EXIT_OK, "nothing to verify": EXIT_OK, "rejected": EXIT_REJECTED,
+                  "failed": EXIT_REJECTED, "unverified": EXIT_UNVERIFIED}
 
 
 @dataclass

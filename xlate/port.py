@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xlate import __version__, gcpause
-from xlate.errors import InputError, Located
+from xlate.errors import EXIT_OF_STATUS, EXIT_UNVERIFIED, InputError, Located
 from xlate.model import KernelUnit
 from xlate.parse import parse_file
 from xlate.targets import target
@@ -85,7 +85,7 @@ class PortResult:
 
     @property
     def exit_code(self) -> int:
-        return {"verified": 0, NOTHING_TO_VERIFY: 0, "rejected": 1, "unverified": 3, "failed": 1}.get(self.status, 3)
+        return EXIT_OF_STATUS.get(self.status, EXIT_UNVERIFIED)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from xlate.diagnostics import Diagnostic
+from xlate.errors import EXIT_OF_STATUS
 
 Status = Literal["verified", "rejected", "unverified"]
 FailureClass = Literal[
@@ -109,7 +110,7 @@ class Verdict:
 
     @property
     def exit_code(self) -> int:
-        return {"verified": 0, "rejected": 1, "unverified": 3}[self.status]
+        return EXIT_OF_STATUS[self.status]
 
     def summary(self) -> str:
         if self.status == "verified":
