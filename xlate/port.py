@@ -4,6 +4,7 @@ port through the gate, and decide what may be written. Used by `xlate port` and 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # the gate and the LLM loop load only when a port is verified
     from xlate.verify.candidate import VerifyOptions
 
 NOTHING_TO_VERIFY = "nothing to verify"
+ENCODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")  # PEP 263
 
 
 @dataclass
@@ -114,8 +116,16 @@ def header(to: str, source: str, engine: str, status: str, detail: str) -> str:
 
 
 def _add_header(text: str, head: str) -> str:
-    # Keep a Python module's `from __future__` lines legal and a shebang first: the header only adds comments.
-    return head + text
+    """The header above the port. Comments only, so a Python module's `from __future__` lines stay legal; a
+    shebang stays the first line (after it, an encoding cookie must stay within the first two lines: Python reads
+    it nowhere else, so the header goes below one)."""
+    if not head.startswith("#"):  # a C-family port: no shebang or cookie to keep
+        return head + text
+    lines = text.splitlines(keepends=True)
+    keep = 1 if lines and lines[0].startswith("#!") else 0
+    if len(lines) > keep and ENCODING_COOKIE.match(lines[keep]):
+        keep += 1
+    return "".join(lines[:keep]) + head + "".join(lines[keep:])
 
 
 def translate(req: PortRequest, unit: KernelUnit, text: str) -> Translation:
