@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xlate.errors import InputError
+from xlate.diagnostics import Diagnostic
+from xlate.errors import InputError, Located
 from xlate.migrate import faults, includes
 from xlate.migrate.diagnostics import diag_dict
 
@@ -245,7 +246,7 @@ def _translate_only(task: Task, unit: Any) -> dict[str, Any]:
     r["timings"]["translate_s"] = time.perf_counter() - t0
     text, changed = includes.rewrite(tr.text, task.rewrites)
     r.update(engine=tr.engine, diagnostics=[d.to_dict() for d in tr.diagnostics], includes_rewritten=changed)
-    r["diagnostics"][:0] = [_warning_dict(w) for w in getattr(unit, "warnings", []) or []]
+    r["diagnostics"][:0] = [_warning_dict(w) for w in unit.warnings]
     r["diff"], r["diff_truncated"] = _diff(task, unit.text, text)
     errors = [d for d in tr.diagnostics if d.severity == "error"]
     r["rule_errors"] = len(errors)
@@ -269,11 +270,10 @@ def _translate_only(task: Task, unit: Any) -> dict[str, Any]:
     return r
 
 
-def _warning_dict(w: Any) -> dict[str, Any]:
-    """A front-end warning (xlate.errors.Located: a grammar gap, bytes that are not UTF-8) as a diagnostic."""
-    return {"code": getattr(w, "code", None) or "XL0002", "severity": getattr(w, "severity", None) or "warning",
-            "message": w.message, "path": w.path, "line": w.line, "col": w.col, "kernel": None, "rule": None,
-            "why": None, "needs_llm": False}
+def _warning_dict(w: Located) -> dict[str, Any]:
+    """A front-end warning (a grammar gap, bytes that are not UTF-8: always catalogued, xlate.diagnostics.located)
+    as a diagnostic."""
+    return Diagnostic(w.code or "XL0002", w.severity, w.message, w.path, w.line, w.col).to_dict()
 
 
 def _kernel_entry(k: Any, translation: Any, verify: bool, diagnostics: list[Any]) -> dict[str, Any]:
@@ -353,7 +353,7 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     per, rest = attribute(unit, tr.diagnostics) if tr else ({}, [])
     kernels = [_kernel_entry(k, tr, req.verify, per.get(k.kernel, k.diagnostics)) for k in res.kernels]
     r["kernels"] = kernels
-    r["diagnostics"] = [_warning_dict(w) for w in getattr(unit, "warnings", []) or []] + [d.to_dict() for d in rest]
+    r["diagnostics"] = [_warning_dict(w) for w in unit.warnings] + [d.to_dict() for d in rest]
     r = relativize(r, scratch)
     kernels = r["kernels"]
     counts = Counter(k["status"] for k in kernels)

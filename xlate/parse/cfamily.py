@@ -654,7 +654,3 @@ class CFamilyBuilder:
 
 def build_unit(src: Source, language: str, grammar: str, root: ts.Node, blanked: list[tuple[int, str]]) -> KernelUnit:
     return CFamilyBuilder(src, language, grammar, blanked).build(root)
-
-
-def iter_nodes(root: ts.Node):  # re-export for callers that walk the tree
-    return walk(root)

@@ -15,7 +15,7 @@ from xlate.targets import target as target_of
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.llm.client import Client
 from xlate.translate.llm.config import LLMConfig, configured_model, load_config
-from xlate.translate.llm.loop import Budget, CandidateCheck, Job, Outcome, judge, run_loop
+from xlate.translate.llm.loop import Budget, CandidateCheck, KernelRequest, Outcome, judge, run_loop
 from xlate.translate.llm.merge import merge
 from xlate.verdict import Verdict
 
@@ -68,7 +68,7 @@ def _summary(cfg: LLMConfig, budget: Budget, client: Client, outcomes: list[Outc
             "accepted": {o.kernel: o.code for o in outcomes if o.accepted and o.code is not None}}
 
 
-def _run(jobs: list[Job], cfg: LLMConfig) -> tuple[list[Outcome], Budget, Client]:
+def _run(jobs: list[KernelRequest], cfg: LLMConfig) -> tuple[list[Outcome], Budget, Client]:
     client = Client(cfg)
     budget = Budget(cfg.budget_tokens, cfg.budget_usd)
     return [run_loop(job, cfg, client, budget) for job in jobs], budget, client
@@ -85,7 +85,7 @@ def llm_translate(unit: KernelUnit, text: str, target: str, options: TranslateOp
     if missing:
         out.diagnostics, out.needs_llm = missing, names
         return out
-    jobs = [Job(unit.path, unit, k, target, gate, arch=options.arch, max_attempts=max_attempts) for k in names]
+    jobs = [KernelRequest(unit.path, unit, k, target, gate, arch=options.arch, max_attempts=max_attempts) for k in names]
     outcomes, budget, client = _run(jobs, cfg)
     for o in outcomes:
         out.diagnostics.extend(o.diagnostics)
@@ -117,7 +117,7 @@ def llm_repair_or_translate(unit: KernelUnit, translation: Translation, kernels:
     for k in kernels:
         diags = kernel_diagnostics(unit, translation, k)
         prior = (translation.text, rejected[k]) if k in rejected and translation.text else None
-        jobs.append(Job(source, unit, k, target, gate, arch=arch, max_attempts=max_attempts, diagnostics=diags,
+        jobs.append(KernelRequest(source, unit, k, target, gate, arch=arch, max_attempts=max_attempts, diagnostics=diags,
                         prior=prior))
         blocking = next((d for d in diags if d.needs_llm or d.severity == "error"), None)
         why = (f"{blocking.code}: {blocking.message}" if blocking else

@@ -51,7 +51,9 @@ CandidateCheck = Callable[[str, str], CandidateVerdict]
 
 
 @dataclass
-class Job:
+class KernelRequest:
+    """One kernel for the repair loop: what to port, to which target, judged by which gate."""
+
     source_path: str
     unit: KernelUnit
     kernel: str
@@ -125,7 +127,7 @@ class Judgement:
     isolation: str | None = None  # sandboxed, trusted-unsandboxed, refused; None: nothing was built or run
 
 
-def kernel_spec(job: Job) -> tuple[KernelSpec | None, str | None]:
+def kernel_spec(job: KernelRequest) -> tuple[KernelSpec | None, str | None]:
     from xlate.specs import build_spec, sidecar_overrides
 
     try:
@@ -168,7 +170,7 @@ def _unverified(kernel: str, reason: str, remedy: str | None = None) -> Verdict:
     return Verdict(status="unverified", kernel=kernel, reason=reason, remedy=remedy)
 
 
-def judge(job: Job, contract: Contract, code: str) -> Judgement:
+def judge(job: KernelRequest, contract: Contract, code: str) -> Judgement:
     """Check one candidate against the contract, then have the gate judge it (job.gate: built and run only as
     untrusted code, see the module doc), and say what went wrong in the terms the repair prompt uses."""
     failure, problems = check(contract, code)
@@ -188,7 +190,7 @@ def judge(job: Job, contract: Contract, code: str) -> Judgement:
     return j
 
 
-def _judgement(job: Job, code: str, judged: CandidateVerdict) -> Judgement:
+def _judgement(job: KernelRequest, code: str, judged: CandidateVerdict) -> Judgement:
     verdict = judged.verdict
     static_errors = [d for d in judged.diagnostics if d.severity == "error"]
     if static_errors:  # the target's static checker refused it before any compiler saw it
@@ -207,7 +209,7 @@ def _judgement(job: Job, code: str, judged: CandidateVerdict) -> Judgement:
     return Judgement(judged.compiled or "ok", None, verdict, messages=[judged.note, *notes] if judged.note else notes)
 
 
-def _diag(job: Job, code: str, **fields: Any) -> Diagnostic:
+def _diag(job: KernelRequest, code: str, **fields: Any) -> Diagnostic:
     fn = job.unit.kernel(job.kernel)
     line = fn.span.line if fn and fn.span else next((f.span.line for f in job.unit.py_functions if f.name == job.kernel), 1)
     return make(code, job.source_path, line, 1, kernel=job.kernel, rule="llm", **fields)
@@ -218,7 +220,7 @@ def _first_line(text: str, limit: int = 300) -> str:
     return line[:limit]
 
 
-def run_loop(job: Job, cfg: LLMConfig, client: Client, budget: Budget) -> Outcome:
+def run_loop(job: KernelRequest, cfg: LLMConfig, client: Client, budget: Budget) -> Outcome:
     spec, spec_error = kernel_spec(job)
     contract = contract_for(job.unit, job.kernel, job.target, spec)
     ctx = kernel_context(job.unit, job.kernel)
