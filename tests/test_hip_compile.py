@@ -42,6 +42,13 @@ __global__ void every_helper(int* p, unsigned* u, float* f, volatile int* flag) 
     if (*flag) __nanosleep(64);
     f[i] = __shfl_sync(0xffffffff, f[i], i + 1) + __shfl_up_sync(0xffffffff, f[i], 1)
          + __shfl_down_sync(0xffffffff, f[i], 2) + __shfl_xor_sync(0xffffffff, f[i], 4, 16);
+    unsigned half = 0x0000ffffu;  // masks that are not the full warp: helpers that honour them
+    int all_same = 0;
+    unsigned peers = __match_any_sync(__activemask(), (unsigned long long)(p + (i & 3)));
+    u[i] += __match_any_sync(half, f[i]) + __match_all_sync(0xffffffff, (long long)u[0], &all_same) + all_same
+          + __ballot_sync(peers, 1) + __reduce_add_sync(peers, u[i]) + __reduce_max_sync(half, p[i]);
+    f[i] += __shfl_sync(peers, f[i], __ffs(peers) - 1) + __shfl_xor_sync(half, f[i], 1)
+          + __shfl_up_sync(half, f[i], 1) + __shfl_down_sync(half, (double)f[i], 1, 8);
 }
 """
 
@@ -56,7 +63,7 @@ def ports() -> list[tuple[str, str, list[str]]]:
         out.append((path.with_suffix(".hip").name, tr.text, [k.name for k in unit.kernels]))
     unit = parse_string(EVERY_HELPER, "every_helper.cu", "cuda")
     tr = CudaToHip().translate(unit, EVERY_HELPER, TranslateOptions(arch="gfx90a"))
-    assert not tr.needs_llm and len(tr.meta["helpers"]) == 17
+    assert not tr.needs_llm and len(tr.meta["helpers"]) == 20
     out.append(("every_helper.hip", tr.text, ["every_helper"]))
     return out
 

@@ -225,16 +225,109 @@ def test_lane_math_agrees_with_the_wavefront_half(t):
     assert (t >> 5) == t // 32 and (t >> 5) & 1 == (hw_lane & 32) >> 5
 
 
+# -- masks that are not the full warp (intrinsics.yaml `partial`, XL1123) ------------------------------------
+# CUDA: lanes outside the mask contribute nothing, and every lane of the mask reaches the call (the sm_6x rule,
+# which the lockstep wavefront keeps). On the AMD side the lanes of the mask are the active ones of the call.
+def ballot_with_exec(p, active, wave):
+    """__ballot over the active lanes only (inactive lanes read 0, amd_device_functions.h)."""
+    return sum(1 << i for i in range(wave) if p[i] and active[i])
+
+
+def half_masks(draw_mask, wave):
+    return [draw_mask[lane // 32] for lane in range(wave)]
+
+
+def bits_of(mask):
+    return [i for i in range(32) if (mask >> i) & 1]
+
+
+def amd_match_any(values, mask, wave):
+    """compat.yaml's xlate_match_any_sync (AMD branch), lane by lane: live = mask & activemask; while todo:
+    lead = __ffs(todo) - 1; eq = ballot(live, lead's bits == mine) & todo; mine -> eq; todo &= ~eq."""
+    out = [None] * wave
+    for h in range(wave // 32):
+        m = mask[h]
+        lanes = [h * 32 + i for i in bits_of(m)]  # the calling lanes: the mask's (all of them reach it)
+        active = [lane in lanes for lane in range(wave)]
+        live = m & ((ballot_with_exec([True] * wave, active, wave) >> (h * 32)) & U32)
+        todo, same = live, dict.fromkeys(lanes, 0)
+        while todo:
+            lead = h * 32 + (todo & -todo).bit_length() - 1
+            b = ballot_with_exec([values[j] == values[lead] for j in range(wave)], active, wave)
+            eq = ((b >> (h * 32)) & U32) & live & todo
+            for lane in lanes:
+                if values[lane] == values[lead]:
+                    same[lane] = eq
+            todo &= ~eq
+        out[h * 32 : h * 32 + 32] = [same.get(h * 32 + i) for i in range(32)]
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.integers(0, 3), min_size=64, max_size=64),
+       masks=st.lists(st.integers(1, U32), min_size=2, max_size=2), wave=waves)
+def test_match_any_helper_is_cudas_on_any_mask(values, masks, wave):
+    got = amd_match_any(values[:wave], masks, wave)
+    for lane in range(wave):
+        h, i = divmod(lane, 32)
+        if (masks[h] >> i) & 1:
+            expected = sum(1 << j for j in bits_of(masks[h]) if values[h * 32 + j] == values[lane])
+            assert got[lane] == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=st.lists(st.booleans(), min_size=64, max_size=64), masks=st.lists(st.integers(1, U32), min_size=2, max_size=2),
+       wave=waves)
+def test_vote_helpers_honour_a_partial_mask(p, masks, wave):
+    """xlate_ballot_sync = half & mask; any = ballot != 0; all = ballot == mask & activemask; as CUDA's
+    __ballot_sync / __any_sync / __all_sync over the mask's lanes (all of which reach the call)."""
+    p = p[:wave]
+    mask = half_masks(masks, wave)
+    active = [(mask[lane] >> (lane & 31)) & 1 == 1 for lane in range(wave)]
+    b = ballot_with_exec(p, active, wave)
+    act = ballot_with_exec([True] * wave, active, wave)
+    for lane in range(wave):
+        if not active[lane]:
+            continue
+        half = ((b >> (lane & 32)) & U32) & mask[lane]
+        live = mask[lane] & ((act >> (lane & 32)) & U32)
+        members = [(lane & 32) + j for j in bits_of(mask[lane])]
+        assert half == sum(1 << (j & 31) for j in members if p[j])  # CUDA's ballot: 0 outside the mask
+        assert (half != 0) == any(p[j] for j in members)
+        assert (half == live) == all(p[j] for j in members)
+
+
+@settings(max_examples=200, deadline=None)
+@given(v=lanes64, masks=st.lists(st.integers(1, U32), min_size=2, max_size=2), wave=waves)
+def test_reduce_helpers_over_a_partial_mask(v, masks, wave):
+    """The partial-mask branch: r = shfl(v, first lane of the mask), then op with each further lane of it."""
+    v = v[:wave]
+    for name, op in {"add": lambda a, b: a + b, "min": min, "max": max, "xor": lambda a, b: a ^ b}.items():
+        for h in range(wave // 32):
+            lanes = bits_of(masks[h])
+            r = hip_shfl(v, [lanes[0]] * wave, 32, wave)[h * 32]
+            for j in lanes[1:]:
+                r = op(r, hip_shfl(v, [j] * wave, 32, wave)[h * 32])
+            assert r == _fold([v[h * 32 + j] for j in lanes], op), name
+
+
 def test_helpers_in_compat_yaml_are_the_modelled_ones():
     """The models above follow the helper text; a change to compat.yaml must change them too."""
     helpers = compat.compat()["helpers"]
     flat = lambda s: " ".join(s.split())  # noqa: E731
-    assert "return (unsigned int)(__ballot(pred) >> (__lane_id() & 32u));" in flat(helpers["ballot"]["text"])
+    assert "return (unsigned int)(__ballot(pred) >> (__lane_id() & 32u)) & mask;" in flat(helpers["ballot"]["text"])
     assert "return (unsigned int)(__ballot(1) >> (__lane_id() & 32u));" in flat(helpers["activemask"]["text"])
     assert "return xlate_ballot_sync(mask, pred) != 0u;" in flat(helpers["any"]["text"])
-    assert "return xlate_ballot_sync(mask, pred) == xlate_activemask();" in flat(helpers["all"]["text"])
+    assert "return xlate_ballot_sync(mask, pred) == (mask & xlate_activemask());" in flat(helpers["all"]["text"])
     for op in ("add", "min", "max", "and", "or", "xor"):
         text = flat(helpers[f"reduce_{op}"]["text"])
-        assert "for (int o = 16; o > 0; o >>= 1)" in text and "__shfl_xor(v, o, XLATE_WARP_WIDTH)" in text
+        assert "for (int o = 16; o > 0; o >>= 1)" in text and "xlate_shfl_xor_sync(mask, v, o)" in text
+        assert "xlate_shfl_sync(mask, v, __ffs(mask) - 1)" in text and "m &= m - 1u" in text
+    shfl = flat(helpers["shfl_sync"]["text"])
+    assert "return __shfl(v, lane & (width - 1), width);" in shfl and "return __shfl_xor(v, lane_mask, width);" in shfl
+    match = flat(helpers["match_any"]["text"])
+    for step in ("const unsigned int live = mask & xlate_activemask();", "xlate_shfl_sync(live, bits, __ffs(todo) - 1)",
+                 "xlate_ballot_sync(live, lead == bits) & todo", "if (lead == bits) same = eq;", "todo &= ~eq;"):
+        assert step in match, step
     assert re.search(r"#define XLATE_WARP_WIDTH 32\b", helpers["warp_width"]["text"])
     assert re.search(r"#define XLATE_WARP_SIZE 32\b", helpers["warp_size"]["text"])

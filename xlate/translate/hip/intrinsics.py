@@ -17,6 +17,7 @@ from typing import Any
 import tree_sitter as ts
 
 from xlate.parse.consteval import parse_int_literal
+from xlate.translate.hip import ptx
 from xlate.translate.hip.diagnostics import rules_file
 from xlate.translate.hip.job import Job, Region, args_of, normalize_expr
 
@@ -33,6 +34,7 @@ def load_rules() -> dict[str, Any]:
     rules["_preserved_by_wave"] = {int(k): v for k, v in preserved.items()}
     rev = rules["reverse"]
     rules["_compat_inverse"] = {r["hip"]: name for name, r in rules["compat_calls"].items()}
+    rules["_compat_inverse"].update({r["partial"]["hip"]: name for name, r in rules["shuffles"].items() if "partial" in r})
     rules["_cg_inverse"] = {r["hip"]: name for name, r in rules["cooperative_groups"]["rewrites"].items()}
     rules["_reverse_identifiers"] = {r["hip"]: name for name, r in rules["compat_identifiers"].items()}
     rules["_reverse_identifiers"].update(rev["identifiers"])
@@ -41,7 +43,8 @@ def load_rules() -> dict[str, Any]:
         set(rules["shuffles"]) | set(rules["legacy_shuffles"]) | set(rules["compat_calls"])
         | set(rules["unsupported_calls"]) | set(cg["hardware_warp_groups"]) | set(cg["rewrites"])
         | set(cg["missing_members"]) | set(cg["missing_functions"]))
-    rules["_reverse_calls"] = frozenset(set(rev["shuffles"]) | set(rev["votes"]) | set(rules["_compat_inverse"])
+    rules["_sreg_inverse"] = {r["hip"]: reg for reg, r in rules["ptx_special_registers"].items()}
+    rules["_reverse_calls"] = frozenset(set(rules["_sreg_inverse"]) | set(rev["shuffles"]) | set(rev["votes"]) | set(rules["_compat_inverse"])
                                         | set(rules["_cg_inverse"]) | set(rev["amd_only_calls"]) | {"hipLaunchKernelGGL"})
     return rules
 
@@ -119,8 +122,14 @@ def _shuffle(job: Job, region: Region, call: ts.Node, fn: ts.Node, rule: dict[st
     if not legacy:
         mask = args[0]
         if not job.is_full_mask(region, mask):
-            job.stats.count("unsupported", "warp_intrinsics", name)
-            job.diag("XL1102", region, mask, rule=rid, name=name, mask=region.text(mask))
+            partial = rule.get("partial")
+            if partial is None:
+                job.stats.count("unsupported", "warp_intrinsics", name)
+                job.diag("XL1102", region, mask, rule=rid, name=name, mask=region.text(mask))
+                return
+            _check_shuffled_type(job, region, call, args[1], name)
+            _partial_mask(job, region, fn, mask, name, partial["hip"], rid)
+            job.helpers.add(partial["helper"])
             return
     var, lane = args[base], args[base + 1]
     width = args[base + 2] if len(args) == base + 3 else None
@@ -168,15 +177,25 @@ def _compat_call(job: Job, region: Region, call: ts.Node, fn: ts.Node, rule: dic
         if len(args) <= mask_index:
             return
         mask = args[mask_index]
-        if not job.is_full_mask(region, mask):
-            job.stats.count("unsupported", "warp_intrinsics", name)
-            job.diag("XL1102", region, mask, rule=rid, name=name, mask=region.text(mask))
+        if not job.is_full_mask(region, mask):  # the helpers honour the mask (intrinsics.yaml)
+            _partial_mask(job, region, fn, mask, name, rule["hip"], rid)
+            job.helpers.add(rule["helper"])
+            if rule.get("code"):
+                job.diag(rule["code"], region, fn, rule=rid, once=name, name=name, target=rule["hip"])
             return
     job.edits.replace(region.start(fn), region.end(fn), rule["hip"], rid)
     job.helpers.add(rule["helper"])
     job.stats.count("converted", "warp_intrinsics", name)
     if rule.get("code"):
         job.diag(rule["code"], region, fn, rule=rid, once=name, name=name, target=rule["hip"])
+
+
+def _partial_mask(job: Job, region: Region, fn: ts.Node, mask: ts.Node, name: str, target: str, rid: str) -> None:
+    """A mask that is not provably the full warp: the callee becomes the compat helper that honours it, the
+    arguments stay as written (XL1123)."""
+    job.edits.replace(region.start(fn), region.end(fn), target, rid)
+    job.stats.count("converted", "warp_intrinsics", name)
+    job.diag("XL1123", region, mask, rule=rid, name=name, mask=region.text(mask), target=target)
 
 
 def _unsupported(job: Job, region: Region, fn: ts.Node, name: str) -> None:
@@ -355,6 +374,8 @@ def reverse(job: Job, region: Region) -> None:
             job.stats.count("converted", "warp_intrinsics", name)
         elif name in r["_cg_inverse"]:
             _rcg(job, region, call, name_node, r["_cg_inverse"][name])
+        elif name in r["_sreg_inverse"]:
+            ptx.reverse(job, region, call, name_node, r["_sreg_inverse"][name])
         elif name in rv["amd_only_calls"] or name.startswith(tuple(rv["amd_only_prefixes"])):
             job.edits.claim(s, e)
             job.stats.count("unsupported", "amd_builtins", name)

@@ -292,7 +292,7 @@ class Job:
         value = self._macro_values.get(name) or self.unit.constants.get(name)
         if value is None:
             decl = self.local_declaration(region, node, name)
-            if decl is not None and decl[2] is not None and decl[3]:
+            if decl is not None and decl[2] is not None and (decl[3] or self._never_written(region, node, decl[1])):
                 value = decl[2]
         if value is None:
             return False
@@ -302,6 +302,37 @@ class Job:
         if re.fullmatch(r"[a-z_][a-z0-9_]*", norm, re.I):
             return self._name_is_full(region, node, value.strip(), full, depth + 1)
         return False
+
+    def _never_written(self, region: Region, at: ts.Node, declarator: ts.Node) -> bool:
+        """A local that is not const but keeps its initial value: after its declaration, nothing in its function
+        assigns it, increments it, takes its address or hands it to a function of this file (which might take it
+        by reference). `unsigned mask = 0xffffffff;` then reads as the full mask it is."""
+        fn = self.function_node(at) if region.macro is None else None
+        scope = fn if fn is not None else region.root
+        name = region.text(declarator)
+        own = {f.name for f in self.unit.functions} | {h.name for h in self.unit.host_functions}
+        stack = [scope]
+        while stack:
+            n = stack.pop()
+            if n.type in ("comment", "string_literal"):
+                continue
+            if n.type == "identifier" and n.start_byte > declarator.start_byte and region.text(n) == name:
+                parent = n.parent
+                if parent is None:
+                    continue
+                if parent.type == "assignment_expression" and parent.child_by_field_name("left") == n:
+                    return False
+                if parent.type == "update_expression":
+                    return False
+                if parent.type == "pointer_expression" and region.text(parent).lstrip().startswith("&"):
+                    return False
+                if parent.type == "argument_list" and parent.parent is not None:
+                    callee = parent.parent.child_by_field_name("function")
+                    if callee is None or region.text(callee) in own:
+                        return False
+                continue
+            stack.extend(n.children)
+        return True
 
     def local_declaration(self, region: Region, node: ts.Node, name: str) -> tuple[str, ts.Node, str | None, bool] | None:
         """(type text, declarator node, initialiser text, const?) of `name` in the enclosing function or its
