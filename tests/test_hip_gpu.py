@@ -33,6 +33,15 @@ def _targets() -> list[tuple[Path, str]]:
 TARGETS = _targets()
 
 
+def test_the_gpu_suite_has_its_targets():
+    """The GPU test below runs what _targets() finds: every corpus kernel without inline assembly, and the warp
+    rewrites of tests/data/hip_cases, must be there (a vanished input fails here, on every machine)."""
+    corpus = [(p, k.name) for p in SOURCES if p.parent.name == "kernels" and p.parent.parent.name == "examples"
+              for u in [parse_file(p)] for k in u.kernels if not any(f.asm for f in u.reachable(k.name))]
+    cases = [t for t in TARGETS if "hip_cases" in t[0].parts]
+    assert len(corpus) >= 40 and set(corpus) <= set(TARGETS) and cases
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("path, kernel", TARGETS, ids=[f"{p.stem}:{k}" for p, k in TARGETS])
 def test_hip_port_verified_against_cuda(tmp_path, path, kernel):

@@ -99,6 +99,20 @@ class FuzzResult:
     recorded: list[GoldenCase]
 
 
+def tolerance_terms(spec: KernelSpec, case: Case, env: dict[str, Any], inputs: dict[str, np.ndarray]) -> tuple[int | None, float]:
+    """What a case's tolerances scale with: the reduction length (None: no reduction) and the inputs' magnitude."""
+    in_arrays = [inputs[p.name] for p in spec.buffers if p.role != "out"] + [np.asarray([v]) for v in case.scalars.values()]
+    length = None
+    if spec.op_length:
+        from xlate.specs import expr
+
+        length = int(expr.evaluate(spec.op_length, env))
+    elif spec.op == "atomic":
+        # Unknown contributions per output element: bound it by the longest input.
+        length = max((inputs[p.name].size for p in spec.buffers if p.role != "out"), default=1)
+    return length, scale_of(in_arrays, spec)
+
+
 class Fuzzer:
     def __init__(self, spec: KernelSpec, candidate: Side | None, source: Side | None = None,
                  reference: ReferenceOracle | None = None, golden: Golden | None = None,
@@ -139,18 +153,7 @@ class Fuzzer:
         except (ArithmeticError, ValueError, TypeError, MemoryError) as exc:  # a spec whose expressions fail on this case
             raise SpecError(f"xlate: error: the spec of '{spec.kernel}' cannot be evaluated for "
                             f"{dict(case.sizes)}: {type(exc).__name__}: {exc}") from None
-        in_arrays = [inputs[p.name] for p in spec.buffers if p.role != "out"] + [
-            np.asarray([v]) for k, v in case.scalars.items()
-        ]
-        length = None
-        if spec.op_length:
-            from xlate.specs import expr
-
-            length = int(expr.evaluate(spec.op_length, env))
-        elif spec.op == "atomic":
-            # Unknown contributions per output element: bound it by the longest input.
-            length = max((inputs[p.name].size for p in spec.buffers if p.role != "out"), default=1)
-        term_scale = scale_of(in_arrays, spec)
+        length, term_scale = tolerance_terms(spec, case, env, inputs)
 
         def repeat_atol(dtype: np.dtype) -> float:
             return tolerance(spec, dtype, length, term_scale, 0.0).atol
