@@ -225,8 +225,9 @@ class Renamer:
     def identifier(self, region: Region, node: ts.Node | None, name: str, s: int, e: int) -> None:
         job = self.job
         m = job.tables.override("identifier", name) or self.builtin_ids.get(name) or job.tables.lookup("identifier", name)
-        if m is not None and job.users_own(region if node is not None else job.main, node if node is not None else s, name):
-            return
+        if m is not None and m.target != name and job.users_own(region if node is not None else job.main,
+                                                                 node if node is not None else s, name):
+            return  # the file's own declaration (an identity entry changes nothing: no need to ask)
         if m is None:
             fam = vendor_family(self.source_side, name)
             if fam is not None:

@@ -6,7 +6,7 @@ Passes, in order, over one tree-sitter parse of the file (xlate/translate/hip/jo
   3. structural rewrites of warp intrinsics, cooperative groups and launches (intrinsics.py, rules/intrinsics.yaml),
      and of runtime calls whose HIP declaration takes `const void*` / `void**` (hostcalls.py, rules/host_calls.yaml);
   4. constructs without an equivalent: inline asm, texture references, device launches (unsupported.py); C++
-     that clang rejects and nvcc accepts (`register`, language.py);
+     that clang rejects and nvcc accepts (`register`, definitions of functions hip_runtime.h defines: language.py);
   5. wavefront-size analysis (wavefront.py, rules/wavefront.yaml);
   6. renaming of identifiers, types, namespaces, #include paths and macro bodies by the mapping tables and the
      user rules (rewriter.py, tables.py, userrules.py);
@@ -97,6 +97,7 @@ class _RuleTranslator:
                   rocm=rocm, roc=roc, launch_syntax=options.launch_syntax, project_names=frozenset(options.project_names))
         if not forward:
             compat.remove(job)
+            language.unguard_hip_defined(job)
             intrinsics.cg_collectives_reverse(job)
         macros = macro_regions(job, _macro_interest(self.direction))
         masked = masked_regions(job)
@@ -115,6 +116,7 @@ class _RuleTranslator:
         if forward:
             wavefront.host_warp_size(job)
             self._unparsed_macros(job, macros)
+            language.guard_hip_defined(job)
         renamer = Renamer(job, *self._builtin_identifiers(job), source_side=self.source_side)
         includes = renamer.includes()
         renamer.run(macros, masked)
