@@ -296,3 +296,24 @@ def test_an_allocation_the_kernel_may_read_past_under_the_spec_is_widened(tmp_pa
     assert res.annotation() == ("in: in[max(count, n)], out: out[max(count, n)], count: size(1..4096), "
                                 "n: size(1..4096), grid: cdiv(count, 256), block: 256")
     assert "at least what the kernel's accesses reach" in res.items["in"][1].detail
+
+
+def test_std_integer_types_system_typedefs_and_float_ceil_division(tmp_path):
+    res = resolve(tmp_path, """
+    #include <cstdint>
+    __global__ void stamp(clock_t* t, float* out, const std::uint64_t seed, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) { out[i] = (float)(seed % 7); t[i] = clock(); }
+    }
+    int main() {
+      int n = 5000;
+      clock_t* t; float* o;
+      cudaMalloc(&t, n * sizeof(clock_t));
+      cudaMalloc(&o, n * sizeof(float));
+      int blocks = ceil(n / 256.0);
+      stamp<<<blocks, 256>>>(t, o, 42, n);
+    }
+    """, "stamp")
+    assert res.annotation() == ("t: out[n], out: out[n], seed: const(42), n: size(1..5000), grid: cdiv(n, 256), "
+                                "block: 256")
+    assert res.spec is not None and res.spec.param("t").ctype == "long"  # clock_t read as what it is

@@ -23,6 +23,7 @@ def ctypes_table() -> dict[str, dict[str, Any]]:
 
 def normalise_ctype(base: str) -> str:
     t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|signed(?= \w))\b", " ", base)
+    t = re.sub(r"(?<![\w:])(?:::)?std::(?=u?int\d+_t\b|size_t\b|ptrdiff_t\b)", "", t)  # std::uint64_t is uint64_t
     return " ".join(t.split())
 
 

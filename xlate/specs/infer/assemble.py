@@ -82,11 +82,11 @@ class Mapper:
             known = {s: sp.Integer(int(r.value)) if float(r.value) == int(r.value) else sp.Float(r.value)
                      for s, r in self.roots.items() if s in e.free_symbols and r.value is not None}
             v = e.xreplace(known) if known else e
-            if v.is_number:
+            if v.is_number and concrete_float(v) is not None:
                 rs = [self.roots[s] for s in e.free_symbols if s in self.roots]
                 where = rs[0].where if rs else self.launch.where
                 arg_text = self.launch.arg_texts[i] if i < len(self.launch.arg_texts) else str(e)
-                self.m.values[p.name] = (float(v), where, arg_text)
+                self.m.values[p.name] = (concrete_float(v), where, arg_text)  # type: ignore[assignment]
         for p, e in pending:
             rewritten = sp.sympify(e).xreplace(self.m.subs)
             if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols:
@@ -251,6 +251,13 @@ def root_range(root: Root | None) -> tuple[int, int, str] | None:
     if root.value is not None and float(root.value) >= 1 and float(root.value) == int(root.value):
         return 1, int(root.value), root.where
     return None
+
+
+def concrete_float(e: sp.Expr) -> float | None:
+    try:
+        return float(e)
+    except (TypeError, ValueError, OverflowError):  # a number sympy cannot evaluate
+        return None
 
 
 def concrete_int(e: sp.Expr | None) -> int | None:

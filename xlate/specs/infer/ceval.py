@@ -501,16 +501,28 @@ def _ratio(e: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
     return num, den
 
 
+def _exact(e: sp.Expr) -> sp.Expr:
+    """Floats that are small binary fractions (`n / 256.0` is n * 0.00390625) as the rationals they are."""
+    reps = {}
+    for f in e.atoms(sp.Float):
+        r = sp.Rational(float(f))
+        if r.q <= 1 << 20:
+            reps[f] = r
+    return e.xreplace(reps) if reps else e
+
+
 def _ceil_of(e: sp.Expr) -> sp.Expr:
+    e = _exact(e)
     num, den = _ratio(e)
-    if den != 1 and not num.has(sp.Float) and not den.has(sp.Float):
+    if den != 1 and not num.has(sp.Float) and not den.has(sp.Float) and num.is_integer and den.is_integer:
         return CeilDiv(num, den)
     return sp.ceiling(e)
 
 
 def _floor_of(e: sp.Expr) -> sp.Expr:
+    e = _exact(e)
     num, den = _ratio(e)
-    if den != 1 and not num.has(sp.Float) and not den.has(sp.Float):
+    if den != 1 and not num.has(sp.Float) and not den.has(sp.Float) and num.is_integer and den.is_integer:
         return FloorDiv(num, den)
     return sp.floor(e) if not e.is_integer else e
 

@@ -181,13 +181,16 @@ class KernelFacts:
             for i, s in enumerate(syms):
                 if vals is not None:
                     launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        # sizes of the spec the launch brings in (`length` of grid = length / block_size): as final as parameters
+        spec_sizes = {x for v in launch.values() for x in sp.sympify(v).free_symbols}
         best: sp.Expr | None = None
         for a in mine:
             m = _maxval(a.last, a.bounds, self)
             if m is None:
                 return None
             m = sp.expand(m.xreplace(launch)) if launch else m
-            if any(not _is_outcome(s) for s in m.free_symbols) or any(s in GRID or s in BLOCK for s in m.free_symbols):
+            if any(not _is_outcome(s) and s not in spec_sizes for s in m.free_symbols) or any(
+                    s in GRID or s in BLOCK for s in m.free_symbols):
                 return None
             best = m if best is None else sp.Max(best, m)
         if best is None:
@@ -237,11 +240,13 @@ class KernelFacts:
         if self.truncated:
             return {}, {q: "the kernel is too large to follow" for q in {ld.param for ld in self.loads.values()}}
 
+        spec_sizes = {x for v in launch.values() for x in sp.sympify(v).free_symbols}
+
         def settle(e: sp.Expr | None) -> sp.Expr | None:
             if e is None:
                 return None
             e = sp.expand(e.xreplace(launch)) if launch else e
-            return None if any(not _is_final(x) for x in e.free_symbols) else e
+            return None if any(not _is_final(x) and x not in spec_sizes for x in e.free_symbols) else e
 
         for a in self.accesses:
             loads = self.loads_in(a.last)
@@ -398,8 +403,14 @@ def _linear_upper(e: sp.Expr, us: list[sp.Symbol]) -> sp.Expr | None:
     return None
 
 
+def _outside(x: sp.Symbol) -> bool:
+    """A symbol that stands for something outside the kernel's code (a parameter, a size of the spec, a launch
+    dimension), not one of its locals, loads or thread indices."""
+    return _is_final(x) or not (x.name.startswith(("v_", "l_", "L_", "__")) or x in TID or x in BID)
+
+
 def _positive_final(e: sp.Expr) -> bool:
-    return all(_is_final(x) for x in e.free_symbols) and all(_nonneg_term(t) for t in sp.Add.make_args(sp.expand(e))) and (
+    return all(_outside(x) for x in e.free_symbols) and all(_nonneg_term(t) for t in sp.Add.make_args(sp.expand(e))) and (
         e != 0)
 
 
@@ -423,7 +434,7 @@ def _solve_caps(m: sp.Expr, us: list[sp.Symbol], limit: sp.Expr) -> dict[sp.Symb
     rest = sp.expand(lin - sum(c * u for u, c in coeffs.items()))
     if rest.free_symbols & set(us) or any(c.free_symbols & set(us) for c in coeffs.values()):
         return None  # products of index values
-    if any(not _is_final(x) for x in rest.free_symbols):
+    if any(not _outside(x) for x in rest.free_symbols):
         return None
     out = {}
     for u, c in coeffs.items():

@@ -74,6 +74,10 @@ class Program:
         self._roots = {f.tree.root_node.id: f for f in files}
         for f in files:
             self._index(f)
+        from xlate.specs.infer.host import api
+
+        for name, definition in api().get("system_types", {}).items():
+            self.typedefs.setdefault(name, definition)
 
     # -- indexing ------------------------------------------------------------------------------------------------
     def add_build_macros(self, folder: Path) -> None:

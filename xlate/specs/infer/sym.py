@@ -92,7 +92,10 @@ def concrete(e: Any) -> int | None:
     if isinstance(e, sp.Expr) and e.is_Integer:
         return int(e)
     if isinstance(e, sp.Expr) and e.is_number and e.is_finite:
-        f = float(e)
+        try:
+            f = float(e)
+        except (TypeError, ValueError, OverflowError):  # a number sympy cannot evaluate (floor of a huge power)
+            return None
         return int(f) if f == int(f) else None
     return None
 
