@@ -39,7 +39,7 @@ def _parse_text(source: SourceText, strict: bool, include_dirs: tuple[str, ...])
             raise InputError(f"{source.path}: {len(errors)} syntax error(s)", errors)
         from xlate.parse.triton import build_triton_unit
 
-        unit = build_triton_unit(src, tree.root_node)
+        unit = build_triton_unit(src, tree.root_node, source.language)
         unit.warnings = list(source.warnings) + [_as_warning(e) for e in errors[:MAX_GAP_WARNINGS]]
     else:
         from xlate.parse.cfamily import build_unit

@@ -1,4 +1,5 @@
-"""Build a KernelUnit from a Python module holding @triton.jit kernels and their launchers."""
+"""Build a KernelUnit from a Python module holding @triton.jit kernels and their launchers (or any language
+read with the Python grammar whose kernels are jit-decorated functions launched as `kernel[grid](...)`)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ def _params(src: Source, params: ts.Node) -> list[TritonParam]:
     return out
 
 
-def build_triton_unit(src: Source, root: ts.Node) -> KernelUnit:
-    unit = KernelUnit(path=src.path, language="triton", size_bytes=len(src.data))
+def build_triton_unit(src: Source, root: ts.Node, language: str = "triton") -> KernelUnit:
+    unit = KernelUnit(path=src.path, language=language, size_bytes=len(src.data))
     jit_names: set[str] = set()
     for m in languages.matches("python", "triton", root):
         if "decorated" in m:

@@ -1,0 +1,91 @@
+"""A fifth backend from outside xlate, for tests/test_toy_backend.py: "npy", a toy kernel language of plain Python
+and NumPy (a jit-decorated function launched as `kernel[grid](...)` by a launcher), run by a NumPy worker.
+
+It is what a third-party package would ship: a target entry (`TARGET`, entry point group xlate.targets) and a
+backend (`ToyBackend`, group xlate.backends). Nothing in xlate names it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from typing import Any
+
+import numpy as np
+from xlate.backends.base import (
+    Arg,
+    Artifact,
+    BackendDefaults,
+    BufferArg,
+    Capability,
+    CompileError,
+    CompileOptions,
+    CompileResult,
+    LaunchConfig,
+    RunResult,
+    ToolchainInfo,
+    compile_cache_dir,
+    content_key,
+    store_artifact,
+)
+from xlate.backends.worker import run_in_worker
+
+TARGET = {
+    "title": "NumPy toy", "language": "npy", "port_suffix": "_npy.py", "file_suffix": ".py", "source_suffixes": [],
+    "comment": "#", "fence": "python", "grammar": "python", "default_arch": None, "c_spelling": None,
+    "backend": "toy", "missing_kernel": "{path}: error: no launcher '{kernel}' (functions: {names})",
+}
+
+
+class ToyBackend(BackendDefaults):
+    name = "toy"
+    languages = ("npy",)
+    capabilities: frozenset[Capability] = frozenset({"timing"})  # its launchers compute their own launch
+
+    def detect(self) -> ToolchainInfo:
+        return ToolchainInfo(self.name, True, True, True, platform="cpu (numpy)", interpreter=True,
+                             versions={"numpy": np.__version__})
+
+    def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.py") -> Artifact:
+        t0 = time.perf_counter()
+        try:
+            compile(source, path, "exec")  # syntax only: the worker runs it
+        except SyntaxError as exc:
+            raise CompileError(self.name, f"{path}:{exc.lineno}:{exc.offset}: error: {exc.msg}", path) from None
+        key = content_key(self.name, source, kernel)
+        module = compile_cache_dir(self.name) / f"{key}.py"
+        module.write_text(source)
+        art = Artifact(self.name, kernel, key, str(module), kernel,
+                       compile=CompileResult(True, "", time.perf_counter() - t0))
+        store_artifact(art)
+        return art
+
+    def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
+            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
+        return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(artifact), bench=bench,
+                             wrapper=wrapper)
+
+    def worker_runtime(self) -> ToyRuntime:
+        return ToyRuntime()
+
+
+class ToyRuntime:
+    """In the worker: the launcher is called with NumPy views of the buffers (writes land in the allocations)."""
+
+    def load(self, artifact: dict[str, Any]) -> Any:
+        spec = importlib.util.spec_from_file_location(f"toy_{artifact['key']}", artifact["path"])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, artifact["entry"])
+
+    def run(self, handle: Any, args: list[Arg], launch: LaunchConfig,
+            bench: dict[str, int] | None = None) -> tuple[dict[str, np.ndarray], float, dict[str, Any]]:
+        whole = {a.name: a.data for a in args if isinstance(a, BufferArg)}
+        call = [a.data[a.offset : a.offset + a.length] if isinstance(a, BufferArg) else a.value for a in args]
+        t0 = time.perf_counter()
+        handle(*call)
+        return whole, time.perf_counter() - t0, {}
+
+    def is_fatal(self, exc: BaseException) -> bool:
+        return False
