@@ -1,6 +1,8 @@
-"""Runtime calls whose HIP declaration takes `const void*` or `void**` where CUDA has a template overload
-(rules/host_calls.yaml says which and why): CUDA -> HIP casts that argument, HIP -> CUDA removes exactly the
-cast the forward port wrote (CUDA's templates take the argument as it is)."""
+"""Runtime calls whose arguments differ between CUDA and HIP (rules/host_calls.yaml says which and why):
+- HIP takes `const void*` or `void**` where CUDA has a template overload: CUDA -> HIP casts that argument,
+  HIP -> CUDA removes exactly the cast the forward port wrote (CUDA's templates take the argument as it is);
+- CUDA's managed-memory hints with a cudaMemLocation: the `_v2` HIP name where the target ROCm has it, else a
+  compat helper that passes the location's device id to the older HIP call."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import tree_sitter as ts
 
 from xlate.translate.hip.diagnostics import rules_file
 from xlate.translate.hip.job import Job, Region, args_of
+from xlate.translate.hip.tables import version
 
 _CASTS = ("reinterpret_cast", "static_cast", "const_cast")
 
@@ -21,10 +24,19 @@ def rules() -> dict[str, dict[str, Any]]:
     return dict(rules_file("host_calls.yaml")["cast_args"])
 
 
+@functools.cache
+def location_forms() -> dict[str, dict[str, Any]]:
+    return dict(rules_file("host_calls.yaml")["location_forms"])
+
+
 def forward(job: Job, region: Region) -> None:
     table = rules()
+    forms = location_forms()
     for kind, call, name_node in job.calls(region):
         name = region.text(name_node)
+        if kind == "fn" and name in forms and not job.tables.override("identifier", name):
+            _location_form(job, region, call, name_node, name, forms[name])
+            continue
         rule = table.get(name)
         if kind != "fn" or rule is None or job.tables.override("identifier", name):
             continue
@@ -46,9 +58,46 @@ def forward(job: Job, region: Region) -> None:
                  arg=rule["arg"] + 1)
 
 
+def _location_form(job: Job, region: Region, call: ts.Node, fn: ts.Node, name: str, rule: dict[str, Any]) -> None:
+    args = args_of(call)
+    if len(args) <= rule["arg"]:
+        return
+    if len(args) < rule["long"] and not _is_location(job, region, args[rule["arg"]]):
+        return  # the device-id form: the tables rename it
+    s, e = region.start(fn), region.end(fn)
+    if job.skipped(s, e) or not job.edits.claim(s, e):
+        return
+    rid = f"host_calls:{name}"
+    have = job.rocm is None or version(job.rocm) >= version(rule["rocm"])
+    target = rule["v2"] if have else rule["compat"]
+    job.edits.replace(s, e, target, rid)
+    job.stats.count("converted", "runtime", name)
+    if not have:
+        job.helpers.add(rule["helper"])
+    job.diag("XL1018", region, fn, rule=rid, once=name, name=name, target=target, v2=rule["v2"], rocm=rule["rocm"],
+             have=job.rocm)
+
+
+def _is_location(job: Job, region: Region, arg: ts.Node) -> bool:
+    """The argument is a cudaMemLocation: a variable declared so, or an expression that names the type."""
+    if "MemLocation" in region.text(arg):
+        return True
+    if arg.type != "identifier":
+        return False
+    decl = job.local_declaration(region, arg, region.text(arg))
+    return decl is not None and "MemLocation" in decl[0]
+
+
 def reverse(job: Job, region: Region) -> None:
     by_hip = hip_names()
+    back = {name: cuda for cuda, r in location_forms().items() if not cuda.endswith("_v2")
+            for name in (r["v2"], r["compat"])}
     for kind, call, name_node in job.calls(region):
+        if kind == "fn" and region.text(name_node) in back:
+            s, e = region.start(name_node), region.end(name_node)
+            if job.edits.claim(s, e):
+                job.edits.replace(s, e, back[region.text(name_node)], f"host_calls:{back[region.text(name_node)]}")
+            continue
         rule = by_hip.get(region.text(name_node))
         if kind != "fn" or rule is None:
             continue

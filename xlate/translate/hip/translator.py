@@ -60,7 +60,7 @@ def _macro_interest(direction: str) -> re.Pattern[bytes]:
     if direction == "cuda->hip":
         names = (set(r["shuffles"]) | set(r["legacy_shuffles"]) | set(r["compat_calls"]) | set(r["unsupported_calls"])
                  | set(r["compat_identifiers"]) | set(r["cooperative_groups"]["hardware_warp_groups"])
-                 | set(hostcalls.rules()))
+                 | set(hostcalls.rules()) | set(hostcalls.location_forms()))
     else:
         rv = r["reverse"]
         names = (set(rv["shuffles"]) | set(rv["votes"]) | set(r["_compat_inverse"]) | set(r["_cg_inverse"])
