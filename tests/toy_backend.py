@@ -1,8 +1,9 @@
-"""A fifth backend from outside xlate, for tests/test_toy_backend.py: "npy", a toy kernel language of plain Python
+"""A fifth target from outside xlate, for tests/test_toy_backend.py: "npy", a toy kernel language of plain Python
 and NumPy (a jit-decorated function launched as `kernel[grid](...)` by a launcher), run by a NumPy worker.
 
-It is what a third-party package would ship: a target entry (`TARGET`, entry point group xlate.targets) and a
-backend (`ToyBackend`, group xlate.backends). Nothing in xlate names it.
+It is what a third-party package would ship: a target entry (`TARGET`, entry point group xlate.targets), a
+backend (`ToyBackend`, group xlate.backends) and a translator (`ToyTranslator`, group xlate.translators: it
+knows one kernel, saxpy). Nothing in xlate names it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,27 @@ from xlate.backends.base import (
     store_artifact,
 )
 from xlate.backends.worker import run_in_worker
+
+from xlate.translate.base import Translation
+
+SAXPY = '''import numpy as np
+
+
+def jit(fn):
+    class Launchable:
+        def __getitem__(self, grid):
+            return fn
+    return Launchable()
+
+
+@jit
+def _saxpy(n, a, x, y):
+    y[:] = np.float32(a) * x + y
+
+
+def saxpy(n, a, x, y):
+    _saxpy[(1,)](n, a, x, y)
+'''
 
 TARGET = {
     "title": "NumPy toy", "language": "npy", "port_suffix": "_npy.py", "file_suffix": ".py", "source_suffixes": [],
@@ -89,3 +111,17 @@ class ToyRuntime:
 
     def is_fatal(self, exc: BaseException) -> bool:
         return False
+
+
+class ToyTranslator:
+    """CUDA -> npy for one kernel: enough to take `xlate port` through a target xlate does not ship."""
+
+    name = "cuda->npy toy rules"
+    source_languages = ("cuda",)
+    target = "npy"
+
+    def translate(self, unit: Any, text: str, options: Any) -> Translation:
+        names = list(options.kernels) or unit.kernel_names()
+        known = [k for k in names if k == "saxpy"]
+        return Translation(unit.path, unit.language, self.target, "rules", SAXPY if known else "", known,
+                           needs_llm=[k for k in names if k not in known])

@@ -27,7 +27,7 @@ def command(src: str, kernels: tuple[str, ...], write: bool, as_json: bool) -> N
     from xlate.specs.sidecar import write_sidecar_specs
 
     unit = parse_file(src, strict=False)
-    names = [f.name for f in unit.py_functions if f.launches] if unit.language == "triton" else [k.name for k in unit.kernels]
+    names = unit.kernel_names()
     unknown = [k for k in kernels if k not in names]
     if unknown:
         raise InputError(f"{src}: error: no kernel named {', '.join(unknown)} (kernels here: {', '.join(names) or 'none'})")
