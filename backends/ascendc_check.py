@@ -274,18 +274,13 @@ def _check_queues(ctx: Ctx) -> None:
         alloc, free = cs.get("AllocTensor", []), cs.get("FreeTensor", [])
         enq, deq = cs.get("EnQue", []), cs.get("DeQue", [])
         bad = False
-        if alloc and not free:
-            ctx.add("XL3010", alloc[0].node, queue=q, detail="AllocTensor without any FreeTensor")
-            bad = True
-        if free and not alloc:
-            ctx.add("XL3010", free[0].node, queue=q, detail="FreeTensor without any AllocTensor")
-            bad = True
-        if enq and not deq:
-            ctx.add("XL3011", enq[0].node, queue=q, detail="EnQue without any DeQue (missing DeQue)")
-            bad = True
-        if deq and not enq:
-            ctx.add("XL3011", deq[0].node, queue=q, detail="DeQue without any EnQue (missing EnQue)")
-            bad = True
+        for code, have, need, detail in (("XL3010", alloc, free, "AllocTensor without any FreeTensor"),
+                                         ("XL3010", free, alloc, "FreeTensor without any AllocTensor"),
+                                         ("XL3011", enq, deq, "EnQue without any DeQue (missing DeQue)"),
+                                         ("XL3011", deq, enq, "DeQue without any EnQue (missing EnQue)")):
+            if have and not need:
+                ctx.add(code, have[0].node, queue=q, detail=detail)
+                bad = True
         bad |= _check_handoffs(ctx, q, alloc + deq)
         ok += not bad
     _check_handoff_notes(ctx, queues, bufs, ok)

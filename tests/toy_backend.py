@@ -13,22 +13,7 @@ import time
 from typing import Any
 
 import numpy as np
-from xlate.backends.base import (
-    Arg,
-    Artifact,
-    BackendDefaults,
-    BufferArg,
-    Capability,
-    CompileError,
-    CompileOptions,
-    CompileResult,
-    LaunchConfig,
-    RunResult,
-    ToolchainInfo,
-    compile_cache_dir,
-    content_key,
-    store_artifact,
-)
+from xlate.backends import base
 from xlate.backends.worker import run_in_worker
 
 from xlate.translate.base import Translation
@@ -59,31 +44,32 @@ TARGET = {
 }
 
 
-class ToyBackend(BackendDefaults):
+class ToyBackend(base.BackendDefaults):
     name = "toy"
     languages = ("npy",)
-    capabilities: frozenset[Capability] = frozenset({"timing"})  # its launchers compute their own launch
+    capabilities: frozenset[base.Capability] = frozenset({"timing"})  # its launchers compute their own launch
 
-    def detect(self) -> ToolchainInfo:
-        return ToolchainInfo(self.name, True, True, True, platform="cpu (numpy)", interpreter=True,
+    def detect(self) -> base.ToolchainInfo:
+        return base.ToolchainInfo(self.name, True, True, True, platform="cpu (numpy)", interpreter=True,
                              versions={"numpy": np.__version__})
 
-    def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.py") -> Artifact:
+    def compile(self, source: str, kernel: str, options: base.CompileOptions, *,
+                path: str = "<source>.py") -> base.Artifact:
         t0 = time.perf_counter()
         try:
             compile(source, path, "exec")  # syntax only: the worker runs it
         except SyntaxError as exc:
-            raise CompileError(self.name, f"{path}:{exc.lineno}:{exc.offset}: error: {exc.msg}", path) from None
-        key = content_key(self.name, source, kernel)
-        module = compile_cache_dir(self.name) / f"{key}.py"
+            raise base.CompileError(self.name, f"{path}:{exc.lineno}:{exc.offset}: error: {exc.msg}", path) from None
+        key = base.content_key(self.name, source, kernel)
+        module = base.compile_cache_dir(self.name) / f"{key}.py"
         module.write_text(source)
-        art = Artifact(self.name, kernel, key, str(module), kernel,
-                       compile=CompileResult(True, "", time.perf_counter() - t0))
-        store_artifact(art)
+        art = base.Artifact(self.name, kernel, key, str(module), kernel,
+                            compile=base.CompileResult(True, "", time.perf_counter() - t0))
+        base.store_artifact(art)
         return art
 
-    def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 60.0,
-            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
+    def run(self, artifact: base.Artifact, args: list[base.Arg], launch: base.LaunchConfig, *, timeout: float = 60.0,
+            bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> base.RunResult:
         return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(artifact), bench=bench,
                              wrapper=wrapper)
 
@@ -101,10 +87,10 @@ class ToyRuntime:
         spec.loader.exec_module(module)
         return getattr(module, artifact["entry"])
 
-    def run(self, handle: Any, args: list[Arg], launch: LaunchConfig,
+    def run(self, handle: Any, args: list[base.Arg], launch: base.LaunchConfig,
             bench: dict[str, int] | None = None) -> tuple[dict[str, np.ndarray], float, dict[str, Any]]:
-        whole = {a.name: a.data for a in args if isinstance(a, BufferArg)}
-        call = [a.data[a.offset : a.offset + a.length] if isinstance(a, BufferArg) else a.value for a in args]
+        whole = {a.name: a.data for a in args if isinstance(a, base.BufferArg)}
+        call = [a.data[a.offset : a.offset + a.length] if isinstance(a, base.BufferArg) else a.value for a in args]
         t0 = time.perf_counter()
         handle(*call)
         return whole, time.perf_counter() - t0, {}
