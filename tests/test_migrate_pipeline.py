@@ -58,7 +58,7 @@ def test_no_verify_migration_and_incremental_reruns(library, tmp_path):
             assert text.startswith("// xlate ") and "NOT TRANSLATED" in text.splitlines()[0]
             # unchanged, but for its include of the renamed header (every include resolves in the output tree)
             assert text.split("\n", 2)[2] == (root / rel).read_text().replace("/xl_lib.cuh", "/xl_lib.hip.h")
-            assert {k["status"] for k in f["kernels"]} == {"not translated"}
+            assert "not translated" in {k["status"] for k in f["kernels"]} <= {"not translated", "skipped"}
         else:
             assert f["written"] and f["category"] == "candidate"
             assert {k["status"] for k in f["kernels"]} == {"skipped"}
