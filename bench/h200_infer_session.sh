@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One device call (nvidia-h200) for the real-code work: the inferred specs of HeCBench kernels checked on the
+# GPU and their rule ports verified (bench/verify_inferred.py, resumable), beside the GPU-marked tests (the
+# sandbox ones included: bubblewrap is carried as a .deb and unpacked under /tmp). Results go to $OUT.
+# Usage on the device:  source ci/device_setup.sh && bash bench/h200_infer_session.sh
+set -u
+OUT=${OUT:-/tmp/xlate-out}; mkdir -p "$OUT"
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/session.log"; }
+if ls .whl/bubblewrap_*.deb >/dev/null 2>&1; then
+  mkdir -p /tmp/bw && dpkg -x .whl/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/session.log"
+python3 -m xlate.backends.sandbox 2>&1 | head -5 | tee -a "$OUT/session.log"
+BUDGET=${BUDGET:-420}
+prev=bench/results/verify_inferred_h200.json
+[ -f "$prev" ] && cp "$prev" "$OUT/verify_inferred_h200.json"
+log "verify_inferred (budget $BUDGET s) and GPU tests (${TESTS:-all}), side by side"
+timeout $((BUDGET + 60)) python3 bench/verify_inferred.py .devcarry/infer_corpus --kernels .devcarry/infer_corpus/kernels.json \
+  -j "${JOBS:-8}" --budget "$BUDGET" --out "$OUT/verify_inferred_h200.json" > "$OUT/verify_inferred.log" 2>&1 &
+if [ "${TESTS:-all}" != none ]; then
+  timeout $((BUDGET + 60)) python3 -m pytest -v -rf --tb=short -m gpu -n 4 -p no:cacheprovider --timeout 240 \
+    ${TESTS_ARGS:-tests} > "$OUT/gpu_tests.log" 2>&1 &
+fi
+wait
+tail -5 "$OUT/gpu_tests.log" 2>/dev/null | tee -a "$OUT/session.log"
+tail -25 "$OUT/verify_inferred.log" | tee -a "$OUT/session.log"
+log "done"
