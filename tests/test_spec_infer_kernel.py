@@ -178,3 +178,37 @@ def test_a_block_set_at_run_time_ties_the_grid_and_shared_memory_to_the_guess(tm
     assert res.annotation() == ("in: in[n], out: out[cdiv(n, 256)], n: size(1..4096), grid: cdiv(n, 256), "
                                 "block: 256, shmem: 1024")
     assert res.items["block"][1].kind == "kernel"
+
+
+def test_classes_of_one_number_type_with_methods_are_lanes_and_methods_may_write(tmp_path):
+    res = resolve(tmp_path, """
+    class Body {
+     public:
+      Body() : m(1.0f) {}
+      __device__ float mass() const { return m; }
+      __device__ void push(float f) { v[0] += f / m; }
+      static int count;
+     private:
+      float p[3];
+      float v[3];
+      float m;
+    };
+    __global__ void step(const Body* in, Body* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i].push(in[i].mass());
+    }
+    """, "step")
+    # 7 floats per element (methods and the static member take no bytes); out's elements change through a method
+    assert res.annotation() == ("in: in[n, 7] as float32, out: inout[n, 7] as float32, n: size(1..4096), "
+                                "grid: cdiv(n, 256), block: 256")
+
+
+def test_a_class_with_virtual_methods_is_not_plain_data(tmp_path):
+    res = resolve(tmp_path, """
+    struct Shape { virtual float area() const; float w, h; };
+    __global__ void areas(const Shape* s, float* a, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) a[i] = s[i].w * s[i].h;
+    }
+    """, "areas")
+    assert "s" in res.holes

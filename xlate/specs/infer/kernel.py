@@ -96,6 +96,7 @@ class KernelFacts:
     _ranges: dict[str, tuple[str, str]] = field(default_factory=dict)
     _extents_cache: dict[Any, Any] = field(default_factory=dict)
     _keep_minimum: bool = False  # see index_ranges
+    body_text: str = ""
 
     # -- launch ---------------------------------------------------------------------------------------------
     def block_ok(self, v: int) -> bool:
@@ -664,6 +665,7 @@ class KernelInterpreter(Evaluator):
                 self.facts.launch_bounds = int(self.fn.launch_bounds[0])
         body = node.child_by_field_name("body")
         if body is not None:
+            self.facts.body_text = text(body)
             self.facts.names_used |= {text(n) for n in _walk(body) if n.type == "identifier"}
             self.block(body, env)
         if self.budget <= 0 or self.eval_budget <= 0:
@@ -991,6 +993,16 @@ class KernelInterpreter(Evaluator):
                 per[name] = per.get(name, sp.Integer(0)) + amount * mult
         for child in node.named_children:
             self._increments(child, env, mult, per, bad, var)
+
+    def call(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        fn = node.child_by_field_name("function")
+        if fn is not None and fn.type == "field_expression":  # p[i].mass(): the method touches the element
+            obj = fn.child_by_field_name("argument")
+            op = next((text(c) for c in fn.children if text(c) in (".", "->")), ".")
+            base = self.ev(obj, env)
+            if op == "->" and isinstance(base, KPtr):
+                self.touch(base, sp.Integer(0), node, False)
+        return super().call(node, env)
 
     def conditional(self, node: ts.Node, env: dict[str, Any]) -> Value:
         """`i < n ? in[i] : 0`: each side is evaluated under its side of the condition (its accesses are guarded);

@@ -92,6 +92,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         if not p.is_pointer:
             continue
         role = "inout" if p.reads and p.writes else "out" if p.writes else "in"
+        if role == "in" and not p.is_const and _method_called(p.name, kf.body_text):
+            role = "inout"  # pObj[i].setRange(...): a method may write the element; compared, never assumed unchanged
         ctype, _ = param_ctype(p)
         elem = _elem_type(p, fn, launch)
         struct = program.struct_lanes(ctype) if normalise_ctype(ctype) not in ctypes_table() else None
@@ -286,6 +288,11 @@ def _may_exceed(reach: sp.Expr, length: sp.Expr, ranges: dict[str, list[float]],
         except (TypeError, ZeroDivisionError):
             continue
     return False
+
+
+def _method_called(name: str, body: str) -> bool:
+    """Whether the kernel calls a method on an element of the buffer `name` (`p[i].set(...)`, `p->update()`)."""
+    return bool(re.search(rf"\b{re.escape(name)}\s*(\[[^\]]*\])?\s*(\.|->)\s*\w+\s*\(", body))
 
 
 def _positive_lengths(inf: Inference, lengths: dict[str, sp.Expr], mapper: Mapper | None) -> None:

@@ -178,7 +178,7 @@ class Program:
                             (c for c in cur.named_children if c.type == "field_identifier"), None)
                     if cur is not None and cur.type == "field_identifier":
                         fields[text(cur)] = (ftype, indirect, child.child_by_field_name("default_value"))
-        if node.type == "struct_specifier":
+        if node.type in ("struct_specifier", "class_specifier"):
             self._struct(name, node)
 
     def method(self, cls: str, name: str) -> FuncDef | None:
@@ -190,10 +190,18 @@ class Program:
             return
         fields: list[tuple[str, int]] = []
         for fd in body.named_children:
-            if fd.type != "field_declaration":
-                if fd.type != "comment":
-                    fields.append(("?", 1))
+            if "virtual" in text(fd).split("(")[0].split():
+                fields.append(("?", 1))  # a vtable pointer: not plain data
                 continue
+            if fd.type in ("function_definition", "template_declaration", "access_specifier", "friend_declaration",
+                           "comment", "declaration", "type_definition", "alias_declaration"):
+                continue  # methods, constructors, `public:`, nested types: no bytes of the object
+            if fd.type != "field_declaration":
+                fields.append(("?", 1))
+                continue
+            if any(c.type == "storage_class_specifier" for c in fd.children) or any(
+                    d.type == "function_declarator" for d in fd.children_by_field_name("declarator")):
+                continue  # static members and method prototypes
             ftype = text(fd.child_by_field_name("type"))
             for d in fd.children_by_field_name("declarator"):
                 count = 1
