@@ -214,6 +214,11 @@ def param_ctype(p: Param, resolve: Any = None) -> tuple[str, int]:
     info = ctypes_table().get(base)
     if info and info.get("numpy") is None and info.get("scalar"):
         return info["scalar"], int(info.get("lanes", 1))
+    aggregate = getattr(resolve, "aggregate", None)
+    if info is None and aggregate is not None and not p.is_pointer:  # a struct of numbers passed by value
+        agg = aggregate(p.base_type)
+        if agg is not None:
+            return agg[0], int(agg[1])
     return base, 1
 
 
@@ -263,7 +268,11 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
             lo, hi, _ = parse_range(arg, where)
             if kind == "size" and (lo is None or hi is None):
                 raise SpecError(f"{where}error: size '{p.name}' needs a range: {p.name}: size(1..4096)")
-            spec.params.append(ParamSpec(p.name, kind, pos, ctype or ("int" if kind == "size" else "float"), lo=lo, hi=hi))  # type: ignore[arg-type]
+            if kind == "size" and lanes > 1:
+                raise SpecError(f"{where}error: '{p.name}' of type '{p.type}' holds {lanes} numbers: it can be a "
+                                "scalar, not a size")
+            spec.params.append(ParamSpec(p.name, kind, pos, ctype or ("int" if kind == "size" else "float"), lo=lo, hi=hi,  # type: ignore[arg-type]
+                                         lanes=lanes))
 
     for key in ("grid", "block"):
         if key in items:

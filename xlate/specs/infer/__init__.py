@@ -68,9 +68,17 @@ def infer_kernel(unit: KernelUnit, fn: Function, context: list[KernelUnit] | Non
 
 
 def type_resolver(unit: KernelUnit, context: list[KernelUnit] | None = None):
-    """A function from a C type to its definition through the program's typedefs and aliases."""
+    """A function from a C type to its definition through the program's typedefs and aliases; its `aggregate`
+    gives (scalar type, count) for by-value types made of numbers of one type (float3, a struct of floats)."""
+    from xlate.specs.infer.kernel import aggregate_of
+
     program, _ = _program(unit, context)
-    return program.resolve_type
+
+    def resolve(ctype: str) -> str:
+        return program.resolve_type(ctype)
+
+    resolve.aggregate = lambda ctype: aggregate_of(program, ctype)  # type: ignore[attr-defined]
+    return resolve
 
 
 def infer_specs(unit: KernelUnit, context_units: list[KernelUnit] | None = None) -> dict[str, Inference]:

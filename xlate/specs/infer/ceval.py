@@ -341,6 +341,8 @@ class Evaluator:
             return self.ptr_add(b, a.e)
         if not isinstance(a, Num) or not isinstance(b, Num):
             return None
+        if (not a.e.is_number and _too_big(a.e)) or (not b.e.is_number and _too_big(b.e)):
+            return None  # a long formula already (host physics code): building more of it costs, says nothing
         out = arith(op, a, b, self.concrete)
         if isinstance(out, Num) and not out.e.is_number and _too_big(out.e):
             return None  # long float formulas (a host reference implementation) say nothing about sizes

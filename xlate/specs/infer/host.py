@@ -86,6 +86,7 @@ class HostInterpreter(Evaluator):
         self._macro_where: list[str] = []
         self._macro_roots: dict[str, Value] = {}
         self._device: Obj | None = None
+        self._next_suffix: dict[str, int] = {}  # fresh(): the next free suffix of each name (no quadratic search)
         self._elements: dict[tuple[int, Any], Value] = {}  # (allocation, byte offset) -> value stored there
 
     # -- roots ------------------------------------------------------------------------------------------------
@@ -93,10 +94,11 @@ class HostInterpreter(Evaluator):
               flt: bool = False, detail: str = "") -> sp.Symbol:
         base = name.replace(".", "_").replace("->", "_").replace("[", "_").replace("]", "") or "v"
         unique = base
-        k = 2
+        k = self._next_suffix.get(base, 2)
         while unique in self._names:
             unique = f"{base}_{k}"
             k += 1
+        self._next_suffix[base] = k
         self._names.add(unique)
         s = sp.Symbol(unique, real=True) if flt else sp.Symbol(unique, integer=True, positive=True)
         self.roots[s] = Root(s, name, kind, where, value, list(values or []), detail)
@@ -507,7 +509,7 @@ class HostInterpreter(Evaluator):
         if value is None and right is not None:
             type_text = "float" if isinstance(old, Num) and old.flt else "int"
             value = self.unknown_value(key, type_text, self.where(e), text(right), frame)
-        elif frame.in_branch and isinstance(value, Num) and isinstance(old, Num) and sp.expand(value.e - old.e) != 0:
+        elif frame.in_branch and isinstance(value, Num) and isinstance(old, Num) and value.e != old.e:
             # set on one path only (`if (argc > 2) mode = APPROX;`): either value may hold after the branch
             old_root = self.roots.get(old.e) if isinstance(old.e, sp.Symbol) else None
             if old_root is not None and old_root.kind == "runtime":

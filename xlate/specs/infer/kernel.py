@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +87,7 @@ class KernelFacts:
     guards: set[str] = field(default_factory=set)  # parameters that bound a thread index
     thread_guards: dict[int, sp.Expr] = field(default_factory=dict)  # axis -> bound of the global thread index
     row_guards: dict[int, sp.Expr] = field(default_factory=dict)  # axis -> bound of blockIdx alone
+    single_guards: set[int] = field(default_factory=set)  # axes whose index is only tested for one value
     names_used: set[str] = field(default_factory=set)
     uses: set[str] = field(default_factory=set)  # builtins used: "tx", "bx", ...
     unknown: bool = False  # something could not be followed (be conservative about scalars)
@@ -137,6 +139,8 @@ class KernelFacts:
                 grid.append(_ptext(CeilDiv(bound, b)))
             elif axis in self.row_guards and usable(self.row_guards[axis]):
                 grid.append(_ptext(self.row_guards[axis]))
+            elif axis in self.single_guards:
+                grid.append("1")
             elif ("b" + "xyz"[axis]) in self.uses or ("G" + "xyz"[axis]) in self.uses:
                 return None, _dims_text(block), origin
             else:
@@ -177,6 +181,10 @@ class KernelFacts:
         if grid is None or block is None:
             gg, bb = self.guessed_dims()
             grid, block = grid or gg, block or bb
+        key = (pname, tuple(grid or ()), tuple(block or ()), loads)
+        if key in self._extents_cache:
+            return self._extents_cache[key]
+        self._extents_cache[key] = None
         launch: dict[sp.Symbol, sp.Expr] = {}
         for syms, vals in ((GRID, grid), (BLOCK, block)):
             for i, s in enumerate(syms):
@@ -184,7 +192,7 @@ class KernelFacts:
                     launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
         # sizes of the spec the launch brings in (`length` of grid = length / block_size): as final as parameters
         spec_sizes = {x for v in launch.values() for x in sp.sympify(v).free_symbols}
-        best: sp.Expr | None = None
+        tops: list[sp.Expr] = []
         for a in mine:
             m = _maxval(a.last, a.bounds, self)
             if m is None:
@@ -193,17 +201,17 @@ class KernelFacts:
             if any(not _is_outcome(s) and s not in spec_sizes for s in m.free_symbols) or any(
                     s in GRID or s in BLOCK for s in m.free_symbols):
                 return None
-            best = m if best is None else sp.Max(best, m)
-        if best is None:
+            tops.extend(m.args if isinstance(m, sp.Max) else (m,))
+        if not tops:
             return None
-        ext = sp.Max(*(sp.expand(b + 1) for b in best.args)) if isinstance(best, sp.Max) else sp.expand(best + 1)
-        if isinstance(ext, sp.Max):
-            ext = _simplify_max(ext)
+        args = _dominant([sp.expand(t + 1) for t in dict.fromkeys(tops)])
+        ext = args[0] if len(args) == 1 else sp.Max(*args, evaluate=False)
         if ext.is_number and ext <= 0:
             return None
         if not loads and ext.free_symbols and any(s.name.startswith("U_") for s in ext.free_symbols):
             return None
-        return ext, Origin("kernel", mine[0].where, f"largest index of {pname} under the kernel's guards")
+        self._extents_cache[key] = ext, Origin("kernel", mine[0].where, f"largest index of {pname} under the kernel's guards")
+        return self._extents_cache[key]
 
     def value_range(self, pname: str) -> tuple[str, str] | None:
         return self._ranges.get(pname)
@@ -370,6 +378,30 @@ def _is_outcome(s: sp.Symbol) -> bool:
     return _is_final(s)
 
 
+def _dominant(args: list[sp.Expr]) -> list[sp.Expr]:
+    """The candidates no other one provably exceeds (b - a a sum of non-negative terms): the arguments a
+    maximum needs. Numbers fold into the largest."""
+    nums = [a for a in args if a.is_number]
+    rest = [a for a in args if not a.is_number]
+    keep: list[sp.Expr] = []
+    for i, a in enumerate(rest):
+        dominated = False
+        for j, b in enumerate(rest):
+            if i == j:
+                continue
+            d = sp.expand(b - a)
+            if (d != 0 or j < i) and all(_nonneg_term(t) for t in sp.Add.make_args(d)):
+                dominated = True
+                break
+        if not dominated:
+            keep.append(a)
+    if nums:
+        top = max(nums)
+        if not any(all(_nonneg_term(t) for t in sp.Add.make_args(sp.expand(k - top))) for k in keep):
+            keep.append(top)
+    return keep or args[:1]
+
+
 def _simplify_max(e: sp.Expr) -> sp.Expr:
     args = list(e.args)
     keep = []
@@ -428,6 +460,17 @@ def _solve_caps(m: sp.Expr, us: list[sp.Symbol], limit: sp.Expr) -> dict[sp.Symb
     gets 1/k of the room left (sound for any sum of non-negative terms)."""
     if not us:
         return {}
+    maxes = [f for f in m.atoms(sp.Max) if f.free_symbols & set(us)]
+    if maxes:  # every argument of the maximum must stay within the limit: the tightest caps of each
+        per: dict[sp.Symbol, list[sp.Expr]] = {}
+        for arg in maxes[0].args:
+            sub = _solve_caps(sp.expand(m.xreplace({maxes[0]: arg})), [u for u in us if u in arg.free_symbols or u in (
+                m.free_symbols - maxes[0].free_symbols)], limit)
+            if sub is None:
+                return None
+            for u, cap in sub.items():
+                per.setdefault(u, []).append(cap)
+        return {u: caps[0] if len(caps) == 1 else sp.Min(*caps) for u, caps in per.items()}
     lin = _linear_upper(m, us)
     if lin is None:
         return None
@@ -460,8 +503,13 @@ def _solve_floors(low: sp.Expr, ds: list[sp.Symbol]) -> dict[sp.Symbol, sp.Expr]
         return None
     if rest.is_nonnegative or all(_nonneg_term(t) for t in sp.Add.make_args(rest)):
         return {}
-    if not rest.is_Integer or any(not (c.is_Integer and int(c) > 0) for c in coeffs.values()):
-        return None  # a symbolic deficit: leave it to a person
+    if any(not (c.is_Integer and int(c) > 0) for c in coeffs.values()):
+        return None
+    if not rest.is_Integer:  # x[idx[i] - n]: idx's values start at n (one index buffer, a deficit over sizes)
+        if len(ds) != 1 or not all(_outside(x) for x in rest.free_symbols):
+            return None
+        (d, c), = coeffs.items()
+        return {d: sp.expand(-rest) if c == 1 else CeilDiv(sp.expand(-rest), c)}
     need = -int(rest)
     return {d: sp.Integer(-(-need // (len(ds) * int(c)))) for d, c in coeffs.items()}
 
@@ -509,8 +557,11 @@ def _extreme(e: sp.Expr, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, u
                     rep = b - 1
                 elif not want_upper:
                     rep = sp.Integer(0)
-                else:
-                    return None
+                else:  # a % c4 with c4 a local (C / 4): below the largest value of the divisor
+                    top = _extreme(b, bounds, facts, True, depth + 1)
+                    if top is None:
+                        return None
+                    rep = top - 1
             elif isinstance(f, (FloorDiv, CeilDiv)):
                 a, b = f.args
                 inner = _extreme(a, bounds, facts, want_upper, depth + 1)
@@ -641,6 +692,7 @@ class KernelInterpreter(Evaluator):
         self._aliases: dict[sp.Expr, sp.Symbol] = {}
         self.eval_budget = KERNEL_EVAL_BUDGET
         self._frozen: set[str] = set()  # induction variables of the loops being run: their range covers every update
+        self._aggregates: dict[sp.Symbol, tuple[str, str]] = {}  # by-value vector/struct parameter -> (name, scalar)
 
     def fresh(self, prefix: str, name: str) -> sp.Symbol:
         self._n += 1
@@ -660,6 +712,9 @@ class KernelInterpreter(Evaluator):
                 env[p.name] = KPtr(p.name, sp.Integer(0), sp.Integer(1), None, esize)
             else:
                 env[p.name] = Num(param_symbol(p.name), is_float_type(p.base_type))
+                agg = aggregate_of(self.program, p.base_type)
+                if agg is not None:  # float3 w, a struct of numbers: its fields are parameters of their own
+                    self._aggregates[param_symbol(p.name)] = (p.name, agg[0])
         if self.fn.launch_bounds:
             with contextlib.suppress(ValueError):
                 self.facts.launch_bounds = int(self.fn.launch_bounds[0])
@@ -1081,6 +1136,15 @@ class KernelInterpreter(Evaluator):
             return
         if op in ("&&", "||"):
             return
+        if op == "==" and not negate:  # `if (idx == 0)`: one thread works; any grid holds it
+            a, b = self.ev(left, env), self.ev(right, env)
+            for x, y in ((a, b), (b, a)):
+                if isinstance(x, Num) and isinstance(y, Num) and y.e.is_number and not x.flt:
+                    d = self._thread_def(x.e) if isinstance(x.e, sp.Symbol) else sp.expand(x.e)
+                    for axis in range(3):
+                        if d is not None and (_is_global_index(d, axis) or sp.expand(d - BID[axis]) == 0):
+                            self.facts.single_guards.add(axis)
+            return
         flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
         if negate:
             if op not in flip:
@@ -1157,6 +1221,9 @@ class KernelInterpreter(Evaluator):
         # p[i].x, p->x: the element is touched (vector and struct elements)
         op = next((text(c) for c in node.children if text(c) in (".", "->")), ".")
         base = self.ev(arg, env)
+        if isinstance(base, Num) and base.e in self._aggregates and op == ".":
+            pname, scalar = self._aggregates[base.e]  # w.x of a float3 parameter w: the parameter `w.x`
+            return Num(param_symbol(f"{pname}.{fld}"), is_float_type(scalar))
         if op == "->" and isinstance(base, KPtr):
             self.touch(base, sp.Integer(0), node, False)
         return Num(self.fresh("l", "field"), True)
@@ -1293,6 +1360,25 @@ class KernelInterpreter(Evaluator):
 _KNOWN_PURE = {"sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "cos", "sinf", "cosf", "fabs", "fabsf", "min", "max",
                "fminf", "fmaxf", "__syncthreads", "__syncwarp", "printf", "__shfl_sync", "__shfl_down_sync",
                "__shfl_xor_sync", "__shfl_up_sync", "tanh", "tanhf", "pow", "powf", "rsqrt", "rsqrtf", "fma", "fmaf"}
+
+
+def aggregate_of(program: Program, ctype: str) -> tuple[str, int] | None:
+    """A by-value parameter type made of numbers of one type: (scalar C type, how many). CUDA vector types
+    (`float3`), structs and classes of one number type (`struct { float m[9]; }`), `std::pair<T, T>`."""
+    from xlate.specs.model import ctypes_table
+
+    t = normalise_ctype(ctype)
+    info = ctypes_table().get(t)
+    if info is not None:
+        return (str(info["scalar"]), int(info.get("lanes", 1))) if info.get("numpy") is None and info.get("scalar") else None
+    m = re.fullmatch(r"(?:std::)?pair\s*<\s*([\w ]+?)\s*,\s*([\w ]+?)\s*>", t)
+    if m and program.resolve_type(m.group(1)) == program.resolve_type(m.group(2)):
+        scalar = program.resolve_type(m.group(1))
+        return (scalar, 2) if scalar in ctypes_table() and ctypes_table()[scalar].get("numpy") else None
+    resolved_t = program.resolve_type(t)
+    if resolved_t in ctypes_table():
+        return None
+    return program.struct_lanes(resolved_t)
 
 
 def _pure(node: ts.Node | None) -> bool:

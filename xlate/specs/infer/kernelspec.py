@@ -15,7 +15,7 @@ from xlate.specs.build import param_ctype
 from xlate.specs.infer import Inference
 from xlate.specs.infer.assemble import DEFAULT_SIZE_HI, Mapper, numpy_of, param_symbol
 from xlate.specs.infer.host import Launch, Root
-from xlate.specs.infer.kernel import KernelFacts, kernel_facts
+from xlate.specs.infer.kernel import KernelFacts, _dominant, aggregate_of, kernel_facts
 from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr
@@ -144,6 +144,17 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     for p in fn.params:
         if p.is_pointer:
             continue
+        agg = aggregate_of(program, p.base_type) if numpy_of(normalise_ctype(p.base_type)) is None and (
+            not p.is_template_dependent) else None
+        if agg is not None:
+            fields = sorted(n for n in kf.index_params | kf.guards if n.startswith(f"{p.name}."))
+            if fields:
+                inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': its fields "
+                                     f"{', '.join(fields)} index buffers or bound loops; annotate the kernel by hand")
+            else:
+                inf.items[p.name] = (f"{p.name}: scalar", Origin(
+                    "kernel", kf.where, f"{agg[1]} x {agg[0]}, passed by value; the kernel uses them as data only"))
+            continue
         item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit)
         if item is None:
             inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': annotate it "
@@ -257,7 +268,10 @@ def _covering(length: sp.Expr, origin: Origin, ext: tuple[sp.Expr, Origin] | Non
         return length, origin
     if not _may_exceed(reach, length, ranges):
         return length, origin
-    covered = sp.Max(length, *(reach.args if isinstance(reach, sp.Max) else (reach,)))
+    args = _dominant([length, *(reach.args if isinstance(reach, sp.Max) else (reach,))])
+    covered = args[0] if len(args) == 1 else sp.Max(*args, evaluate=False)
+    if covered == length:
+        return length, origin
     return covered, Origin(origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
                            f"at least what the kernel's accesses reach ({ext[1].where})")
 
