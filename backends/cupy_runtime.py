@@ -60,6 +60,9 @@ class CupyRuntime:
 
 
 def _scalar(value: Any, dtype: str) -> Any:
+    if isinstance(value, list):  # float3, a struct of numbers: one by-value argument of all its bytes
+        lanes = np.ascontiguousarray(np.asarray(value, dtype=np.dtype(dtype)))
+        return lanes.view(np.dtype((np.void, lanes.nbytes)))  # a size-one array: CuPy passes its bytes by value
     if dtype == "bfloat16":
         import ml_dtypes
 

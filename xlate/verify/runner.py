@@ -186,7 +186,9 @@ class Side:
                 else:
                     value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
                     dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
-                    if is_float(dtype):
+                    if isinstance(value, list):  # a vector or struct of numbers passed by value: its lanes
+                        value = np.asarray(value, dtype=dtype).astype(np.float64 if is_float(dtype) else np.int64).tolist()
+                    elif is_float(dtype):
                         value = float(np.asarray(value, dtype=dtype).astype(np.float64))
                     else:
                         value = int(value)

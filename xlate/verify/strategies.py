@@ -117,9 +117,10 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
             hi = float(expr.evaluate(p.hi, env)) if p.hi else 4.0
             lo, hi = float_bounds(min(lo, hi), max(lo, hi), dtype)
             specials = [v for v in (0.0, 1.0, -1.0, lo, hi, 0.5) if lo <= v <= hi]
-            value = draw(st.one_of(st.sampled_from(specials), st.floats(lo, hi, allow_nan=False, allow_infinity=False,
-                                                                        width=_width(dtype))), label=p.name)
-            scalars[p.name] = float(value)
+            one = st.one_of(st.sampled_from(specials), st.floats(lo, hi, allow_nan=False, allow_infinity=False,
+                                                                 width=_width(dtype)))
+            scalars[p.name] = float(draw(one, label=p.name)) if p.lanes <= 1 else [  # float3 by value: each lane
+                float(v) for v in draw(st.lists(one, min_size=p.lanes, max_size=p.lanes), label=p.name)]
         else:
             lo = math.ceil(float(expr.evaluate(p.lo, env))) if p.lo else (0 if dtype.kind == "u" else -100)
             hi = math.floor(float(expr.evaluate(p.hi, env))) if p.hi else 100
@@ -127,7 +128,8 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
                 lo = max(lo, 0)
             if hi < lo:  # no integer inside a decimal range: its nearest ones
                 lo, hi = math.floor(float(expr.evaluate(p.lo, env))), math.ceil(float(expr.evaluate(p.hi, env)))
-            scalars[p.name] = draw(st.integers(lo, hi), label=p.name)
+            scalars[p.name] = draw(st.integers(lo, hi), label=p.name) if p.lanes <= 1 else draw(
+                st.lists(st.integers(lo, hi), min_size=p.lanes, max_size=p.lanes), label=p.name)
     profiles = {}
     for p in spec.buffers:
         if p.role == "out":
@@ -196,12 +198,16 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
             lo, hi = float_bounds(min(lo, hi), max(lo, hi), dtype)
             mid = (lo + hi) / 2
             scalars[p.name] = mid if mid != 0 else hi
+            if p.lanes > 1:
+                scalars[p.name] = [scalars[p.name]] * p.lanes
         else:
             ilo, ihi = math.ceil(lo), math.floor(hi)
             if ihi < ilo:
                 ilo, ihi = math.floor(lo), math.ceil(hi)
             mid = (ilo + ihi) // 2
             scalars[p.name] = mid if mid != 0 else ihi
+            if p.lanes > 1:
+                scalars[p.name] = [scalars[p.name]] * p.lanes
     profiles = {p.name: "uniform" for p in spec.buffers if p.role != "out"}
     for sizes_ in candidates:
         key = tuple(sorted(sizes_.items()))
