@@ -166,6 +166,9 @@ _CUDA_TEXT = re.compile(rb"__global__|__device__|__shared__|__constant__|__synct
                         rb"|#[ \t]*include[ \t]*[<\"](?:cuda|cuda_runtime|cuda_runtime_api|cooperative_groups)\.h[>\"]")
 
 
+_COMMENTS = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
+
+
 def reaches_cuda(path: str | Path, data: bytes) -> bool:
     """A project header that `data` (the file at `path`) includes with "...", transitively, uses CUDA: after the
     port it includes the HIP runtime, so the file (a translation unit) must include it first (compat.insert)."""
@@ -181,7 +184,7 @@ def reaches_cuda(path: str | Path, data: bytes) -> bool:
         text = _read(found)
         if text is None:
             continue
-        if _CUDA_TEXT.search(text):
+        if _CUDA_TEXT.search(_COMMENTS.sub(b" ", text)):
             return True
         stack.extend((found.parent, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(text))
     return False

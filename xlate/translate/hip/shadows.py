@@ -119,6 +119,8 @@ class Shadows:
                 return (holder.start_byte, holder.end_byte, "variable")  # a prototype's parameter
             return (node.start_byte, fn.end_byte, "variable")
         if holder.type in ("declaration", "enumerator") or kind == "var":
+            if _statement_macro_misread(node, holder):
+                return None
             block = _ancestor(holder, _BLOCKS)
             return (node.start_byte, self._end_of(block), "variable")
         return None
@@ -139,6 +141,19 @@ class Shadows:
         if block is None or block.type == "translation_unit":
             return len(self.data)
         return block.end_byte
+
+
+def _statement_macro_misread(name: ts.Node, declaration: ts.Node) -> bool:
+    """`CHECK_ERRORS cudaMemset(p, 0, n);` (a statement macro without its `;`, then a call) reads as a declaration
+    of `cudaMemset` direct-initialised from `(p, 0, n)` with type `CHECK_ERRORS`. A direct-initialised
+    declaration whose type is a bare name is taken for that, not as a declaration of the name."""
+    init = name.parent
+    if init is None or init.type != "init_declarator" or declaration.type != "declaration":
+        return False
+    value = init.child_by_field_name("value")
+    type_node = declaration.child_by_field_name("type")
+    return value is not None and value.type == "argument_list" and type_node is not None and \
+        type_node.type == "type_identifier"
 
 
 def _is_declarator(node: ts.Node) -> bool:
