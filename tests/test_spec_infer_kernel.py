@@ -212,3 +212,20 @@ def test_a_class_with_virtual_methods_is_not_plain_data(tmp_path):
     }
     """, "areas")
     assert "s" in res.holes
+
+
+def test_a_macro_of_statements_runs_where_it_stands_and_writes_through_pointers_count(tmp_path):
+    res = resolve(tmp_path, """
+    #define STORE_FIRST unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (out) *out = in[i];
+    __global__ void first(const float* in, float* out, float* sum) {
+      STORE_FIRST;
+      atomicAdd(sum, in[0]);
+    }
+    int main() {
+      float *a, *b, *s;
+      cudaMalloc(&a, 64 * sizeof(float));
+      first<<<1, 64>>>(a, nullptr, s);
+    }
+    """, "first")
+    # out is written through *out inside the macro (an output); an atomic's old value matters (inout)
+    assert res.annotation() == "in: in[64], out: out[1], sum: inout[1], grid: 1, block: 64"

@@ -16,7 +16,14 @@ import tree_sitter as ts
 
 from xlate.model import Function, KernelUnit
 from xlate.specs.infer.assemble import param_symbol
-from xlate.specs.infer.ceval import Evaluator, _first_named, ctype_size, is_float_type
+from xlate.specs.infer.ceval import (
+    Evaluator,
+    _first_named,
+    ctype_size,
+    is_float_type,
+    parse_expr,
+    parse_statements,
+)
 from xlate.specs.infer.program import FuncDef, Program, text
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Num, Value
@@ -751,7 +758,17 @@ class KernelInterpreter(Evaluator):
             self.declare_local(node, env)
         elif t == "expression_statement":
             e = _first_named(node)
-            if e is not None:
+            macro = self.program.macros.get(text(e)) if e is not None and e.type == "identifier" else None
+            if macro is not None and macro.params is None and text(e) not in self._macro_active and (
+                    ";" in macro.body or parse_expr(macro.body)[1] is None):  # `BODY;`: a macro of statements
+                _, stmts = parse_statements(macro.body)
+                if stmts is not None:
+                    self._macro_active.add(text(e))
+                    try:
+                        self.block(stmts, env)
+                    finally:
+                        self._macro_active.discard(text(e))
+            elif e is not None:
                 self.effect(e, env)
         elif t == "if_statement":
             cond = node.child_by_field_name("condition")
@@ -1059,6 +1076,9 @@ class KernelInterpreter(Evaluator):
                 self.touch(base, sp.Integer(0), node, False)
         return super().call(node, env)
 
+    def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
+        self.block(body, env)  # a function-like macro holding statements (`CHECK_BOUNDS(i, n)`): run them here
+
     def conditional(self, node: ts.Node, env: dict[str, Any]) -> Value:
         """`i < n ? in[i] : 0`: each side is evaluated under its side of the condition (its accesses are guarded);
         an integer result is either side's value."""
@@ -1208,6 +1228,11 @@ class KernelInterpreter(Evaluator):
     def ev(self, node: ts.Node | None, env: dict[str, Any], write: bool = False) -> Value:  # type: ignore[override]
         if node is not None and node.type == "subscript_expression":
             return self.access(node, env, write)
+        if write and node is not None and node.type == "pointer_expression" and text(
+                node.child_by_field_name("operator")) == "*":  # `*out = v`: a write through the pointer
+            base = self.ev(node.child_by_field_name("argument"), env)
+            if isinstance(base, KPtr):
+                return self.touch(base, sp.Integer(0), node, True)
         return super().ev(node, env)
 
     def field_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
@@ -1316,6 +1341,8 @@ class KernelInterpreter(Evaluator):
             for a in args[1:]:
                 self.ev(a, env)
             if isinstance(p, KPtr):
+                if base.startswith("atomic"):  # read-modify-write: the old value matters
+                    self.touch(p, sp.Integer(0), node, False)
                 return True, self.touch(p, sp.Integer(0), node, base.startswith(("atomic", "__st")))
             return True, None
         fd = self.program.function(base, arity=len(args))

@@ -91,7 +91,10 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     for p in fn.params:
         if not p.is_pointer:
             continue
-        role = "inout" if p.reads and p.writes else "out" if p.writes else "in"
+        # the front end's reading of the body, and the accesses inference follows (through macros it expands)
+        writes = p.writes or (not p.is_const and any(a.write for a in kf.accesses if a.param == p.name))
+        reads = p.reads or (not p.writes and any(not a.write for a in kf.accesses if a.param == p.name))
+        role = "inout" if reads and writes else "out" if writes else "in"
         if role == "in" and not p.is_const and _method_called(p.name, kf.body_text):
             role = "inout"  # pObj[i].setRange(...): a method may write the element; compared, never assumed unchanged
         ctype, _ = param_ctype(p)
