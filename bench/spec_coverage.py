@@ -104,6 +104,7 @@ def summarise(programs: list[dict[str, Any]]) -> dict[str, Any]:
     origins: collections.Counter[str] = collections.Counter()
     buffer_origins: collections.Counter[str] = collections.Counter()
     holes: collections.Counter[str] = collections.Counter()
+    holes_kernels: collections.Counter[str] = collections.Counter()  # incomplete kernels with a hole of each cause
     per_program = []
     for p in programs:
         ks = [k for k in p["kernels"] if k.get("kernel")]
@@ -114,25 +115,40 @@ def summarise(programs: list[dict[str, Any]]) -> dict[str, Any]:
             origins.update(k.get("origins", {}))
             buffer_origins.update(k.get("buffer_origins", {}))
         for k in ks:
+            causes = set()
             for h in k.get("holes", {}).values():
                 holes[_reason(h)] += 1
+                causes.add(_reason(h))
             if k.get("error") and not k.get("holes"):
+                causes.add("error: " + k["error"].split("error:")[-1].strip()[:60])
                 holes["error: " + k["error"].split("error:")[-1].strip()[:60]] += 1
+            holes_kernels.update(causes)
         per_program.append({"program": p["program"], "kernels": len(ks), "complete": len(done), "seconds": p["seconds"]})
     return {
         "kernels": total, "complete": complete, "percent": round(100.0 * complete / total, 1) if total else 0.0,
         "items_by_origin": dict(origins.most_common()), "buffers_by_origin": dict(buffer_origins.most_common()),
-        "holes": dict(holes.most_common(25)), "programs": per_program,
+        "holes": dict(holes.most_common(25)), "holes_kernels": {k: holes_kernels[k] for k, _ in holes.most_common(25)},
+        "programs": per_program,
     }
 
 
 def _reason(hint: str) -> str:
     if "cannot infer the length" in hint:
-        return "buffer length: " + hint.split("(", 1)[-1].split(")")[0][:70]
-    if "cannot fuzz" in hint:
-        return "parameter type not generable (struct, pointer to pointer, ...)"
+        why = hint.split("(", 1)[-1].split(")")[0]
+        return "buffer length: " + (why.split(",")[0] if why.startswith("its size uses") else why)[:70]
+    if "cannot fuzz the values" in hint:
+        return "index values: no range keeps them inside the buffers they index"
+    if "cannot fuzz parameter" in hint and "its fields" in hint:
+        return "struct by value: its fields index buffers or bound loops"
+    if "cannot fuzz parameter" in hint:
+        return "parameter type not generable (struct with pointers or mixed fields, texture, ...)"
+    if "cannot fuzz '" in hint:
+        return ("buffer type not generable (pointer to pointer)" if "**" in hint
+                else "buffer type not generable (struct of mixed types, pointers)")
     if "cannot infer the grid" in hint or "cannot infer the block" in hint:
         return "launch: " + hint.split("(", 1)[-1].split(")")[0][:60]
+    if hint.startswith("template value parameter"):
+        return "template value parameter: no value the code read shows"
     return hint[:80]
 
 
@@ -145,9 +161,12 @@ def markdown(summary: dict[str, Any], corpus: str) -> str:
         "Items of the complete specs by origin: " + ", ".join(f"{k} {v}" for k, v in summary["items_by_origin"].items()),
         "",
         "Buffer lengths by origin: " + ", ".join(f"{k} {v}" for k, v in summary["buffers_by_origin"].items()), "",
-        "## What is left (holes)", "", "| reason | items |", "| --- | ---: |",
+        "## What is left (holes)", "",
+        "Items: parameters, launch items and template arguments nothing could fill; kernels: the incomplete kernels "
+        "with at least one such hole (a kernel may have holes of several causes).", "",
+        "| reason | items | kernels |", "| --- | ---: | ---: |",
     ]
-    lines += [f"| {k} | {v} |" for k, v in summary["holes"].items()]
+    lines += [f"| {k} | {v} | {summary.get('holes_kernels', {}).get(k, '')} |" for k, v in summary["holes"].items()]
     lines += ["", "## Per program", "", "| program | kernels | complete |", "| --- | ---: | ---: |"]
     lines += [f"| {p['program']} | {p['kernels']} | {p['complete']} |" for p in summary["programs"] if p["kernels"]]
     return "\n".join(lines) + "\n"

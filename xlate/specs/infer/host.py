@@ -901,8 +901,21 @@ class HostInterpreter(Evaluator):
             targs = cur.child_by_field_name("arguments")
             types = self.frames[-1].types if self.frames else {}
             return text(cur.child_by_field_name("name")).split("::")[-1], [
-                types.get(text(c), text(c)) for c in (targs.named_children if targs else [])]
+                self._template_arg(c, types) for c in (targs.named_children if targs else [])]
         return text(cur).split("::")[-1], []
+
+    def _template_arg(self, node: ts.Node, types: dict[str, str]) -> str:
+        """A template argument as the kernel gets it: a type through the launcher's bindings, a value as the
+        number the program gives it (`k<block_size>` with `const int block_size = 256` is `k<256>`)."""
+        t = types.get(text(node), text(node))
+        if node.type == "type_descriptor" and t == text(node) and self.frames and text(node) in self.frames[-1].env:
+            node = _first_named(node) or node  # a name the grammar read as a type
+        if node.type in ("type_descriptor", "primitive_type") or t != text(node) or not self.frames:
+            return t
+        env = self.frames[-1].env
+        v = self.name(text(node), node, env) if node.type == "type_identifier" else self.ev(node, env)
+        c = self.concrete(v.e) if isinstance(v, Num) and not v.flt else None
+        return str(c) if c is not None else t
 
     def _record(self, kernel: str, targs: list[str], grid: Value, block: Value, shmem: Value, args: list[Value],
                 node: ts.Node, arg_texts: list[str]) -> None:

@@ -138,7 +138,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         inf.items[p.name] = (text, origin or Origin("kernel"))
 
     _index_ranges(fn, kf, inf, lengths, grid_exprs, block_exprs, mapper)
-    _positive_lengths(inf, lengths, mapper)
+    _positive_lengths(inf, {**lengths, **{f"grid {i}": g for i, g in enumerate(grid_exprs or [])}}, mapper)
 
     # -- scalars --------------------------------------------------------------------------------------------------
     used = set().union(*(e.free_symbols for e in dim_exprs)) if dim_exprs else set()
@@ -331,8 +331,9 @@ def _positive_lengths(inf: Inference, lengths: dict[str, sp.Expr], mapper: Mappe
 
 def _term_nonneg(t: sp.Expr) -> bool:
     coeff, _ = t.as_coeff_Mul()
-    return bool(coeff >= 0) and all(f.is_number or f.is_nonnegative or isinstance(f, (CeilDiv, FloorDiv, sp.Mod)) or (
-        f.is_Pow and f.base.is_nonnegative) for f in sp.Mul.make_args(t))
+    return bool(coeff >= 0) and all(f.is_number or f.is_nonnegative or (
+        isinstance(f, (CeilDiv, FloorDiv)) and all(_term_nonneg(u) for u in sp.Add.make_args(sp.expand(f.args[0])))) or (
+        isinstance(f, sp.Mod)) or (f.is_Pow and f.base.is_nonnegative) for f in sp.Mul.make_args(t))
 
 
 def _load_bound_extent(pname: str, fn: Function, kf: KernelFacts, mapper: Mapper | None, grid: list[sp.Expr] | None,
@@ -635,6 +636,10 @@ def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper:
             dtype = numpy_of(arg) if arg else None
             if dtype is not None:
                 inf.items[t.name] = (f"{t.name}: {dtype}", origin)
+        elif arg is not None and re.fullmatch(r"[A-Za-z_]\w*", arg) and arg not in ("true", "false") and (
+                arg not in {tp.name for tp in fn.template_params}):
+            inf.holes[t.name] = (f"template value parameter '{t.name}' of '{fn.name}' is given as '{arg}', a value of "
+                                 f"the program the code read does not show: annotate it, e.g. '{t.name}: 256'")
         elif arg is not None:
             inf.items[t.name] = (f"{t.name}: {arg}", origin)
         elif t.default is None:
