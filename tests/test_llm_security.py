@@ -305,7 +305,8 @@ def test_compiler_output_about_other_files_never_reaches_the_model(env, llm, no_
     else:
         source = env.dir / "vector_add.hip"
         source.write_text(VECTOR_ADD_HIP.read_text())
-        answer = "```cuda\n" + VECTOR_ADD_CUDA.format(head='#include "secret.txt"') + "```\n"
+        # absolute: the device slice drops a relative include it cannot find beside the candidate
+        answer = "```cuda\n" + VECTOR_ADD_CUDA.format(head=f'#include "{env.secret}"') + "```\n"
     from xlate.backends.base import CompileError
     from xlate.backends.registry import get_backend
 

@@ -317,3 +317,30 @@ def test_std_integer_types_system_typedefs_and_float_ceil_division(tmp_path):
     assert res.annotation() == ("t: out[n], out: out[n], seed: const(42), n: size(1..5000), grid: cdiv(n, 256), "
                                 "block: 256")
     assert res.spec is not None and res.spec.param("t").ctype == "long"  # clock_t read as what it is
+
+
+def test_template_arguments_given_by_name_and_single_thread_kernels(tmp_path):
+    res = resolve(tmp_path, """
+    template <int BS, int ITEMS>
+    __global__ void tile(const float* a, float* out, int n) {
+      int i = (blockIdx.x * BS + threadIdx.x) * ITEMS;
+      for (int k = 0; k < ITEMS; k++) if (i + k < n) out[i + k] = a[i + k];
+    }
+    __global__ void dump(const int* v, const int len) {
+      int idx = blockIdx.x * blockDim.x + threadIdx.x;
+      if (idx == 0) for (int i = 0; i < len; i++) printf("%d ", v[i]);
+    }
+    int main() {
+      const int n = 1 << 12, block_size = 128, items = 4;
+      float *a, *o;
+      cudaMalloc(&a, n * sizeof(float));
+      cudaMalloc(&o, n * sizeof(float));
+      tile<block_size, items><<<(n + block_size * items - 1) / (block_size * items), block_size>>>(a, o, n);
+    }
+    """, "tile")
+    assert res.annotation() == ("a: in[n], out: out[n], n: size(1..4096), BS: 128, ITEMS: 4, grid: cdiv(n, 512), "
+                                "block: 128")
+    unit = parse_string((tmp_path / "main.cu").read_text(), str(tmp_path / "main.cu"), "cuda")
+    dump = resolve_spec(unit, "dump")
+    # only thread 0 works: one block holds it (no launch site to say more)
+    assert dump.annotation() == "v: in[len], len: size(1..4096), grid: 1, block: 256"

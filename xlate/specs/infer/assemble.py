@@ -123,7 +123,7 @@ class Mapper:
                 name = self._axis_name(root)
                 self.m.axes[name] = root.values
                 values[s] = sp.Symbol(name, integer=True, positive=True)
-            elif allow_free and s not in self.fixed and s.is_integer and root.kind in FREE_KINDS and (
+            elif allow_free and s not in self.fixed and s not in self.launch.fixed and s.is_integer and root.kind in FREE_KINDS and (
                     root.name not in self.pinned or root.kind not in ("macro", "constant")) and (root.value is None or float(root.value) > 1 or (
                         float(root.value) <= 0 and root.kind != "macro")):  # `int n = 0;` set later by code not followed
                 same = self._same_value(root)

@@ -57,6 +57,7 @@ class Launch:
     chain: list[str]  # host functions from the entry to the launching one
     bound: bool  # reached from an entry point with every parameter bound
     arg_texts: list[str] = field(default_factory=list)
+    fixed: set[sp.Symbol] = field(default_factory=set)  # program values given as template arguments: never fuzzed
 
 
 @dataclass
@@ -87,6 +88,7 @@ class HostInterpreter(Evaluator):
         self._macro_roots: dict[str, Value] = {}
         self._device: Obj | None = None
         self._next_suffix: dict[str, int] = {}  # fresh(): the next free suffix of each name (no quadratic search)
+        self._template_roots: set[sp.Symbol] = set()
         self._elements: dict[tuple[int, Any], Value] = {}  # (allocation, byte offset) -> value stored there
 
     # -- roots ------------------------------------------------------------------------------------------------
@@ -915,13 +917,17 @@ class HostInterpreter(Evaluator):
         env = self.frames[-1].env
         v = self.name(text(node), node, env) if node.type == "type_identifier" else self.ev(node, env)
         c = self.concrete(v.e) if isinstance(v, Num) and not v.flt else None
+        if c is not None:  # the kernel is compiled with this value: where the launch uses the name, it is fixed
+            self._template_roots |= {x for x in v.e.free_symbols if x in self.roots}
         return str(c) if c is not None else t
 
     def _record(self, kernel: str, targs: list[str], grid: Value, block: Value, shmem: Value, args: list[Value],
                 node: ts.Node, arg_texts: list[str]) -> None:
         frame = self.frame
         self.launches.append(Launch(kernel, targs, grid, block, shmem, args, self.where(node),
-                                    " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts))
+                                    " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts,
+                                    set(self._template_roots)))
+        self._template_roots.clear()
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
