@@ -21,8 +21,8 @@ from xlate.targets import target_names
                    "local one); serial: one at a time in this process (debugging: no crash isolation).")
 @click.option("--analysis-only", is_flag=True, help="Report what the rules would do per file and kernel; write no port.")
 @click.option("--no-verify", is_flag=True, help="Write the ports without verifying them (marked unverified).")
-@click.option("--force", is_flag=True, help="Also write rejected and partial ports (marked with their verdict) instead of "
-                                           "the source copied unchanged.")
+@click.option("--force", is_flag=True, help="Also write rejected ports (marked with their verdict) instead of the source "
+                                           "copied unchanged (partial ports are written anyway, their sites to review listed).")
 @click.option("--verified-only", is_flag=True, help="Write verified ports (and translated files without kernels) only: "
                                                    "no candidates, no copies, no build files.")
 @click.option("--keep-names", is_flag=True, help="Keep every file name (x.cu stays x.cu; default: x.cu -> x.hip, "
@@ -126,7 +126,7 @@ def command(src: str, target: str, output: str | None, jobs: int | None, executo
 CATEGORY_WORDS = [("accepted", "accepted (verified)"), ("candidate", "candidates (translated, not verified here)"),
                   ("translated", "translated without kernels"), ("unchanged", "unchanged (nothing to translate)"),
                   ("untranslated", "NOT translated (source copied unchanged)"), ("rejected", "rejected (--force)"),
-                  ("partial", "partial (--force)"), ("copied", "copied"), ("build", "build files translated"),
+                  ("partial", "partial (constructs to review)"), ("copied", "copied"), ("build", "build files translated"),
                   ("not written", "not written"), ("skipped", "skipped (nothing to port for this target)")]
 
 

@@ -14,7 +14,7 @@ from xlate.errors import XlateError
 from xlate.migrate.discover import Library, SourceFile
 from xlate.migrate.options import MigrateOptions
 
-KEY_SCHEMA = "xlate.migrate.task/1"
+KEY_SCHEMA = "xlate.migrate.task/2"  # /2: partial ports are written (XL6018)
 
 
 def sha(data: bytes) -> str:

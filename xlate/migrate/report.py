@@ -29,7 +29,7 @@ STATUS_CLASS = {"verified": "ok", "rules": "ok", "copied": "ok", "translated": "
                 "build": "ok", "not written": "bad"}
 CATEGORY_TITLES = {"accepted": "Accepted: verified ports", "candidate": "Candidates: translated, not verified here",
                    "translated": "Translated files without kernels (nothing to verify)",
-                   "rejected": "Rejected ports written with --force", "partial": "Partial ports written with --force",
+                   "rejected": "Rejected ports written with --force", "partial": "Partial ports: kernels the rules cannot translate, marked for review",
                    "untranslated": "Not translated: the source copied unchanged in the port's place",
                    "unchanged": "Nothing to translate (written unchanged)", "copied": "Copied files",
                    "build": "Build files", "not written": "Not written", "skipped": "Skipped"}

@@ -320,12 +320,13 @@ def _port_request(task: Task, output: str) -> Any:
 
 def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     """Translate and verify the kernels of one file (port_file), then decide what the output tree gets: the port
-    (headed with its verdict) unless a kernel was rejected or not translated (then the driver copies the source
-    unchanged in its place; --force writes the port anyway) or, with --verified-only, unless every kernel was
-    verified. port_file writes into a scratch folder: the output tree only ever sees this task's final file."""
+    (headed with its verdict) unless a kernel was rejected (then the driver copies the source unchanged in its
+    place; --force writes the port anyway) or, with --verified-only, unless every kernel was verified. A kernel the
+    rules cannot translate makes the port partial: written for whole-file targets, its sites listed for review. port_file writes into a scratch folder: the output tree only ever sees this task's final file."""
     import shutil
     import tempfile
 
+    from xlate.migrate.naming import ports_headers
     from xlate.migrate.verdicts import port_header
     from xlate.port import port_file
     from xlate.targets import target as target_of
@@ -380,15 +381,38 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     if counts["not translated"] and res.message:
         r["message"] += f"; {res.message}"
     statuses = {k["status"] for k in kernels}
+    # A kernel the rules cannot translate does not cost its file: a whole-file target's port is written with the
+    # construct left as written (the rest translated token by token), each site an XL6018 warning to review.
+    partial = bool(port_text) and "not translated" in statuses and not statuses & {"rejected", "error"} \
+        and ports_headers(o["target"])
     if o.get("verified_only"):
         write = statuses == {"verified"} or (o.get("force") and bool(port_text))
     else:
-        write = bool(port_text) and (o.get("force") or not statuses & {"rejected", "not translated", "error"})
+        write = bool(port_text) and (o.get("force") or partial or not statuses & {"rejected", "not translated", "error"})
+    if write and tr is not None and "not translated" in statuses:
+        r["review"] = review_sites(task, tr, [k["name"] for k in kernels if k["status"] == "not translated"])
+        r["diagnostics"] += [diag_dict("XL6018", task.rel, s["line"], s["col"], finding=s["code"], detail=s["detail"],
+                                       kernels=s["kernels"]) for s in r["review"]]
     if write and task.output:
         head = port_header(r, Path(task.rel).name, tr.engine if tr else None, (tr.meta.get("rocm") if tr else None))
         r["output_sha256"] = _write(task.output, head + port_text)
         r["written"] = True
     return r
+
+
+def review_sites(task: Task, tr: Any, untranslated: list[str]) -> list[dict[str, Any]]:
+    """Where a partial port needs a person: every construct the rules left as written (an error or a construct
+    only an LLM could port), with the kernels it stops. A site outside any kernel (a macro they use) names the
+    untranslated kernels without a site of their own (all of them if each has one)."""
+    sites: dict[tuple[int, int, str], dict[str, Any]] = {}
+    blocking = [d for d in tr.diagnostics if d.severity == "error" or d.needs_llm]
+    own = {d.kernel for d in blocking}
+    orphans = [k for k in untranslated if k not in own] or untranslated
+    for d in blocking:
+        names = [d.kernel] if d.kernel in untranslated else orphans
+        sites.setdefault((d.line, d.col, d.code), {"path": task.rel, "line": d.line, "col": d.col, "code": d.code,
+                                                  "detail": d.message, "kernels": ", ".join(names)})
+    return [sites[k] for k in sorted(sites)]
 
 
 def _compile_check(task: Task, r: dict[str, Any], port_text: str, kernel: str | None) -> dict[str, Any]:

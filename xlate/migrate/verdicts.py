@@ -5,9 +5,11 @@ was compiled and by which ROCm, what was not run and why), and the file's catego
   candidate   translated, not verified here (compiled or not): written, headed with its verdict
   translated  no kernels: translated by the rules, nothing to verify
   unchanged   no kernels and nothing to translate: written as it was
-  untranslated  no port could be written (the rules cannot port a kernel, the port was rejected, the task failed):
-              the source is copied unchanged in its place, headed with why (the tree stays complete)
-  rejected / partial  with --force: the rejected or partial port is written, headed with its verdict
+  partial     a kernel the rules cannot translate: the port is written (whole-file targets), the constructs left as
+              written are named in its header and the report (XL6018) for review
+  untranslated  no port could be written (the port was rejected, the task failed, or a partial port for a
+              single-file target): the source is copied unchanged in its place, headed with why (the tree stays complete)
+  rejected    with --force: the rejected port is written, headed with its verdict
   copied      already in the target language, or not code (data, scripts, docs): copied
   build       a build file: translated (the report lists what changed and what to change by hand)
   not written nothing could be written (unreadable source, output name taken, --verified-only, disk errors)
@@ -20,6 +22,7 @@ from typing import Any
 from xlate import __version__
 
 COMMENT = "//"
+REVIEW_LINES = 10  # review sites named in a partial port's header (the report lists all)
 
 
 def compile_words(c: dict[str, Any] | None) -> str:
@@ -67,7 +70,9 @@ def verdict_line(result: dict[str, Any]) -> tuple[str, str]:
         return "REJECTED (written with --force)", "; ".join(f"{k['name']}: {k.get('reason') or 'rejected'}" for k in bad)[:400]
     if statuses & {"not translated", "error"}:
         bad = [k["name"] for k in kernels if k["status"] in ("not translated", "error")]
-        return "PARTIAL (written with --force)", f"not translated: {', '.join(bad)}; {comp}"
+        sites = len(result.get("review") or [])
+        where = f" ({sites} site(s) to review)" if sites else ""
+        return "PARTIAL (needs review)", f"not translated by the rules: {', '.join(bad)}{where}; {comp}"
     verified = [k["name"] for k in kernels if k["status"] == "verified"]
     lead = f"{', '.join(verified)} verified; the others " if verified else ""
     return "unverified", f"{lead}{comp}; {_run_words(kernels)}".rstrip("; ")
@@ -83,14 +88,23 @@ def port_header(result: dict[str, Any], source_name: str, engine: str | None, ro
     if result.get("rule_errors"):
         lines.append(f"{COMMENT} WARNING: the rules left {result['rule_errors']} construct(s) they cannot translate: "
                      "fix them before building (the report lists them).")
+    review = result.get("review") or []
+    if review:
+        lines.append(f"{COMMENT} WARNING: the rules left {len(review)} construct(s) as written in the source; the rest "
+                     "is translated. Review them before building:")
+        for site in review[:REVIEW_LINES]:
+            detail = " ".join(str(site["detail"]).split())[:200]
+            lines.append(f"{COMMENT}   {site['path']}:{site['line']}:{site['col']}: {detail} [{site['code']}]")
+        if len(review) > REVIEW_LINES:
+            lines.append(f"{COMMENT}   ... and {len(review) - REVIEW_LINES} more (see the report, XL6018)")
     return "\n".join(lines) + "\n"
 
 
 def fallback_header(source_name: str, reason: str) -> str:
     why = " ".join(reason.split())[:300]
     return (f"{COMMENT} xlate {__version__}: NOT TRANSLATED - {source_name} copied unchanged: {why}.\n"
-            f"{COMMENT} Port it by hand (the migration report says what stopped xlate), or rerun with --force for a "
-            "partial or rejected port.\n")
+            f"{COMMENT} Port it by hand (the migration report says what stopped xlate), or rerun with --force for the "
+            "rejected or partial port.\n")
 
 
 def category(result: dict[str, Any]) -> str:
