@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from xlate.cir import cpre, ir
+from xlate.cir import cond, cpre, ir
 from xlate.cir.ctype import canonical
 from xlate.model import Function, KernelUnit
 from xlate.parse.frontend import parse_c
@@ -126,7 +126,8 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
     fn_text = to_text(data[fn.span.start_byte : fn.span.end_byte])
     lines = lines or LineIndex(unit.text)
     try:
-        expanded = cpre.expand(cpre.normalise(fn_text), unit.macros)
+        chosen = cond.select(fn_text, {m.name: m.value if m.params is None else None for m in unit.macros})
+        expanded = cpre.expand(cpre.normalise(chosen), unit.macros)
     except cpre.ExpansionError as exc:
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root
@@ -319,8 +320,16 @@ class Builder:
                 raise self.fail(f"expression '{self.text(node)}'", node)
             return self.expr(inner[0])
         if t == "number_literal":
+            txt = self.text(node)
+            if txt[:1] in "+-":  # the grammar folds a sign into the literal: C reads it as a unary operator
+                inner = txt[1:].lstrip()
+                try:
+                    v, ct = parse_number(inner)
+                except ValueError:
+                    raise self.fail(f"number '{txt}'", node) from None
+                return ir.Unary(loc, txt[0], ir.Num(loc, v, ct))
             try:
-                v, ct = parse_number(self.text(node))
+                v, ct = parse_number(txt)
             except ValueError:
                 raise self.fail(f"number '{self.text(node)}'", node) from None
             return ir.Num(loc, v, ct)
@@ -415,6 +424,8 @@ class Builder:
             method = self.text(fn.child_by_field_name("field"))
             return ir.MethodCall(loc, self.expr(obj), method, args)
         if fn.type == "identifier":
+            if self.text(fn) in ("short", "long", "signed", "unsigned") and len(args) == 1:  # short(x): a cast
+                return ir.Cast(loc, ir.CType(canonical(self.text(fn))), args[0], "functional")
             return ir.Call(loc, self.text(fn), args)
         if fn.type in ("primitive_type", "type_identifier", "sized_type_specifier"):
             if len(args) != 1:

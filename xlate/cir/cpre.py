@@ -27,6 +27,7 @@ CG_TYPES = [
     (re.compile(r"\bcg\s*::\s*grid_group\b"), "__xl_grid"),
     (re.compile(r"\bcg\s*::\s*coalesced_group\b"), "__xl_coalesced"),
 ]
+CG_ALIAS = re.compile(r"\bnamespace\s+(\w+)\s*=\s*(?:::)?\s*cooperative_groups\s*;")
 LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(")
 
 
@@ -200,7 +201,13 @@ def _collect_args(seq: list[tuple[str, str]], j: int, orig: int) -> tuple[list[l
 
 
 def normalise(text: str) -> str:
-    """Length-preserving spelling fixes applied before expansion (cooperative-groups types, __launch_bounds__)."""
+    """Length-preserving spelling fixes applied before expansion (cooperative-groups namespace aliases and types,
+    __launch_bounds__)."""
+    for m in list(CG_ALIAS.finditer(text)):
+        text = text[: m.start()] + _pad("", m.group(0)) + text[m.end() :]  # the declaration says nothing more
+        alias = m.group(1)
+        if alias != "cg" and len(alias) >= 2:
+            text = re.sub(rf"\b{alias}\s*::", lambda a: _pad("cg::", a.group(0)), text)
     for rx, repl in CG_TYPES:
         text = rx.sub(lambda m, r=repl: _pad(m.expand(r), m.group(0)), text)
     m = LAUNCH_BOUNDS.search(text)

@@ -177,6 +177,9 @@ class Expressions:
             return b.val
         if e.id in self.kc.const_arrays:
             return self.kc.const_arrays[e.id]
+        if e.id in self.kc.values:  # a template parameter hides a file-scope name
+            ct, v = self.kc.values[e.id]
+            return S.const(v, ct)
         if e.id in self.kc.constants:
             ct, v = self.kc.constants[e.id]
             return S.const(v, ct)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
@@ -25,6 +27,8 @@ from xlate.translate.triton.values import (
 )
 
 MAX_INLINE_DEPTH = 16
+NUMERIC_LIMITS = re.compile(r"(?:(?:cuda::)?std::)?numeric_limits<(.+)>::(\w+)")
+INT_LITERAL_MACRO = re.compile(r"(U?INT)(8|16|32|64)_C")
 SHUFFLE = re.compile(r"__shfl(?:_(up|down|xor))?(_sync)?")  # __shfl_down_sync: kind down, a mask argument first
 
 
@@ -87,7 +91,32 @@ class Intrinsics:
             return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
         if fn.startswith("printf"):
             raise LiftError("XL2001", "printf", e.loc)
+        limits = NUMERIC_LIMITS.fullmatch(fn)
+        if limits is not None and not e.args:
+            return self.numeric_limit(limits.group(1), limits.group(2), e.loc)
+        literal = INT_LITERAL_MACRO.fullmatch(fn)
+        if literal is not None and len(e.args) == 1:  # UINT32_C(x): x as a constant of that type
+            ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
+            return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def numeric_limit(self, spelling: str, member: str, loc: ir.Loc) -> Sym:
+        """std::numeric_limits<T>::member() of a type the lift knows (a template type is known only at launch)."""
+        ct = self.resolve_type(ctyping.canonical(" ".join(spelling.split())), loc)
+        dt = ctyping.np_dtype(ct)
+        if dt is None:
+            raise LiftError("XL2012", f"numeric_limits of {spelling} (a type known only at launch)", loc)
+        if ctyping.is_float(ct):
+            fi = np.finfo(dt)
+            table = {"max": fi.max, "min": fi.tiny, "lowest": fi.min, "epsilon": fi.eps, "infinity": np.inf,
+                     "quiet_NaN": np.nan}
+        else:
+            ii = np.iinfo(dt)
+            table = {"max": ii.max, "min": ii.min, "lowest": ii.min}
+        if member not in table:
+            raise LiftError("XL2008", f"numeric_limits<{spelling}>::{member}", loc)
+        v = table[member]
+        return S.const(float(v) if ctyping.is_float(ct) else int(v), ct)
 
     def barrier(self, loc: ir.Loc) -> None:
         for c in self.full_pred():

@@ -33,6 +33,8 @@ from xlate.translate.triton.values import (
     PtrVal,
 )
 
+BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": "torch.bfloat16"}
+
 
 class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
@@ -44,6 +46,7 @@ class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
         self.bx, self.by = kc.bx, kc.by
         self.nlanes = kc.bx * kc.by
         self.st = LiftState()
+        self.boxed: dict[str, str] = {}  # scalar parameters passed boxed (one-element tensors): name -> C type
         self.ctx = Ctx("default", {"x": "lane_x", "y": "lane_y"}, "[BY, BX]" if kc.by > 1 else "[BX]")
 
     @property
@@ -88,12 +91,18 @@ class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
                 raise LiftError("XL2012", f"pointer parameter '{py}' to {base}: pass a scalar pointer", loc)
             return PtrVal(S.uni(py, base + "*"), S.const(0, "int"), ir.CType(base, 0, ct.const), py)
         info = ctyping.row(base)
-        if info is None:
+        template = base in self.kc.types.values()
+        if info is None and not template:
             raise LiftError("XL2012", f"parameter '{py}' of type {base}", loc)
         if base in ("int", "float", "bool"):
             return S.uni(py, base)
-        if base in ("double", "__half", "__nv_bfloat16"):
-            raise LiftError("XL2012", f"scalar parameter '{py}' of type {base}: Triton passes Python floats as float32", loc)
+        if template or base in BOXED:
+            # Triton types a Python float as float32 (and a template scalar has the type of the launch): the
+            # launcher passes the value as a one-element tensor of the exact type, read here once
+            self.boxed[py] = base
+            conv = self.em.fresh(py + "_v")
+            self.em.line(f"{conv} = tl.load({py})")
+            return S.uni(conv, base)
         conv = self.em.fresh(py + "_c")
         self.em.line(f"{conv} = {py} + tl.zeros([], {tl_of(base)})")
         return S.uni(conv, base)

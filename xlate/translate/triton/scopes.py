@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.state import Binding, KernelContext, LiftState
@@ -46,6 +47,10 @@ class Scopes:
                 return b.val.ctype
         if name in self.kc.types:
             return self.kc.types[name]
+        if self.kc.typedefs is not None and ctyping.row(name) is None and ctyping.vector(name) is None:
+            real = ctyping.canonical(self.kc.typedefs(name))  # `typedef double real;`, `using Index_t = int;`
+            if ctyping.row(real) is not None or ctyping.vector(real) is not None:
+                return real
         return name
 
     def bind(self, name: str, ct: ir.CType, val: Any) -> None:

@@ -3,6 +3,7 @@ interprets the kernel (LiftState), in one object that can be forked and undone."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ class KernelContext:
     traits: dict[tuple[str, str, str], str]  # (struct, arg, member) -> constexpr name
     const_arrays: dict[str, ConstArray]
     constants: dict[str, tuple[str, Any]]  # file-scope constants: name -> (ctype, value)
+    typedefs: Callable[[str], str] | None = None  # a type name through the program's typedefs and aliases
+    values: dict[str, tuple[str, Any]] = field(default_factory=dict)  # template value parameters at the launch
 
 
 @dataclass

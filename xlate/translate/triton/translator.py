@@ -23,7 +23,7 @@ from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
-from xlate.translate.triton.lift import Lifter
+from xlate.translate.triton.lift import BOXED, Lifter
 from xlate.translate.triton.state import KernelContext
 from xlate.translate.triton.values import ConstArray, LiftError
 
@@ -90,6 +90,7 @@ class CudaToTriton:
 
     def _kernel(self, unit: KernelUnit, fn: Function, lines: LineIndex) -> tuple[KernelPort, list[Diagnostic]]:
         from xlate.specs import build_spec
+        from xlate.specs.infer import type_resolver
 
         loc0 = ir.Loc(fn.span.line if fn.span else 1, fn.span.col if fn.span else 1)
         try:
@@ -106,7 +107,8 @@ class CudaToTriton:
         traits, trait_defs = _traits(unit.text, fir, devices, types)
         const_arrays = _const_arrays(unit.text)
         constants = _file_constants(unit)
-        kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants)
+        kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
+                           type_resolver(unit), _template_values(fn, spec))
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -121,12 +123,32 @@ class CudaToTriton:
         constexprs += [f"{types[t]}: tl.constexpr" for t in fir.template_types]
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
         jit_name = f"_{sanitize(fn.name)}_kernel"
-        launcher = _launcher(spec, fir, params_py, jit_name, block, types, trait_defs, loc0)
+        launcher = _launcher(spec, fir, params_py, jit_name, block, types, trait_defs, loc0, lifter.boxed)
         annotation = _annotation(fn, spec)
         notes = [d.message for d in diags if d.code == "XL2021"]
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(params_py + constexprs), body, annotation,
                           ", ".join(params_py), launcher, notes, set(lifter.em.helpers))
         return port, diags
+
+
+def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:
+    """Template value parameters fixed at the launch (`k<256><<<...>>>`): name -> (C type, value). One the
+    spec leaves open is not bound: a use of it stays an unknown name, refused."""
+    from xlate.specs import expr
+
+    out: dict[str, tuple[str, Any]] = {}
+    for t in fn.template_params:
+        if t.kind != "value" or t.name not in spec.value_params:
+            continue
+        try:
+            v = expr.evaluate(spec.value_params[t.name], {})
+        except SpecError:
+            continue
+        ct = ctype.canonical(t.type or "int")
+        if ctype.row(ct) is None or isinstance(v, tuple):
+            continue
+        out[t.name] = (ct, float(v) if ctype.is_float(ct) else int(v))
+    return out
 
 
 # -- launch configuration --------------------------------------------------------------------------------------
@@ -192,7 +214,7 @@ def grid_python(exprs: list[str], names: dict[str, str], block: tuple[int, int])
 
 
 def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, block: tuple[int, int],
-              types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc) -> str:
+              types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc, boxed: dict[str, str]) -> str:
     names = {p: py for (p, _), py in zip(fir.params, params_py)}
     for free in (p for p in spec.params if p.position < 0):  # a size the kernel does not receive (spec layer):
         names[free.name] = _free_size(free.name, spec, names, loc)  # the launcher reads it off a buffer
@@ -210,6 +232,19 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
             raise LiftError("XL2012", f"template type {t} is not the element type of any pointer parameter", loc)
         lines.append(f"    {name} = _TL_DTYPES[{src}.dtype]")
         kwargs.append(f"{name}={name}")
+    if boxed:
+        ptrs = [py for (p, ct), py in zip(fir.params, params_py) if ct.ptr]
+        if not ptrs:
+            raise LiftError("XL2012", f"scalar parameter '{next(iter(boxed))}' of type {next(iter(boxed.values()))} "
+                                      "in a kernel with no buffer (nothing says the device)", loc)
+        for py, base in boxed.items():
+            if base in BOXED:
+                dtype = BOXED[base]
+            else:
+                src = next(py2 for (p, ct), py2 in zip(fir.params, params_py)
+                           if ct.ptr and types.get(ct.base) == base)  # the buffer whose element type it is
+                dtype = f"{src}.dtype"
+            lines.append(f"    {py} = torch.full((1,), {py}, dtype={dtype}, device={ptrs[0]}.device)")
     for name, code in trait_defs.items():
         lines.append(f"    {name} = {code}")
         kwargs.append(f"{name}={name}")
@@ -375,7 +410,7 @@ def render(source: str, ports: list[KernelPort]) -> str:
         helpers_used |= p.helpers
     helper_src, wrappers = math_wrappers(helpers_used)
     notes = [f"{p.name}: {n}" for p in ports for n in p.notes]
-    need_torch = any("_TL_DTYPES" in p.launcher for p in ports)
+    need_torch = any("_TL_DTYPES" in p.launcher or "torch." in p.launcher for p in ports)
     text = env.get_template("module.py.j2").render(
         source=source.rsplit("/", 1)[-1], kernels=ports, helpers=[h.rstrip() for h in helper_src],
         wrappers=wrappers, notes=notes, need_torch=need_torch)
