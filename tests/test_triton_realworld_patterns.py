@@ -223,3 +223,99 @@ def test_template_value_parameters_take_the_launch_values(tmp_path):
               tmp_path)
     np.testing.assert_allclose(out["y"], x.astype(np.float64) * 3 + 128, rtol=1e-6)
     guards_intact(out, "y")
+
+
+# -- references ----------------------------------------------------------------------------------------------
+
+REFERENCES = """
+__device__ unsigned int step_state(unsigned int& s) {
+    s ^= s << 13; s ^= s >> 17; s ^= s << 5;
+    return s;
+}
+__device__ void add_clamped(float& dst, const float& v, float lim) {
+    if (v > lim) { dst += lim; return; }
+    dst += v;
+}
+__device__ void split(float2& p, float& lo) {
+    lo = fminf(p.x, p.y);
+    p.y = p.x + p.y;
+}
+// xlate: seed: in[n], x: in[n], cnt: in[n](0..9), y: inout[n], z: out[n], w: out[n],
+// xlate: n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void refs(const unsigned int* seed, const float* x, const int* cnt, float* y, unsigned int* z,
+                     float* w, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned int s = seed[i] | 1u;
+    unsigned int last = 0;
+    for (int k = 0; k < cnt[i]; k++) last = step_state(s);   // s changes through the reference
+    z[i] = s ^ last;
+    float& out = y[i];                                        // a reference to an element of memory
+    add_clamped(out, x[i], 0.5f);
+    add_clamped(y[i], x[i] * 2.0f, 1.0f);
+    float2 p = make_float2(x[i], 1.0f);
+    float lo = 0.0f;
+    split(p, lo);
+    float arr[2] = {0.0f, 0.0f};
+    split(p, arr[1]);
+    w[i] = p.y + lo * 10.0f + arr[1] * 100.0f;
+}
+"""
+
+
+def _xorshift(s: np.ndarray) -> np.ndarray:
+    s = s.astype(np.uint64)
+    s ^= (s << np.uint64(13)) & np.uint64(0xFFFFFFFF)
+    s ^= s >> np.uint64(17)
+    s ^= (s << np.uint64(5)) & np.uint64(0xFFFFFFFF)
+    return s
+
+
+def test_reference_parameters_and_references_to_elements(tmp_path):
+    t = ported(REFERENCES, "refs")
+    n = 203
+    g = rng(5)
+    seed = g.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    x = g.standard_normal(n).astype(np.float32)
+    cnt = g.integers(0, 10, n).astype(np.int32)
+    y = g.standard_normal(n).astype(np.float32)
+    out = run(t.text, "refs", [buf("seed", seed), buf("x", x), buf("cnt", cnt), buf("y", y.copy()),
+                               buf("z", poisoned(n, np.uint32)), buf("w", poisoned(n, np.float32)),
+                               ScalarArg("n", n, "int32")], tmp_path)
+    s = seed.astype(np.uint64) | 1
+    last = np.zeros(n, np.uint64)
+    for k in range(10):
+        nxt = _xorshift(s)
+        live = k < cnt
+        s = np.where(live, nxt, s)
+        last = np.where(live, nxt, last)
+    assert (out["z"] == (s ^ last)).all()
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    y_ref = y64 + np.minimum(x64, 0.5)
+    y_ref = y_ref + np.minimum(2 * x64, 1.0)
+    np.testing.assert_allclose(out["y"], y_ref, rtol=1e-6, atol=1e-6)
+    lo = np.minimum(x64, 1.0)
+    py = x64 + 1.0                     # after the first split
+    arr1 = np.minimum(x64, py)         # the second split reads the updated p
+    py = x64 + py
+    np.testing.assert_allclose(out["w"], py + lo * 10 + arr1 * 100, rtol=1e-5, atol=1e-5)
+    for name in ("z", "y", "w"):
+        guards_intact(out, name)
+
+
+@pytest.mark.parametrize("body, what", [
+    ("float v = x[i]; float& r = v; r = 2.0f; y[i] = v;", "reference 'r' to something other than an element"),
+    ("float v = x[i]; swap2(v, v); y[i] = v;", "'v' passed to two reference parameters"),
+    ("swap2(y[i], 1.0f + x[i]);", "not a variable or an element of memory"),
+])
+def test_references_the_lifter_cannot_follow_are_refused(body, what):
+    src = """
+__device__ void swap2(float& a, float& b) { float t = a; a = b; b = t; }
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { BODY }
+}
+""".replace("BODY", body)
+    t = port(src)
+    assert t.kernels == [] and what in t.blocking[0].message, [d.message for d in t.diagnostics]

@@ -188,9 +188,11 @@ class Builder:
             if d.type == "array_declarator":
                 dims.insert(0, d.child_by_field_name("size"))
                 d = d.child_by_field_name("declarator")
-            elif d.type in ("pointer_declarator", "reference_declarator"):
-                ptr += d.type == "pointer_declarator"
+            elif d.type == "pointer_declarator":
+                ptr += 1
                 d = d.child_by_field_name("declarator")
+            elif d.type == "reference_declarator":  # its declarator is not a field in the grammar
+                d = next((c for c in d.named_children if c.type != "comment"), None)
             elif d.type == "init_declarator":
                 d = d.child_by_field_name("declarator")
             elif d.type in ("field_identifier", "type_identifier"):
@@ -200,6 +202,17 @@ class Builder:
             if d is None:
                 raise self.fail(f"declarator '{self.text(outer)}'", outer)
         return self.text(d), dims, ptr
+
+    @staticmethod
+    def is_reference(d: ts.Node) -> bool:
+        """Whether a declarator declares a reference (`T& x`, `T& x = y`), not a pointer to one."""
+        while d is not None:
+            if d.type == "reference_declarator":
+                return True
+            if d.type not in ("init_declarator",):
+                return False
+            d = d.child_by_field_name("declarator")
+        return False
 
     # -- statements ------------------------------------------------------------------------------------------
 
@@ -306,7 +319,7 @@ class Builder:
             name, dims, _ = self.declarator_name(target)
             ct = self.ctype(node, target)
             out.append(ir.Decl(loc, ct, name, init, tuple(self.expr(x) if x is not None else None for x in dims),
-                               shared, extern, init_list))
+                               shared, extern, init_list, self.is_reference(target)))
         return out
 
     # -- expressions -----------------------------------------------------------------------------------------
@@ -443,6 +456,7 @@ class Builder:
         while decl is not None and decl.type != "function_declarator":
             decl = decl.child_by_field_name("declarator")
         params: list[tuple[str, ir.CType]] = []
+        refs: set[str] = set()
         plist = decl.child_by_field_name("parameters") if decl is not None else None
         for p in plist.named_children if plist is not None else []:
             if p.type != "parameter_declaration":
@@ -452,13 +466,15 @@ class Builder:
                 continue
             name, dims, _ = self.declarator_name(d)
             ct = self.ctype(p, d)
+            if self.is_reference(d):
+                refs.add(name)
             if dims:
                 ct = ir.CType(ct.base, ct.ptr + len(dims), ct.const)
             params.append((name, ct))
         ret = ir.CType(canonical(" ".join(self.text(fdef.child_by_field_name("type")).split())))
         body = self.body(fdef.child_by_field_name("body"))
         return ir.FunctionIR(fn.name, fn.kind, params, ret, body, [t.name for t in fn.template_params if t.kind == "type"],
-                             self.loc(fdef))
+                             self.loc(fdef), frozenset(refs))
 
 
 def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> ir.FunctionIR:

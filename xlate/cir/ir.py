@@ -142,6 +142,7 @@ class Decl(Stmt):
     shared: bool = False
     extern: bool = False
     init_list: tuple[Expr, ...] | None = None  # `= {a, b, c}`
+    ref: bool = False  # `T& name = lvalue;`
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,7 @@ class FunctionIR:
     body: tuple[Stmt, ...]
     template_types: list[str] = field(default_factory=list)
     loc: Loc = field(default_factory=lambda: Loc(1, 1))
+    refs: frozenset[str] = frozenset()  # parameters passed by reference (`float& out`)
 
 
 def assigned_names(stmts: tuple[Stmt, ...] | list[Stmt]) -> tuple[set[str], set[str]]:

@@ -19,6 +19,7 @@ from xlate.translate.triton.values import (
     LaneTokens,
     LiftError,
     PtrVal,
+    RefVal,
     SharedArr,
     SharedRead,
     StructVal,
@@ -171,6 +172,8 @@ class Expressions:
     def name(self, e: ir.Name) -> Any:
         b = self.lookup(e.id)
         if b is not None:
+            if isinstance(b.val, RefVal):
+                return self.deref(b.val, e.loc)
             if b.val is None:
                 ct = self.resolve_type(b.ctype.base, e.loc)
                 return S.const(0, ct if not ctyping.is_symbolic(ct) else "int")  # uninitialised: any value
@@ -290,6 +293,10 @@ class Expressions:
         raise LiftError("XL2001", f"unary operator '{e.op}'", e.loc)
 
     def address_of(self, e: ir.Expr, loc: ir.Loc) -> PtrVal:
+        if isinstance(e, ir.Name):  # &r of a reference to a global element: that element's address
+            b = self.lookup(e.id)
+            if b is not None and isinstance(b.val, RefVal) and b.val.ptr is not None:
+                return b.val.ptr
         if isinstance(e, ir.Index):
             base_e, idx_e = self.index_chain(e)
             base = self.ev(base_e)

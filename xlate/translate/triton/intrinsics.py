@@ -18,12 +18,16 @@ from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry
 from xlate.translate.triton.values import (
     CGroup,
+    ConstArray,
     LaneTokens,
     LiftError,
+    LocalArray,
     PtrVal,
+    RefVal,
     SharedArr,
     SharedRead,
     StructVal,
+    TypeVal,
 )
 
 MAX_INLINE_DEPTH = 16
@@ -193,12 +197,12 @@ class Intrinsics:
             raise LiftError("XL2014", f"recursive call of '{f.name}'", e.loc)
         if len(e.args) != len(f.params):
             raise LiftError("XL2008", f"'{f.name}' called with {len(e.args)} arguments, takes {len(f.params)}", e.loc)
-        vals = [self.ev(a) for a in e.args]
+        vals, copy_out = self.call_args(f, e)
         saved = self.st.scopes
         self.st.scopes = [{}]
         try:
             for (name, ct), v in zip(f.params, vals):
-                if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)):
+                if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)) or isinstance(v, RefVal):
                     self.bind(name, ct, v)
                 else:
                     self.bind(name, ct, self.convert(v, ct, e.loc))
@@ -206,8 +210,66 @@ class Intrinsics:
             self.st.fstack.append(fc)
             self.stmts(f.body)
             self.st.fstack.pop()
+            finals = [(target, self.lookup(name).val) for name, target in copy_out]
         finally:
             self.st.scopes = saved
+        for target, v in finals:  # a reference parameter bound to a local: its final value is the local's
+            self.write(target, v, e.loc)
         if fc.value is None:
             return S.const(0, "int")
         return fc.value
+
+    def call_args(self, f: ir.FunctionIR, e: ir.Call) -> tuple[list[Any], list[tuple[str, ir.Expr]]]:
+        """The values the parameters of inlined `f` start with, and the locals its reference parameters stand
+        for (copied in, and out when the call returns: the callee sees no other way to those locals, so copying
+        is the reference). A memory element passed by reference stays a reference to it."""
+        vals: list[Any] = []
+        copy_out: list[tuple[str, ir.Expr]] = []
+        roots: dict[str, bool] = {}  # locals passed by reference -> written
+        for (name, ct), a in zip(f.params, e.args):
+            if name not in f.refs:
+                vals.append(self.ev(a))
+                continue
+            r = self.reference(a, e.loc)
+            if r is not None:
+                vals.append(r)
+                continue
+            target = self.local_lvalue(a, e.loc)
+            if target is None:
+                if not ct.const:
+                    raise LiftError("XL2001", f"argument of reference parameter '{name}' of '{f.name}' is not a "
+                                              "variable or an element of memory", e.loc)
+                vals.append(self.ev(a))  # a temporary bound to a const reference
+                continue
+            root = target
+            while isinstance(root, ir.Member | ir.Index):
+                root = root.base
+            n = root.id if isinstance(root, ir.Name) else ""
+            if n in roots and (roots[n] or not ct.const):
+                raise LiftError("XL2001", f"'{n}' passed to two reference parameters of '{f.name}'", e.loc)
+            roots[n] = roots.get(n, False) or not ct.const
+            vals.append(self.ev(target))
+            if not ct.const:
+                copy_out.append((name, target))
+        return vals, copy_out
+
+    def local_lvalue(self, a: ir.Expr, loc: ir.Loc) -> ir.Expr | None:
+        """`a` as an lvalue of a local (a variable, a member of a local vector, an element of a local array at
+        a constant index, fixed now); None if it is not one."""
+        if isinstance(a, ir.Name):
+            b = self.lookup(a.id)
+            if b is None or isinstance(b.val, LocalArray | SharedArr | ConstArray | CGroup | TypeVal):
+                return None
+            return a
+        if isinstance(a, ir.Member) and isinstance(a.base, ir.Name):
+            b = self.lookup(a.base.id)
+            return a if b is not None and isinstance(b.val, StructVal) else None
+        if isinstance(a, ir.Index) and isinstance(a.base, ir.Name):
+            b = self.lookup(a.base.id)
+            if b is None or not isinstance(b.val, LocalArray):
+                return None
+            k = self.data(self.ev(a.index), loc)
+            if not k.is_const:
+                return None
+            return ir.Index(a.loc, a.base, ir.Num(a.loc, int(k.value), "int"))
+        return None

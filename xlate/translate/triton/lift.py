@@ -64,6 +64,8 @@ class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
     def lift(self) -> None:
         fir = self.fir
         em = self.em
+        if fir.refs:
+            raise LiftError("XL2012", f"kernel parameter '{sorted(fir.refs)[0]}' passed by reference", fir.loc)
         for name, ct in fir.params:
             py = sanitize(name)
             self.st.params.append(py)

@@ -23,6 +23,7 @@ from xlate.translate.triton.values import (
     LaneTokens,
     LiftError,
     PtrVal,
+    RefVal,
     SharedArr,
     SharedRead,
     StructVal,
@@ -250,14 +251,30 @@ class Loops:
     def carried(self, body: list[ir.Stmt], step: list[ir.Expr], exclude: set[str]) -> list[str]:
         stmts = list(body) + [ir.ExprStmt(e.loc, e) for e in step]
         assigned, declared = ir.assigned_names(tuple(stmts))
+        assigned |= self.ref_call_roots(stmts)
         out = []
         for name in sorted(assigned - exclude):
             b = self.lookup(name)
-            if b is None:
+            if b is None or isinstance(b.val, RefVal):  # a reference: its writes go to memory
                 continue
             if name in declared and not any(name in sc for sc in self.st.scopes):
                 continue
             out.append(name)
+        return out
+
+    def ref_call_roots(self, stmts: list[ir.Stmt]) -> set[str]:
+        """Locals that calls of device functions in `stmts` may change through reference parameters."""
+        out: set[str] = set()
+        for c in _calls(stmts):
+            f = self.kc.devices.get(c.fn)
+            if f is None or not f.refs:
+                continue
+            for (name, ct), a in zip(f.params, c.args):
+                if name in f.refs and not ct.const:
+                    while isinstance(a, ir.Member | ir.Index):
+                        a = a.base
+                    if isinstance(a, ir.Name):
+                        out.add(a.id)
         return out
 
     def kind(self, v: Any) -> Any:
@@ -468,3 +485,18 @@ def _lane_sum(coefs: dict[str, int]) -> Sym:
     for t in terms[1:]:
         out = S.op("add", "int", out, t)
     return out
+
+
+def _calls(node: Any):
+    """Every call in statements or expressions (nested bodies included)."""
+    if isinstance(node, list | tuple):
+        for x in node:
+            yield from _calls(x)
+        return
+    if not isinstance(node, ir.Stmt | ir.Expr):
+        return
+    if isinstance(node, ir.Call):
+        yield node
+    for v in vars(node).values():
+        if isinstance(v, ir.Stmt | ir.Expr | list | tuple):
+            yield from _calls(v)

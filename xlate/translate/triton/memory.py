@@ -19,6 +19,7 @@ from xlate.translate.triton.values import (
     LiftError,
     LocalArray,
     PtrVal,
+    RefVal,
     SharedArr,
     SharedRead,
     StructVal,
@@ -108,8 +109,46 @@ class Memory:
             self.em.emit_load(ld, self.ctx, hint=p.root)
         return ld
 
+    def reference(self, e: ir.Expr, loc: ir.Loc) -> RefVal | None:
+        """The element of memory an lvalue names (`a[i]`, `*p`, `tile[y][x]`, another reference), its address
+        fixed now; None for anything else (locals, rvalues)."""
+        if isinstance(e, ir.Name):
+            b = self.lookup(e.id)
+            return b.val if b is not None and isinstance(b.val, RefVal) else None
+        if isinstance(e, ir.Unary) and e.op == "*":
+            base, idx = self.ev(e.arg), [S.const(0, "int")]
+        elif isinstance(e, ir.Index):
+            base_e, idx_e = self.index_chain(e)
+            base = self.ev(base_e)
+            if not isinstance(base, PtrVal | SharedArr):
+                return None
+            idx = [self.data(self.ev(x), loc) for x in idx_e]
+        else:
+            return None
+        if isinstance(base, SharedArr):
+            return RefVal(arr=base, idx=tuple(S.cast(i, "int") for i in idx))
+        if not isinstance(base, PtrVal) or len(idx) != 1:
+            return None
+        off = S.op("add", "int", base.offset, S.cast(idx[0], "int"))
+        if base.shared:
+            return RefVal(arr=base.base, idx=(off,))
+        return RefVal(ptr=PtrVal(base.base, off, base.elem, base.root))
+
+    def deref(self, r: RefVal, loc: ir.Loc) -> Any:
+        if r.ptr is not None:
+            return self.read_at(r.ptr, [S.const(0, "int")], loc)
+        return self.shared_read(r.arr, r.idx, loc)
+
     def write(self, target: ir.Expr, val: Any, loc: ir.Loc) -> None:
         if isinstance(target, ir.Name):
+            b = self.lookup(target.id)
+            if b is not None and isinstance(b.val, RefVal):  # a store through a reference
+                r = b.val
+                if r.ptr is not None:
+                    self.write_at(r.ptr, [S.const(0, "int")], val, loc)
+                else:
+                    self.shared_write(r.arr, r.idx, val, loc)
+                return
             self.set_var(target.id, val, loc)
             return
         if isinstance(target, ir.Member):

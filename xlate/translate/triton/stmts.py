@@ -67,6 +67,12 @@ class Statements:
     def decl(self, s: ir.Decl) -> None:
         loc = s.loc
         base = self.resolve_type(s.ctype.base, loc)
+        if s.ref:
+            r = self.reference(s.init, loc) if s.init is not None and not s.dims else None
+            if r is None:
+                raise LiftError("XL2001", f"reference '{s.name}' to something other than an element of memory", loc)
+            self.bind(s.name, s.ctype, r)
+            return
         if s.shared:
             dims: list[int | None] = []
             for d in s.dims:

@@ -38,6 +38,16 @@ class PtrVal:
 
 
 @dataclass
+class RefVal:
+    """A reference to an element of memory (`float& x = a[i]`, a `T&` parameter given `a[i]`): the address is
+    fixed where the reference is bound; every read and write goes to that element."""
+
+    ptr: PtrVal | None = None  # a global element (offset included)
+    arr: SharedArr | None = None  # or a shared-array element
+    idx: tuple[Sym, ...] = ()
+
+
+@dataclass
 class StructVal:
     ctype: str
     fields: dict[str, Any]
