@@ -321,6 +321,12 @@ class Expressions:
         if e.to.ptr:
             if not isinstance(v, PtrVal) or v.shared:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
+            if self.resolve_type(v.elem.base, e.loc) == base:
+                return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
+            src = ctyping.vector(self.resolve_type(v.elem.base, e.loc))
+            if src is not None:  # float2* seen as its components (float*, or float4* when aligned)
+                v = PtrVal(v.base, S.op("mul", "int", v.offset, S.const(len(src["fields"]), "int")),
+                           ir.CType(src["scalar"], 0, v.elem.const), v.root)
             vinfo = ctyping.vector(base)
             if vinfo and vinfo["scalar"] == v.elem.base:
                 n = len(vinfo["fields"])

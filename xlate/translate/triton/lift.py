@@ -89,8 +89,9 @@ class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
         if ct.ptr:
             if ct.ptr > 1:
                 raise LiftError("XL2013", f"parameter '{py}' is a pointer to a pointer", loc)
-            if ctyping.vector(base):
-                raise LiftError("XL2012", f"pointer parameter '{py}' to {base}: pass a scalar pointer", loc)
+            vinfo = ctyping.vector(base)
+            if vinfo:  # a buffer of float2/uchar4...: the tensor holds their components, in order
+                return PtrVal(S.uni(py, vinfo["scalar"] + "*"), S.const(0, "int"), ir.CType(base, 0, ct.const), py)
             return PtrVal(S.uni(py, base + "*"), S.const(0, "int"), ir.CType(base, 0, ct.const), py)
         info = ctyping.row(base)
         template = base in self.kc.types.values()

@@ -271,7 +271,8 @@ def _free_size(name: str, spec, names: dict[str, str], loc: ir.Loc) -> str:
 def _param_item(p) -> str:
     if p.is_buffer:
         rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
-        return f"{p.name}: {p.role}[{', '.join(p.dims)}]{rng}"
+        lanes = [str(p.lanes)] if p.lanes > 1 else []  # float2 elements: the launcher's tensor holds components
+        return f"{p.name}: {p.role}[{', '.join([*p.dims, *lanes])}]{rng}"
     if p.role == "size":
         return f"{p.name}: size({p.lo}..{p.hi})"
     if p.role == "scalar":
@@ -305,6 +306,8 @@ def _annotation(fn: Function, spec) -> str:
         if p.name not in named:
             named[p.name] = len(items)
             items.append(_param_item(p))
+        elif p.is_buffer and p.lanes > 1:
+            items[named[p.name]] = _param_item(p)
         dtype = _numpy_name(p, template_types)
         k = named[p.name]
         if dtype and not re.search(r"\bas\s+\w+$", items[k]):
