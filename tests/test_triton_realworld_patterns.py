@@ -354,3 +354,40 @@ def test_buffers_of_vector_types_hold_their_components(tmp_path):
     np.testing.assert_allclose(out["mag"], np.abs(za) ** 2, rtol=1e-5)
     guards_intact(out, "c")
     guards_intact(out, "mag")
+
+
+# -- shared variables --------------------------------------------------------------------------------------------
+
+SHARED_SCALAR = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void minus_first(const float* x, float* y, int n) {
+    __shared__ float first;
+    __shared__ int count;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) {
+        first = x[i];
+        count = min(64, n - (int)(blockIdx.x * blockDim.x));
+    }
+    __syncthreads();
+    if (i < n) y[i] = (x[i] - first) * count;
+}
+"""
+
+
+def test_shared_scalar_written_by_one_thread_is_seen_by_all(tmp_path):
+    t = ported(SHARED_SCALAR, "minus_first")
+    n = 150
+    x = rng(7).standard_normal(n).astype(np.float32)
+    out = run(t.text, "minus_first", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    x64 = x.astype(np.float64)
+    first = np.repeat(x64[::64], 64)[:n]
+    count = np.repeat(np.minimum(64, n - np.arange(0, n, 64)), 64)[:n]
+    np.testing.assert_allclose(out["y"], (x64 - first) * count, rtol=1e-5, atol=1e-6)
+    guards_intact(out, "y")
+
+
+def test_shared_scalar_updated_by_every_thread_is_refused():
+    src = SHARED_SCALAR.replace("if (threadIdx.x == 0) {", "if (i < n) {")  # a race: no faithful port
+    t = port(src)
+    assert t.kernels == [] and t.blocking, t.text

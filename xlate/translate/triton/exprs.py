@@ -174,6 +174,8 @@ class Expressions:
         if b is not None:
             if isinstance(b.val, RefVal):
                 return self.deref(b.val, e.loc)
+            if isinstance(b.val, SharedArr) and b.val.scalar:
+                return self.shared_read(b.val, (S.const(0, "int"),), e.loc)
             if b.val is None:
                 ct = self.resolve_type(b.ctype.base, e.loc)
                 return S.const(0, ct if not ctyping.is_symbolic(ct) else "int")  # uninitialised: any value

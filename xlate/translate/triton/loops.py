@@ -255,7 +255,7 @@ class Loops:
         out = []
         for name in sorted(assigned - exclude):
             b = self.lookup(name)
-            if b is None or isinstance(b.val, RefVal):  # a reference: its writes go to memory
+            if b is None or isinstance(b.val, RefVal | SharedArr):  # references, shared variables: writes go to memory
                 continue
             if name in declared and not any(name in sc for sc in self.st.scopes):
                 continue

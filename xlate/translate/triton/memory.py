@@ -114,6 +114,8 @@ class Memory:
         fixed now; None for anything else (locals, rvalues)."""
         if isinstance(e, ir.Name):
             b = self.lookup(e.id)
+            if b is not None and isinstance(b.val, SharedArr) and b.val.scalar:
+                return RefVal(arr=b.val, idx=(S.const(0, "int"),))
             return b.val if b is not None and isinstance(b.val, RefVal) else None
         if isinstance(e, ir.Unary) and e.op == "*":
             base, idx = self.ev(e.arg), [S.const(0, "int")]
@@ -148,6 +150,9 @@ class Memory:
                     self.write_at(r.ptr, [S.const(0, "int")], val, loc)
                 else:
                     self.shared_write(r.arr, r.idx, val, loc)
+                return
+            if b is not None and isinstance(b.val, SharedArr) and b.val.scalar:
+                self.shared_write(b.val, (S.const(0, "int"),), val, loc)
                 return
             self.set_var(target.id, val, loc)
             return

@@ -85,11 +85,11 @@ class Statements:
                 if not v.is_const:
                     raise LiftError("XL2004", f"shared array '{s.name}' with a run-time size", loc)
                 dims.append(int(v.value))
-            if not dims:
-                raise LiftError("XL2004", f"shared scalar '{s.name}'", loc)
             if ctyping.row(base) is None and not ctyping.is_symbolic(base):
-                raise LiftError("XL2012", f"shared array of {base}", loc)
-            arr = SharedArr(s.name, base, dims, loc)
+                raise LiftError("XL2012", f"shared {'array of ' if dims else 'variable of type '}{base}", loc)
+            if s.ctype.ptr:
+                raise LiftError("XL2004", f"shared pointer '{s.name}'", loc)
+            arr = SharedArr(s.name, base, dims or [1], loc, scalar=not dims)  # a scalar: an array of one
             self.st.shared.append(arr)
             self.bind(s.name, s.ctype, arr)
             return

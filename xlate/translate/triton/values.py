@@ -112,6 +112,7 @@ class SharedArr:
     records: list[WriteRec] = field(default_factory=list, metadata=COPY)
     boundary: int = field(default=0, metadata=VALUE)  # records before this index belong to an enclosing loop's earlier code
     clobbered: bool = field(default=False, metadata=VALUE)  # written inside a runtime loop that has ended: contents unknown
+    scalar: bool = field(default=False, metadata=VALUE)  # `__shared__ float s;`: one element, named without an index
 
 
 class Tok:
