@@ -391,3 +391,43 @@ def test_shared_scalar_updated_by_every_thread_is_refused():
     src = SHARED_SCALAR.replace("if (threadIdx.x == 0) {", "if (i < n) {")  # a race: no faithful port
     t = port(src)
     assert t.kernels == [] and t.blocking, t.text
+
+
+# -- multi-dimensional local arrays ------------------------------------------------------------------------------
+
+LOCAL_2D = """
+// xlate: m: in[n * 9], v: in[n * 3], y: out[n * 3], n: size(1..4096), grid: cdiv(n, 32), block: 32
+__global__ void matvec3(const float* m, const float* v, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float a[3][3];
+    float r[3];
+    for (int row = 0; row < 3; row++)
+        for (int col = 0; col < 3; col++)
+            a[row][col] = m[i * 9 + row * 3 + col];
+    for (int row = 0; row < 3; row++) {
+        r[row] = 0.0f;
+        for (int col = 0; col < 3; col++) r[row] += a[row][col] * v[i * 3 + col];
+    }
+    for (int row = 0; row < 3; row++) y[i * 3 + row] = r[row] + a[2 - row][row];
+}
+"""
+
+
+def test_multi_dimensional_local_array_at_constant_indices(tmp_path):
+    t = ported(LOCAL_2D, "matvec3")
+    n = 45
+    g = rng(8)
+    m, v = g.standard_normal(9 * n).astype(np.float32), g.standard_normal(3 * n).astype(np.float32)
+    out = run(t.text, "matvec3", [buf("m", m), buf("v", v), buf("y", poisoned(3 * n, np.float32)),
+                                  ScalarArg("n", n, "int32")], tmp_path)
+    A = m.astype(np.float64).reshape(n, 3, 3)
+    ref = np.einsum("nij,nj->ni", A, v.astype(np.float64).reshape(n, 3))
+    ref += np.stack([A[:, 2 - r, r] for r in range(3)], axis=1)
+    np.testing.assert_allclose(out["y"], ref.ravel(), rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")
+
+
+def test_multi_dimensional_local_array_at_run_time_index_is_refused():
+    t = port(LOCAL_2D.replace("a[2 - row][row]", "a[(int)v[i] & 1][row]"))
+    assert t.kernels == [] and "run-time index" in t.blocking[0].message

@@ -70,9 +70,10 @@ class Memory:
             self.st.uses_const.add(base.name)
             return S.const(base.values[i], base.ctype)
         if isinstance(base, LocalArray):
-            if len(idx) != 1 or not idx[0].is_const:
+            k = base.slot(idx)
+            if k is None:
                 raise LiftError("XL2001", "local array indexed with a run-time index", loc)
-            return base.slots.get(int(idx[0].value), S.const(0, base.ctype))
+            return base.slots.get(k, S.const(0, base.ctype))
         if isinstance(base, PtrVal):
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
@@ -168,11 +169,11 @@ class Memory:
             base = self.ev(base_e)
             idx = [self.data(self.ev(x), loc) for x in idx_e]
             if isinstance(base, LocalArray):
-                if len(idx) != 1 or not idx[0].is_const:
+                k = base.slot(idx)
+                if k is None:
                     raise LiftError("XL2001", "local array written at a run-time index", loc)
                 if self.st.runtime_loops > base.loops:  # its elements would have to be carried by the loop
                     raise LiftError("XL2001", "local array declared outside a run-time loop and written inside it", loc)
-                k = int(idx[0].value)
                 old = base.slots.get(k)
                 new = self.convert(val, ir.CType(base.ctype), loc)
                 b = self.lookup(base_e.id) if isinstance(base_e, ir.Name) else None

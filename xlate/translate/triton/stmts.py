@@ -3,6 +3,8 @@ breaks as exit flags. Loops are loops.py's."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
@@ -106,7 +108,14 @@ class Statements:
                     arr.slots[i] = self.convert(self.ev(e), ir.CType(base), loc)
                 self.bind(s.name, s.ctype, arr)
                 return
-            raise LiftError("XL2001", f"multi-dimensional local array '{s.name}'", loc)
+            if s.init_list is None and all(d is not None for d in s.dims):
+                sizes = [self.data(self.ev(d), loc) for d in s.dims]
+                if not all(x.is_const and int(x.value) > 0 for x in sizes):
+                    raise LiftError("XL2001", f"local array '{s.name}' with a run-time size", loc)
+                dims = tuple(int(x.value) for x in sizes)
+                self.bind(s.name, s.ctype, LocalArray(base, int(np.prod(dims)), loops=self.st.runtime_loops, dims=dims))
+                return
+            raise LiftError("XL2001", f"multi-dimensional local array '{s.name}' with an initialiser", loc)
         ct = ir.CType(base, s.ctype.ptr, s.ctype.const)
         if s.init is None:
             if ctyping.vector(base) and not ct.ptr:

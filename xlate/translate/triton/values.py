@@ -77,6 +77,19 @@ class LocalArray:
     size: int
     slots: dict[int, Any] = field(default_factory=dict)
     loops: int = 0  # run-time loops around the declaration
+    dims: tuple[int, ...] = ()  # a multi-dimensional array's extents (row-major), () for one dimension
+
+    def slot(self, idx: list[Any]) -> int | None:
+        """The element an index list names (constants, one per dimension), or None."""
+        dims = self.dims or (self.size,)
+        if len(idx) != len(dims) or not all(i.is_const for i in idx):
+            return None
+        k = 0
+        for i, d in zip(idx, dims):
+            if not 0 <= int(i.value) < d:
+                return None
+            k = k * d + int(i.value)
+        return k
 
 
 @dataclass
