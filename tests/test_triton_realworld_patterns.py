@@ -431,3 +431,27 @@ def test_multi_dimensional_local_array_at_constant_indices(tmp_path):
 def test_multi_dimensional_local_array_at_run_time_index_is_refused():
     t = port(LOCAL_2D.replace("a[2 - row][row]", "a[(int)v[i] & 1][row]"))
     assert t.kernels == [] and "run-time index" in t.blocking[0].message
+
+
+def test_chained_assignments_to_variables(tmp_path):
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void chain(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a, b;
+    a = b = 0.0f;
+    if (i < n) a = b = x[i] * 2.0f;
+    float c = b += 1.0f;
+    if (i < n) y[i] = a * 100.0f + b * 10.0f + c;
+}
+"""
+    t = ported(src, "chain")
+    n = 90
+    x = rng(9).standard_normal(n).astype(np.float32)
+    out = run(t.text, "chain", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    a = x.astype(np.float64) * 2
+    b = a + 1
+    np.testing.assert_allclose(out["y"], a * 100 + b * 10 + b, rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")
+    refused = port(src.replace("a = b = x[i] * 2.0f;", "y[i] = (b = x[i]) > 0 ? 1.0f : 0.0f;"))
+    assert refused.kernels == [] and "assignment used as a value" in refused.blocking[0].message

@@ -121,9 +121,17 @@ class Expressions:
         else:
             self.ev(e)
 
+    def chained(self, e: ir.Expr) -> Any:
+        """The value of a statement's operand, where that operand may itself assign a variable (`a = b = 0;`,
+        `float x = y += 1;`): that assignment is done first and its value is the variable after it (C's rule)."""
+        if isinstance(e, ir.Assign) and isinstance(e.target, ir.Name):
+            self.assign(e)
+            return self.ev(e.target)
+        return self.ev(e)
+
     def assign(self, e: ir.Assign) -> None:
         if e.op == "=":
-            val = self.ev(e.value)
+            val = self.chained(e.value)
         else:
             op = e.op[:-1]
             val = self.binary(op, self.ev(e.target), self.ev(e.value), e.loc)

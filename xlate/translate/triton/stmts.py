@@ -124,7 +124,7 @@ class Statements:
             else:
                 self.bind(s.name, ct, None)
             return
-        v = self.ev(s.init)
+        v = self.chained(s.init)
         if base == "auto":
             self.bind(s.name, ct, v)
             return
