@@ -455,3 +455,28 @@ __global__ void chain(const float* x, float* y, int n) {
     guards_intact(out, "y")
     refused = port(src.replace("a = b = x[i] * 2.0f;", "y[i] = (b = x[i]) > 0 ? 1.0f : 0.0f;"))
     assert refused.kernels == [] and "assignment used as a value" in refused.blocking[0].message
+
+
+def test_macros_defined_in_the_body_and_casts_to_typedef_names(tmp_path):
+    src = """
+typedef double Real_t;
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void body_macros(const Real_t* x, Real_t* y, int n) {
+#define IDX (blockIdx.x * blockDim.x + threadIdx.x)
+#define SQ(a) ((a) * (a))
+    int i = IDX;
+    if (i < n) y[i] = SQ(x[i]) + Real_t(i / 2) + Real_t(0.1f);
+#undef IDX
+#undef SQ
+}
+"""
+    t = ported(src, "body_macros")
+    n = 77
+    x = rng(10).standard_normal(n)
+    out = run(t.text, "body_macros", [buf("x", x), buf("y", poisoned(n, np.float64)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    ref = x * x + np.arange(n) // 2 + float(np.float32(0.1))
+    np.testing.assert_array_equal(out["y"], ref)
+    guards_intact(out, "y")
+    twice = src.replace("#undef IDX", "#undef IDX\n#define IDX 0")  # redefined in the body: not followed
+    assert port(twice).kernels == []

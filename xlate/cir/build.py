@@ -15,7 +15,7 @@ import tree_sitter as ts
 
 from xlate.cir import cond, cpre, ir
 from xlate.cir.ctype import canonical
-from xlate.model import Function, KernelUnit
+from xlate.model import Function, KernelUnit, Macro
 from xlate.parse.frontend import parse_c
 from xlate.parse.source import to_bytes, to_text
 
@@ -127,7 +127,13 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
     lines = lines or LineIndex(unit.text)
     try:
         chosen = cond.select(fn_text, {m.name: m.value if m.params is None else None for m in unit.macros})
-        expanded = cpre.expand(cpre.normalise(chosen), unit.macros)
+        chosen, local = cond.local_macros(chosen)  # #define in the body: holds from there on, over the file's
+        macros = list(unit.macros)
+        if local:
+            names = {name for name, _, _ in local}
+            macros = [m for m in macros if m.name not in names]
+            macros += [Macro(name, params, body, fn.span) for name, params, body in local]
+        expanded = cpre.expand(cpre.normalise(chosen), macros)
     except cpre.ExpansionError as exc:
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root

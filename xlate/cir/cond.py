@@ -15,7 +15,35 @@ import re
 
 # the device compilation pass: what nvcc/NVRTC define (the gate's GPU is sm_90)
 DEVICE_MACROS = {"__CUDA_ARCH__": "900", "__CUDACC__": "1", "__CUDACC_RTC__": "1"}
-DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|pragma)\b(.*)$")
+DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|pragma|define|undef)\b(.*)$")
+DEFINE = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
+
+
+def local_macros(text: str) -> tuple[str, list[tuple[str, list[str] | None, str]]]:
+    """`#define`/`#undef` lines of a function body, read in order: the text with them blanked, and the
+    definitions (name, parameters, body) that hold for the body. None if a name is used before its
+    definition in the body or defined twice there (the file's table cannot stand for it): then nothing is
+    blanked and the builder reports the line."""
+    lines = text.split("\n")
+    defs: list[tuple[str, list[str] | None, str]] = []
+    out = list(lines)
+    for k, line in enumerate(lines):
+        m = DEFINE.match(line)
+        if m is None:
+            continue
+        if line.rstrip().endswith("\\"):
+            return text, []
+        name = m.group(2)
+        before = "\n".join(lines[:k])
+        if m.group(1) == "define":
+            if re.search(rf"\b{name}\b", before) or any(d[0] == name for d in defs):
+                return text, []
+            params = [p.strip() for p in m.group(3)[1:-1].split(",") if p.strip()] if m.group(3) else None
+            defs.append((name, params, m.group(4).strip()))
+        elif re.search(rf"\b{name}\b", "\n".join(lines[k + 1 :])):
+            return text, []  # used again after its #undef: another definition follows
+        out[k] = _blank(line)
+    return "\n".join(out), defs
 SUFFIX = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
@@ -126,6 +154,9 @@ def _select(text: str, macros: dict[str, str | None]) -> str:
         kind, rest = m.group(1), m.group(2).strip()
         if kind == "pragma":
             out.extend(_blank(g) for g in group)
+            continue
+        if kind in ("define", "undef"):  # kept where live (build.py reads them in order), blank where not
+            out.extend(group if live else [_blank(g) for g in group])
             continue
         undecided_open = any(not f[2] for f in stack)
         if kind in ("if", "ifdef", "ifndef"):

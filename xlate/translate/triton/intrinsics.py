@@ -95,6 +95,9 @@ class Intrinsics:
             return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
         if fn.startswith("printf"):
             raise LiftError("XL2001", "printf", e.loc)
+        as_type = self.resolve_type(fn, e.loc) if len(e.args) == 1 and fn.isidentifier() else None
+        if as_type is not None and as_type != fn and ctyping.row(as_type) is not None:  # Real_t(x): a cast
+            return self.cast(ir.Cast(e.loc, ir.CType(fn), e.args[0], "functional"))
         limits = NUMERIC_LIMITS.fullmatch(fn)
         if limits is not None and not e.args:
             return self.numeric_limit(limits.group(1), limits.group(2), e.loc)
