@@ -91,3 +91,70 @@ def test_device_slice_of_a_header_gets_its_includers_context(tmp_path):
                                                                       context_path=str(header)),
                                       path=str(port_dir / "kernels.h"))
     assert art.compile.ok
+
+
+def _compile(tmp_path, files: dict[str, str], main: str, kernel: str, template_args: list[str] | None = None):
+    """Write `files`, compile `main`'s `kernel` through the CUDA backend (NVRTC, the gate's route)."""
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.nvrtc import nvrtc_version
+    from xlate.backends.registry import get_backend
+
+    if nvrtc_version() is None:
+        pytest.skip("NVRTC not installed")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    path = tmp_path / main
+    options = CompileOptions(compile_only=True, template_args=template_args or [])
+    return get_backend("cuda").compile(path.read_text(), kernel, options, path=str(path))
+
+
+HOST_HEADER = """#pragma once
+#include <string>
+#include <vector>
+struct Settings { std::string input; std::vector<int> sizes; float scale; };
+template <class T> class Owner {
+ public:
+  explicit Owner(T* p) : p_(p) {}
+  ~Owner() { delete[] p_; }
+  operator T*() const { return p_; }
+ private:
+  T* p_;
+};
+void load(Settings& s, const char* file);
+"""
+
+
+def test_host_only_structs_and_template_classes_of_a_header_are_left_out(tmp_path):
+    # plain data of standard-library members, and a template class with host members only: the device
+    # compiler refuses both (no <string>; host functions are not allowed in NVRTC's JIT mode)
+    main = ('#include "host.h"\n__global__ void scale(float* y, int n) {\n'
+            '  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] *= 2.0f; }\n'
+            'int main() { Settings s; load(s, "x"); Owner<float> o(new float[4]); return 0; }\n')
+    art = _compile(tmp_path, {"host.h": HOST_HEADER, "main.cu": main}, "main.cu", "scale")
+    assert art.compile.ok
+
+
+def test_a_header_sees_its_includers_qualifier_macro(tmp_path):
+    # `HD` is defined by main.cu before the include: the header's members are host-device, and the template
+    # class they belong to is kept (a kernel takes it as a template argument the launch names)
+    header = ("#pragma once\ntemplate <typename T, int N> struct Vec {\n  T v[N];\n"
+              "  HD T& operator[](int i) { return v[i]; }\n  HD T operator[](int i) const { return v[i]; }\n};\n")
+    main = ('#define HD __host__ __device__\n#include "vec.h"\n'
+            "template <typename V> __global__ void first(float* out, V v) { out[0] = v[0] + v[1]; }\n"
+            "int main() { Vec<float, 2> v; first<<<1, 1>>>(nullptr, v); }\n")
+    art = _compile(tmp_path, {"vec.h": header, "main.cu": main}, "main.cu", "first", ["Vec<float, 2>"])
+    assert art.compile.ok
+
+
+def test_nvcc_implicit_names_complex_tuple_and_glibc_short_types(tmp_path):
+    # what nvcc's host headers give a program without asking: std::complex and std::tuple usable in device
+    # code (libcu++), std::nullptr_t, and glibc's uint/ulong/ushort
+    main = ("#include <complex>\n#include <tuple>\n"
+            "__global__ void k(float* y, uint n, ulong m, ushort s) {\n"
+            "  std::complex<float> c(y[0], 1.0f);\n"
+            "  auto t = std::make_tuple(2.0f, 3);\n"
+            "  typename std::tuple_element<1, decltype(t)>::type three = std::get<1>(t);\n"
+            "  std::nullptr_t none = nullptr;\n  if (none == nullptr) y[1] = 1.0f;\n"
+            "  y[0] = std::abs(c) + std::tuple_size<decltype(t)>::value + three + n + m + s + INFINITY;\n}\n")
+    art = _compile(tmp_path, {"main.cu": main}, "main.cu", "k")
+    assert art.compile.ok and "warning" not in art.compile.log  # libcu++'s INFINITY redefinition is not one

@@ -206,6 +206,14 @@ class ProjectMacros:
     qualifiers: tuple[tuple[str, tuple[str, ...]], ...] = ()  # HOST_DEVICE -> (__host__, __device__)
     statement_headers: tuple[str, ...] = ()  # LOOP(i, n) -> for (...)
 
+    def merged_under(self, outer: ProjectMacros) -> ProjectMacros:
+        """These macros, plus `outer`'s (an includer's) where these do not define the name."""
+        if not outer.qualifiers and not outer.statement_headers:
+            return self
+        qualifiers = dict(outer.qualifiers) | dict(self.qualifiers)
+        return ProjectMacros(tuple(sorted(qualifiers.items())),
+                             tuple(sorted(set(self.statement_headers) | set(outer.statement_headers))))
+
 
 @dataclass
 class KernelUnit:

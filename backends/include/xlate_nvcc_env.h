@@ -3,6 +3,9 @@
 // real kernels use M_PI, INFINITY, FLT_MAX, INT_MAX, int32_t, std::max and std::sqrt without including anything.
 // Pre-included (--pre-include) on the NVRTC route; kept small (it costs about 0.1 s per compile).
 #pragma once
+// libcu++'s <cuda/std/cmath> (pulled in by <complex>, <cmath> users) redefines INFINITY and NAN below with the
+// same values: a warning on every such compile that says nothing about the user's code
+#pragma nv_diag_suppress 47
 
 // -- <cstdint>, <climits>: libcu++'s NVRTC definitions, which CUDA's own headers (cooperative_groups.h...) use too,
 // so that nothing is declared twice in two ways (int64_t is long long there, as it must stay).
@@ -54,6 +57,7 @@ typedef decltype((char*)0 - (char*)0) ptrdiff_t;
 #define MAXFLOAT 3.40282346638528859811704183484516925e+38F
 
 namespace std {
+using nullptr_t = decltype(nullptr);
 using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
 using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t;
 using ::intptr_t; using ::uintptr_t; using ::intmax_t; using ::uintmax_t; using ::size_t; using ::ptrdiff_t;
@@ -108,3 +112,9 @@ XLATE_LIMITS(unsigned long long, 0, ULLONG_MAX, XLATE_INT, 0, 0, true)
 // -- host-only namespaces a file may name at file scope (`using namespace std::chrono;`): their headers are
 // host code, which the device slice drops; the names alone keep such a file compiling.
 namespace std { namespace chrono {} }
+
+// -- glibc's <sys/types.h> short names, which nvcc's host headers give every program that includes <stdlib.h>,
+// <cstdio> or the like (g++ defines _DEFAULT_SOURCE): the same typedefs, so a program's own copy still compiles.
+typedef unsigned int uint;
+typedef unsigned long ulong;
+typedef unsigned short ushort;

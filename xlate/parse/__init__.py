@@ -14,7 +14,7 @@ import re
 from xlate import gcpause
 from xlate.diagnostics import located
 from xlate.errors import InputError, Located
-from xlate.model import KernelUnit, Language
+from xlate.model import KernelUnit, Language, ProjectMacros
 from xlate.parse import languages
 from xlate.parse.nodes import Source, syntax_errors
 from xlate.parse.source import SourceText, decode, read_source, to_bytes
@@ -22,13 +22,16 @@ from xlate.parse.source import SourceText, decode, read_source, to_bytes
 MAX_GAP_WARNINGS = 20
 
 
-def parse_text(source: SourceText, *, strict: bool = False, include_dirs: tuple[str, ...] = ()) -> KernelUnit:
-    """Build the model of one source. With `strict`, any syntax error raises InputError (exit 2)."""
+def parse_text(source: SourceText, *, strict: bool = False, include_dirs: tuple[str, ...] = (),
+               context: ProjectMacros | None = None) -> KernelUnit:
+    """Build the model of one source. With `strict`, any syntax error raises InputError (exit 2).
+    `context`: macros of the file that includes this one (a header read alone for its includer)."""
     with gcpause.paused():  # the model is many small acyclic objects (xlate/gcpause.py)
-        return _parse_text(source, strict, include_dirs)
+        return _parse_text(source, strict, include_dirs, context)
 
 
-def _parse_text(source: SourceText, strict: bool, include_dirs: tuple[str, ...]) -> KernelUnit:
+def _parse_text(source: SourceText, strict: bool, include_dirs: tuple[str, ...],
+                context: ProjectMacros | None = None) -> KernelUnit:
     grammar = languages.grammar_of(source.language)
     if grammar == "python":
         data, _ = languages.blank_qualifiers(source.data, grammar)
@@ -46,6 +49,8 @@ def _parse_text(source: SourceText, strict: bool, include_dirs: tuple[str, ...])
         from xlate.parse.frontend import include_macros, parse_c
 
         macros = include_macros(source.path, source.data, include_dirs)
+        if context is not None:
+            macros = macros.merged_under(context)
         parsed = parse_c(source.data, source.path, grammar, macros)
         src = Source(source.path, parsed.view)
         if strict and parsed.root.has_error:
@@ -114,12 +119,13 @@ def parse_file(path: str | os.PathLike[str], language: Language | None = None, *
 
 
 def parse_string(text: str, path: str = "<string>.cu", language: Language | None = None, *,
-                 strict: bool = False) -> KernelUnit:
+                 strict: bool = False, context: ProjectMacros | None = None) -> KernelUnit:
     from xlate.parse.source import detect_language
 
     data = to_bytes(text)
     _, warnings = decode(path, data)
-    return parse_text(SourceText(path, data, text, language or detect_language(path, text), warnings), strict=strict)
+    return parse_text(SourceText(path, data, text, language or detect_language(path, text), warnings), strict=strict,
+                      context=context)
 
 
 __all__ = ["parse_file", "parse_string", "parse_text"]

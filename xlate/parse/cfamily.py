@@ -183,7 +183,8 @@ class CFamilyBuilder:
                 continue
             outer = node
             if node.type == "template_declaration":  # template <class T> void f(T);
-                node = next((c for c in node.named_children if c.type == "declaration"), node)
+                node = next((c for c in node.named_children
+                             if c.type in ("declaration", "struct_specifier", "class_specifier")), node)
             if node.type in ("struct_specifier", "class_specifier") or (
                     node.type == "declaration" and not node.children_by_field_name("declarator")):
                 host_class = self._host_only_class(node)
@@ -210,8 +211,9 @@ class CFamilyBuilder:
         return out
 
     def _host_only_class(self, node: ts.Node) -> str | None:
-        """`class C { C(); void f(); ... };` at file scope whose member functions are all host functions and whose
-        name no device code mentions: the device compiler refuses its member declarations."""
+        """`class C { C(); void f(); ... };` at file scope whose member functions are all host functions (or a
+        struct of standard-library members) and whose name no device code mentions: the device compiler refuses
+        its member declarations."""
         spec = node if node.type in ("struct_specifier", "class_specifier") else next(
             (c for c in node.named_children if c.type in ("struct_specifier", "class_specifier")), None)
         if spec is None:
@@ -221,7 +223,11 @@ class CFamilyBuilder:
             return None
         members = [c for c in body.named_children if c.type in ("field_declaration", "declaration", "function_definition")
                    and any(d.type == "function_declarator" for d in walk(c) if d.start_byte < c.end_byte)]
-        if not members or any(self._device_member(m) for m in members):
+        if any(self._device_member(m) for m in members):
+            return None
+        # plain data holding standard-library objects (`struct Option { std::string file; }`): the device compiler
+        # has no <string>/<vector>; plain data of numbers stays (a kernel may take it by value)
+        if not members and not re.search(r"\bstd::", self.src.text(body)):
             return None
         name = self.src.text(name_node)
         if re.search(rf"\b{re.escape(name)}\b", self._device_text()):
@@ -230,8 +236,18 @@ class CFamilyBuilder:
 
     def _device_member(self, member: ts.Node) -> bool:
         decl = next((d for d in walk(member) if d.type == "function_declarator"), None)
-        head = self.src.text(member)[: (decl.start_byte - member.start_byte) if decl is not None else None]
-        return bool(re.search(r"\b__(?:device|global)__\b", head))
+        stop = decl.start_byte if decl is not None else member.end_byte
+        head = self.src.text(member)[: stop - member.start_byte]
+        if re.search(r"\b__(?:device|global)__\b", head):
+            return True
+        # a project qualifier macro (`C10_HOST_DEVICE T& operator[](int)`) was blanked before parsing
+        prev = member.prev_sibling
+        i = bisect.bisect_left(self.blanked_at, prev.end_byte if prev is not None else member.start_byte)
+        while i < len(self.blanked) and self.blanked[i][0] < stop:
+            if self.blanked[i][1] in ("__device__", "__global__"):
+                return True
+            i += 1
+        return False
 
     def _device_text(self) -> str:
         if self._device_words is None:

@@ -11,7 +11,8 @@ import os
 import re
 from collections.abc import Sequence
 
-from xlate.model import KernelUnit
+from xlate.model import KernelUnit, ProjectMacros
+from xlate.parse import normalize
 from xlate.parse.bundle import bundle, includer_preamble, line_name
 from xlate.parse.source import to_bytes, to_text
 from xlate.resources import data
@@ -48,21 +49,31 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
     if not project:
         return out
 
+    # a header is read with its includer's qualifier macros (`#define HD __host__ __device__` in main.cu before
+    # `#include "array.h"`): without them its device members would look like host code
+    context = includer_macros(unit)
+
     def slice_header(header: str, path: str) -> str:
         from xlate.parse import parse_string
 
-        return _slice(parse_string(header, path, unit.language), header, hip,
+        return _slice(parse_string(header, path, unit.language, context=context), header, hip,
                       [os.path.dirname(path), *project], system_dirs)
 
     seen: set[str] = set()
-    context = includer_preamble(context_path or path, include_dirs)
+    includer = includer_preamble(context_path or path, include_dirs)
     preamble = ""
-    if context is not None:
-        tu, before = context
+    if includer is not None:
+        tu, before = includer
         seen.add(os.path.realpath(context_path or path))
         preamble = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
         preamble = f'#line 1 "{line_name(tu)}"\n{preamble}\n#line 1 "{line_name(path)}"\n'
     return preamble + bundle(out, path, include_dirs, slice_header, seen)
+
+
+def includer_macros(unit: KernelUnit) -> ProjectMacros:
+    """The qualifier macros a header included by `unit` sees: the unit's own and those of its headers."""
+    own = ProjectMacros(tuple(sorted(normalize.qualifier_macros(to_bytes(unit.text)).items())))
+    return own.merged_under(unit.project_macros)
 
 
 def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], system_dirs: Sequence[str] | None) -> str:
