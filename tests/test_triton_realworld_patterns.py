@@ -480,3 +480,26 @@ __global__ void body_macros(const Real_t* x, Real_t* y, int n) {
     guards_intact(out, "y")
     twice = src.replace("#undef IDX", "#undef IDX\n#define IDX 0")  # redefined in the body: not followed
     assert port(twice).kernels == []
+
+
+def test_float_scalar_in_uniform_arithmetic_is_float32(tmp_path):
+    src = """
+// xlate: x: in[n], y: out[n], sigma: scalar(0.5..5), n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void window(const float* x, float* y, float sigma, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int size = (int)(3.0f * sigma);           // uniform: computed once per program, from a float32 sigma
+    float third = sigma / 3.0f;
+    if (i < n) y[i] = x[i] * size + third;
+}
+"""
+    t = ported(src, "window")
+    n = 100
+    x = rng(11).standard_normal(n).astype(np.float32)
+    sigma = 1.1  # 3 * float32(1.1) rounds below 3.3 in float32: size 3 either way, third in float32
+    out = run(t.text, "window", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("sigma", sigma, "float32"),
+                                 ScalarArg("n", n, "int32")], tmp_path)
+    s32 = np.float32(sigma)
+    size = int(np.float32(3.0) * s32)
+    ref = x.astype(np.float64) * size + float(s32 / np.float32(3.0))
+    np.testing.assert_allclose(out["y"], ref, rtol=1e-6, atol=1e-7)
+    guards_intact(out, "y")

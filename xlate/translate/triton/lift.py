@@ -97,8 +97,12 @@ class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
         template = base in self.kc.types.values()
         if info is None and not template:
             raise LiftError("XL2012", f"parameter '{py}' of type {base}", loc)
-        if base in ("int", "float", "bool"):
+        if base in ("int", "bool"):
             return S.uni(py, base)
+        if base == "float":  # a 0-d float32 from the start: the interpreter keeps a Python float in float64
+            conv = self.em.fresh(py + "_c")
+            self.em.line(f"{conv} = {py} + tl.zeros([], tl.float32)")
+            return S.uni(conv, base)
         if template or base in BOXED:
             # Triton types a Python float as float32 (and a template scalar has the type of the launch): the
             # launcher passes the value as a one-element tensor of the exact type, read here once
