@@ -10,7 +10,12 @@ if ls .whl/bubblewrap_*.deb >/dev/null 2>&1; then
   mkdir -p /tmp/bw && dpkg -x .whl/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/session.log"
-python3 -m xlate.backends.sandbox 2>&1 | head -5 | tee -a "$OUT/session.log"
+echo "uid $(id -u), kernel $(uname -r)" | tee -a "$OUT/session.log"
+python3 -m xlate.backends.sandbox > "$OUT/sandbox_detect.json" 2>&1; head -c 1500 "$OUT/sandbox_detect.json" | tee -a "$OUT/session.log"
+for f in --unshare-user --unshare-pid --unshare-net; do  # which namespace kinds this runtime refuses
+  if out=$(bwrap --ro-bind / / --dev /dev --proc /proc $f true 2>&1); then out=ok; fi
+  echo "bwrap $f: ${out:0:300}" | tee -a "$OUT/session.log"
+done
 BUDGET=${BUDGET:-420}
 prev=bench/results/verify_inferred_h200.json
 [ -f "$prev" ] && cp "$prev" "$OUT/verify_inferred_h200.json"
