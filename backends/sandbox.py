@@ -321,6 +321,13 @@ def sandbox_env(extra: dict[str, str] | None = None) -> dict[str, str]:
                 "HOME": "/tmp", "TMPDIR": "/tmp", "USER": "xlate", "LOGNAME": "xlate", "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONUNBUFFERED": "1", "XLATE_IN_SANDBOX": "1", "TRITON_CACHE_DIR": "/tmp/triton"})
     env.setdefault("LANG", "C.UTF-8")
+    # xlate installed through PYTHONPATH (a wheel unpacked with pip --target): the entries that hold xlate's
+    # bound package folders, so `import xlate` works inside; other entries are neither bound nor passed
+    packages = _package_dirs()
+    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+               if p and any(_covered(d, [os.path.abspath(p)]) for d in packages)]
+    if entries:
+        env["PYTHONPATH"] = os.pathsep.join(entries)
     for k, v in (extra or {}).items():
         if not SECRET_NAME.search(k):
             env[k] = v

@@ -272,3 +272,13 @@ def test_a_wrapping_tool_inside_the_sandbox_can_write_its_log_for_the_host(tmp_p
     finish_worker("triton", backend.worker_env(), wrapper)
     assert res.status == "ok" and res.buffers["y"][2:6].tolist() == [1.0] * 4
     assert log.read_text() == "wrapped\n"
+
+
+def test_pythonpath_entries_holding_xlate_are_passed_in_and_no_others(monkeypatch, tmp_path):
+    # an install by `pip --target DIR` + PYTHONPATH=DIR (how the GPU machine gets xlate): `import xlate` must
+    # work inside, where only xlate's own package folders are bound; unrelated entries stay outside
+    holder = str(Path(sandbox._package_dirs()[0]).parent)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/elsewhere:{holder}")
+    assert sandbox.sandbox_env()["PYTHONPATH"] == holder
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/elsewhere")
+    assert "PYTHONPATH" not in sandbox.sandbox_env()
