@@ -285,10 +285,12 @@ def _covered(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _ro_binds(extra: list[str]) -> list[str]:
-    """--ro-bind arguments for the system trees, /etc entries, Python and toolchains, deduplicated."""
+def _ro_binds(extra: list[str]) -> tuple[list[str], list[str]]:
+    """--ro-bind arguments for the system trees, /etc entries, Python and toolchains, deduplicated; those under
+    /tmp apart (a `pip --target /tmp/site` install): they go after the private /tmp, which would hide them."""
     cfg = config()
     args: list[str] = []
+    late: list[str] = []
     bound: list[str] = []
     for p in cfg["system_ro"]:
         if os.path.islink(p):
@@ -303,9 +305,9 @@ def _ro_binds(extra: list[str]) -> list[str]:
     candidates = [os.path.realpath(p) for p in (*python_paths(), *toolchain_paths(), *extra)]
     for p in sorted(set(candidates), key=len):
         if (os.path.isdir(p) or os.path.isfile(p)) and not _covered(p, bound):
-            args += ["--ro-bind", p, p]
+            (late if _covered(p, ["/tmp"]) else args).extend(["--ro-bind", p, p])
             bound.append(p)
-    return args
+    return args, late
 
 
 def sandbox_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -357,15 +359,16 @@ def build(argv: list[str], *, mech: Mechanism | None = None, ro: list[tuple[str,
         raise SandboxUnavailable("no sandbox mechanism works here", REMEDY)
     cfg = config()
     nodes = gpu_nodes()
+    binds, under_tmp = _ro_binds(list(extra_ro or []))
     args = [mech.tool, *mech.flags, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--hostname", "xlate-sandbox", *_ro_binds(list(extra_ro or [])), "--dev", "/dev", "--proc", "/proc"]
+            "--hostname", "xlate-sandbox", *binds, "--dev", "/dev", "--proc", "/proc"]
     for node in nodes:
         args += ["--dev-bind", node, node]
     if nodes:
         for p in cfg["gpu_ro"]:
             if os.path.exists(p):
                 args += ["--ro-bind", p, p]
-    args += ["--size", str(cfg["tmpfs_mb"] << 20), "--tmpfs", "/tmp"]
+    args += ["--size", str(cfg["tmpfs_mb"] << 20), "--tmpfs", "/tmp", *under_tmp]
     for host, inside in ro or []:
         args += ["--ro-bind", host, inside]
     for host, inside in rw or []:

@@ -282,3 +282,15 @@ def test_pythonpath_entries_holding_xlate_are_passed_in_and_no_others(monkeypatc
     assert sandbox.sandbox_env()["PYTHONPATH"] == holder
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/elsewhere")
     assert "PYTHONPATH" not in sandbox.sandbox_env()
+
+
+def test_python_installed_under_tmp_is_bound_after_the_private_tmp(monkeypatch, tmp_path):
+    # `pip --target /tmp/site`: a bind placed before the private /tmp would be hidden by it
+    site = tmp_path / "site"
+    (site / "pkg").mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "python_paths", lambda: (str(site / "pkg"),))
+    mech = sandbox.Mechanism("bwrap", "0", sandbox.NO_USERNS, "no-userns")
+    cmd = sandbox.build(["true"], mech=mech)
+    tmpfs = cmd.index("--tmpfs")
+    bind = max(i for i, a in enumerate(cmd) if a == str(site / "pkg") and cmd[i - 1] == "--ro-bind")
+    assert str(site).startswith("/tmp") and bind > tmpfs
