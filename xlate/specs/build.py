@@ -21,7 +21,15 @@ from xlate.specs.language import (
     parse_tuple,
     split_top,
 )
-from xlate.specs.model import NUMERIC_DTYPES, KernelSpec, Origin, ParamSpec, ctypes_table, normalise_ctype
+from xlate.specs.model import (
+    NUMERIC_DTYPES,
+    KernelSpec,
+    Origin,
+    ParamSpec,
+    ctypes_table,
+    normalise_ctype,
+    param_ctype,
+)
 
 OP_CLASSES = ("elementwise", "reduction", "scan", "matmul", "movement", "atomic")
 
@@ -203,23 +211,6 @@ def _resolve_triton(unit: KernelUnit, launcher: str, overrides: str | None) -> R
 
 
 # -- items -> spec -------------------------------------------------------------------------------------------
-
-
-def param_ctype(p: Param, resolve: Any = None) -> tuple[str, int]:
-    """(element ctype, lanes) of a parameter; vector types become their scalar with a lane count; `resolve`
-    reads typedefs."""
-    base = normalise_ctype(p.base_type)
-    if resolve is not None and base not in ctypes_table() and not p.is_template_dependent:
-        base = resolve(base)
-    info = ctypes_table().get(base)
-    if info and info.get("numpy") is None and info.get("scalar"):
-        return info["scalar"], int(info.get("lanes", 1))
-    aggregate = getattr(resolve, "aggregate", None)
-    if info is None and aggregate is not None and not p.is_pointer:  # a struct of numbers passed by value
-        agg = aggregate(p.base_type)
-        if agg is not None:
-            return agg[0], int(agg[1])
-    return base, 1
 
 
 def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: dict[str, tuple[str, Origin]],

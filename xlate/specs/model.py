@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from xlate.resources import data
+
+if TYPE_CHECKING:
+    from xlate.model import Param
 
 Role = Literal["in", "out", "inout", "size", "scalar", "const"]
 OpClass = Literal["elementwise", "reduction", "scan", "matmul", "movement", "atomic"]
@@ -114,3 +117,20 @@ class KernelSpec:
         return replace(self, params=params, grid=[sub(g) or g for g in self.grid],
                        block=[sub(b) or b for b in self.block], shmem=sub(self.shmem) or "0",
                        where=[sub(w) or w for w in self.where], op_length=sub(self.op_length), axes={})
+
+
+def param_ctype(p: Param, resolve: Any = None) -> tuple[str, int]:
+    """(element ctype, lanes) of a parameter; vector types become their scalar with a lane count; `resolve`
+    reads typedefs."""
+    base = normalise_ctype(p.base_type)
+    if resolve is not None and base not in ctypes_table() and not p.is_template_dependent:
+        base = resolve(base)
+    info = ctypes_table().get(base)
+    if info and info.get("numpy") is None and info.get("scalar"):
+        return info["scalar"], int(info.get("lanes", 1))
+    aggregate = getattr(resolve, "aggregate", None)
+    if info is None and aggregate is not None and not p.is_pointer:  # a struct of numbers passed by value
+        agg = aggregate(p.base_type)
+        if agg is not None:
+            return agg[0], int(agg[1])
+    return base, 1

@@ -11,7 +11,6 @@ from typing import Any
 import sympy as sp
 
 from xlate.model import Function, KernelUnit, Param
-from xlate.specs.build import param_ctype
 from xlate.specs.infer import Inference
 from xlate.specs.infer.assemble import DEFAULT_SIZE_HI, Mapper, numpy_of, param_symbol
 from xlate.specs.infer.host import Launch, Root
@@ -19,7 +18,7 @@ from xlate.specs.infer.kernel import KernelFacts, _dominant, aggregate_of, kerne
 from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr
-from xlate.specs.model import Origin, ctypes_table, normalise_ctype
+from xlate.specs.model import Origin, ctypes_table, normalise_ctype, param_ctype
 
 DEFAULT_BLOCK = 256
 DEFAULT_BLOCK_2D = (16, 16)

@@ -14,6 +14,7 @@ from pathlib import Path
 import tree_sitter as ts
 
 from xlate.model import KernelUnit
+from xlate.resources import data
 
 CONTEXT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inl", ".hip")
 MAX_CONTEXT_FILES = 48
@@ -74,9 +75,7 @@ class Program:
         self._roots = {f.tree.root_node.id: f for f in files}
         for f in files:
             self._index(f)
-        from xlate.specs.infer.host import api
-
-        for name, definition in api().get("system_types", {}).items():
+        for name, definition in data("spec_inference.yaml").get("system_types", {}).items():
             self.typedefs.setdefault(name, definition)
 
     # -- indexing ------------------------------------------------------------------------------------------------
