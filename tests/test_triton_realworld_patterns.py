@@ -14,19 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xlate.backends.base import BufferArg, CompileOptions, LaunchConfig, ScalarArg
-from xlate.backends.registry import get_backend
+from xlate.backends.base import BufferArg, ScalarArg
 
-from xlate.parse import parse_string
-from xlate.translate.base import TranslateOptions
-from xlate.translate.triton.translator import CudaToTriton
+from tests.test_triton_lift import port
+from tests.test_triton_lift import run as run_raw
 
 GUARD = 5
-
-
-def port(src: str, path: str = "k.cu"):
-    unit = parse_string(src, path, "cuda")
-    return CudaToTriton().translate(unit, src, TranslateOptions())
 
 
 def ported(src: str, *kernels: str):
@@ -36,14 +29,10 @@ def ported(src: str, *kernels: str):
 
 
 def run(text: str, kernel: str, args: list, tmp_path: Path) -> dict[str, np.ndarray]:
-    b = get_backend("triton")
-    f = tmp_path / f"{kernel}_triton.py"
-    f.write_text(text)
-    art = b.compile(text, kernel, CompileOptions(), path=str(f))
-    res = b.run(art, args, LaunchConfig())
-    assert res.status == "ok", res.message + res.stderr
-    return {k: v[GUARD:-GUARD] for k, v in res.buffers.items()} | {f"{k}@guards": np.concatenate([v[:GUARD], v[-GUARD:]])
-                                                                    for k, v in res.buffers.items()}
+    """The port run on the interpreter: each buffer's middle, and its guard bands as NAME@guards."""
+    buffers = run_raw(text, kernel, args, tmp_path)
+    return {k: v[GUARD:-GUARD] for k, v in buffers.items()} | {f"{k}@guards": np.concatenate([v[:GUARD], v[-GUARD:]])
+                                                                for k, v in buffers.items()}
 
 
 def buf(name: str, data: np.ndarray) -> BufferArg:
