@@ -126,6 +126,20 @@ def test_device_slices_compile_for_hip_on_nvidia():
 
 
 @pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_hip_on_nvidia_prelude_knows_the_host_handles_a_port_keeps_in_structs():
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.cuda import NvrtcCompiler
+
+    text = ("#include <hip/hip_runtime.h>\nstruct State { int device = -1; hipStream_t stream; hipEvent_t done; };\n"
+            "static State state;\n__global__ void add(float* y, float a, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += a; }\n")
+    unit = parse_string(text, "state.hip", "hip")
+    art = NvrtcCompiler("hip").compile(device_slice(unit, text, hip=True), "add", CompileOptions("sm_90", [], {}, []),
+                                       path="state.hip", extra=["-include", "xlate_hip_on_nvidia.h"])
+    assert art.compile.ok
+
+
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
 def test_hip_examples_to_cuda_compile_with_nvrtc():
     from xlate.backends.base import CompileError, CompileOptions
     from xlate.backends.cuda import NvrtcCompiler

@@ -45,4 +45,7 @@ __device__ __forceinline__ unsigned int __lane_id() { unsigned int r; asm volati
 
 // Types and helpers of the HIP headers a port may name.
 typedef int hipError_t;
+// host handles a port keeps in its structs (`struct State { hipStream_t stream; }` beside the kernels)
+typedef cudaStream_t hipStream_t;
+typedef cudaEvent_t hipEvent_t;
 #define hipSuccess 0
