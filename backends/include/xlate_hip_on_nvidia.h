@@ -43,6 +43,8 @@ __device__ __forceinline__ int __any(int p) { return __any_sync(XLATE_FULL_MASK,
 __device__ __forceinline__ int __all(int p) { return __all_sync(XLATE_FULL_MASK, p); }
 __device__ __forceinline__ unsigned int __lane_id() { unsigned int r; asm volatile("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
+#include "xlate_hip_vector_ops.h"  // HIP vector types' element-wise operators
+
 // Types and helpers of the HIP headers a port may name.
 typedef int hipError_t;
 // host handles a port keeps in its structs (`struct State { hipStream_t stream; }` beside the kernels)
