@@ -344,3 +344,54 @@ def test_template_arguments_given_by_name_and_single_thread_kernels(tmp_path):
     dump = resolve_spec(unit, "dump")
     # only thread 0 works: one block holds it (no launch site to say more)
     assert dump.annotation() == "v: in[len], len: size(1..4096), grid: 1, block: 256"
+
+
+def test_a_typedef_in_preprocessor_branches_takes_the_branch_the_build_selects(tmp_path):
+    # `real` is double unless the build defines USE_SP (it does not here; a Makefile -D would turn it to float)
+    header = """
+    #ifndef COMMON_H
+    #define COMMON_H
+    #ifdef USE_SP
+    typedef float real;
+    #else
+    typedef double real;
+    #endif
+    #endif
+    """
+    single = tmp_path / "single"  # the same program built with -DUSE_SP
+    single.mkdir()
+    for folder in (tmp_path, single):
+        (folder / "common.h").write_text(textwrap.dedent(header).lstrip())
+    (single / "Makefile").write_text("CFLAGS = -O3 -DUSE_SP\nall:\n\tnvcc $(CFLAGS) main.cu\n")
+    main = """
+    #include "common.h"
+    __global__ void zero(int n, real* a) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) a[i] = 0;
+    }
+    int main() { real* a; int n = 1000; cudaMalloc(&a, n * sizeof(real)); zero<<<(n + 255) / 256, 256>>>(n, a); }
+    """
+    res = resolve(tmp_path, main, "zero")
+    assert res.spec is not None and res.spec.param("a").ctype == "double"
+    res = resolve(single, main, "zero")
+    assert res.spec is not None and res.spec.param("a").ctype == "float"
+
+
+def test_an_accessor_macro_assigned_to_is_a_write(tmp_path):
+    # `#define F(i, j) F[(i) * (N + 2) + (j)]`: `F(i, j) = ...` writes F, which is an output, not an input
+    res = resolve(tmp_path, """
+    #define N 64
+    #define F(I, J) F[((I) * ((N) + 2)) + (J)]
+    #define U(I, J) U[((I) * ((N) + 2)) + (J)]
+    __global__ void copy_rows(const float* U, float* F) {
+      int i = blockIdx.x + 1, j = threadIdx.x + 1;
+      F(i, j) = 2.0f * U(i, j);
+    }
+    int main() {
+      float *u, *f; size_t size = (N + 2) * (N + 2);
+      cudaMalloc(&u, size * sizeof(float)); cudaMalloc(&f, size * sizeof(float));
+      copy_rows<<<N, N>>>(u, f);
+    }
+    """, "copy_rows")
+    assert res.spec is not None
+    assert res.spec.param("F").role == "out" and res.spec.param("U").role == "in"

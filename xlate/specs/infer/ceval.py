@@ -436,7 +436,9 @@ class Evaluator:
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
         return None
 
-    def expand(self, name: str, params: list[str], body: str, args: list[str], env: dict[str, Any]) -> Value:
+    def expand(self, name: str, params: list[str], body: str, args: list[str], env: dict[str, Any],
+               write: bool = False) -> Value:
+        """A function-like macro's use, read as its expansion (`write`: the use is assigned to)."""
         if len(params) != len(args) and not (params and params[-1] == "..."):
             return None
         mapping = dict(zip(params, args))
@@ -453,7 +455,7 @@ class Evaluator:
             return None
         self._macro_active.add(name)
         try:
-            return self.ev(expr_node, env)
+            return self.ev(expr_node, env, write=True) if write else self.ev(expr_node, env)  # type: ignore[call-arg]
         finally:
             self._macro_active.discard(name)
 

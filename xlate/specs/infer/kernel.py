@@ -1228,6 +1228,13 @@ class KernelInterpreter(Evaluator):
     def ev(self, node: ts.Node | None, env: dict[str, Any], write: bool = False) -> Value:  # type: ignore[override]
         if node is not None and node.type == "subscript_expression":
             return self.access(node, env, write)
+        if write and node is not None and node.type == "call_expression":  # `F(i, j) = v`: an accessor macro
+            fn = node.child_by_field_name("function")
+            macro = self.program.macros.get(text(fn)) if fn is not None and fn.type == "identifier" else None
+            if macro is not None and macro.params is not None and macro.name not in self._macro_active:
+                args_node = node.child_by_field_name("arguments")
+                args = [text(c) for c in args_node.named_children if c.type != "comment"] if args_node else []
+                return self.expand(macro.name, macro.params, macro.body, args, env, write=True)
         if write and node is not None and node.type == "pointer_expression" and text(
                 node.child_by_field_name("operator")) == "*":  # `*out = v`: a write through the pointer
             base = self.ev(node.child_by_field_name("argument"), env)

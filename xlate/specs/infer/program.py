@@ -13,6 +13,7 @@ from pathlib import Path
 
 import tree_sitter as ts
 
+from xlate.cir.cond import DEVICE_MACROS, Undecidable, evaluate
 from xlate.model import KernelUnit
 from xlate.resources import data
 
@@ -69,12 +70,16 @@ class Program:
         self.functions: dict[str, list[FuncDef]] = {}
         self.globals: list[tuple[SourceFile, ts.Node]] = []  # file-scope declarations, in file order
         self.typedefs: dict[str, str] = {}
+        # typedefs under #if/#ifdef: name -> [(conditions, type)]; settled by the macros (settle_typedefs)
+        self._cond_typedefs: dict[str, list[tuple[tuple[tuple[str, bool], ...], str]]] = {}
+        self._settled: set[str] = set()
         self.structs: dict[str, list[tuple[str, int]]] = {}
         self.classes: dict[str, dict[str, tuple[str, bool, ts.Node | None]]] = {}  # class -> member -> (type, pointer, init)
         self.class_tparams: dict[str, list[str]] = {}
         self._roots = {f.tree.root_node.id: f for f in files}
         for f in files:
             self._index(f)
+        self.settle_typedefs()
         for name, definition in data("spec_inference.yaml").get("system_types", {}).items():
             self.typedefs.setdefault(name, definition)
 
@@ -93,16 +98,27 @@ class Program:
                 if m.group(1) not in self.macros and not m.group(1).startswith("_"):
                     line = body.count("\n", 0, m.start()) + 1
                     self.macros[m.group(1)] = MacroDef(m.group(1), None, m.group(2) or "1", str(f), line)
+        self.settle_typedefs()
 
     def _index(self, f: SourceFile) -> None:
         for node in _defines(f.tree.root_node):  # anywhere, a function body included
             self._macro(f, node)
         for node in _enumerator_lists(f.tree.root_node):
             self._enumerators(f, node)
-        stack = [f.tree.root_node]
+        stack: list[tuple[ts.Node, tuple[tuple[str, bool], ...]]] = [(f.tree.root_node, ())]
         while stack:
-            node = stack.pop()
+            node, conds = stack.pop()
+            alternative = node.child_by_field_name("alternative") if node.type.startswith("preproc_") else None
             for child in reversed(node.named_children):
+                if alternative is not None and child.id == alternative.id:
+                    stack.append((child, (*conds, (_condition(node), False))))
+                    continue
+                if node.type.startswith("preproc_") and node.type != "preproc_else":
+                    if child.id == (node.child_by_field_name("name") or child).id or child.type == "preproc_arg":
+                        continue
+                    inner = (*conds, (_condition(node), True)) if _condition(node) else conds
+                else:
+                    inner = conds
                 t = child.type
                 if t in ("preproc_def", "preproc_function_def"):
                     self._macro(f, child)
@@ -117,6 +133,8 @@ class Program:
                                 self._struct(text(d), tnode)
                             elif tnode is not None and tnode.type == "enum_specifier":
                                 self.typedefs.setdefault(text(d), "int")  # an enum is an int in memory
+                            elif inner:
+                                self._cond_typedefs.setdefault(text(d), []).append((inner, base))
                             else:
                                 self.typedefs.setdefault(text(d), base)
                     if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("name"):
@@ -137,13 +155,34 @@ class Program:
                     self.typedefs.setdefault(name, text(child.child_by_field_name("type")))
                 elif t in ("template_declaration", "linkage_specification", "namespace_definition", "declaration_list",
                            "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
-                    stack.append(child)
+                    stack.append((child, inner))
                 elif t in ("class_specifier", "struct_specifier") and child.child_by_field_name("body") is not None:
                     self._class(f, child)
                 elif t == "declaration" and node.type in ( "declaration_list", "preproc_if",
                                                           "preproc_ifdef", "preproc_else", "preproc_elif"):
                     self.globals.append((f, child))
         self.globals.sort(key=lambda g: (self.files.index(g[0]), g[1].start_byte))
+
+    def settle_typedefs(self) -> None:
+        """A typedef written in several #if branches (`#ifdef USE_SP typedef float real; #else typedef double
+        real;`) takes the branch the program's macros select, as the compiler would; an undecidable one takes
+        the first."""
+        macros: dict[str, str | None] = {**DEVICE_MACROS, **{n: (m.body if m.params is None else None)
+                                                             for n, m in self.macros.items()}}
+        for name, alternatives in self._cond_typedefs.items():
+            chosen = None
+            for conds, base in alternatives:
+                try:
+                    if all(bool(evaluate(expr, macros)) == want for expr, want in conds):
+                        chosen = base
+                        break
+                except Undecidable:
+                    continue
+            if chosen is None:
+                chosen = alternatives[0][1]
+            if name not in self.typedefs or name in self._settled:  # an unconditional typedef stands
+                self.typedefs[name] = chosen
+                self._settled.add(name)
 
     def _class(self, f: SourceFile, node: ts.Node) -> None:
         """A class or struct with a body: its data members (name -> declared type, pointer or not) and the
@@ -476,3 +515,21 @@ def program_for(unit: KernelUnit, context: list[KernelUnit] | None = None) -> Pr
     if os.path.isfile(unit.path):
         program.add_build_macros(Path(os.path.abspath(unit.path)).parent)
     return program
+
+
+def _condition(node: ts.Node) -> str:
+    """The #if expression a preprocessor group's body stands under ("" for #else and include guards)."""
+    if node.type == "preproc_ifdef":
+        name = node.child_by_field_name("name")
+        if name is None:
+            return ""
+        negated = text(node).lstrip("#").lstrip().startswith("ifndef")
+        first = next((c for c in node.named_children if c.id != name.id), None)
+        if negated and first is not None and first.type == "preproc_def" and text(
+                first.child_by_field_name("name")) == text(name):
+            return ""  # #ifndef GUARD / #define GUARD: an include guard
+        return f"{'!' if negated else ''}defined({text(name)})"
+    if node.type in ("preproc_if", "preproc_elif"):
+        cond = node.child_by_field_name("condition")
+        return text(cond) if cond is not None else ""
+    return ""
