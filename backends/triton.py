@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import inspect
 import os
 import time
 from typing import Any
@@ -196,17 +197,28 @@ class TritonRuntime:
                 call.append(t[a.offset : a.offset + a.length])
             else:
                 call.append(a.value)
+        # a launcher whose grid its parameters cannot give takes CUDA's gridDim as `grid=` (the gate's LaunchConfig)
+        kw = {"grid": tuple(launch.grid)} if _takes_grid(fn) else {}
         sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
         repeat = (bench or {}).get("repeat", 0)
         times: list[float] = []
         if repeat and self.device == "cuda":
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            times = timed_launches(lambda: fn(*call), start, stop, lambda a, b: a.elapsed_time(b), bench or {})
+            times = timed_launches(lambda: fn(*call, **kw), start, stop, lambda a, b: a.elapsed_time(b), bench or {})
         else:
             t0 = time.perf_counter()
-            fn(*call)
+            fn(*call, **kw)
             sync()
             times.append(time.perf_counter() - t0)
         out = {name: self._numpy(t, likes[name]) for name, t in full.items()}
         meta = {"compiles": self.compiles(module), "interpreter": self.interpret, "times": times if repeat else []}
         return out, sorted(times)[len(times) // 2], meta
+
+
+def _takes_grid(fn: Any) -> bool:
+    """Whether the launcher takes the grid as the keyword-only `grid` (xlate.translate.triton: GRID_KEYWORD)."""
+    try:
+        p = inspect.signature(fn).parameters.get("grid")
+    except (TypeError, ValueError):
+        return False
+    return p is not None and p.kind is inspect.Parameter.KEYWORD_ONLY

@@ -15,6 +15,8 @@ JIT_DECORATORS = ("triton.jit", "jit", "triton.autotune", "triton.heuristics", "
 def _params(src: Source, params: ts.Node) -> list[TritonParam]:
     out = []
     for p in params.named_children:
+        if p.type in ("keyword_separator", "list_splat_pattern", "dictionary_splat_pattern"):
+            break  # keyword-only launch options (a port's `*, grid`): not arguments of the kernel
         name, annotation, default = "", None, None
         if p.type == "identifier":
             name = src.text(p)

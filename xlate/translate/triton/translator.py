@@ -2,7 +2,8 @@
 
 Per kernel: the spec gives the launch configuration (grid and block as expressions of the parameters); the
 kernel and its device functions become IR (xlate.cir); the lifter (lift.py) turns one block of threads into
-one Triton program; the launcher reproduces the CUDA grid. A kernel the rules cannot lift gets a blocking
+one Triton program; the launcher reproduces the CUDA grid, or takes it as `grid=` where the kernel's parameters
+cannot give it (a host value the kernel does not receive). A kernel the rules cannot lift gets a blocking
 XL2xxx diagnostic at the construct and is listed in `needs_llm`; it has no code in the output.
 """
 
@@ -27,7 +28,9 @@ from xlate.translate.triton.lift import BOXED, Lifter
 from xlate.translate.triton.state import KernelContext
 from xlate.translate.triton.values import ConstArray, LiftError
 
-__all__ = ["CudaToTriton"]
+__all__ = ["GRID_KEYWORD", "CudaToTriton"]
+
+GRID_KEYWORD = "grid"  # the launcher's keyword for CUDA's gridDim where its parameters cannot give it
 
 CONSTANT_DECL = re.compile(r"__constant__\s+(?:const\s+)?([A-Za-z_][\w\s]*?)\s+(\w+)\s*\[([^\]]*)\]\s*=\s*\{([^}]*)\}\s*;")
 TRAIT_PRIMARY = re.compile(r"template\s*<\s*(?:typename|class)\s+(\w+)\s*>\s*struct\s+(\w+)\s*\{\s*"
@@ -123,11 +126,12 @@ class CudaToTriton:
         constexprs += [f"{types[t]}: tl.constexpr" for t in fir.template_types]
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
         jit_name = f"_{sanitize(fn.name)}_kernel"
-        launcher = _launcher(spec, fir, params_py, jit_name, block, types, trait_defs, loc0, lifter.boxed)
+        launcher, grid_note = _launcher(spec, fir, params_py, jit_name, block, types, trait_defs, loc0, lifter.boxed)
         annotation = _annotation(fn, spec)
-        notes = [d.message for d in diags if d.code == "XL2021"]
+        notes = [d.message for d in diags if d.code == "XL2021"] + ([grid_note] if grid_note else [])
+        params_sig = ", ".join(params_py + (["*", GRID_KEYWORD] if grid_note else []))
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(params_py + constexprs), body, annotation,
-                          ", ".join(params_py), launcher, notes, set(lifter.em.helpers))
+                          params_sig, launcher, notes, set(lifter.em.helpers))
         return port, diags
 
 
@@ -213,18 +217,56 @@ def grid_python(exprs: list[str], names: dict[str, str], block: tuple[int, int])
     return out
 
 
+def _grid_names(exprs: list[str]) -> set[str]:
+    """The identifiers the spec's grid expressions read."""
+    from xlate.specs import expr
+
+    return {n.id for e in exprs for n in ast.walk(expr.parse(e)) if isinstance(n, ast.Name)}
+
+
+def _given_grid(spec, names: dict[str, str], loc: ir.Loc) -> tuple[list[str], str]:
+    """Launcher lines for a grid the caller passes (`grid=`, CUDA's gridDim): the spec's grid reads a size the
+    kernel does not receive and no buffer gives (`k<<<num_segs, 256>>>(a, n)`). Returns (lines, header note)."""
+    if GRID_KEYWORD in names.values():
+        raise LiftError("XL2011", f"the grid is not computable from the kernel's parameters and a parameter named "
+                                  f"'{GRID_KEYWORD}' takes the launcher's keyword for it", loc)
+    dims = max(1, len(spec.grid))  # the program axes the lifted kernel reads (KernelContext.grid_dims)
+    cuda = spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")"
+    missing = sorted(p.name for p in spec.params if p.position < 0 and p.name in _grid_names(spec.grid)
+                     and p.name not in names)
+    lines = [f"    # {GRID_KEYWORD}: CUDA's gridDim, `{cuda}` in the source; an int or a tuple of up to 3 ints",
+             f"    grid = tuple({GRID_KEYWORD}) if isinstance({GRID_KEYWORD}, (tuple, list)) else ({GRID_KEYWORD},)",
+             f"    if len(grid) > 3 or any(g != 1 for g in grid[{dims}:]):",
+             f"        raise ValueError(f\"{GRID_KEYWORD}={{grid}}: CUDA's gridDim has up to 3 dimensions and this kernel "
+             f"reads {dims} (the others must be 1)\")",
+             f"    grid = tuple(int(g) for g in grid[:{dims}]) + (1,) * ({dims} - len(grid))"]
+    note = (f"the grid, `{cuda}` in the source, reads {', '.join(repr(m) for m in missing)}, which the kernel does not "
+            f"receive: pass CUDA's gridDim as {GRID_KEYWORD}= (an int or a tuple of up to 3 ints)")
+    return lines, note
+
+
 def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, block: tuple[int, int],
-              types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc, boxed: dict[str, str]) -> str:
+              types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc, boxed: dict[str, str]
+              ) -> tuple[str, str | None]:
+    """The launcher's body, and a header note when the caller must pass the grid (`grid=`)."""
     names = {p: py for (p, _), py in zip(fir.params, params_py)}
-    for free in (p for p in spec.params if p.position < 0):  # a size the kernel does not receive (spec layer):
-        names[free.name] = _free_size(free.name, spec, names, loc)  # the launcher reads it off a buffer
-    grid = grid_python(spec.grid, names, block)
-    if len(grid) == 1 and grid[0].startswith("("):
-        grid = [grid[0]]
-        grid_code = f"    grid = tuple({grid[0]})\n"
+    used = _grid_names(spec.grid)
+    given = False
+    for free in (p for p in spec.params if p.position < 0 and p.name in used):  # a size the kernel does not
+        size = _free_size(free.name, spec, names)  # receive (spec layer): the launcher reads it off a buffer,
+        given = given or size is None  # or the caller passes the grid
+        if size is not None:
+            names[free.name] = size
+    note = None
+    if given:
+        lines, note = _given_grid(spec, names, loc)
     else:
-        grid_code = f"    grid = ({', '.join(grid)}{',' if len(grid) == 1 else ''})\n"
-    lines = [grid_code.rstrip("\n"), "    if min(grid) <= 0:", "        return  # CUDA launches no block for an empty grid"]
+        grid = grid_python(spec.grid, names, block)
+        if len(grid) == 1 and grid[0].startswith("("):
+            lines = [f"    grid = tuple({grid[0]})"]
+        else:
+            lines = [f"    grid = ({', '.join(grid)}{',' if len(grid) == 1 else ''})"]
+    lines += ["    if min(grid) <= 0:", "        return  # CUDA launches no block for an empty grid"]
     kwargs = [f"BX={block[0]}"] + ([f"BY={block[1]}"] if block[1] > 1 else [])
     for t, name in types.items():
         src = next((py for (p, ct), py in zip(fir.params, params_py) if ct.ptr and ct.base == t), None)
@@ -252,10 +294,10 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
     warps = 4 if lanes >= 128 else max(1, lanes // 32)
     kwargs.append(f"num_warps={warps}")
     lines.append(f"    {jit_name}[grid]({', '.join(params_py + kwargs)})")
-    return "\n".join(lines)
+    return "\n".join(lines), note
 
 
-def _free_size(name: str, spec, names: dict[str, str], loc: ir.Loc) -> str:
+def _free_size(name: str, spec, names: dict[str, str]) -> str | None:
     """Python for a size the kernel does not receive: the length of a buffer whose only dimension is it, or that
     length divided by the parameters it is multiplied with (`x: in[b * n]` with `b` a parameter)."""
     for b in spec.buffers:
@@ -265,7 +307,7 @@ def _free_size(name: str, spec, names: dict[str, str], loc: ir.Loc) -> str:
         if name in factors and all(f.isidentifier() and (f == name or f in names) for f in factors):
             others = [names[f] for f in factors if f != name]
             return f"{names[b.name]}.numel()" + (f" // ({' * '.join(others)})" if others else "")
-    raise LiftError("XL2011", f"the grid uses '{name}', a size the kernel does not receive and no buffer gives", loc)
+    return None
 
 
 def _param_item(p) -> str:
