@@ -65,7 +65,7 @@ def interpret_mode() -> bool:
 class TritonBackend(BackendDefaults):
     name = "triton"
     languages = ("triton",)
-    capabilities: frozenset[Capability] = frozenset({"timing"})  # the launcher computes its own grid
+    capabilities: frozenset[Capability] = frozenset({"timing"})  # the launcher computes its own grid, or takes the launch's (grid=)
 
     def detect(self) -> ToolchainInfo:
         triton_v, torch_v = _version("triton"), _version("torch")

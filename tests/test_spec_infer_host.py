@@ -395,3 +395,22 @@ def test_an_accessor_macro_assigned_to_is_a_write(tmp_path):
     """, "copy_rows")
     assert res.spec is not None
     assert res.spec.param("F").role == "out" and res.spec.param("U").role == "in"
+
+
+def test_a_length_divided_from_a_byte_count_must_hold_an_element(tmp_path):
+    # `result_bytes / 4` floats: a byte count below 4 would be an empty buffer the kernel still writes
+    res = resolve(tmp_path, """
+    __global__ void dot(const float* a, const float* b, float* result, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) atomicAdd(result, a[i] * b[i]);
+    }
+    int main() {
+      const int n = 1 << 20;
+      const size_t result_bytes = 4;
+      float *a, *b, *r;
+      cudaMalloc(&a, n * sizeof(float)); cudaMalloc(&b, n * sizeof(float)); cudaMalloc(&r, result_bytes);
+      dot<<<(n + 127) / 128, 128>>>(a, b, r, n);
+    }
+    """, "dot")
+    assert "result: inout[result_bytes / 4]" in res.annotation()
+    assert res.annotation().endswith("where: result_bytes / 4 >= 1")

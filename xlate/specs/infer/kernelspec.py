@@ -312,12 +312,16 @@ def _method_called(name: str, body: str) -> bool:
 
 
 def _positive_lengths(inf: Inference, lengths: dict[str, sp.Expr], mapper: Mapper | None) -> None:
-    """A length that subtracts (`total - offset` for a pointer `d + offset` into `total` elements) holds an
-    element only for some sizes: say so (`where: total - offset >= 1`), or the fuzzer draws empty buffers."""
+    """A length that subtracts (`total - offset` for a pointer `d + offset` into `total` elements) or divides
+    (`bytes / 4`) holds an element only for some sizes: say so (`where: total - offset >= 1`), or the fuzzer
+    draws empty buffers."""
     conds = []
-    for e in lengths.values():
+    for key, e in lengths.items():
         e = sp.expand(e)
-        if e.is_number or all(_term_nonneg(t) for t in sp.Add.make_args(e)):
+        # a buffer length that divides (`result_bytes / 4`) is zero below its divisor even with no subtraction
+        # (a grid that divides gets its `where` from the exact division it needs)
+        divides = e.has(FloorDiv) and not key.startswith("grid ")
+        if e.is_number or (all(_term_nonneg(t) for t in sp.Add.make_args(e)) and not divides):
             continue
         conds.append(f"{_text(mapper, e)} >= 1")
     if not conds:
