@@ -149,6 +149,16 @@ def test_every_value_profile_honours_a_range(profile):
     assert np.all(inputs["x"] == 0.0) and np.all(np.abs(inputs["y"]) <= 1.0)
 
 
+@pytest.mark.parametrize("profile", ["normal", "edges"])
+def test_uint64_buffers_draw_their_whole_range(profile):
+    # the upper half of uint64 does not fit int64 (HeCBench metropolis: "high is out of bounds for int64")
+    s = spec_of("// xlate: st: inout[n], n: size(1..500), grid: 1, block: 32\n"
+                "__global__ void k(unsigned long long* st, int n) { st[threadIdx.x] += 1; }\n")
+    case = Case({"n": 500}, {}, {}, {"st": profile}, 3)
+    x = make_inputs(s, case, environment(s, case))["st"]
+    assert x.dtype == np.uint64 and len(x) == 500 and int(x.max()) > 2**63
+
+
 def test_multiples_from_where_are_drawn_not_filtered():
     s = spec_of("// xlate: x: inout[n], n: size(1..4096), grid: n / 256, block: 256, where: n % 256 == 0\n" + KERNEL)
     assert multiples(s) == {"n": 256}

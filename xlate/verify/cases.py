@@ -144,10 +144,12 @@ def _int_values(rng: np.random.Generator, n: int, profile: str, lo: int | None, 
     lo, hi = max(lo, int(info.min)), min(hi, int(info.max))
     if hi < lo:
         return np.zeros(n, dtype=np.int64)
+    wide = np.uint64 if hi > np.iinfo(np.int64).max else np.int64  # uint64's upper half does not fit int64
+    drawn = rng.integers(lo, hi, n, dtype=wide, endpoint=True)
     if profile == "edges":
-        picks = np.array([lo, hi, (lo + hi) // 2, min(max(0, lo), hi)], dtype=np.int64)
-        return np.where(rng.random(n) < 0.5, picks[rng.integers(0, len(picks), n)], rng.integers(lo, hi + 1, n, dtype=np.int64))
-    return rng.integers(lo, hi + 1, n, dtype=np.int64)
+        picks = np.array([lo, hi, (lo + hi) // 2, min(max(0, lo), hi)], dtype=wide)
+        return np.where(rng.random(n) < 0.5, picks[rng.integers(0, len(picks), n)], drawn)
+    return drawn
 
 
 def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, np.ndarray]:
