@@ -127,35 +127,34 @@ def test_device_slices_compile_for_hip_on_nvidia():
 
 @pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
 def test_hip_on_nvidia_prelude_knows_the_host_handles_a_port_keeps_in_structs():
-    from xlate.backends.base import CompileOptions
-    from xlate.backends.cuda import NvrtcCompiler
-
     text = ("#include <hip/hip_runtime.h>\nstruct State { int device = -1; hipStream_t stream; hipEvent_t done; };\n"
             "static State state;\n__global__ void add(float* y, float a, int n) {\n"
             "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += a; }\n")
-    unit = parse_string(text, "state.hip", "hip")
-    art = NvrtcCompiler("hip").compile(device_slice(unit, text, hip=True), "add", CompileOptions("sm_90", [], {}, []),
-                                       path="state.hip", extra=["-include", "xlate_hip_on_nvidia.h"])
-    assert art.compile.ok
+    assert _compiles_on_the_nvidia_route(text, "state.hip", "add")
 
 
 @pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
 def test_hip_vector_operators_on_the_nvidia_route_and_a_programs_own_overload_wins():
     # HIP's float4 has element-wise operators (a port drops CUDA's helper_math.h and relies on them); on NVIDIA
     # the prelude gives CUDA's float4 the same, as templates, so the program's own overload below still wins
-    from xlate.backends.base import CompileOptions
-    from xlate.backends.cuda import NvrtcCompiler
-
     text = ("#include <hip/hip_runtime.h>\n"
             "__device__ int2 operator+(int2 a, int2 b) { return make_int2(a.x + b.x, a.y + b.y + 1); }\n"
             "__global__ void blend(const float4* a, const float4* b, float4* out, int2* c, int n) {\n"
             "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;\n"
             "  float4 s = a[i] * 0.5f; s += b[i] / 2.0f; s -= -a[i] * 0.25f; out[i] = 2.0f * s - b[i];\n"
             "  c[i] = c[i] + c[i];\n}\n")
-    unit = parse_string(text, "blend.hip", "hip")
-    art = NvrtcCompiler("hip").compile(device_slice(unit, text, hip=True), "blend", CompileOptions("sm_90", [], {}, []),
-                                       path="blend.hip", extra=["-include", "xlate_hip_on_nvidia.h"])
-    assert art.compile.ok
+    assert _compiles_on_the_nvidia_route(text, "blend.hip", "blend")
+
+
+def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str) -> bool:
+    """The device slice of a HIP text with the HIP-on-NVIDIA prelude, compiled by NVRTC for sm_90."""
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.cuda import NvrtcCompiler
+
+    unit = parse_string(text, name, "hip")
+    art = NvrtcCompiler("hip").compile(device_slice(unit, text, hip=True), kernel, CompileOptions("sm_90", [], {}, []),
+                                       path=name, extra=["-include", "xlate_hip_on_nvidia.h"])
+    return art.compile.ok
 
 
 @pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")

@@ -35,6 +35,12 @@ def run(text: str, kernel: str, args: list, tmp_path: Path) -> dict[str, np.ndar
                                                                 for k, v in buffers.items()}
 
 
+def run_xy(text: str, kernel: str, x: np.ndarray, tmp_path: Path) -> dict[str, np.ndarray]:
+    """A `kernel(const float* x, float* y, int n)` port run on `x`, `y` poisoned."""
+    n = len(x)
+    return run(text, kernel, [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+
+
 def buf(name: str, data: np.ndarray) -> BufferArg:
     """`data` between guard bands of a sentinel (checked untouched after the run)."""
     poison = np.full(GUARD, 77, dtype=data.dtype)
@@ -93,8 +99,7 @@ def test_preprocessor_conditionals_and_pragmas_take_the_device_branch(tmp_path):
     t = ported(CONDITIONALS, "cond_kernel")
     n = 77
     x = rng(1).standard_normal(n).astype(np.float32)
-    out = run(t.text, "cond_kernel", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
-              tmp_path)
+    out = run_xy(t.text, "cond_kernel", x, tmp_path)
     ref = ((x.astype(np.float64) * 6.0 * 2.0 + 0.5) - 4.0) * 3.0
     np.testing.assert_allclose(out["y"], ref, rtol=1e-5, atol=1e-5)
     guards_intact(out, "y")
@@ -208,8 +213,7 @@ def test_template_value_parameters_take_the_launch_values(tmp_path):
     t = ported(TEMPLATE_VALUE, "tiled_scale")
     n = 300
     x = rng(4).standard_normal(n).astype(np.float32)
-    out = run(t.text, "tiled_scale", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
-              tmp_path)
+    out = run_xy(t.text, "tiled_scale", x, tmp_path)
     np.testing.assert_allclose(out["y"], x.astype(np.float64) * 3 + 128, rtol=1e-6)
     guards_intact(out, "y")
 
@@ -367,8 +371,7 @@ def test_shared_scalar_written_by_one_thread_is_seen_by_all(tmp_path):
     t = ported(SHARED_SCALAR, "minus_first")
     n = 150
     x = rng(7).standard_normal(n).astype(np.float32)
-    out = run(t.text, "minus_first", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
-              tmp_path)
+    out = run_xy(t.text, "minus_first", x, tmp_path)
     x64 = x.astype(np.float64)
     first = np.repeat(x64[::64], 64)[:n]
     count = np.repeat(np.minimum(64, n - np.arange(0, n, 64)), 64)[:n]
@@ -437,7 +440,7 @@ __global__ void chain(const float* x, float* y, int n) {
     t = ported(src, "chain")
     n = 90
     x = rng(9).standard_normal(n).astype(np.float32)
-    out = run(t.text, "chain", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    out = run_xy(t.text, "chain", x, tmp_path)
     a = x.astype(np.float64) * 2
     b = a + 1
     np.testing.assert_allclose(out["y"], a * 100 + b * 10 + b, rtol=1e-5, atol=1e-5)
