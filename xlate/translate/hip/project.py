@@ -11,6 +11,7 @@ does not count.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from xlate.translate.hip.ctokens import tokenize
@@ -136,26 +137,29 @@ def _enumerators(toks: list, i: int) -> set[str]:  # type: ignore[type-arg]
     return out
 
 
-def included_names(path: str | Path, data: bytes) -> set[str]:
-    """Definitions of the files `data` (the file at `path`) includes with "...", transitively."""
-    base = Path(path).resolve().parent
+def _quoted_includes(path: str | Path, data: bytes) -> Iterator[bytes]:
+    """The text of each file `data` (the file at `path`) includes with "...", transitively, each once (at most
+    MAX_FILES files; larger or unreadable ones are skipped)."""
     seen: set[Path] = set()
-    names: set[str] = set()
-    stack = [(base, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(data)]
+    stack = [(Path(path).resolve().parent, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(data)]
     while stack and len(seen) < MAX_FILES:
         where, inc = stack.pop()
         found = _resolve(where, inc)
         if found is None or found in seen:
             continue
         seen.add(found)
-        try:
-            if found.stat().st_size > MAX_BYTES:
-                continue
-            text = found.read_bytes()
-        except OSError:
+        text = _read(found)
+        if text is None:
             continue
-        names |= defined_names(text)
+        yield text
         stack.extend((found.parent, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(text))
+
+
+def included_names(path: str | Path, data: bytes) -> set[str]:
+    """Definitions of the files `data` (the file at `path`) includes with "...", transitively."""
+    names: set[str] = set()
+    for text in _quoted_includes(path, data):
+        names |= defined_names(text)
     return names
 
 
@@ -172,22 +176,7 @@ _COMMENTS = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
 def reaches_cuda(path: str | Path, data: bytes) -> bool:
     """A project header that `data` (the file at `path`) includes with "...", transitively, uses CUDA: after the
     port it includes the HIP runtime, so the file (a translation unit) must include it first (compat.insert)."""
-    base = Path(path).resolve().parent
-    seen: set[Path] = set()
-    stack = [(base, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(data)]
-    while stack and len(seen) < MAX_FILES:
-        where, inc = stack.pop()
-        found = _resolve(where, inc)
-        if found is None or found in seen:
-            continue
-        seen.add(found)
-        text = _read(found)
-        if text is None:
-            continue
-        if _CUDA_TEXT.search(_COMMENTS.sub(b" ", text)):
-            return True
-        stack.extend((found.parent, m.group(1).decode("utf-8", "replace")) for m in _INCLUDE.finditer(text))
-    return False
+    return any(_CUDA_TEXT.search(_COMMENTS.sub(b" ", text)) for text in _quoted_includes(path, data))
 
 
 def _read(path: Path) -> bytes | None:
