@@ -414,3 +414,16 @@ def test_a_length_divided_from_a_byte_count_must_hold_an_element(tmp_path):
     """, "dot")
     assert "result: inout[result_bytes / 4]" in res.annotation()
     assert res.annotation().endswith("where: result_bytes / 4 >= 1")
+
+
+def test_definitions_inside_an_if_group_are_read(tmp_path):
+    # `#if 1` groups hold typedefs and device functions like any other code (their #if expression is not a body)
+    res = resolve(tmp_path, """
+    #if 1
+    typedef double real;
+    __device__ real twice(real x) { return 2 * x; }
+    #endif
+    __global__ void k(real* a, int n) { int i = threadIdx.x; if (i < n) a[i] = twice(a[i]); }
+    int main() { real* a; cudaMalloc(&a, 100 * sizeof(real)); k<<<1, 100>>>(a, 100); }
+    """, "k")
+    assert res.spec is not None and res.spec.param("a").ctype == "double"

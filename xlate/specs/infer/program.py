@@ -108,17 +108,17 @@ class Program:
         stack: list[tuple[ts.Node, tuple[tuple[str, bool], ...]]] = [(f.tree.root_node, ())]
         while stack:
             node, conds = stack.pop()
-            alternative = node.child_by_field_name("alternative") if node.type.startswith("preproc_") else None
+            group = node.type.startswith("preproc_") and node.type != "preproc_else"  # a group with a condition
+            cond = _condition(node) if group else ""
+            inner = (*conds, (cond, True)) if cond else conds  # its body's conditions
+            skip = {h.id for h in (node.child_by_field_name("name"), node.child_by_field_name("condition")) if h} if group else set()
+            alternative = node.child_by_field_name("alternative") if group else None
             for child in reversed(node.named_children):
                 if alternative is not None and child.id == alternative.id:
-                    stack.append((child, (*conds, (_condition(node), False))))
+                    stack.append((child, (*conds, (cond, False)) if cond else conds))
                     continue
-                if node.type.startswith("preproc_") and node.type != "preproc_else":
-                    if child.id == (node.child_by_field_name("name") or child).id or child.type == "preproc_arg":
-                        continue
-                    inner = (*conds, (_condition(node), True)) if _condition(node) else conds
-                else:
-                    inner = conds
+                if child.id in skip or (group and child.type == "preproc_arg"):
+                    continue  # the group's own name or #if expression, not its body
                 t = child.type
                 if t in ("preproc_def", "preproc_function_def"):
                     self._macro(f, child)
