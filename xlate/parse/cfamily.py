@@ -235,19 +235,8 @@ class CFamilyBuilder:
         return name
 
     def _device_member(self, member: ts.Node) -> bool:
-        decl = next((d for d in walk(member) if d.type == "function_declarator"), None)
-        stop = decl.start_byte if decl is not None else member.end_byte
-        head = self.src.text(member)[: stop - member.start_byte]
-        if re.search(r"\b__(?:device|global)__\b", head):
-            return True
-        # a project qualifier macro (`C10_HOST_DEVICE T& operator[](int)`) was blanked before parsing
-        prev = member.prev_sibling
-        i = bisect.bisect_left(self.blanked_at, prev.end_byte if prev is not None else member.start_byte)
-        while i < len(self.blanked) and self.blanked[i][0] < stop:
-            if self.blanked[i][1] in ("__device__", "__global__"):
-                return True
-            i += 1
-        return False
+        # spelled out, or through a project qualifier macro blanked before parsing (`HD T& operator[](int)`)
+        return bool({"__device__", "__global__"} & set(self._qualifiers(member)))
 
     def _device_text(self) -> str:
         if self._device_words is None:
