@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device call (nvidia-h200) for the gate's own costs: the sandbox tests with a GPU run inside bubblewrap,
+# the sandbox's overhead per fuzz run, and the fuzz throughput table (bench/fuzz_speed.py), profiled.
+# Usage on the device:  source ci/device_setup.sh && bash bench/h200_gate_session.sh   (results go to $OUT)
+set -u
+OUT=${OUT:-/tmp/xlate-out}; mkdir -p "$OUT"
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/gate_session.log"; }
+if ls .whl/bubblewrap_*.deb >/dev/null 2>&1; then
+  mkdir -p /tmp/bw && dpkg -x .whl/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
+fi
+REPO=$PWD
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/gate_session.log"
+log "git rev $(cat .xlate_rev 2>/dev/null || echo '?')"
+if [ "${SANDBOX:-1}" = 1 ]; then
+  # from outside the checkout: the installed xlate (carried wheel) is what the sandboxed workers import
+  (cd /tmp && python3 -m xlate.backends.sandbox) > "$OUT/sandbox_detect_h200.json" 2>&1
+  log "sandbox GPU tests"
+  (cd /tmp && python3 -P -m pytest -v -rf --tb=short -p no:cacheprovider --rootdir "$REPO" \
+     "$REPO/tests/test_sandbox_gpu.py" "$REPO/tests/test_sandbox.py" --timeout 600) > "$OUT/sandbox_tests_h200.log" 2>&1
+  tail -5 "$OUT/sandbox_tests_h200.log" | tee -a "$OUT/gate_session.log"
+  log "sandbox overhead"
+  (cd /tmp && python3 -P "$REPO/bench/sandbox_overhead.py" --repeat ${REPEAT:-3} --examples 20 \
+     --out "$OUT/sandbox_overhead_h200.json") > "$OUT/sandbox_overhead_h200.log" 2>&1
+  tail -20 "$OUT/sandbox_overhead_h200.log" | tee -a "$OUT/gate_session.log"
+fi
+log "fuzz_speed (profiled)"
+python3 -m cProfile -o "$OUT/fuzz_speed.prof" bench/fuzz_speed.py --examples 100 --out "$OUT/fuzz_speed_h200.json" \
+  > "$OUT/fuzz_speed_h200.log" 2>&1
+cat "$OUT/fuzz_speed_h200.log" | tee -a "$OUT/gate_session.log"
+python3 -c "import pstats,sys; pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(60)" "$OUT/fuzz_speed.prof" \
+  > "$OUT/fuzz_speed_profile.txt" 2>&1
+log "done"
