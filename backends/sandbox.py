@@ -262,7 +262,16 @@ def python_paths() -> tuple[str, ...]:
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and user_site in sys.path:
         paths.append(user_site)
-    return tuple(paths + _package_dirs())
+    # the whole PYTHONPATH entry holding xlate (a wheel unpacked with pip --target): its dist-info (the backend
+    # entry points) and its dependencies live beside the package folders
+    return tuple(paths + _package_dirs() + pythonpath_entries())
+
+
+def pythonpath_entries() -> list[str]:
+    """The PYTHONPATH entries that hold xlate's package folders; other entries are neither bound nor passed."""
+    packages = _package_dirs()
+    return [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and any(_covered(d, [os.path.abspath(p)]) for d in packages)]
 
 
 @functools.cache
@@ -323,11 +332,8 @@ def sandbox_env(extra: dict[str, str] | None = None) -> dict[str, str]:
                 "HOME": "/tmp", "TMPDIR": "/tmp", "USER": "xlate", "LOGNAME": "xlate", "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONUNBUFFERED": "1", "XLATE_IN_SANDBOX": "1", "TRITON_CACHE_DIR": "/tmp/triton"})
     env.setdefault("LANG", "C.UTF-8")
-    # xlate installed through PYTHONPATH (a wheel unpacked with pip --target): the entries that hold xlate's
-    # bound package folders, so `import xlate` works inside; other entries are neither bound nor passed
-    packages = _package_dirs()
-    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-               if p and any(_covered(d, [os.path.abspath(p)]) for d in packages)]
+    # xlate installed through PYTHONPATH: the bound entries that hold it, so `import xlate` works inside
+    entries = pythonpath_entries()
     if entries:
         env["PYTHONPATH"] = os.pathsep.join(entries)
     for k, v in (extra or {}).items():

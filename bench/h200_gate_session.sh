@@ -15,7 +15,7 @@ if [ "${SANDBOX:-1}" = 1 ]; then
   # from outside the checkout: the installed xlate (carried wheel) is what the sandboxed workers import
   (cd /tmp && python3 -m xlate.backends.sandbox) > "$OUT/sandbox_detect_h200.json" 2>&1
   log "sandbox GPU tests"
-  (cd /tmp && python3 -P -m pytest -v -rf --tb=short -p no:cacheprovider --rootdir "$REPO" \
+  (cd /tmp && python3 -P -m pytest -v -rfs --tb=short -p no:cacheprovider --import-mode=append --rootdir "$REPO" \
      "$REPO/tests/test_sandbox_gpu.py" "$REPO/tests/test_sandbox.py" --timeout 600) > "$OUT/sandbox_tests_h200.log" 2>&1
   tail -5 "$OUT/sandbox_tests_h200.log" | tee -a "$OUT/gate_session.log"
   log "sandbox overhead"

@@ -276,10 +276,17 @@ def test_a_wrapping_tool_inside_the_sandbox_can_write_its_log_for_the_host(tmp_p
 
 def test_pythonpath_entries_holding_xlate_are_passed_in_and_no_others(monkeypatch, tmp_path):
     # an install by `pip --target DIR` + PYTHONPATH=DIR (how the GPU machine gets xlate): `import xlate` must
-    # work inside, where only xlate's own package folders are bound; unrelated entries stay outside
+    # work inside, and its dist-info (the backend entry points) must be seen: the whole entry is bound read-only;
+    # unrelated entries stay outside
     holder = str(Path(sandbox._package_dirs()[0]).parent)
+    (tmp_path / "elsewhere").mkdir()
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/elsewhere:{holder}")
     assert sandbox.sandbox_env()["PYTHONPATH"] == holder
+    sandbox.python_paths.cache_clear()
+    try:
+        assert holder in sandbox.python_paths() and f"{tmp_path}/elsewhere" not in sandbox.python_paths()
+    finally:
+        sandbox.python_paths.cache_clear()
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}/elsewhere")
     assert "PYTHONPATH" not in sandbox.sandbox_env()
 
