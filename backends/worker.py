@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import math
 import os
 import select
 import shutil
@@ -31,6 +32,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 from xlate.backends import sandbox
+from xlate.backends.arena import FD_ENV, Arena, aligned, payload_bytes
 from xlate.backends.base import Arg, Artifact, BufferArg, LaunchConfig, RunResult, ScalarArg, WorkerRuntime
 
 # -- framing -------------------------------------------------------------------------------------------------
@@ -40,12 +42,24 @@ def _dtype_name(a: np.ndarray) -> str:
     return a.dtype.name if a.dtype.name != "void16" else str(a.dtype)
 
 
-def write_frame(stream: BinaryIO, header: dict[str, Any], arrays: list[np.ndarray] | None = None) -> None:
+def write_frame(stream: BinaryIO, header: dict[str, Any], arrays: list[np.ndarray] | None = None,
+                arena: Arena | None = None, base: int = 0) -> None:
+    """A JSON header, then each array's bytes; with an `arena`, arrays that fit from offset `base` on are placed
+    there instead and the header carries their offsets."""
     arrays = arrays or []
-    header = dict(header, arrays=[{"dtype": _dtype_name(a), "shape": list(a.shape)} for a in arrays])
-    blob = json.dumps(header).encode()
-    parts = [struct.pack("<I", len(blob)), blob]
+    metas, inline, offset = [], [], base
     for a in arrays:
+        meta: dict[str, Any] = {"dtype": _dtype_name(a), "shape": list(a.shape)}
+        if arena is not None and a.size and arena.fits(offset, a.nbytes):
+            arena.put(offset, a)
+            meta["at"] = offset
+            offset += aligned(a.nbytes)
+        else:
+            inline.append(a)
+        metas.append(meta)
+    blob = json.dumps(dict(header, arrays=metas)).encode()
+    parts = [struct.pack("<I", len(blob)), blob]
+    for a in inline:
         raw = np.ascontiguousarray(a).view(np.uint8).tobytes() if a.size else b""
         parts.append(struct.pack("<Q", len(raw)))
         parts.append(raw)
@@ -75,17 +89,28 @@ def _dtype(name: str) -> np.dtype:
 MAX_HEADER = 16 << 20  # a JSON header is a few KB; more means something else wrote to the reply stream
 
 
-def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], list[np.ndarray]]:
+def read_frame(stream: BinaryIO, arena: Arena | None = None, copy: bool = True) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """The inverse of write_frame. Arrays in the arena are copied out (`copy`), or views of it for the child,
+    whose runtime consumes them before the next request."""
     (n,) = struct.unpack("<I", _read_exact(stream, 4))
     if n > MAX_HEADER:
         # e.g. a wrapping tool printing to the worker's stdout: fail now instead of waiting for n bytes
         raise ValueError(f"worker reply stream corrupted (header length {n}): something else wrote to it")
     header = json.loads(_read_exact(stream, n))
+    if arena is not None and header.get("arena_size"):
+        arena.remap(header["arena_size"])  # the parent grew it
     arrays = []
     for meta in header.pop("arrays", []):
+        dt = _dtype(meta["dtype"])
+        if "at" in meta:
+            if arena is None:
+                raise ValueError("worker frame refers to shared memory this side has not mapped")
+            nbytes = dt.itemsize * math.prod(meta["shape"])
+            view = arena.view(meta["at"], nbytes, dt, meta["shape"])
+            arrays.append(view.copy() if copy else view)
+            continue
         (size,) = struct.unpack("<Q", _read_exact(stream, 8))
         raw = _read_exact(stream, size) if size else b""
-        dt = _dtype(meta["dtype"])
         arrays.append(np.frombuffer(raw, dtype=np.uint8).view(dt).reshape(meta["shape"]).copy() if size else np.zeros(meta["shape"], dt))
     return header, arrays
 
@@ -126,9 +151,18 @@ class Worker:
         self.loaded: set[str] = set()
         self._stderr = None
         self.starts = 0
+        self.arena: Arena | None = None  # shared memory for array payloads, once the child has mapped it
+        self._arena_file: Arena | None = None
 
     def _start(self) -> None:
         argv = [*self.wrapper, sys.executable, "-m", "xlate.backends.worker", self.backend]
+        if self._arena_file is None:
+            try:
+                self._arena_file = Arena.create()
+            except OSError:  # no memfd here: the pipe carries everything
+                self._arena_file = None
+        self.arena = None
+        fd_env = {FD_ENV: str(self._arena_file.fd)} if self._arena_file is not None else {}
         if self.sandboxed:
             self._drop_inbox()
             self.inbox = tempfile.mkdtemp(prefix="xlate-inbox-")
@@ -138,11 +172,12 @@ class Worker:
                        if a.startswith("/") and not os.path.exists(a) and os.path.isdir(os.path.dirname(a))}
             argv = sandbox.build([*self.wrapper, sys.executable, "-P", "-m", "xlate.backends.worker", self.backend],
                                  ro=[(self.inbox, sandbox.INBOX)], rw=[(d, d) for d in sorted(outputs)],
-                                 env=sandbox.sandbox_env(self.env))
+                                 env=sandbox.sandbox_env({**self.env, **fd_env}))
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # bwrap clears it anyway
         else:  # no credentials in a worker's environment, sandboxed or not: kernels could read them
             env = {k: v for k, v in os.environ.items() if not sandbox.SECRET_NAME.search(k)}
             env.update(self.env)
+            env.update(fd_env)
             env.setdefault("PYTHONUNBUFFERED", "1")
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker)
         self.proc = subprocess.Popen(
@@ -152,9 +187,26 @@ class Worker:
             stderr=self._stderr,
             env=env,
             start_new_session=True,  # its own process group: a timeout kills everything it started
+            pass_fds=(self._arena_file.fd,) if self._arena_file is not None else (),
         )
         self.loaded = set()
         self.starts += 1
+        self._map_arena()
+
+    def _map_arena(self) -> None:
+        """Ask the new child to map the shared memory; if it cannot (a wrapper closed the descriptor), the pipe
+        carries its arrays."""
+        if self._arena_file is None or self.proc is None or self.proc.stdin is None or self.proc.stdout is None:
+            return
+        try:
+            write_frame(self.proc.stdin, {"op": "arena", "size": self._arena_file.size})
+            if not self._wait_readable(180.0):
+                return
+            reply, _ = read_frame(self.proc.stdout)
+        except (OSError, EOFError, ValueError, struct.error):
+            return  # the next request finds the child dead and reports it
+        if reply.get("status") == "ok":
+            self.arena = self._arena_file
 
     def stage(self, artifact: Artifact) -> dict[str, Any]:
         """The artifact as this worker sees it: a sandboxed worker reads a copy in its read-only inbox."""
@@ -187,6 +239,12 @@ class Worker:
             self.proc.wait()
         self.proc = None
         self._drop_inbox()
+
+    def close(self) -> None:
+        self.stop()
+        if self._arena_file is not None:
+            self._arena_file.close()
+            self._arena_file = self.arena = None
 
     def finish(self, timeout: float = 120.0) -> str:
         """Close the worker's input so it exits normally (a wrapping tool then prints its summary); its stderr."""
@@ -224,15 +282,20 @@ class Worker:
         if not self.alive():
             self._start()
         assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        arena = self.arena if arrays else None
+        if arena is not None:
+            need = payload_bytes(arrays or [])
+            arena.ensure(2 * need)  # the request's arrays, then room for a reply of the same size
+            header = dict(header, arena_size=arena.size, reply_at=need)
         try:
-            write_frame(self.proc.stdin, header, arrays)
+            write_frame(self.proc.stdin, header, arrays, arena)
         except (BrokenPipeError, OSError):
             return self._crashed()
         if not self._wait_readable(timeout):
             self.stop()
             return "timeout", {"message": f"no answer within {timeout:.0f} s: killed"}, []
         try:
-            reply, out = read_frame(self.proc.stdout)
+            reply, out = read_frame(self.proc.stdout, arena)
         except (EOFError, struct.error):
             return self._crashed()
         except ValueError as exc:  # a corrupted reply stream: the worker is useless from here on
@@ -282,14 +345,16 @@ def finish_worker(backend: str, env: dict[str, str] | None = None, wrapper: list
     text = ""
     for sandboxed in (False, True):
         worker = _POOL.pop(_key(backend, env, wrapper, sandboxed), None)
-        text += worker.finish() if worker is not None else ""
+        if worker is not None:
+            text += worker.finish()
+            worker.close()
     return text
 
 
 @atexit.register
 def _stop_all() -> None:
     for w in _POOL.values():
-        w.stop()
+        w.close()
 
 
 def run_in_worker(
@@ -368,14 +433,19 @@ def _child(backend_name: str) -> None:
 
     runtime: WorkerRuntime | None = None  # created on the first load: a compile-only worker needs no device
     handles: dict[str, Any] = {}
+    arena: Arena | None = None
     while True:
         try:
-            header, arrays = read_frame(inp)
+            header, arrays = read_frame(inp, arena, copy=False)
         except EOFError:
             return
         op = header.get("op")
+        reply_arena = arena if "reply_at" in header else None
         try:
-            if op == "compile":
+            if op == "arena":
+                arena = Arena.from_environment(header["size"])
+                write_frame(out, {"status": "ok"})
+            elif op == "compile":
                 result, binary, blobs = _compile_here(header["tool"], header["kwargs"])
                 write_frame(out, {"status": "ok", "result": result, "binary": binary}, blobs)
             elif op == "load":
@@ -390,7 +460,8 @@ def _child(backend_name: str) -> None:
                 args = decode_args(header["args"], arrays)
                 buffers, seconds, meta = runtime.run(handle, args, launch, header.get("bench"))
                 names = list(buffers)
-                write_frame(out, {"status": "ok", "names": names, "seconds": seconds, "meta": meta}, [buffers[n] for n in names])
+                write_frame(out, {"status": "ok", "names": names, "seconds": seconds, "meta": meta}, [buffers[n] for n in names],
+                            reply_arena, header.get("reply_at", 0))
             elif op == "ping":
                 write_frame(out, {"status": "ok", "pid": os.getpid()})
             else:
