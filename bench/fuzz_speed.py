@@ -2,12 +2,24 @@
 kernel, CUDA vs CUDA and CUDA vs Triton (on a GPU), Triton vs its NumPy reference (anywhere).
 
     python bench/fuzz_speed.py [--examples 100] [--out results.json]
+
+Each pair runs twice in one fresh process: "cold" (compile caches and the Hypothesis database emptied first, the
+workers start) and "cached" (the same verification again: built kernels come from the caches, the workers are
+warm, as they are for every kernel after the first in a migration). The cached row is what verifying a kernel
+costs once it is built; `specialisations` counts the builds a run needs
+(template instances, the jittered repeat build, Triton's launch-time variants), `compiles` those that missed the
+cache.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,31 +39,51 @@ PAIRS = [
 ]
 
 
+def run_pair(index: int, examples: int, run: str) -> dict:
+    """One verification of one pair, in this process (the child of main)."""
+    from xlate.verify.api import verify
+
+    label, dims, src, cand, kernel, ref = PAIRS[index]
+    row: dict = {"pair": label, "dims": dims, "kernel": kernel, "run": run}
+    if not src.exists() or (cand is not None and not cand.exists()):
+        row["note"] = "missing file"
+        return row
+    t0 = time.perf_counter()
+    v = verify(str(src), str(cand) if cand else None, kernel=kernel, examples=examples,
+               reference=f"{ref}:{kernel}" if ref else None)
+    wall = time.perf_counter() - t0
+    sides = [s for s in (v.source, v.candidate) if s is not None]
+    row.update(status=v.status, examples=v.examples, shapes=v.shapes, wall_s=round(wall, 2),
+               examples_per_s=round(v.examples / wall, 1) if wall else None,
+               specialisations=sum(s.specialisations for s in sides), compiles=sum(s.compiles for s in sides),
+               platform=(v.candidate or v.source).platform if sides else None, reason=v.reason)
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--examples", type=int, default=100)
     ap.add_argument("--out")
+    ap.add_argument("--pair", type=int, help=argparse.SUPPRESS)  # internal: run one pair, print its row
     args = ap.parse_args()
-    from xlate.verify.api import verify
-
+    if args.pair is not None:
+        for run in ("cold", "cached"):
+            print(json.dumps(run_pair(args.pair, args.examples, run)))
+        return 0
     rows = []
-    for label, dims, src, cand, kernel, ref in PAIRS:
-        row = {"pair": label, "dims": dims, "kernel": kernel}
-        if not src.exists() or (cand is not None and not cand.exists()):
-            row["note"] = "missing file"
-            rows.append(row)
-            continue
-        t0 = time.perf_counter()
-        v = verify(str(src), str(cand) if cand else None, kernel=kernel, examples=args.examples,
-                   reference=f"{ref}:{kernel}" if ref else None)
-        wall = time.perf_counter() - t0
-        row.update(status=v.status, examples=v.examples, shapes=v.shapes, wall_s=round(wall, 2),
-                   examples_per_s=round(v.examples / wall, 1) if wall else None,
-                   compiles=(v.source.compiles if v.source else 0) + (v.candidate.compiles if v.candidate else 0),
-                   platform=(v.candidate or v.source).platform if (v.candidate or v.source) else None,
-                   reason=v.reason)
-        rows.append(row)
-    cols = ["pair", "dims", "kernel", "status", "examples", "shapes", "wall_s", "examples_per_s", "compiles", "platform", "reason"]
+    cache = tempfile.mkdtemp(prefix="xlate-fuzz-speed-")
+    env = {**os.environ, "XLATE_CACHE_DIR": f"{cache}/xlate", "TRITON_CACHE_DIR": f"{cache}/triton"}
+    for i in range(len(PAIRS)):
+        shutil.rmtree(cache, ignore_errors=True)  # cold: nothing compiled, no Hypothesis database
+        proc = subprocess.run([sys.executable, __file__, "--pair", str(i), "--examples", str(args.examples)],
+                              capture_output=True, text=True, env=env)
+        lines = [ln for ln in proc.stdout.strip().splitlines() if ln.startswith("{")]
+        if proc.returncode != 0 or len(lines) != 2:
+            rows.append({"pair": PAIRS[i][0], "dims": PAIRS[i][1], "kernel": PAIRS[i][4], "note": proc.stderr.strip()[-300:]})
+        rows.extend(json.loads(ln) for ln in lines)
+    shutil.rmtree(cache, ignore_errors=True)
+    cols = ["pair", "dims", "kernel", "run", "status", "examples", "shapes", "wall_s", "examples_per_s", "specialisations",
+            "compiles", "platform", "reason"]
     print(" | ".join(cols))
     for r in rows:
         print(" | ".join(str(r.get(c, r.get("note", "")) if c == "reason" else r.get(c, "")) for c in cols))

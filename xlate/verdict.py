@@ -74,8 +74,9 @@ class SideInfo:
     platform: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     compile_seconds: float = 0.0
-    compiles: int = 0  # compiles during the run (Triton specialisations included)
+    compiles: int = 0  # builds during the run that the compile cache did not hold
     caveats: list[str] = field(default_factory=list)
+    specialisations: int = 0  # distinct builds the run needed (template instances, jittered build, JIT variants)
 
 
 @dataclass

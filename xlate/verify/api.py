@@ -50,7 +50,7 @@ def pick_kernel(side: Side | None, unit_kernels: list[str], path: str, kernel: s
 def _side_info(side: Side) -> SideInfo:
     info = describe_side(side)
     return SideInfo(info["path"], info["language"], info["backend"], info["platform"], info["versions"],
-                    side.compile_seconds, side.compiles, list(side.caveats))
+                    side.compile_seconds, side.compiles, list(side.caveats), side.specialisations)
 
 
 def _can_run(side: Side) -> tuple[bool, str | None, str | None]:

@@ -110,10 +110,17 @@ class Side:
         self.backend = backend_for_language(self.language)
         self._artifacts: dict[tuple[tuple[str, ...], bool], Artifact] = {}
         self.jitter_failed = False
-        self.compiles = 0
+        self.compiles = 0  # builds that were not in the compile cache
         self.compile_seconds = 0.0
+        self.jit_variants = 0  # variants a JIT backend (Triton) built at launch, as its worker counts them
         self.platform: str | None = None
         self.caveats: list[str] = []
+
+    @property
+    def specialisations(self) -> int:
+        """Distinct builds this side needed: template instantiations and the jittered repeat build, or the
+        variants a JIT backend specialised at launch (Triton: on argument divisibility)."""
+        return self.jit_variants or len(self._artifacts)
 
     @property
     def backend_name(self) -> str:
@@ -202,6 +209,7 @@ class Side:
             jittered = jittered or bool(run_art.meta.get("schedule_jitter"))
             res = self.backend.run(run_art, args, LaunchConfig(grid, block, shmem), timeout=self.timeout)
             total_seconds += res.seconds
+            self.jit_variants = max(self.jit_variants, int(res.meta.get("compiles") or 0))
             if res.meta.get("platform"):
                 self.platform = res.meta["platform"]
             if res.status != "ok":

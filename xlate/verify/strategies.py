@@ -37,6 +37,28 @@ def interesting_sizes(lo: int, hi: int, blocks: list[int]) -> list[int]:
     return sorted(v for v in vals if lo <= v <= hi)
 
 
+SMALL = 1 << 12  # most sizes: where boundary bugs live, and fast to run
+MEDIUM = 1 << 16
+
+
+def tiered(lo: int, hi: int, special: list[int], draw, label: str, unit: int = 1) -> int:
+    """A size in [lo, hi]: half the draws a boundary value up to SMALL, a third anything up to SMALL, one in eight
+    up to MEDIUM, one in sixteen anywhere up to `hi` (the large special values among them). A 100-example run
+    still meets sizes that fill a GPU, without moving gigabytes for every example; shrinking goes toward small.
+    `unit`: the size is the drawn value times `unit` (a size drawn as a multiple)."""
+    small_hi, medium_hi = max(1, SMALL // unit), max(1, MEDIUM // unit)
+    small = [v for v in special if v <= small_hi] or special
+    large = [v for v in special if v > small_hi]
+    tier = draw(st.integers(0, 15), label=f"{label} size tier")
+    if tier < 8:
+        return draw(st.sampled_from(small), label=label)
+    if tier < 13:
+        return draw(st.integers(lo, min(hi, max(lo, small_hi))), label=label)
+    if tier < 15:
+        return draw(st.integers(lo, min(hi, max(lo, medium_hi))), label=label)
+    return draw(st.one_of(st.sampled_from(large), st.integers(lo, hi)) if large else st.integers(lo, hi), label=label)
+
+
 def _int_range(p: ParamSpec, cap: int) -> tuple[int, int]:
     lo = math.floor(float(expr.evaluate(p.lo or "0", {})))
     hi = math.ceil(float(expr.evaluate(p.hi or "4096", {})))
@@ -102,9 +124,9 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
             klo, khi = max(0 if lo <= 0 else 1, -(-lo // k)), hi // k
             if klo <= khi:
                 picks = sorted({klo, khi, min(khi, klo + 1), min(khi, klo + 2), *(v for v in (1, 2, 3, 4, 8) if klo <= v <= khi)})
-                sizes[p.name] = k * draw(st.one_of(st.sampled_from(picks), st.integers(klo, khi)), label=p.name)
+                sizes[p.name] = k * tiered(klo, khi, picks, draw, p.name, unit=k)
                 continue
-        sizes[p.name] = draw(st.one_of(st.sampled_from(interesting_sizes(lo, hi, blocks)), st.integers(lo, hi)), label=p.name)
+        sizes[p.name] = tiered(lo, hi, interesting_sizes(lo, hi, blocks), draw, p.name)
     axes = dtypes or spec.dtype_axes
     bound = {name: draw(st.sampled_from(options), label=name) for name, options in axes.items()}
     scalars: dict[str, int | float] = {}
