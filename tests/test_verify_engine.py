@@ -128,6 +128,29 @@ def test_nan_differences_are_never_hidden():
     assert compare(np.array([1.0, np.nan, 2.0005], np.float32), src, None, tol).ok
 
 
+def test_bit_identical_outputs_take_the_fast_path_and_near_ones_the_full_comparison():
+    tol = Tolerance(1e-3, 1e-3, False, "")
+    rng = np.random.default_rng(3)
+    src = rng.standard_normal(10_001).astype(np.float32)
+    src[[5, 77]] = [np.nan, -np.inf]
+    same = compare(src.copy(), src, None, tol)
+    assert same.ok and same.max_error == 0.0 and same.ratio == 0.0 and not same.bad.any()
+    near = src.copy()
+    near[9] = np.nextafter(near[9], np.float32(np.inf))  # one ulp: no longer identical, still within tolerance
+    res = compare(near, src, None, tol)
+    assert res.ok and 0 < res.max_error < 1e-6 and 0 < res.ratio < 1
+    far = src.copy()
+    far[10_000] += 1.0
+    res = compare(far, src, None, tol)
+    assert not res.ok and np.flatnonzero(res.bad).tolist() == [10_000]
+    # unwritten elements (outside the mask) may differ: the full comparison judges only the written ones
+    masked = src.copy()
+    masked[0] = 123.0
+    mask = np.ones(src.size, dtype=bool)
+    mask[0] = False
+    assert compare(masked, src, None, tol, mask).ok
+
+
 def test_infinities_must_match_in_sign():
     tol = Tolerance(1e-3, 1e-3, False, "")
     src = np.array([np.inf, -np.inf], np.float32)

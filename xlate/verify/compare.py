@@ -90,6 +90,12 @@ def compare(candidate: np.ndarray, expected: np.ndarray | None, oracle: np.ndarr
                 err = np.nan_to_num(np.abs(_f64(candidate) - _f64(ref)), nan=np.inf)
         return Comparison(not bad.any(), bad, err, 0.0 if not bad.any() else math.inf, float(err[bad].max()) if bad.any() else 0.0)
 
+    if oracle is None and expected is not None and expected.dtype == candidate.dtype and candidate.dtype.itemsize in (1, 2, 4, 8):
+        # The common verdict, decided without float64 copies: bit-identical to the source (unwritten elements
+        # included) is within any tolerance, with zero error.
+        size = candidate.dtype.itemsize
+        if np.array_equal(candidate.view(f"<u{size}"), expected.view(f"<u{size}")):
+            return Comparison(True, np.zeros(n, dtype=bool), np.zeros(n), 0.0, 0.0)
     c = _f64(candidate)
     cdt = candidate.dtype
     with np.errstate(invalid="ignore", over="ignore"):
