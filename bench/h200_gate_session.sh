@@ -29,4 +29,28 @@ python3 -m cProfile -o "$OUT/fuzz_speed.prof" bench/fuzz_speed.py --examples 100
 cat "$OUT/fuzz_speed_h200.log" | tee -a "$OUT/gate_session.log"
 python3 -c "import pstats,sys; pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(60)" "$OUT/fuzz_speed.prof" \
   > "$OUT/fuzz_speed_profile.txt" 2>&1
+if [ "${MUTANTS:-1}" = 1 ]; then
+  log "mutation suite, CUDA half, and its kill rates"
+  python3 -m pytest -v -rfs --tb=short -p no:cacheprovider -n 5 --timeout 300 tests/test_mutation_suite_gpu.py \
+    > "$OUT/mutation_suite_gpu_h200.log" 2>&1; echo "pytest rc=$?" >> "$OUT/mutation_suite_gpu_h200.log"
+  tail -2 "$OUT/mutation_suite_gpu_h200.log" | tee -a "$OUT/gate_session.log"
+  python3 bench/kill_rate.py --side cuda --out "$OUT/kill_rate_cuda_h200.json" > "$OUT/kill_rate_cuda_h200.log" 2>&1
+  tail -6 "$OUT/kill_rate_cuda_h200.log" | tee -a "$OUT/gate_session.log"
+fi
+if [ -n "${MIGRATE_OLD:-}" ]; then
+  # the corpus migrated to Triton with verification, before (the wheel in $MIGRATE_OLD) and after (installed)
+  for which in before after; do
+    site=/tmp/site; [ $which = before ] && { site=/tmp/site_old; python3 -m pip install -q --no-index --no-deps \
+      --target $site "$MIGRATE_OLD"/*.whl .whl/tree_sitter*.whl .whl/pebble*.whl; }
+    rm -rf /tmp/mig-$which /tmp/mig-cache-$which
+    start=$(date +%s.%N)
+    XLATE_CACHE_DIR=/tmp/mig-cache-$which TRITON_CACHE_DIR=/tmp/mig-cache-$which/triton PYTHONPATH=$site \
+      python3 $site/bin/xlate migrate examples/kernels --to triton -o /tmp/mig-$which -j ${MIGRATE_JOBS:-8} \
+      > "$OUT/migrate_$which.log" 2>&1
+    rc=$?; end=$(date +%s.%N)
+    cp /tmp/mig-$which/xlate-report/report.json "$OUT/migrate_${which}_report.json" 2>/dev/null
+    log "migrate examples/kernels --to triton ($which): rc $rc, wall $(python3 -c "print(round($end-$start,1))") s"
+    tail -3 "$OUT/migrate_$which.log" | tee -a "$OUT/gate_session.log"
+  done
+fi
 log "done"
