@@ -1,8 +1,13 @@
-"""The optional benchmark step (`--benchmark`): after a kernel is verified, time the source and the port on one
-large case on their backends and report the speed ratio source_seconds / port_seconds (> 1: the port is faster).
+"""The benchmark of one verified kernel (`--benchmark`, `port --stats`): source and port timed on the same GPU in
+the same run, at a size whose working set exceeds the L2 cache (`Plan.l2_multiple` times the L2 the device
+reports), their timed calls interleaved until the port/source ratio is known within `Plan.target_spread` or a cap
+is hit (xlate/migrate/benchstats.py). The result gives the ratio with its interval and spread, whether it is
+within noise, and each side's bandwidth as a percentage of the device-to-device copy measured once per run
+(xlate/migrate/benchdevice.py).
 
-Both sides must run on this machine (e.g. CUDA source and HIP-on-NVIDIA or Triton port on an NVIDIA GPU);
-otherwise the result says why no number exists. CPU interpreter timings are labelled as such by the platform."""
+Both sides must time on a GPU here (e.g. a CUDA source and its HIP-on-NVIDIA or Triton port on an NVIDIA GPU);
+otherwise the result says why no number exists. Sizes beyond the spec's ranges are checked before timing: the two
+sides' outputs must agree there within the gate's tolerance, else the largest case within the ranges is timed."""
 
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ def bench_case(spec: Any, budget: int = DEFAULT_BUDGET, beyond_range: bool = Fal
         lo = int(expr.evaluate(p.lo or "0", {}))
         hi = budget if beyond_range else int(expr.evaluate(p.hi or "4096", {}))
         sizes[p.name] = max(lo, min(hi, budget))
-    dtypes = {name: ("float32" if "float32" in opts else opts[0]) for name, opts in spec.dtype_axes.items()}
+    dtypes = bench_dtypes(spec)
     probe = Case(dict(sizes), dtypes, {}, {}, 0)
     scalars: dict[str, int | float] = {}
     for p in spec.scalars:
@@ -81,45 +86,182 @@ def _args(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, np.ndarra
     return args
 
 
+def bench_dtypes(spec: Any) -> dict[str, str]:
+    """The dtype each axis takes in a benchmark: float32 where the kernel allows it, else its first."""
+    return {name: ("float32" if "float32" in opts else opts[0]) for name, opts in spec.dtype_axes.items()}
+
+
+def gpu_budget(spec: Any, l2_bytes: int, plan: Any) -> int:
+    """Elements over all buffers so that bench_case's working set lands in (1, 2] x l2_multiple x L2: it halves
+    the largest size until the case fits, so it keeps more than half of the budget."""
+    from xlate.verify.cases import Case, ctype_dtype
+
+    probe = Case({}, bench_dtypes(spec), {}, {}, 0)
+    sizes = []
+    for p in spec.buffers:
+        try:
+            sizes.append(ctype_dtype(p.ctype, probe, spec).itemsize)
+        except Exception:
+            continue
+    return max(1, int(2 * plan.l2_multiple * l2_bytes) // max(1, min(sizes, default=4)))
+
+
 def benchmark_kernel(source_path: str, port_text: str, port_language: str, kernel: str, *, arch: str | None = None,
-                     timeout: float = 60.0, repeat: int = 20, budget: int = DEFAULT_BUDGET,
-                     source_text: str | None = None, source_language: str | None = None,
-                     beyond_range: bool = False) -> dict[str, Any]:
-    from xlate.backends.base import CompileError, LaunchConfig
+                     timeout: float = 60.0, repeat: int | None = None, budget: int | None = None,
+                     source_text: str | None = None, source_language: str | None = None, beyond_range: bool = True,
+                     plan: Any = None, device: Any = None, copy: dict[str, Any] | None = None,
+                     port_path: str | None = None, interpreter_ok: bool = False) -> dict[str, Any]:
+    """Time `kernel`'s source and port (see the module's doc). `repeat`: launches per timed call instead of
+    calibrated batches; `budget`: elements over all buffers instead of the L2-derived size; `device`: the
+    DeviceFacts (asked here when None); `copy`: measure_copy's result for the bandwidth percentages;
+    `port_path`: where the port lives (its quoted includes are found beside it); `interpreter_ok`: time CPU
+    interpreters too (tests of the mechanics on a machine without a GPU)."""
+    import os
+    import time
+
+    from xlate.migrate.benchdevice import device_facts, gpu_timing
+    from xlate.migrate.benchstats import Plan
     from xlate.specs import build_spec, sidecar_overrides
-    from xlate.verify.cases import environment, launch_dims, make_inputs
     from xlate.verify.runner import Side
 
+    t0 = time.perf_counter()
+    plan = plan or Plan()
     source = Side(source_path, kernel, text=source_text, language=source_language, timeout=timeout, label="source")
-    port = Side("<port>", kernel, text=port_text, language=port_language, arch=arch, timeout=timeout, label="port")
+    beside = [os.path.dirname(os.path.abspath(source_path))] if os.path.isfile(source_path) else []
+    port = Side(port_path or "<port>", kernel, text=port_text, language=port_language, arch=arch, timeout=timeout,
+                label="port", include_dirs=beside)
     for side in (source, port):
-        info = side.backend.detect()
-        if not info.can_run:
-            return {"status": "unavailable", "reason": f"cannot run {side.language} here: " + "; ".join(info.missing)}
+        why = gpu_timing(side.backend.name, interpreter_ok)
+        if why:
+            return {"status": "unavailable", "reason": why}
+    facts = device or device_facts()
     spec = build_spec(source.unit, kernel, sidecar_overrides(source_path, kernel))
+    budget = budget or gpu_budget(spec, facts.l2_bytes, plan)
+    note = None
+    result = _timed(spec, source, port, budget, beyond_range, plan, repeat, timeout)
+    if result.get("mismatch") and beyond_range:
+        note = (f"timed within the spec's ranges: at {_sizes_text(result['sizes'])} (beyond them) {result['mismatch']}")
+        result = _timed(spec, source, port, budget, False, plan, repeat, timeout)
+    if result.get("mismatch"):
+        return {"status": "failed", "reason": f"at the benchmark case ({_sizes_text(result['sizes'])}) "
+                                              f"{result['mismatch']}", "seconds": time.perf_counter() - t0}
+    if result["status"] != "ok":
+        result["seconds"] = time.perf_counter() - t0
+        return result
+    ws = result["working_set_bytes"]
+    result.update(l2_bytes=facts.l2_bytes, working_set_over_l2=ws / facts.l2_bytes if facts.l2_bytes else None,
+                  fills_gpu=ws >= plan.l2_multiple * facts.l2_bytes, device=facts.name, note=note,
+                  bandwidth=_bandwidth(result, copy), seconds=time.perf_counter() - t0)
+    if not result["fills_gpu"]:
+        why = f"the working set ({ws / 2**20:.0f} MiB) is below {plan.l2_multiple:g}x the L2 cache ({facts.l2_bytes / 2**20:.0f} MiB)"
+        result["note"] = f"{note}; {why}" if note else why
+    return result
+
+
+def _sizes_text(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "no sizes"
+
+
+def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, plan: Any, repeat: int | None,
+           timeout: float) -> dict[str, Any]:
+    """One benchmark case: compile, one checked run per side, calibrate, interleaved timed rounds."""
+    import statistics
+    import time
+
+    from xlate.backends.base import CompileError, LaunchConfig
+    from xlate.migrate.benchstats import interleave, launches_per_batch, ratio_stats
+    from xlate.verify.cases import environment, launch_dims, make_inputs
+
     case = bench_case(spec, budget, beyond_range)
     if case is None:
         return {"status": "unavailable", "reason": "no benchmark case satisfies the spec within the budget"}
     env = environment(spec, case)
     inputs = make_inputs(spec, case, env)
-    grid, block, shmem = launch_dims(spec, env, case)
-    seconds: dict[str, float] = {}
-    platforms: dict[str, str | None] = {}
-    for label, side in (("source", source), ("port", port)):
+    launch = LaunchConfig(*launch_dims(spec, env, case))
+    sides = {"source": source, "port": port}
+    arts = {}
+    for label, side in sides.items():
         try:
-            art = side.artifact(case, spec, env)
+            arts[label] = side.artifact(case, spec, env)
         except CompileError as exc:
             return {"status": "failed", "reason": f"{label} does not compile: {exc.log.strip()[-500:]}"}
-        res = side.backend.run(art, _args(spec, case, env, inputs), LaunchConfig(grid, block, shmem), timeout=timeout,
-                               bench={"warmup": 3, "repeat": repeat})
+    batched = {"source": True, "port": True}
+
+    def call(label: str, bench: dict[str, int] | None) -> Any:
+        res = sides[label].backend.run(arts[label], _args(spec, case, env, inputs), launch, timeout=timeout, bench=bench)
         if res.status != "ok" or res.seconds <= 0:
-            return {"status": "failed", "reason": f"{label} run: {res.status} {res.message}".strip()}
-        seconds[label] = float(res.seconds)
-        platforms[label] = side.platform
-    moved = _bytes_moved(spec, case, env)
-    return {"status": "ok", "source_s": seconds["source"], "port_s": seconds["port"],
-            "ratio": seconds["source"] / seconds["port"], "sizes": case.sizes, "repeat": repeat, "platforms": platforms,
-            "bytes_moved": moved}
+            raise _RunFailed(f"{label} run: {res.status} {res.message}".strip())
+        return res
+
+    def samples(label: str, launches: int) -> list[float]:
+        res = call(label, {"warmup": 2, "repeat": launches})
+        times = [float(t) for t in res.meta.get("times") or []] or [float(res.seconds)]
+        if len(times) < min(plan.batches, launches):  # one launch timed with the host clock (HIP on AMD, interpreters)
+            batched[label] = False
+        return times
+
+    try:
+        first = {label: call(label, None) for label in sides}
+        mismatch = outputs_differ(spec, case, env, inputs, first["source"].buffers, first["port"].buffers)
+        if mismatch:
+            return {"status": "failed", "mismatch": mismatch, "sizes": dict(case.sizes)}
+        if repeat:
+            per_call = {label: repeat for label in sides}
+        else:
+            per_call = {label: launches_per_batch(statistics.median(samples(label, plan.batches)), plan) * plan.batches
+                        for label in sides}
+        rounds = interleave(lambda label: samples(label, per_call[label]), plan, time.monotonic)
+    except _RunFailed as exc:
+        return {"status": "failed", "reason": str(exc)}
+    stats = ratio_stats(rounds, plan)
+    from xlate.verify.cases import buffer_length, ctype_dtype
+
+    working_set = sum(buffer_length(p, env, case, spec) * ctype_dtype(p.ctype, case, spec).itemsize for p in spec.buffers)
+    caveats = [f"{label} ({sides[label].backend.name}) times single launches with the host clock"
+               for label, ok in batched.items() if not ok]
+    return {"status": "ok", **stats, "sizes": dict(case.sizes), "dtypes": dict(case.dtypes), "beyond_range": beyond_range,
+            "launches_per_call": per_call, "batched": batched, "caveats": caveats,
+            "platforms": {label: side.platform for label, side in sides.items()},
+            "bytes_moved": _bytes_moved(spec, case, env), "working_set_bytes": working_set}
+
+
+class _RunFailed(Exception):
+    pass
+
+
+def outputs_differ(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, np.ndarray],
+                   source: dict[str, np.ndarray], port: dict[str, np.ndarray]) -> str | None:
+    """None when every output of the port matches the source's within the gate's tolerance; else what differs."""
+    from xlate.verify.cases import ctype_dtype
+    from xlate.verify.compare import compare, output_scale, tolerance
+    from xlate.verify.engine import tolerance_terms
+
+    length, scale = tolerance_terms(spec, case, env, inputs)
+    for p in spec.buffers:
+        if p.role == "in":
+            continue
+        a, b = source.get(p.name), port.get(p.name)
+        if a is None or b is None or a.shape != b.shape:
+            return f"'{p.name}' is missing or of another shape on one side"
+        dtype = ctype_dtype(p.ctype, case, spec)
+        a, b = a.reshape(-1).view(dtype), b.reshape(-1).view(dtype)
+        cmp = compare(b, a, None, tolerance(spec, dtype, length, scale, output_scale(a)))
+        if not cmp.ok:
+            return f"'{p.name}' differs between source and port in {int(cmp.bad.sum())} of {a.size} elements"
+    return None
+
+
+def _bandwidth(result: dict[str, Any], copy: dict[str, Any] | None) -> dict[str, Any]:
+    """Each side's achieved bandwidth (spec bytes: inputs read + outputs written) and its share of the copy's."""
+    from xlate.migrate.benchstats import bandwidth
+
+    copy_bps = copy["gbs"] * 1e9 if copy and copy.get("status") == "ok" else None
+    out: dict[str, Any] = {"copy_gbs": copy["gbs"] if copy_bps else None}
+    for label in ("source", "port"):
+        out[label] = bandwidth(result["bytes_moved"], result[f"{label}_s"], copy_bps)
+    if copy_bps is None:
+        out["reason"] = (copy or {}).get("reason") or "the copy bandwidth was not measured"
+    return out
 
 
 def _bytes_moved(spec: Any, case: Any, env: dict[str, Any]) -> int:

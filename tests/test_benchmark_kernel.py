@@ -1,0 +1,139 @@
+"""One kernel's benchmark end to end on the machine's backends. Without a GPU, the mechanics run on the Triton
+interpreter (interpreter_ok: compile, checked first run, calibration, interleaved rounds, copy kernel), and
+the default says why no GPU number exists."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_migrate_support import KERNELS, ROOT
+from xlate.migrate.bench import benchmark_kernel
+from xlate.migrate.benchdevice import DeviceFacts, device_facts, gpu_timing, measure_copy
+from xlate.migrate.benchstats import Plan
+
+SAXPY = ROOT / "examples" / "triton" / "saxpy.py"
+QUICK = Plan(min_rounds=3, max_rounds=3, batch_seconds=1e-4, batches=2)
+TINY_L2 = DeviceFacts("test device", 1 << 10, "assumed")
+
+
+def _triton_runs() -> None:
+    pytest.importorskip("triton")
+    from xlate.backends.registry import get_backend
+
+    if not get_backend("triton").detect().can_run:
+        pytest.skip("Triton cannot run here")
+
+
+def _limited(n_max: int, body: str) -> str:
+    """A Triton copy-like kernel with the spec range n <= n_max and `body` as the stored value."""
+    return f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, {body}, mask=mask)
+
+
+# xlate: x: in[n], y: out[n], n: size(1..{n_max}), grid: cdiv(n, 64), block: 64, op: elementwise
+def k(x, y, n):
+    _k[(triton.cdiv(n, 64),)](x, y, n, BLOCK=64)
+'''
+
+
+def test_mechanics_on_the_interpreter():
+    _triton_runs()
+    copy = measure_copy("triton", TINY_L2, QUICK, elements=1 << 10, interpreter_ok=True)
+    assert copy["status"] == "ok" and copy["gbs"] > 0 and copy["bytes_per_copy"] == 2 * 4 * (1 << 10)
+    r = benchmark_kernel(str(SAXPY), SAXPY.read_text(), "triton", "saxpy", plan=QUICK, device=TINY_L2, copy=copy,
+                         interpreter_ok=True)
+    assert r["status"] == "ok", r
+    n = r["sizes"]["n"]
+    # the L2-derived budget: 2 x 4 x 1 KiB of float32 = 2048 elements over x and y -> n = 1024 (beyond no range)
+    assert n == 1024 and r["working_set_bytes"] == 2 * 4 * n and r["fills_gpu"]
+    assert r["working_set_over_l2"] == pytest.approx(8.0)
+    assert r["bytes_moved"] == 4 * n * 3  # x read, y read and written
+    assert r["rounds"] == 3 and not r["converged"] and "round cap" in r["stopped"]
+    assert r["samples"]["source"] >= 3 and r["samples"]["port"] >= 3
+    lo, hi = r["interval"]
+    assert lo <= r["port_over_source"] <= hi
+    assert r["ratio"] == pytest.approx(r["source_s"] / r["port_s"])
+    assert r["verdict"] in ("port faster", "port slower", "within noise")
+    bw = r["bandwidth"]
+    assert bw["copy_gbs"] == copy["gbs"]
+    assert bw["port"]["pct_of_copy"] == pytest.approx(100 * r["bytes_moved"] / r["port_s"] / (copy["gbs"] * 1e9))
+    # the interpreter ignores batching: one host-clock sample per call, said as a caveat
+    assert r["batched"] == {"source": False, "port": False} and len(r["caveats"]) == 2
+
+
+def test_beyond_the_range_outputs_are_checked_and_the_range_used_when_they_differ(tmp_path):
+    _triton_runs()
+    src = tmp_path / "src.py"
+    src.write_text(_limited(256, "x"))
+    # right up to the spec's 256 elements, wrong beyond them
+    wrong_beyond = _limited(256, "tl.where(offs < 256, x, 0.0)")
+    r = benchmark_kernel(str(src), wrong_beyond, "triton", "k", plan=QUICK, device=TINY_L2, interpreter_ok=True)
+    assert r["status"] == "ok", r
+    assert r["sizes"]["n"] == 256 and r["beyond_range"] is False
+    assert "timed within the spec's ranges" in r["note"] and "'y' differs" in r["note"]
+    assert not r["fills_gpu"] and "below 4x the L2 cache" in r["note"]
+    assert r["bandwidth"]["reason"] == "the copy bandwidth was not measured"
+    # a port right everywhere is timed beyond the range
+    r = benchmark_kernel(str(src), _limited(256, "x"), "triton", "k", plan=QUICK, device=TINY_L2, interpreter_ok=True)
+    assert r["status"] == "ok" and r["beyond_range"] and r["sizes"]["n"] > 256 and r["note"] is None
+
+
+def test_a_port_wrong_within_the_range_is_not_timed(tmp_path):
+    _triton_runs()
+    src = tmp_path / "src.py"
+    src.write_text(_limited(4096, "x"))
+    r = benchmark_kernel(str(src), _limited(4096, "x + 1.0"), "triton", "k", plan=QUICK, device=TINY_L2,
+                         interpreter_ok=True)
+    assert r["status"] == "failed" and "'y' differs between source and port" in r["reason"]
+
+
+def test_without_a_gpu_no_number_and_why():
+    from xlate.backends.registry import get_backend
+
+    if get_backend("cuda").detect().can_run:
+        pytest.skip("CUDA runs here")
+    r = benchmark_kernel(str(KERNELS / "saxpy.cu"), SAXPY.read_text(), "triton", "saxpy")
+    assert r == {"status": "unavailable", "reason": gpu_timing("cuda")}
+    assert r["reason"].startswith("cannot run cuda here: missing ")
+    if get_backend("triton").detect().interpreter:
+        why = gpu_timing("triton")
+        assert why is not None and why.startswith("no GPU here: triton runs on cpu")
+        assert benchmark_kernel(str(SAXPY), SAXPY.read_text(), "triton", "saxpy")["reason"] == why
+        assert measure_copy("triton", TINY_L2, QUICK) == {"status": "unavailable", "reason": why}
+
+
+def test_device_facts_without_a_device_fall_back(monkeypatch):
+    from xlate.migrate import benchdevice
+
+    device_facts.cache_clear()
+    monkeypatch.setattr(benchdevice, "_from_cupy", lambda: None)
+    monkeypatch.setattr(benchdevice, "_from_torch", lambda: ("NVIDIA H200", 0))
+    facts = device_facts()
+    assert facts.l2_bytes == 62914560 and facts.l2_origin == "arch table (h200)"  # templates/arch/h200.yaml
+    device_facts.cache_clear()
+    monkeypatch.setattr(benchdevice, "_from_torch", lambda: ("NVIDIA H100 80GB HBM3", 52428800))
+    assert device_facts() == DeviceFacts("NVIDIA H100 80GB HBM3", 52428800, "device")
+    device_facts.cache_clear()
+    monkeypatch.setattr(benchdevice, "_from_torch", lambda: None)
+    assert device_facts() == DeviceFacts(None, benchdevice.ASSUMED_L2, "assumed")
+    device_facts.cache_clear()
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_cuda_vs_triton_is_timed_at_gpu_filling_sizes():
+    facts = device_facts()
+    copy = measure_copy("cuda", facts, Plan())
+    assert copy["status"] == "ok" and copy["gbs"] > 100
+    r = benchmark_kernel(str(KERNELS / "saxpy.cu"), SAXPY.read_text(), "triton", "saxpy", device=facts, copy=copy)
+    assert r["status"] == "ok", r
+    assert r["working_set_bytes"] >= 4 * facts.l2_bytes and r["fills_gpu"]
+    assert r["batched"] == {"source": True, "port": True}
+    assert 10 < r["bandwidth"]["source"]["pct_of_copy"] < 130
