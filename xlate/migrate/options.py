@@ -35,7 +35,7 @@ class MigrateOptions:
     model: str | None = None
     timeout: float = 60.0  # seconds per kernel run (the verifier's)
     task_timeout: float | None = 1800.0  # seconds per file task, whole pipeline
-    benchmark: bool = False
+    benchmark: bool = False  # not in result_options: timings are taken after the tasks, in every run
     compile_check: bool = False  # compile each port for its target (useful where it cannot be verified)
     # CUDA -> HIP choices (xlate/config.py, HIPIFY's): the ROCm the port targets (None: the newest the mapping
     # tables know), roc* libraries instead of hip*, and the launch syntax (ggl | chevron)
@@ -61,7 +61,7 @@ class MigrateOptions:
         """The options a task's result depends on (its cache key); how the run is executed is not among them."""
         return {"mode": "analysis" if self.analysis_only else "port", "target": self.target, "verify": self.verify,
                 "force": self.force, "examples": self.examples, "seed": self.seed, "arch": self.arch,
-                "engine": self.engine, "model": self.model, "timeout": self.timeout, "benchmark": self.benchmark,
+                "engine": self.engine, "model": self.model, "timeout": self.timeout,
                 "compile_check": self.compile_check, "verified_only": self.verified_only, "keep_names": self.keep_names,
                 "rocm": self.rocm, "roc": self.roc, "launch_syntax": self.launch_syntax}
 

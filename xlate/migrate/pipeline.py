@@ -222,8 +222,13 @@ def migrate(o: MigrateOptions) -> Outcome:
             results[t.rel] = _merge_discovery(result, by_rel[t.rel])
             progress.advance(result)
 
+        bench: dict[str, Any] | None = None
         try:
             executor.run(tasks, on_done)
+            if o.benchmark and not o.analysis_only:  # after every task: no verification shares the GPU while timing
+                from xlate.migrate.benchrun import benchmark_results
+
+                bench = benchmark_results(results, {f.rel: f.path for f in lib.files}, o.target, o.arch, out, o.timeout)
             if not o.analysis_only:
                 for rel, r in tree_results(lib, o, out).items():
                     results[rel] = r
@@ -233,7 +238,7 @@ def migrate(o: MigrateOptions) -> Outcome:
             cache.close()
     run = {"started": started, "finished": _now(), "seconds": time.perf_counter() - t0, "executor": executor.name,
            "jobs": o.jobs, "tasks": len(tasks) + len(hits), "executed": len(tasks), "cache_hits": len(hits),
-           "cache": o.resolved_cache_path(), "xlate_version": __version__}
+           "cache": o.resolved_cache_path(), "xlate_version": __version__, **({"benchmark": bench} if bench else {})}
     from xlate.migrate.report import build_report, write_report
 
     report = build_report(lib, [results[f.rel] for f in lib.files], o, run)

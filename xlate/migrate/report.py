@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 
 from xlate import __version__
+from xlate.migrate.summary import gate_time
 from xlate.resources import data_dir, templates_dir
 
 SCHEMA = "xlate.migrate/1"
@@ -21,7 +22,7 @@ SCHEMA_FILE = data_dir() / "migrate_report.schema.json"
 # Fields that differ between two runs of the same migration (timings, where it ran, what the compile caches
 # already held): `comparable()` drops them.
 VOLATILE = {"run", "source_root", "output_root", "report_dir", "timings", "seconds", "compile_seconds", "compiles",
-            "cached"}
+            "cached", "perf", "gate"}
 STATUS_CLASS = {"verified": "ok", "rules": "ok", "copied": "ok", "translated": "ok", "rejected": "bad", "error": "bad",
                 "not translated": "bad", "not migrated": "bad", "unsupported": "bad", "llm": "warn",
                 "unverified": "warn", "skipped": "warn", "analysed": "ok",
@@ -45,7 +46,7 @@ def build_report(lib: Any, files: list[dict[str, Any]], options: Any, run: dict[
     if not options.analysis_only:
         files = [with_verdict(f) for f in files]
     summary, missing = summarize(files, options.analysis_only)
-    opts = {**options.result_options(), "rules_files": list(options.rules_files), "golden": options.golden,
+    opts = {**options.result_options(), "benchmark": options.benchmark, "rules_files": list(options.rules_files), "golden": options.golden,
             "include_dirs": list(options.include_dirs)}
     return {"schema": SCHEMA, "xlate_version": __version__, "mode": "analysis" if options.analysis_only else "port",
             "target": options.target, "origin": "folder" if lib.origin == "folder" else "compile_commands",
@@ -109,6 +110,8 @@ def _env() -> jinja2.Environment:
                              autoescape=lambda name: name is None or name.endswith(".html.j2"),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt_s"] = fmt_seconds
+    env.filters["fmt_us"] = fmt_launch
+    env.filters["pct"] = lambda x: "" if x is None else f"{100 * x:.1f} %"
     env.filters["status_class"] = lambda s: STATUS_CLASS.get(s, "warn")
     # Markdown table cells: no HTML, no column breaks, one line.
     env.filters["md"] = lambda s: html.escape(str(s), quote=False).replace("|", "\\|").replace("\n", " ")
@@ -119,6 +122,13 @@ def fmt_seconds(x: float | None) -> str:
     if x is None:
         return ""
     return f"{x * 1e3:.0f} ms" if x < 1 else f"{x:.1f} s"
+
+
+def fmt_launch(x: float | None) -> str:
+    """Seconds per kernel launch: microseconds below a millisecond."""
+    if x is None:
+        return ""
+    return f"{x * 1e6:.1f} µs" if x < 1e-3 else f"{x * 1e3:.2f} ms" if x < 1 else f"{x:.2f} s"
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
@@ -140,40 +150,75 @@ def rows(report: dict[str, Any]) -> list[dict[str, Any]]:
         if not f["kernels"]:
             out.append({**base, "kernel": "", "status": f["status"], "engine": f.get("engine") or "",
                         "errors": _count(f["diagnostics"], "error"), "warnings": _count(f["diagnostics"], "warning"),
-                        "hazards": 0, "seconds": (f.get("timings") or {}).get("total_s"), "ratio": None,
-                        "note": f.get("message") or ""})
+                        "hazards": 0, "seconds": (f.get("timings") or {}).get("total_s"), "gate": None,
+                        "perf": perf_view(None), "note": f.get("message") or ""})
             continue
         for k in f["kernels"]:
             diags = k.get("diagnostics") or []
             v = k.get("verdict") or {}
-            perf = k.get("perf") or {}
             out.append({**base, "kernel": k["name"], "status": k["status"], "engine": k.get("engine") or "",
                         "errors": _count(diags, "error"), "warnings": _count(diags, "warning"),
                         "hazards": len(k.get("hazards") or []), "seconds": (k.get("timings") or {}).get("verify_s"),
-                        "ratio": perf.get("ratio") if perf.get("status") == "ok" else None,
+                        "gate": gate_time(k.get("verdict")), "perf": perf_view(k.get("perf")),
                         "note": (f"oracle {v['oracle']}" if k["status"] == "verified" and v.get("oracle") else k.get("reason") or "")})
     return out
+
+
+NOISE_CLASS = {"port faster": "ok", "port slower": "bad", "within noise": "muted"}
+
+
+def perf_view(perf: dict[str, Any] | None) -> dict[str, Any]:
+    """A kernel's benchmark as the pages show it: port/source time ratio, its interval and noise verdict, the
+    port's share of the copy bandwidth; or why there is no number."""
+    from xlate.migrate.summary import noise_verdict, port_over_source
+
+    empty = {"ratio": None, "text": "", "lo": None, "hi": None, "verdict": "", "cls": "", "why": "", "pct": None}
+    if not perf:
+        return empty
+    r = port_over_source(perf)
+    if r is None:
+        return {**empty, "why": f"{perf.get('status')}: {perf.get('reason') or ''}".rstrip(": ")}
+    verdict = noise_verdict(perf) or ""
+    lo, hi = (perf.get("interval") or [None, None])[:2]
+    pct = ((perf.get("bandwidth") or {}).get("port") or {}).get("pct_of_copy")
+    return {"ratio": r, "text": f"{r:.3f}×", "lo": lo, "hi": hi, "verdict": verdict, "cls": NOISE_CLASS.get(verdict, ""),
+            "why": "", "pct": pct}
 
 
 def _count(diags: list[dict[str, Any]], severity: str) -> int:
     return sum(d.get("severity") == severity for d in diags)
 
 
-def ratio_chart(report: dict[str, Any], width: int = 720, bar: int = 16) -> dict[str, Any] | None:
-    """Bars of port/source speed (source seconds / port seconds) on a log scale centred on 1 (parity)."""
-    data = [(f"{f['path']}:{k['name']}", k["perf"]["ratio"]) for f in report["files"] for k in f["kernels"]
-            if (k.get("perf") or {}).get("status") == "ok" and k["perf"].get("ratio")]
+def ratio_chart(report: dict[str, Any], width: int = 760, bar: int = 16) -> dict[str, Any] | None:
+    """Bars of port/source time (log scale, centred on 1 = parity; left of it the port is faster) with each
+    ratio's interval as a whisker; ratios within noise in grey."""
+    data = []
+    for f in report["files"]:
+        for k in f["kernels"]:
+            v = perf_view(k.get("perf"))
+            if v["ratio"]:
+                data.append((f"{f['path']}:{k['name']}", v))
     if not data:
         return None
-    data.sort(key=lambda x: x[1])
-    span = max(1.0, max(abs(math.log10(r)) for _, r in data)) * 1.1
-    label_w, mid = 260, 260 + (width - 260) // 2
-    half = (width - 260) // 2 - 10
+    data.sort(key=lambda x: x[1]["ratio"])
+    ends = [x for _, v in data for x in (v["ratio"], v.get("lo"), v.get("hi")) if x]
+    span = max(math.log10(1.5), max(abs(math.log10(x)) for x in ends)) * 1.1
+    label_w = 260
+    mid = label_w + (width - label_w) // 2
+    half = (width - label_w) // 2 - 40
+
+    def x_of(value: float) -> float:
+        return mid + half * math.log10(value) / span
+
     bars = []
-    for i, (name, r) in enumerate(data):
-        x = half * math.log10(r) / span
-        bars.append({"y": 24 + i * (bar + 4), "x": mid + min(0, x), "w": max(1.0, abs(x)), "name": name,
-                     "ratio": r, "cls": "ok" if r >= 1 else "bad"})
+    for i, (name, v) in enumerate(data):
+        x = x_of(v["ratio"])
+        cls = v["cls"] or ("ok" if v["ratio"] <= 1 else "bad")
+        whisker = {"x1": x_of(v["lo"]), "x2": x_of(v["hi"])} if v.get("lo") and v.get("hi") else None
+        bars.append({"y": 24 + i * (bar + 4), "x": min(mid, x), "w": max(1.0, abs(x - mid)), "name": name,
+                     "ratio": v["ratio"], "cls": cls, "verdict": v.get("verdict") or "", "whisker": whisker,
+                     "label_x": max(x, mid, whisker["x2"] if whisker else 0) + 4 if v["ratio"] > 1 else
+                     min(x, mid, whisker["x1"] if whisker else mid) - 4})
     return {"width": width, "height": 40 + len(data) * (bar + 4), "mid": mid, "bar": bar, "bars": bars,
             "label_x": label_w - 6, "span": 10 ** span}
 
@@ -185,7 +230,8 @@ def render_html(report: dict[str, Any]) -> str:
     files = []
     for i, f in enumerate(report["files"]):
         files.append({**f, "anchor": f"f{i}", "diff_lines": diff_lines(f.get("diff") or ""),
-                      "kernels": [{**k, "verdict_json": json.dumps(k.get("verdict"), indent=1, default=str) if k.get("verdict") else "",
+                      "kernels": [{**k, "gate": gate_time(k.get("verdict")), "perf_view": perf_view(k.get("perf")),
+                                   "verdict_json": json.dumps(k.get("verdict"), indent=1, default=str) if k.get("verdict") else "",
                                    "cx_json": json.dumps(k.get("counterexample"), indent=1, default=str) if k.get("counterexample") else ""}
                                   for k in f["kernels"]]})
     return _env().get_template("migrate.html.j2").render(

@@ -79,12 +79,12 @@ def summarize(files: list[dict[str, Any]], analysis: bool) -> tuple[dict[str, An
                  "incomplete": len(incomplete),
                  "build_manual": sum(len((f.get("build") or {}).get("manual") or []) for f in files),
                  "compile": compile_summary(files)}
-        ratios = [k["perf"]["ratio"] for k in kernels if (k.get("perf") or {}).get("status") == "ok"]
-        if ratios:
-            import statistics
-
-            extra["perf"] = {"kernels": len(ratios), "geomean_ratio": statistics.geometric_mean(ratios),
-                             "min_ratio": min(ratios), "max_ratio": max(ratios)}
+        perf = perf_summary(kernels)
+        if perf:
+            extra["perf"] = perf
+        gate = gate_summary(files)
+        if gate:
+            extra["gate"] = gate
     missing = not_migrated(files, analysis)
     return {"files": len(files), "kernels": len(kernels), "kernels_by_status": dict(sorted(by_kernel.items())),
             "files_by_status": dict(sorted(by_file.items())), "not_migrated": len(missing),
@@ -108,3 +108,77 @@ def compile_summary(files: list[dict[str, Any]]) -> dict[str, Any] | None:
             "not_checkable": sum(c.get("ok") is None and bool(c.get("not_checkable")) for c in checks),
             "not_compiled": sum(c.get("ok") is None and not c.get("not_checkable") for c in checks),
             "newer_constructs": [{"name": n, "rocm": v} for n, v in sorted(newer.items())]}
+
+
+def port_over_source(perf: dict[str, Any]) -> float | None:
+    """A timed kernel's port/source time ratio (reports before it was recorded: 1 / source-over-port)."""
+    if perf.get("status") != "ok":
+        return None
+    if perf.get("port_over_source"):
+        return float(perf["port_over_source"])
+    return 1.0 / perf["ratio"] if perf.get("ratio") else None
+
+
+def noise_verdict(perf: dict[str, Any]) -> str | None:
+    """'port faster', 'port slower', 'within noise' (reports without a verdict: by the ratio alone)."""
+    r = port_over_source(perf)
+    if r is None:
+        return None
+    return perf.get("verdict") or ("port faster" if r < 1 else "port slower" if r > 1 else "within noise")
+
+
+def perf_summary(kernels: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """--benchmark over the library: kernels timed, the geometric mean of port/source time, how many ratios are
+    speed-ups, slow-downs or within noise, the port's bandwidth as a share of the copy's, and why the others
+    have no number (reason -> kernels)."""
+    import statistics
+
+    perfs = [k["perf"] for k in kernels if k.get("perf")]
+    if not perfs:
+        return None
+    timed = [p for p in perfs if p.get("status") == "ok"]
+    reasons = Counter(str(p.get("reason") or p.get("status")) for p in perfs if p.get("status") != "ok")
+    out: dict[str, Any] = {"kernels": len(timed), "benchmarked": len(perfs),
+                           "reasons": dict(reasons.most_common())}
+    if timed:
+        ratios = [p["ratio"] for p in timed]
+        over = [port_over_source(p) or 0.0 for p in timed]
+        verdicts = Counter(noise_verdict(p) for p in timed)
+        out.update(geomean_ratio=statistics.geometric_mean(ratios), min_ratio=min(ratios), max_ratio=max(ratios),
+                   geomean_port_over_source=statistics.geometric_mean(over), max_port_over_source=max(over),
+                   faster=verdicts["port faster"], slower=verdicts["port slower"],
+                   within_noise=verdicts["within noise"])
+        pcts = [((p.get("bandwidth") or {}).get("port") or {}).get("pct_of_copy") for p in timed]
+        pcts = [x for x in pcts if x is not None]
+        if pcts:
+            out["port_pct_of_copy"] = {"median": statistics.median(pcts), "min": min(pcts), "max": max(pcts)}
+    return out
+
+
+def gate_summary(files: list[dict[str, Any]], slowest: int = 5) -> dict[str, Any] | None:
+    """The gate's cost over the library: verification wall time, examples and builds summed over the kernels it
+    judged, and the slowest verifications (where a migration's time goes)."""
+    rows = []
+    for f in files:
+        for k in f["kernels"]:
+            g = gate_time(k.get("verdict"))
+            if g:
+                rows.append({"file": f["path"], "kernel": k["name"], **g})
+    if not rows:
+        return None
+    rows.sort(key=lambda r: -r["seconds"])
+    return {"kernels": len(rows), "seconds": sum(r["seconds"] for r in rows),
+            "examples": sum(r["examples"] for r in rows), "compiles": sum(r["compiles"] for r in rows),
+            "specialisations": sum(r["specialisations"] for r in rows), "slowest": rows[:slowest]}
+
+
+def gate_time(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The gate's cost for one kernel: wall seconds, examples, and the builds of both sides (specialisations:
+    distinct builds the run needed; compiles: those the compile cache did not hold; their seconds)."""
+    if not verdict:
+        return None
+    sides = [verdict.get(s) or {} for s in ("source", "candidate")]
+    return {"seconds": float(verdict.get("seconds") or 0.0), "examples": int(verdict.get("examples") or 0),
+            "specialisations": sum(int(s.get("specialisations") or 0) for s in sides),
+            "compiles": sum(int(s.get("compiles") or 0) for s in sides),
+            "compile_seconds": sum(float(s.get("compile_seconds") or 0.0) for s in sides)}

@@ -329,7 +329,6 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     from xlate.migrate.naming import ports_headers
     from xlate.migrate.verdicts import port_header
     from xlate.port import port_file
-    from xlate.targets import target as target_of
 
     o = task.options
     r = base_result(task)
@@ -363,18 +362,6 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     r["diff"], r["diff_truncated"] = _diff(task, unit.text, port_text) if port_text else ("", False)
     if o.get("compile_check") and port_text and not counts["not translated"]:
         _compile_stage(task, r, kernels, port_text)
-    if o.get("benchmark") and tr is not None:
-        from xlate.migrate.bench import benchmark_kernel
-
-        for k in kernels:
-            if k["status"] == "verified":
-                b0 = time.perf_counter()
-                try:
-                    k["perf"] = benchmark_kernel(task.source, tr.text, target_of(o["target"]).language, k["name"],
-                                                 arch=_compiler_arch(o), timeout=o["timeout"])
-                except Exception as exc:  # a benchmark failure never costs the port
-                    k["perf"] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
-                k["timings"]["bench_s"] = time.perf_counter() - b0
     r["status"] = file_status(kernels)
     counts = Counter(k["status"] for k in kernels)  # after the compile stage
     r["message"] = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -439,14 +426,6 @@ def _compile_stage(task: Task, r: dict[str, Any], kernels: list[dict[str, Any]],
     for k in kernels:
         if k["status"] in ("skipped", "unverified"):
             k["status"], k["reason"] = "rejected", why
-
-
-def _compiler_arch(o: dict[str, Any]) -> str | None:
-    if o["target"] != "hip":
-        return None
-    from xlate.arch import compiler_target
-
-    return compiler_target(o.get("arch"), "hip")
 
 
 def file_status(kernels: list[dict[str, Any]]) -> str:
