@@ -32,7 +32,9 @@ from xlate.targets import target_names
               "wrappers (HIPIFY's --roc).")
 @click.option("--launch-syntax", type=click.Choice(["ggl", "chevron"]), default=None,
               help="ggl: hipLaunchKernelGGL (HIPIFY's default); chevron: keep <<<...>>>.")
-@click.option("--stats", is_flag=True, help="Print what was converted per API family (CUDA<->HIP).")
+@click.option("--stats", is_flag=True, help="Print what was converted per API family (CUDA<->HIP), the gate's time per "
+              "kernel, and each verified kernel timed against its source on this GPU (port/source time with its "
+              "spread and noise verdict, % of the copy bandwidth; where it cannot run here, why).")
 @click.option("--max-attempts", default=4, show_default=True, help="LLM attempts per kernel.")
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds before a kernel run is killed.")
 @click.option("--trust-model-output", is_flag=True,
@@ -55,8 +57,13 @@ def command(src: str, target: str, output: str | None, kernels: tuple[str, ...],
                       reference, golden, list(rules_files), max_attempts, timeout, rocm=rocm, roc=roc,
                       launch_syntax=launch_syntax)
     result = port_file(req)
+    perf = None
+    if stats:
+        from xlate.migrate.benchrun import port_stats
+
+        perf = port_stats(req, result)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json({**result.to_dict(), **({"stats": perf} if perf else {})})
     for w in result.warnings:
         click.echo(w.format(), err=True)
     tr = result.translation
@@ -74,6 +81,11 @@ def command(src: str, target: str, output: str | None, kernels: tuple[str, ...],
             click.echo(k.verdict.summary(), err=True)
         elif k.status == "not translated":
             click.echo(f"not translated {k.kernel}: the rules cannot port it faithfully (diagnostics above)", err=True)
+    if perf:
+        from xlate.migrate.benchtext import stats_lines
+
+        for line in stats_lines(perf):
+            click.echo(line, err=True)
     if result.message:
         click.echo(result.message, err=True)
     if result.written:
