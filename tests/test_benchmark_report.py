@@ -161,6 +161,19 @@ def test_timed_report_pages(cpu_run):
            "port faster 1, slower 0, within noise 1; ports at 88–93 % of the copy bandwidth (median 90 %)" in md
 
 
+def test_migrate_closing_lines(cpu_run):
+    from xlate.backends.registry import get_backend
+    from xlate.migrate.benchdevice import gpu_timing
+    from xlate.migrate.benchtext import summary_lines
+
+    _, report = cpu_run
+    assert get_backend("cuda").detect().can_run is False
+    assert summary_lines(report["summary"]) == [f"  no benchmark number for 2 kernel(s): {gpu_timing('cuda')}"]
+    assert summary_lines(timed(report)["summary"]) == [
+        "benchmark: 2 kernel(s) timed: port/source time geomean 0.935x, worst 1.005x; port faster 1, slower 0, "
+        "within noise 1; ports at 88-93 % of the copy bandwidth (median 90 %)"]
+
+
 def test_comparable_ignores_timings(cpu_run):
     _, report = cpu_run
     assert comparable(report) == comparable(timed(report))

@@ -41,7 +41,9 @@ from xlate.targets import target_names
 @click.option("--engine", default="auto", show_default=True, type=click.Choice(["auto", "rules", "llm"]))
 @click.option("--model", help="LLM for --engine llm/auto (litellm name; or XLATE_MODEL).")
 @click.option("--compile-check", is_flag=True, help="Compile each port for its target (hipcc for AMD...) even where it cannot run.")
-@click.option("--benchmark", is_flag=True, help="Time source and port of each verified kernel (needs both to run here).")
+@click.option("--benchmark", is_flag=True, help="After all tasks, time each verified kernel's source and port on this GPU "
+              "(working set >= 4x its L2, interleaved until the ratio is known within 1 %; the report gives the "
+              "port/source ratio, its spread and noise verdict, and % of the copy bandwidth; needs both to run here).")
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds before one kernel run is killed.")
 @click.option("--task-timeout", default=1800.0, show_default=True, help="Seconds before one file's whole pipeline is stopped.")
 @click.option("--resume/--fresh", default=True, show_default=True,
@@ -112,6 +114,10 @@ def command(src: str, target: str, output: str | None, jobs: int | None, executo
     counts = ", ".join(f"{n} {k}" for k, n in s["kernels_by_status"].items()) or "no kernels"
     click.echo(f"{s['files']} files, {s['kernels']} kernels: {counts}", err=True)
     for line in tree_lines(s):
+        click.echo(line, err=True)
+    from xlate.migrate.benchtext import summary_lines
+
+    for line in summary_lines(s):
         click.echo(line, err=True)
     for m in report["not_migrated"][:20]:
         click.echo(f"  not migrated: {m['file']}" + (f" {m['kernel']}" if m["kernel"] else "") + f" ({m['status']}): {m['reason']}", err=True)

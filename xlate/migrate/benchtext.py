@@ -56,3 +56,22 @@ def stats_lines(stats: dict[str, Any]) -> list[str]:
         out.append(f"  {name}: {gate_line(entry.get('gate'))}")
         out.append(f"  {name}: {perf_line(entry.get('perf'))}")
     return out
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """`xlate migrate`'s closing lines on --benchmark (the report has every kernel)."""
+    perf = summary.get("perf")
+    if not perf:
+        return []
+    out = []
+    if perf.get("geomean_port_over_source"):
+        line = (f"benchmark: {perf['kernels']} kernel(s) timed: port/source time geomean "
+                f"{perf['geomean_port_over_source']:.3f}x, worst {perf['max_port_over_source']:.3f}x; port faster "
+                f"{perf['faster']}, slower {perf['slower']}, within noise {perf['within_noise']}")
+        pct = perf.get("port_pct_of_copy")
+        if pct:
+            line += f"; ports at {pct['min']:.0f}-{pct['max']:.0f} % of the copy bandwidth (median {pct['median']:.0f} %)"
+        out.append(line)
+    for why, n in list(perf.get("reasons", {}).items())[:5]:
+        out.append(f"  no benchmark number for {n} kernel(s): {why}")
+    return out
