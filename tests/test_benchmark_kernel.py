@@ -86,6 +86,17 @@ def test_beyond_the_range_outputs_are_checked_and_the_range_used_when_they_diffe
     assert r["status"] == "ok" and r["beyond_range"] and r["sizes"]["n"] > 256 and r["note"] is None
 
 
+def test_a_kernel_that_fails_beyond_its_range_is_timed_within_it(tmp_path):
+    _triton_runs()
+    src = tmp_path / "src.py"
+    text = _limited(256, "x").replace("def k(x, y, n):\n", "def k(x, y, n):\n    if n > 256:\n        raise ValueError('n too large')\n")
+    src.write_text(text)
+    r = benchmark_kernel(str(src), _limited(256, "x"), "triton", "k", plan=QUICK, device=TINY_L2, interpreter_ok=True)
+    assert r["status"] == "ok", r
+    assert r["sizes"] == {"n": 256} and not r["beyond_range"]
+    assert "timed within the spec's ranges" in r["note"] and "source run: error" in r["note"] and "n too large" in r["note"]
+
+
 def test_a_port_wrong_within_the_range_is_not_timed(tmp_path):
     _triton_runs()
     src = tmp_path / "src.py"
