@@ -4,6 +4,9 @@ the default says why no GPU number exists."""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import pytest
 
 from tests.test_migrate_support import KERNELS, ROOT
@@ -67,6 +70,42 @@ def test_mechanics_on_the_interpreter():
     assert bw["port"]["pct_of_copy"] == pytest.approx(100 * r["bytes_moved"] / r["port_s"] / (copy["gbs"] * 1e9))
     # the interpreter ignores batching: one host-clock sample per call, said as a caveat
     assert r["batched"] == {"source": False, "port": False} and len(r["caveats"]) == 2
+
+
+def test_batched_device_times_are_calibrated_and_interleaved(monkeypatch):
+    """The GPU branch with a runtime that returns batched event times (as CuPy's and Triton's on a GPU do):
+    the real first runs (outputs checked), then scripted times: source 100 us, port 87 us per launch."""
+    _triton_runs()
+    from xlate.backends.base import RunResult, batches
+    from xlate.backends.triton import TritonBackend
+
+    real = TritonBackend.run
+    port_text = SAXPY.read_text().replace('"""Triton port', '"""The port')  # same code, another artifact
+    calls: list[tuple[str, int]] = []
+
+    def fake(self, artifact, args, launch, *, timeout=120.0, bench=None, wrapper=None):
+        if bench is None:
+            return real(self, artifact, args, launch, timeout=timeout)
+        side = "port" if "The port" in Path(artifact.path).read_text() else "source"
+        calls.append((side, bench["repeat"]))
+        per_launch = {"source": 100e-6, "port": 87e-6}[side] * (1 + 0.001 * (len(calls) % 3))
+        return RunResult("ok", {}, seconds=per_launch, meta={"times": [per_launch] * len(batches(bench["repeat"]))})
+
+    monkeypatch.setattr(TritonBackend, "run", fake)
+    plan = Plan(batch_seconds=0.01)
+    r = benchmark_kernel(str(SAXPY), port_text, "triton", "saxpy", plan=plan, device=TINY_L2, interpreter_ok=True)
+    assert r["status"] == "ok", r
+    assert r["batched"] == {"source": True, "port": True} and r["caveats"] == []
+    # calibration: one call of 5 single-launch batches per side; then 5 batches of ceil(10 ms / t) launches
+    assert calls[:2] == [("source", 5), ("port", 5)]
+    assert r["launches_per_call"] == {"source": 5 * math.ceil(0.01 / (100e-6 * 1.001)),
+                                      "port": 5 * math.ceil(0.01 / (87e-6 * 1.002))}
+    # then rounds alternating in order: S P, P S, S P ...
+    assert [c[0] for c in calls[2:8]] == ["source", "port", "port", "source", "source", "port"]
+    assert r["rounds"] == 6 and r["converged"]  # every paired ratio within 0.1 %: the interval is narrow at once
+    assert r["port_over_source"] == pytest.approx(0.87, rel=3e-3) and r["verdict"] == "port faster"
+    assert r["samples"] == {"source": 30, "port": 30}
+    assert r["source_s"] == pytest.approx(100e-6, rel=3e-3)
 
 
 def test_beyond_the_range_outputs_are_checked_and_the_range_used_when_they_differ(tmp_path):
