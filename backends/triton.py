@@ -133,6 +133,8 @@ class TritonBackend(BackendDefaults):
         return TritonRuntime()
 
 
+TUNE_VARIABLE = "XLATE_TRITON_TUNE"  # read by the ports' launch runtime (templates/triton/launch_runtime.py)
+
 TORCH_DTYPES = {
     "float16": "float16", "float32": "float32", "float64": "float64", "bfloat16": "bfloat16",
     "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
@@ -148,6 +150,7 @@ class TritonRuntime:
         self.torch = torch
         self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
         self.device = "cpu" if self.interpret else "cuda"
+        self.tune = os.environ.get(TUNE_VARIABLE) != "0"  # the user's XLATE_TRITON_TUNE=0 holds for timed runs too
 
     def is_fatal(self, exc: BaseException) -> bool:
         return not self.interpret and ("CUDA" in str(exc) or "illegal" in str(exc).lower())
@@ -199,6 +202,9 @@ class TritonRuntime:
                 call.append(a.value)
         # a launcher whose grid its parameters cannot give takes CUDA's gridDim as `grid=` (the gate's LaunchConfig)
         kw = {"grid": tuple(launch.grid)} if _takes_grid(fn) else {}
+        # A port with several launch configurations (_XL_CONFIGS) picks one by timing them at first use: only when
+        # this run is timed (what users get); a gate run launches the first, the one the verdict is about.
+        os.environ[TUNE_VARIABLE] = "1" if bench and self.tune else "0"
         sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
         repeat = (bench or {}).get("repeat", 0)
         times: list[float] = []
@@ -212,6 +218,10 @@ class TritonRuntime:
             times.append(time.perf_counter() - t0)
         out = {name: self._numpy(t, likes[name]) for name, t in full.items()}
         meta = {"compiles": self.compiles(module), "interpreter": self.interpret, "times": times if repeat else []}
+        for attr, key in (("_XL_CHOSEN", "launch_configs"), ("_XL_TIMINGS", "launch_timings")):
+            found = getattr(module, attr, None)  # launcher -> the configuration it ran; -> what its timing measured
+            if isinstance(found, dict) and found:
+                meta[key] = {str(k): v for k, v in found.items()}
         return out, sorted(times)[len(times) // 2], meta
 
 

@@ -24,6 +24,7 @@ from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
+from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BOXED, Lifter
 from xlate.translate.triton.state import KernelContext
 from xlate.translate.triton.values import ConstArray, LiftError
@@ -459,7 +460,7 @@ def render(source: str, ports: list[KernelPort]) -> str:
     text = env.get_template("module.py.j2").render(
         source=source.rsplit("/", 1)[-1], kernels=ports, helpers=[h.rstrip() for h in helper_src],
         wrappers=wrappers, notes=notes, need_torch=need_torch)
-    return re.sub(r"\n{4,}", "\n\n\n", text)
+    return add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text))  # the default launch, and batched ones
 
 
 def _diag(code: str, what: str, path: str, loc: ir.Loc, kernel: str | None) -> Diagnostic:

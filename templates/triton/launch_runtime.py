@@ -1,0 +1,147 @@
+# -- launch configurations (written by xlate) ------------------------------------------------------------------
+# _XL_CONFIGS[launcher] lists the launch configurations xlate's verification gate accepted for that launcher.
+# The first is the default, CUDA's launch: one Triton program per CUDA block. "blocks" > 1 runs that many
+# consecutive CUDA blocks in one program. On a GPU a launcher with several configurations times them at its first
+# launch for each grid size (rounded up to a power of two) and keeps the fastest; the choice is cached per GPU
+# model and Triton version in $XLATE_TRITON_TUNE_CACHE (default: ~/.cache/xlate/triton-launch.json), so later
+# processes reuse it. Under TRITON_INTERPRET=1, with XLATE_TRITON_TUNE=0, or with one configuration, the first is
+# used and nothing is timed.
+_XL_CHOSEN = {}  # launcher -> the configuration of its last launch
+_XL_TIMINGS = {}  # launcher -> [[configuration, milliseconds per launch], ...] of its last timing here
+_XL_MEMO = {}  # cache key -> configuration, for this process
+_XL_SIGNATURE = []  # this module's content hash (computed once): a changed port is timed again
+_XL_MARGIN = 0.03  # another configuration replaces the first only when it is at least this much faster
+
+
+def _xl_launch(name, launch, grid, args):
+    configs = _XL_CONFIGS[name]
+    config = configs[0]
+    if len(configs) > 1 and not _INTERPRET and os.environ.get("XLATE_TRITON_TUNE", "1") != "0":
+        config = _xl_choose(name, configs, launch, grid, args)
+    _XL_CHOSEN[name] = config
+    launch(config)
+
+
+def _xl_choose(name, configs, launch, grid, args):
+    import torch
+
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if not tensors or not tensors[0].is_cuda or torch.cuda.is_current_stream_capturing():
+        return configs[0]  # nothing to time on, or inside a CUDA graph capture (no synchronisation allowed)
+    blocks = 1
+    for g in grid:
+        blocks *= int(g)
+    device = torch.cuda.get_device_name(tensors[0].device)
+    key = "|".join((_xl_signature(), name, device, "triton " + triton.__version__, str(1 << (blocks - 1).bit_length())))
+    timings = []
+    chosen = _xl_pick(key, configs, lambda: _xl_time(configs, launch, tensors, timings))
+    if timings:
+        _XL_TIMINGS[name] = timings
+    return chosen
+
+
+def _xl_pick(key, configs, time_them):
+    """The configuration cached for `key` (in this process, else in the cache file) while it is one of
+    `configs`; otherwise the one `time_them()` finds fastest, cached for later launches and processes."""
+    if key not in _XL_MEMO:
+        chosen = _xl_cache_read().get(key)
+        if chosen not in configs:  # not timed yet, or timed for another set of configurations
+            chosen = time_them()
+            cache = _xl_cache_read()
+            cache[key] = chosen
+            _xl_cache_write(cache)
+        _XL_MEMO[key] = chosen
+    return _XL_MEMO[key]
+
+
+def _xl_time(configs, launch, tensors, timings):
+    """The fastest configuration on these arguments (median of 5 batches of launches each, appended to
+    `timings`); every tensor is restored afterwards, so the caller's launch sees the arguments as they were."""
+    import torch
+
+    try:
+        saved = [t.clone() for t in tensors]
+    except RuntimeError:  # no memory for a copy: no timing
+        return configs[0]
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    best, best_ms = configs[0], float("inf")
+    try:
+        for index, config in enumerate(configs):
+            try:
+                launch(config)  # compiles and warms up
+                start.record()
+                launch(config)
+                stop.record()
+                stop.synchronize()
+                batch = max(1, min(100, int(1.0 / max(start.elapsed_time(stop), 1e-3))))  # about 1 ms a sample
+                samples = []
+                for _ in range(5):
+                    start.record()
+                    for _ in range(batch):
+                        launch(config)
+                    stop.record()
+                    stop.synchronize()
+                    samples.append(start.elapsed_time(stop) / batch)
+            except Exception:
+                if index == 0:
+                    raise
+                continue  # e.g. out of resources on this GPU: never chosen
+            ms = sorted(samples)[len(samples) // 2]
+            timings.append([config, ms])
+            if index == 0 or ms < best_ms * (1 - _XL_MARGIN):
+                best, best_ms = config, ms
+    finally:
+        for t, s in zip(tensors, saved):
+            t.copy_(s)
+    return best
+
+
+def _xl_signature():
+    if not _XL_SIGNATURE:
+        import hashlib
+
+        try:
+            with open(__file__, "rb") as fh:
+                text = fh.read()
+        except (NameError, OSError):
+            text = repr(_XL_CONFIGS).encode()
+        _XL_SIGNATURE.append(hashlib.sha256(text).hexdigest()[:16])
+    return _XL_SIGNATURE[0]
+
+
+def _xl_cache_path():
+    path = os.environ.get("XLATE_TRITON_TUNE_CACHE")
+    if path:
+        return path
+    root = os.environ.get("XLATE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "xlate")
+    return os.path.join(root, "triton-launch.json")
+
+
+def _xl_cache_read():
+    import json
+
+    try:
+        with open(_xl_cache_path(), encoding="utf-8") as fh:
+            cache = json.load(fh)
+        return cache if isinstance(cache, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _xl_cache_write(cache):
+    import json
+    import tempfile
+
+    path = _xl_cache_path()
+    folder = os.path.dirname(path) or "."
+    tmp = None
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".triton-launch-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(cache, fh, indent=1, sort_keys=True)
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+    except OSError:  # a read-only cache: the choice holds for this process only
+        if tmp is not None and os.path.exists(tmp):
+            os.remove(tmp)

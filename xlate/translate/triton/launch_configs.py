@@ -1,0 +1,129 @@
+"""Launch configurations of a Triton port, as data in the module.
+
+For each launcher whose kernel can run several CUDA blocks per program (batching.py), the module gets the
+batched kernel (`<kernel>_blocks`), a launcher that launches whichever configuration it is given, and an entry
+in the module's table `_XL_CONFIGS` (launcher -> list of configurations). The first configuration is the
+default and launches exactly what the launcher launched before: the same kernel on the CUDA grid with the same
+arguments and num_warps. The others come from xlate/data/triton/launch_configs.yaml. The runtime that picks one
+(templates/triton/launch_runtime.py) is appended once.
+
+Nothing here decides what a port keeps: xlate.port verifies every configuration through the gate and writes
+the table restricted to those verified (xlate/verify/configs.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+
+from xlate.resources import templates_dir
+from xlate.translate.triton.batching import GRID_X, ROWS, batch_kernel, rules
+
+TABLE = "_XL_CONFIGS"
+DOC_NOTE = ("\nLaunch configurations: `_XL_CONFIGS` at the end lists each launcher's; the first is CUDA's launch, the\n"
+            "others run several CUDA blocks per program, and on a GPU the launcher times them at first use.")
+RUN, CONFIG = "_xl_run", "_xl_c"  # the launcher's local launch function and its argument (never a parameter name)
+
+
+def _is_jit(fn: ast.FunctionDef) -> bool:
+    return any(ast.unparse(d).split("(")[0] in ("triton.jit", "jit") for d in fn.decorator_list)
+
+
+def _launch_statement(fn: ast.FunctionDef, kernels: dict[str, ast.FunctionDef]) -> ast.Expr | None:
+    """The launcher's one `kernel[grid](...)` statement (at its top level), if it has exactly one launch."""
+    launches = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
+                and isinstance(n.func.value, ast.Name) and n.func.value.id in kernels]
+    stmts = [s for s in fn.body if isinstance(s, ast.Expr) and any(s.value is c for c in launches)]
+    if len(launches) != 1 or len(stmts) != 1 or not isinstance(launches[0].func.slice, ast.Name):  # type: ignore[attr-defined]
+        return None
+    return stmts[0]
+
+
+def configurations(bx: int, num_warps: int) -> list[dict[str, int]]:
+    """The default (one CUDA block per program, the lifter's num_warps), then the batched ones for blocks of
+    `bx` threads."""
+    out = [{"blocks": 1, "num_warps": num_warps}]
+    for c in rules()["batched"]:
+        r = int(c["elements"]) // bx
+        cfg = {"blocks": r, "num_warps": int(c["num_warps"])}
+        if r >= 2 and r * bx == int(c["elements"]) and cfg not in out:
+            out.append(cfg)
+    return out
+
+
+def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str) -> list[str]:
+    """Lines replacing the launch statement: a local function launching one configuration, and the runtime call."""
+    call = stmt.value
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and isinstance(call.func.slice, ast.Name)
+    grid = call.func.slice.id
+    pick = ast.parse(f'{CONFIG}["num_warps"]', mode="eval").body
+    default = copy.deepcopy(call)
+    default.keywords = [k for k in default.keywords if k.arg != "num_warps"] + [ast.keyword("num_warps", pick)]
+    blocks = copy.deepcopy(default)
+    blocks.func = ast.parse(f'{batched}[(triton.cdiv({grid}[0], {CONFIG}["blocks"]),) + tuple({grid}[1:])]',
+                            mode="eval").body
+    blocks.args = [*blocks.args, ast.parse(f"{grid}[0]", mode="eval").body]
+    blocks.keywords = [k for k in blocks.keywords if k.arg != "num_warps"] + [
+        ast.keyword(ROWS, ast.parse(f'{CONFIG}["blocks"]', mode="eval").body), ast.keyword("num_warps", pick)]
+    params = [a.arg for a in launcher.args.args]
+    pad = " " * stmt.col_offset
+    return [f"{pad}def {RUN}({CONFIG}):",
+            f'{pad}    if {CONFIG}["blocks"] == 1:',
+            f"{pad}        {ast.unparse(default)}",
+            f"{pad}    else:  # {CONFIG}['blocks'] consecutive CUDA blocks per program",
+            f"{pad}        {ast.unparse(blocks)}",
+            f"{pad}_xl_launch({name!r}, {RUN}, {grid}, ({', '.join(params)}{',' if len(params) == 1 else ''}))"]
+
+
+def add_launch_configs(text: str) -> str:
+    """`text` (a module the lifter wrote) with launch configurations for every launcher whose kernel can be
+    batched; unchanged when none can."""
+    tree = ast.parse(text)
+    kernels = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and _is_jit(n)}
+    launchers = [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list]
+    lines = text.splitlines()
+    table: dict[str, list[dict[str, int]]] = {}
+    edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, replacement), 1-based
+    added: list[str] = []
+    for fn in launchers:
+        stmt = _launch_statement(fn, kernels)
+        if stmt is None:
+            continue
+        call = stmt.value
+        assert isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
+        kw = {k.arg: k.value for k in call.keywords}
+        bx, warps = kw.get("BX"), kw.get("num_warps", ast.Constant(4))
+        if not (isinstance(bx, ast.Constant) and isinstance(bx.value, int) and isinstance(warps, ast.Constant)):
+            continue
+        configs = configurations(bx.value, int(warps.value))
+        kernel = kernels[call.func.value.id]  # type: ignore[attr-defined]
+        name = f"{kernel.name}_blocks"
+        if len(configs) < 2 or name in kernels:
+            continue
+        source, _why = batch_kernel(kernel, name)
+        if source is None:
+            continue
+        table[fn.name] = configs
+        added.append(source)
+        edits.append((stmt.lineno, stmt.end_lineno or stmt.lineno, _dispatch(stmt, name, fn, fn.name)))
+    if not table:
+        return text
+    for first, last, new in sorted(edits, reverse=True):
+        lines[first - 1 : last] = new
+    doc = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) else None
+    if doc is not None and isinstance(doc.value, ast.Constant) and lines[(doc.end_lineno or 1) - 1].strip() == '"""':
+        lines.insert((doc.end_lineno or 1) - 1, DOC_NOTE)  # the docstring is above every edit: its lines hold
+    runtime = (templates_dir() / "triton" / "launch_runtime.py").read_text()
+    out = "\n".join(lines).rstrip("\n") + "\n"
+    out += "".join(f"\n\n{src}\n" for src in added)
+    return out + "\n\n" + runtime.rstrip("\n") + "\n\n" + render_table(table)
+
+
+def render_table(table: dict[str, list[dict[str, int]]]) -> str:
+    """The `_XL_CONFIGS` assignment: one line per launcher, each configuration a JSON object (a Python literal)."""
+    rows = "".join(f"    {json.dumps(k)}: [{', '.join(json.dumps(c) for c in v)}],\n" for k, v in table.items())
+    return f"{TABLE} = {{\n{rows}}}\n"
+
+
+__all__ = ["GRID_X", "ROWS", "TABLE", "add_launch_configs", "configurations", "render_table"]
