@@ -187,3 +187,19 @@ def test_on_a_gpu_cuda_vs_triton_is_timed_at_gpu_filling_sizes():
     assert r["working_set_bytes"] >= 4 * facts.l2_bytes and r["fills_gpu"]
     assert r["batched"] == {"source": True, "port": True}
     assert 10 < r["bandwidth"]["source"]["pct_of_copy"] < 130
+
+
+@pytest.mark.parametrize("backend", ["cuda", "hip"])
+def test_the_copy_kernel_compiles_for_the_c_family_backends(backend):
+    """NVRTC (no GPU needed) and hipcc for gfx90a: the copy kernel the run measures on those backends builds."""
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.registry import get_backend
+
+    from xlate.migrate.benchdevice import COPY_KERNEL, copy_source
+
+    b = get_backend(backend)
+    if not b.detect().can_compile:
+        pytest.skip(f"{backend} cannot compile here")
+    text, path = copy_source(backend)
+    art = b.compile(text, COPY_KERNEL, CompileOptions(), path=path)
+    assert art.compile.ok and COPY_KERNEL in art.entry

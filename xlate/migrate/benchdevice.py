@@ -14,7 +14,7 @@ from xlate.migrate.benchstats import Plan, launches_per_batch, spread
 
 ASSUMED_L2 = 64 << 20  # when neither the device nor an architecture table says (bigger than any L2 in templates/arch)
 COPY_KERNEL = "xlate_copy"
-COPY_FILES = {"triton": "copy.py"}  # other backends compile the CUDA-dialect copy.cu (HIP reads it as it is)
+COPY_FILES = {"triton": "copy.py", "hip": "copy.hip"}  # other backends: copy.cu
 
 
 @dataclass(frozen=True)
