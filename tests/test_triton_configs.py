@@ -1,0 +1,240 @@
+"""Launch configurations of Triton ports, the parts that need no kernel run: block batching of lifted kernels
+(xlate/translate/triton/batching.py), the module's table and its restriction (xlate/verify/configs.py), and the
+launch runtime a port carries (templates/triton/launch_runtime.py): what it picks, times and caches."""
+
+from __future__ import annotations
+
+import ast
+import json
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+from xlate.parse import parse_file
+from xlate.resources import templates_dir
+from xlate.translate.base import TranslateOptions
+from xlate.translate.triton.batching import GRID_X, ROWS, batch_kernel
+from xlate.translate.triton.launch_configs import configurations
+from xlate.translate.triton.translator import CudaToTriton
+from xlate.verify.configs import declared, only, restrict
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "examples" / "kernels"
+
+
+def lifted(stem: str, kernel: str) -> str:
+    unit = parse_file(KERNELS / f"{stem}.cu")
+    t = CudaToTriton().translate(unit, unit.text, TranslateOptions(kernels=[kernel]))
+    assert kernel in t.kernels
+    return t.text
+
+
+def kernel_def(src: str) -> ast.FunctionDef:
+    fn = ast.parse(textwrap.dedent(src)).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    return fn
+
+
+ELEMENTWISE = """
+    @triton.jit
+    def _k(x, y, n, BX: tl.constexpr):
+        pid_x = tl.program_id(0)
+        lane_x = tl.arange(0, BX)
+        i = (pid_x * 256) + lane_x
+        v = tl.load(x + i, mask=i < n, other=0)
+        tl.store(y + i, v * 2.0, mask=i < n)
+"""
+
+
+# -- block batching ------------------------------------------------------------------------------------------
+
+
+def test_an_elementwise_kernel_batches_blocks_as_rows_clamped_to_the_grid():
+    src, why = batch_kernel(kernel_def(ELEMENTWISE), "_k_blocks")
+    assert src is not None, why
+    fn = kernel_def(src)
+    assert [a.arg for a in fn.args.args] == ["x", "y", "n", GRID_X, "BX", ROWS]
+    assert ast.unparse(fn.args.args[-1].annotation) == "tl.constexpr"
+    body = [ast.unparse(s) for s in fn.body]
+    assert body[0] == f"pid_x = tl.minimum(tl.program_id(0) * {ROWS} + tl.arange(0, {ROWS}), {GRID_X} - 1)[:, None]"
+    assert body[1] == "lane_x = tl.arange(0, BX)[None, :]"
+    assert body[2:] == [ast.unparse(s) for s in kernel_def(ELEMENTWISE).body[2:]]  # the rest as lifted
+
+
+def test_a_lane_reduction_becomes_one_per_block_and_griddim_the_cuda_grid():
+    src, why = batch_kernel(kernel_def("""
+        @triton.jit
+        def _k(x, out, n, BX: tl.constexpr):
+            pid_x = tl.program_id(0)
+            lane_x = tl.arange(0, BX)
+            acc = tl.full([BX], 0.0, tl.float32)
+            i = (pid_x * 256) + lane_x
+            acc = tl.where(i < n, tl.load(x + i, mask=i < n, other=0), acc)
+            s = tl.sum(tl.broadcast_to(acc, (BX,)), axis=0)
+            c = tl.cumsum(acc, axis=0)
+            tl.store(out + pid_x, s + tl.num_programs(0))
+            tl.store(out + i, c, mask=i < n)
+    """), "_k_blocks")
+    assert src is not None, why
+    assert f"tl.full([{ROWS}, BX], 0.0, tl.float32)" in src
+    assert f"s = tl.sum(tl.broadcast_to(acc, ({ROWS}, BX)), axis=1)[:, None]" in src
+    assert f"c = tl.cumsum(tl.broadcast_to(acc, ({ROWS}, BX)), axis=1)" in src
+    assert f"s + {GRID_X}" in src and "num_programs" not in src
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    ("old = tl.atomic_add(y + i, 1.0, mask=i < n)", "tl.atomic_add"),
+    ("if pid_x < n:\n        tl.store(y + i, 1.0)", "control flow depends on the block"),
+    ("for j in range(pid_x, n, 7):\n        tl.store(y + j, 1.0)", "control flow depends on the block"),
+    ("s = 0.0\n    for j in range(0, n):\n        s = s + tl.sum(tl.load(x + i), axis=0)\n    tl.store(y + i, s)",
+     "carried through a loop"),
+    ("t = tl.dot(x, y)", "tl.dot"),
+    ("t = [i, i]", "List expression"),
+])
+def test_what_batching_does_not_know_keeps_the_default_alone(body, why):
+    src = ("@triton.jit\ndef _k(x, y, n, BX: tl.constexpr):\n    pid_x = tl.program_id(0)\n"
+           "    lane_x = tl.arange(0, BX)\n    i = (pid_x * 256) + lane_x\n    " + body + "\n")
+    out, reason = batch_kernel(kernel_def(src), "_k_blocks")
+    assert out is None and why in reason
+
+
+def test_a_two_dimensional_block_is_not_batched():
+    out, reason = batch_kernel(kernel_def("""
+        @triton.jit
+        def _k(x, BX: tl.constexpr, BY: tl.constexpr):
+            pid_x = tl.program_id(0)
+            lane_x = tl.arange(0, BX)[None, :]
+    """), "_k_blocks")
+    assert out is None and "two-dimensional" in reason
+
+
+def test_configurations_start_with_the_lifters_launch():
+    assert configurations(256, 4) == [{"blocks": 1, "num_warps": 4}, {"blocks": 4, "num_warps": 4},
+                                      {"blocks": 8, "num_warps": 8}, {"blocks": 16, "num_warps": 8}]
+    assert configurations(128, 4)[1:] == [{"blocks": 8, "num_warps": 4}, {"blocks": 16, "num_warps": 8},
+                                          {"blocks": 32, "num_warps": 8}]
+    assert configurations(4096, 8) == [{"blocks": 1, "num_warps": 8}]  # no R >= 2 fits the table
+
+
+def test_a_lifted_port_keeps_its_default_launch_word_for_word():
+    plain = lifted("relu", "relu")
+    table = declared(plain)
+    assert table == {"relu": configurations(256, 4)}
+    launcher = next(n for n in ast.parse(plain).body if isinstance(n, ast.FunctionDef) and n.name == "relu")
+    run = next(n for n in ast.walk(launcher) if isinstance(n, ast.FunctionDef) and n.name == "_xl_run")
+    default = ast.unparse(run.body[0].body[0])  # the `blocks == 1` branch
+    assert default == "_relu_kernel[grid](x, y, n, BX=256, num_warps=_xl_c['num_warps'])"
+    assert "_relu_kernel_blocks[(triton.cdiv(grid[0], _xl_c['blocks']),) + tuple(grid[1:])](x, y, n, grid[0]" in plain
+
+
+def test_a_port_whose_kernels_cannot_be_batched_is_unchanged():
+    text = lifted("dot_atomic", "dot_atomic")
+    assert declared(text) is None and "_xl_launch" not in text
+    assert "_dot_atomic_kernel[grid](a, b, result, n, BX=256, num_warps=4)" in text
+
+
+# -- the table -------------------------------------------------------------------------------------------------
+
+
+TABLE_MODULE = """\
+def f(x):
+    return x
+
+
+_XL_CONFIGS = {
+    "f": [{"blocks": 1}, {"blocks": 2}, {"blocks": 4}],
+    "g": [{"blocks": 1}, {"blocks": 8}],
+}
+# after
+"""
+
+
+def test_restrict_keeps_the_chosen_entries_in_order_with_notes_above():
+    out = restrict(TABLE_MODULE, {"f": [2, 0]}, ["launch configurations of f: 2 of 3 kept", "  discarded [blocks=2]"])
+    assert declared(out) == {"f": [{"blocks": 1}, {"blocks": 4}], "g": [{"blocks": 1}, {"blocks": 8}]}
+    assert "# launch configurations of f: 2 of 3 kept\n#   discarded [blocks=2]\n_XL_CONFIGS = {" in out
+    assert out.startswith("def f(x):") and out.endswith("}\n# after\n")
+    assert declared(only(TABLE_MODULE, "g", 1)) == {"f": declared(TABLE_MODULE)["f"], "g": [{"blocks": 8}]}
+
+
+def test_a_table_that_is_not_a_literal_declares_nothing():
+    assert declared("_XL_CONFIGS = make_table()\n") is None
+    assert declared("_XL_CONFIGS = {'f': []}\n") is None
+    assert declared("x = 1\n") is None
+    assert restrict("_XL_CONFIGS = make()\n", {"f": [0]}) == "_XL_CONFIGS = make()\n"
+
+
+# -- the launch runtime ----------------------------------------------------------------------------------------
+
+
+def runtime(configs: dict, *, interpret: bool = False, module_file: str | None = None) -> dict:
+    """A fresh namespace holding the runtime a port carries, as a new process would load it."""
+    ns: dict = {"os": __import__("os"), "_INTERPRET": interpret, "_XL_CONFIGS": configs,
+                "triton": types.SimpleNamespace(__version__="9.9")}
+    if module_file:
+        ns["__file__"] = module_file
+    exec(compile((templates_dir() / "triton" / "launch_runtime.py").read_text(), "launch_runtime.py", "exec"), ns)
+    return ns
+
+
+CONFIGS = [{"blocks": 1, "num_warps": 4}, {"blocks": 4, "num_warps": 4}, {"blocks": 16, "num_warps": 8}]
+
+
+def test_the_choice_is_timed_once_cached_on_disk_and_reused_by_a_later_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("XLATE_TRITON_TUNE_CACHE", str(tmp_path / "tune.json"))
+    timed = []
+
+    def timer(pick):
+        return lambda: timed.append(pick) or pick
+
+    first = runtime({"k": CONFIGS})
+    assert first["_xl_pick"]("key-a", CONFIGS, timer(CONFIGS[2])) == CONFIGS[2]
+    assert first["_xl_pick"]("key-a", CONFIGS, timer(CONFIGS[1])) == CONFIGS[2]  # this process: memo
+    assert json.loads((tmp_path / "tune.json").read_text()) == {"key-a": CONFIGS[2]}
+    later = runtime({"k": CONFIGS})
+    assert later["_xl_pick"]("key-a", CONFIGS, timer(CONFIGS[1])) == CONFIGS[2]  # another process: the file
+    assert timed == [CONFIGS[2]]
+    assert later["_xl_pick"]("key-b", CONFIGS, timer(CONFIGS[0])) == CONFIGS[0]  # another grid size: timed
+    assert json.loads((tmp_path / "tune.json").read_text()) == {"key-a": CONFIGS[2], "key-b": CONFIGS[0]}
+
+
+def test_a_cached_choice_outside_the_verified_table_is_never_used(tmp_path, monkeypatch):
+    """A cache written when the port had another table (e.g. before a configuration was discarded) cannot bring
+    that configuration back: the choice must be one of the table's, else it is timed again among them."""
+    cache = tmp_path / "tune.json"
+    monkeypatch.setenv("XLATE_TRITON_TUNE_CACHE", str(cache))
+    cache.write_text(json.dumps({"key": {"blocks": 2, "num_warps": 4}}))
+    kept = CONFIGS[:2]
+    ns = runtime({"k": kept})
+    assert ns["_xl_pick"]("key", kept, lambda: kept[1]) == kept[1]
+    assert json.loads(cache.read_text()) == {"key": kept[1]}
+
+
+@pytest.mark.parametrize(("interpret", "tune"), [(True, "1"), (False, "0")])
+def test_the_interpreter_and_tune_off_launch_the_default_and_time_nothing(monkeypatch, interpret, tune):
+    monkeypatch.setenv("XLATE_TRITON_TUNE", tune)
+    ns = runtime({"k": CONFIGS}, interpret=interpret)
+    ns["_xl_choose"] = lambda *a: pytest.fail("timed")
+    launched = []
+    ns["_xl_launch"]("k", launched.append, (1000,), ())
+    assert launched == [CONFIGS[0]] and ns["_XL_CHOSEN"] == {"k": CONFIGS[0]}
+
+
+def test_a_single_configuration_is_launched_without_timing(monkeypatch):
+    monkeypatch.setenv("XLATE_TRITON_TUNE", "1")
+    ns = runtime({"k": [CONFIGS[1]]})
+    ns["_xl_choose"] = lambda *a: pytest.fail("timed")
+    launched = []
+    ns["_xl_launch"]("k", launched.append, (8,), ())
+    assert launched == [CONFIGS[1]]
+
+
+def test_the_cache_key_changes_with_the_module(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    b.write_text("x = 2\n")
+    sig_a = runtime({}, module_file=str(a))["_xl_signature"]()
+    assert sig_a == runtime({}, module_file=str(a))["_xl_signature"]()
+    assert sig_a != runtime({}, module_file=str(b))["_xl_signature"]()
