@@ -103,6 +103,44 @@ def test_sidecar_toml_overrides_annotation(tmp_path):
     assert (s.param("n").lo, s.param("n").hi) == ("5", "6")
 
 
+def test_sizes_bounded_by_other_sizes_are_drawn_from_their_bound_up(monkeypatch):
+    from hypothesis import assume, given, settings
+    from hypothesis import strategies as st
+
+    from xlate.verify import strategies
+    from xlate.verify.cases import environment
+    from xlate.verify.strategies import cases, lower_bounds
+
+    verdicts: list[bool] = []  # every `where`/budget check the strategy makes: drawn, not filtered
+
+    def counting_assume(condition):
+        verdicts.append(bool(condition))
+        return assume(condition)
+
+    monkeypatch.setattr(strategies, "assume", counting_assume)
+
+    src = ("// xlate: rows: size(1..300), cols: size(1..300), x: in[rows, ldx], ldx: size(1..320),\n"
+           "// xlate: y: out[rows, ldy], ldy: size(1..320), k: size(0..50), m: size(0..60),\n"
+           "// xlate: where: ldx >= cols and cols <= ldy and m > k + 2,\n"
+           "// xlate: grid: 1, block: 32\n"
+           "__global__ void f(int rows, int cols, const float* x, int ldx, float* y, int ldy, int k, int m) {}\n")
+    spec = build_spec(parse_string(src, "f.cu"), "f")
+    assert lower_bounds(spec) == {"ldx": [("cols", 0)], "ldy": [("cols", 0)], "m": [("k", 3)]}
+    seen = {"equal": 0, "above": 0}
+
+    @settings(max_examples=150, database=None)
+    @given(data=st.data())
+    def draw(data):
+        case = data.draw(cases(spec, 1 << 20, 4096))
+        sizes = environment(spec, case)
+        assert sizes["ldx"] >= sizes["cols"] and sizes["ldy"] >= sizes["cols"] and sizes["m"] >= sizes["k"] + 3
+        seen["equal" if sizes["ldx"] == sizes["cols"] else "above"] += 1
+
+    draw()
+    assert seen["equal"] and seen["above"]  # the boundary ld == cols is met, and strides beyond it too
+    assert verdicts.count(False) < 0.05 * len(verdicts)  # freely drawn, 7 in 8 cases failed these clauses
+
+
 def test_interesting_sizes_straddle_block_and_wavefront_widths():
     sizes = interesting_sizes(0, 5000, [256])
     for w in (32, 64, 256):

@@ -93,6 +93,43 @@ def multiples(spec: KernelSpec) -> dict[str, int]:
     return out
 
 
+_BOUND = re.compile(r"^\(?\s*([A-Za-z_]\w*)\s*(>=|>|<=|<)\s*([A-Za-z_]\w*)\s*(?:([+-])\s*(\d+))?\s*\)?$")
+
+
+def lower_bounds(spec: KernelSpec) -> dict[str, list[tuple[str, int]]]:
+    """`where` clauses that bound one size from below by another (`ld >= cols`, `n > k + 1`, `cols <= ld`):
+    size -> [(other size, offset)], meaning size >= other + offset. Such a size is drawn from its bound up;
+    drawn freely and filtered, two `ld >= cols` clauses threw away four draws in five."""
+    names = {p.name for p in spec.sizes}
+    out: dict[str, list[tuple[str, int]]] = {}
+    for w in spec.where:
+        for part in re.split(r"\band\b|&&", w):
+            m = _BOUND.match(part.strip())
+            if not m:
+                continue
+            a, op, b, sign, k = m.groups()
+            k_val = int(k or 0) * (-1 if sign == "-" else 1)
+            if op in (">=", ">"):  # a >= b + k
+                big, small, offset = a, b, k_val + (op == ">")
+            else:  # a <= b + k  ->  b >= a - k
+                big, small, offset = b, a, -k_val + (op == "<")
+            if big in names and small in names and big != small:
+                out.setdefault(big, []).append((small, offset))
+    return out
+
+
+def _draw_order(spec: KernelSpec, bounds: dict[str, list[tuple[str, int]]]) -> list[ParamSpec]:
+    """Sizes with every size that bounds them drawn first (declaration order otherwise; a cycle keeps it)."""
+    pending, done, order = list(spec.sizes), set(), []
+    while pending:
+        ready = [p for p in pending if all(s in done or s not in {q.name for q in pending} for s, _ in bounds.get(p.name, []))]
+        for p in ready or pending[:1]:
+            order.append(p)
+            done.add(p.name)
+            pending.remove(p)
+    return order
+
+
 def float_bounds(lo: float, hi: float, dtype: np.dtype) -> tuple[float, float]:
     """Decimal bounds rounded outward to values the dtype can hold: `0.0001` is not a float32, and Hypothesis
     refuses bounds it cannot represent exactly."""
@@ -117,9 +154,14 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
     for name, values in spec.axes.items():  # launch axes (block sizes the program uses) live beside the sizes
         sizes[name] = draw(st.sampled_from(values), label=name)
     steps = multiples(spec)
-    for p in spec.sizes:
+    bounds = lower_bounds(spec)
+    for p in _draw_order(spec, bounds):
         lo, hi = _int_range(p, size_cap)
         k = steps.get(p.name, 1)
+        if k == 1:
+            lo = max([lo, *(sizes[s] + off for s, off in bounds.get(p.name, []) if s in sizes)])
+            if lo > hi:  # no legal value after the sizes drawn so far: the `where` filter rejects the case
+                lo = hi
         if k > 1 and hi >= k:
             klo, khi = max(0 if lo <= 0 else 1, -(-lo // k)), hi // k
             if klo <= khi:
