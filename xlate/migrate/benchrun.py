@@ -56,16 +56,24 @@ def _backends(verdict: dict[str, Any] | None, source_language: str, port_languag
 
 def time_kernel(ctx: RunContext, source: str, port_text: str, port_language: str, kernel: str, *,
                 source_language: str, verdict: dict[str, Any] | None, arch: str | None,
-                port_path: str | None = None) -> dict[str, Any]:
+                port_path: str | None = None, untrusted: bool = False) -> dict[str, Any]:
+    """Benchmark one verified kernel; `untrusted` (a model wrote the port): run only as the gate ran it, under
+    the sandbox policy."""
+    import contextlib
+
+    from xlate.backends.sandbox import untrusted as untrusted_scope
+
     backends = _backends(verdict, source_language, port_language)
     for b in backends:
         why = gpu_timing(b)
         if why:
             return {"status": "unavailable", "reason": why}
     copy = ctx.copy_for(backends)
+    scope = untrusted_scope(require=True, what="model output") if untrusted else contextlib.nullcontext()
     try:
-        return benchmark_kernel(source, port_text, port_language, kernel, arch=arch, timeout=ctx.timeout,
-                                plan=ctx.plan, device=ctx.device(), copy=copy, port_path=port_path)
+        with scope:
+            return benchmark_kernel(source, port_text, port_language, kernel, arch=arch, timeout=ctx.timeout,
+                                    plan=ctx.plan, device=ctx.device(), copy=copy, port_path=port_path)
     except Exception as exc:  # a benchmark failure never costs the port
         return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
 
@@ -99,7 +107,8 @@ def benchmark_results(results: dict[str, dict[str, Any]], sources: dict[str, str
             with open(port_path, encoding="utf-8", errors="surrogateescape") as fh:
                 text = fh.read()
             perf = time_kernel(ctx, sources[rel], text, language, k["name"], source_language=f.get("language") or "cuda",
-                               verdict=k.get("verdict"), arch=compiler_arch(target, arch), port_path=port_path)
+                               verdict=k.get("verdict"), arch=compiler_arch(target, arch), port_path=port_path,
+                               untrusted=k.get("engine") == "llm")
         k["perf"] = perf
         k.setdefault("timings", {})["bench_s"] = time.perf_counter() - k0
         if on_kernel is not None:
@@ -128,6 +137,7 @@ def port_stats(req: Any, result: Any) -> dict[str, Any]:
 
             src = read_source(req.source, None)
             entry["perf"] = time_kernel(ctx, req.source, tr.text, target_of(req.target).language, k.kernel,
-                                        source_language=src.language, verdict=v, arch=compiler_arch(req.target, req.arch))
+                                        source_language=src.language, verdict=v, arch=compiler_arch(req.target, req.arch),
+                                        untrusted=k.engine == "llm")
         kernels[k.kernel] = entry
     return {**ctx.to_dict(), "kernels": kernels}
