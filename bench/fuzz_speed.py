@@ -1,7 +1,7 @@
 """Fuzz throughput: examples per second and compiles per run for a 100-example fuzz of a 1-D and a 2-D
 kernel, CUDA vs CUDA and CUDA vs Triton (on a GPU), Triton vs its NumPy reference (anywhere).
 
-    python bench/fuzz_speed.py [--examples 100] [--out results.json]
+    python bench/fuzz_speed.py [--examples 100] [--out results.json] [--profile DIR]
 
 Each pair runs twice in one fresh process: "cold" (compile caches and the Hypothesis database emptied first, the
 workers start) and "cached" (the same verification again: built kernels come from the caches, the workers are
@@ -64,18 +64,35 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--examples", type=int, default=100)
     ap.add_argument("--out")
+    ap.add_argument("--profile", help="write a cProfile summary of each cached run (xlate's side) into this folder")
     ap.add_argument("--pair", type=int, help=argparse.SUPPRESS)  # internal: run one pair, print its row
     args = ap.parse_args()
     if args.pair is not None:
-        for run in ("cold", "cached"):
-            print(json.dumps(run_pair(args.pair, args.examples, run)))
+        print(json.dumps(run_pair(args.pair, args.examples, "cold")))
+        if args.profile:
+            import cProfile
+            import io
+            import pstats
+
+            prof = cProfile.Profile()
+            row = prof.runcall(run_pair, args.pair, args.examples, "cached")
+            text = io.StringIO()
+            pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(30)
+            label = f"{row['pair']}_{row['dims']}".replace(" ", "_").replace("-", "")
+            Path(args.profile, f"{label}.txt").write_text(text.getvalue())
+        else:
+            row = run_pair(args.pair, args.examples, "cached")
+        print(json.dumps(row))
         return 0
     rows = []
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
     cache = tempfile.mkdtemp(prefix="xlate-fuzz-speed-")
     env = {**os.environ, "XLATE_CACHE_DIR": f"{cache}/xlate", "TRITON_CACHE_DIR": f"{cache}/triton"}
     for i in range(len(PAIRS)):
         shutil.rmtree(cache, ignore_errors=True)  # cold: nothing compiled, no Hypothesis database
-        proc = subprocess.run([sys.executable, __file__, "--pair", str(i), "--examples", str(args.examples)],
+        profile = ["--profile", args.profile] if args.profile else []
+        proc = subprocess.run([sys.executable, __file__, "--pair", str(i), "--examples", str(args.examples), *profile],
                               capture_output=True, text=True, env=env)
         lines = [ln for ln in proc.stdout.strip().splitlines() if ln.startswith("{")]
         if proc.returncode != 0 or len(lines) != 2:
