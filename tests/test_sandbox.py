@@ -5,6 +5,7 @@ see and do (no host files, no network, no credentials, rlimits), the Triton inte
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -250,7 +251,10 @@ def test_sandboxed_code_cannot_create_namespaces_of_its_own():
     """--disable-userns: no nested sandbox, no user namespace to widen the kernel's attack surface."""
     if sandbox.detect().mechanism.variant != "userns+disable-userns":
         pytest.skip("this bwrap cannot disable nested user namespaces")
-    cmd = sandbox.build([sys.executable, "-P", "-m", "xlate.backends.sandbox"], extra_ro=[sandbox.bwrap_path()])
+    tool = sandbox.bwrap_path()
+    env = sandbox.sandbox_env()  # bwrap bound where it lies (e.g. unpacked under /tmp), and found there
+    env["PATH"] = f"{os.path.dirname(tool)}:{env['PATH']}"
+    cmd = sandbox.build([sys.executable, "-P", "-m", "xlate.backends.sandbox"], extra_ro=[tool], env=env)
     info = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout)
     assert info["available"] is False and "namespace" in info["reason"]
 
