@@ -18,10 +18,12 @@ if [ "${SANDBOX:-1}" = 1 ]; then
   (cd /tmp && python3 -P -m pytest -v -rfs --tb=short -p no:cacheprovider --import-mode=append --rootdir "$REPO" \
      "$REPO/tests/test_sandbox_gpu.py" "$REPO/tests/test_sandbox.py" --timeout 600) > "$OUT/sandbox_tests_h200.log" 2>&1
   tail -5 "$OUT/sandbox_tests_h200.log" | tee -a "$OUT/gate_session.log"
-  log "sandbox overhead"
-  (cd /tmp && python3 -P "$REPO/bench/sandbox_overhead.py" --repeat ${REPEAT:-3} --examples 20 \
-     --out "$OUT/sandbox_overhead_h200.json") > "$OUT/sandbox_overhead_h200.log" 2>&1
-  tail -20 "$OUT/sandbox_overhead_h200.log" | tee -a "$OUT/gate_session.log"
+  if [ "${OVERHEAD:-1}" = 1 ]; then
+    log "sandbox overhead"
+    (cd /tmp && python3 -P "$REPO/bench/sandbox_overhead.py" --repeat ${REPEAT:-3} --examples 20 \
+       --out "$OUT/sandbox_overhead_h200.json") > "$OUT/sandbox_overhead_h200.log" 2>&1
+    tail -20 "$OUT/sandbox_overhead_h200.log" | tee -a "$OUT/gate_session.log"
+  fi
 fi
 log "fuzz_speed (cached runs profiled)"
 python3 bench/fuzz_speed.py --examples 100 --out "$OUT/fuzz_speed_h200.json" --profile "$OUT/fuzz_speed_profiles" \
