@@ -14,7 +14,7 @@ once (inout twice) against a device-to-device copy measured in the same run. Pri
 of port/CUDA time and the targets of issue #16 (each port <= 1.05x CUDA, memory-bound ports >= 85 % of the copy,
 geometric mean <= 0.85).
 
-    python bench/triton_vs_cuda.py [--only relu,softmax] [--examples 8] [--jobs 4] [--rounds 3] [--out r.json]
+    python bench/triton_vs_cuda.py [--only relu,softmax] [--examples 8] [--jobs 4] [--rounds 2] [--out r.json]
 
 Without an NVIDIA GPU running CUDA and Triton it still ports and verifies (the Triton interpreter against the
 NumPy references), prints which configurations each port keeps, and exits 3: nothing was timed.
@@ -186,6 +186,21 @@ def time_kernel(path: str, kernel: str, text: str, rounds: int, facts: Any) -> d
 # -- report ------------------------------------------------------------------------------------------------------
 
 
+def add_timing(row: dict[str, Any], t: dict[str, Any], copy_bps: float | None) -> None:
+    """The table's columns of one kernel from time_kernel's result (bytes per second of the copy, if measured)."""
+    row["timing"] = t
+    if t["status"] == "ok":
+        s = t["seconds"]
+        row.update(cuda_us=s["cuda"] * 1e6, default_us=s["default"] * 1e6, chosen_us=s["chosen"] * 1e6,
+                   default_over_cuda=s["default"] / s["cuda"], chosen_over_cuda=s["chosen"] / s["cuda"],
+                   chosen=config_text(t.get("chosen_config")))
+        if copy_bps:
+            for label in ("cuda", "default", "chosen"):
+                row[f"{label}_pct_copy"] = 100 * t["bytes_moved"] / s[label] / copy_bps
+    if t.get("note"):
+        row["note"] = t["note"]
+
+
 def _fmt(v: Any, digits: int = 3) -> str:
     if v is None:
         return "-"
@@ -243,7 +258,7 @@ def main() -> int:
     ap.add_argument("--only", default=None, help="comma list of file stems")
     ap.add_argument("--examples", type=int, default=8, help="fuzz examples verifying each configuration")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="processes porting and verifying")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved timed rounds per kernel")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved timed rounds per kernel")
     ap.add_argument("--out")
     args = ap.parse_args()
 
@@ -266,27 +281,21 @@ def main() -> int:
               + (f"{copy['gbs']:.0f} GB/s" if copy.get("status") == "ok" else copy.get("reason", "not measured")), flush=True)
     copy_bps = copy["gbs"] * 1e9 if copy and copy.get("status") == "ok" else None
     rows = []
-    for p in ported:
+    unported = [p["kernel"] for p in ported if p["status"] == "not translated"]
+    if unported:
+        print(f"not lifted by the rules (nothing to time): {', '.join(unported)}")
+    for p in (p for p in ported if p["status"] != "not translated"):
         row = {k: v for k, v in p.items() if k not in ("text", "configs")}
         cfg = p.get("configs")
         row["kept"] = f"{len(cfg['kept'])}/{cfg['declared']}" if cfg else "1/1"
         row["configs"] = cfg
         if p["status"] == "verified" and not cannot:
             t = time_kernel(str(KERNELS / p["file"]), p["kernel"], p["text"], args.rounds, facts)
-            row["timing"] = t
-            if t["status"] == "ok":
-                s = t["seconds"]
-                row.update(cuda_us=s["cuda"] * 1e6, default_us=s["default"] * 1e6, chosen_us=s["chosen"] * 1e6,
-                           default_over_cuda=s["default"] / s["cuda"], chosen_over_cuda=s["chosen"] / s["cuda"],
-                           chosen=config_text(t.get("chosen_config")))
-                if copy_bps:
-                    for label in ("cuda", "default", "chosen"):
-                        row[f"{label}_pct_copy"] = 100 * t["bytes_moved"] / s[label] / copy_bps
-            if t.get("note"):
-                row["note"] = t["note"]
+            add_timing(row, t, copy_bps)
+            tuned = " ".join(f"{config_text(c)} {ms * 1e3:.1f}" for c, ms in t.get("config_timings_ms") or [])
             print(f"{p['kernel']:24s} " + (f"cuda {row['cuda_us']:9.1f} us  default {row['default_us']:9.1f} us  chosen "
-                  f"{row['chosen_us']:9.1f} us ({row['chosen']})" if "cuda_us" in row else f"{t['status']}: {t.get('note')}"),
-                  flush=True)
+                  f"{row['chosen_us']:9.1f} us ({row['chosen']}; the launcher's timing, us: {tuned or '-'})"
+                  if "cuda_us" in row else f"{t['status']}: {t.get('note')}"), flush=True)
         elif cannot and p["status"] == "verified":
             row["note"] = "not timed: " + "; ".join(cannot)
         rows.append(row)

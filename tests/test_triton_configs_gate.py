@@ -210,6 +210,11 @@ def test_the_bench_times_source_default_and_chosen_side_by_side():
     assert set(r["seconds"]) == {"cuda", "default", "chosen"} and min(r["seconds"].values()) > 0
     assert r["chosen_config"] == {"blocks": 1, "num_warps": 4}  # the interpreter times nothing
     assert r["bytes_moved"] == 2 * 4 * r["sizes"]["n"]
+    row: dict = {"kernel": "relu"}
+    bench.add_timing(row, r, copy_bps=1e9)
+    s = r["seconds"]
+    assert row["chosen_over_cuda"] == pytest.approx(s["chosen"] / s["cuda"]) and row["chosen"] == "1x/w4"
+    assert row["default_pct_copy"] == pytest.approx(100 * r["bytes_moved"] / s["default"] / 1e9)
 
 
 def test_the_bench_summary_checks_the_issue_targets():
