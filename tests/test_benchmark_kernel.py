@@ -59,7 +59,8 @@ def test_mechanics_on_the_interpreter():
     assert n == 1024 and r["working_set_bytes"] == 2 * 4 * n and r["fills_gpu"]
     assert r["working_set_over_l2"] == pytest.approx(8.0)
     assert r["bytes_moved"] == 4 * n * 3  # x read, y read and written
-    assert r["rounds"] == 3 and not r["converged"] and "round cap" in r["stopped"]
+    assert r["rounds"] == 3  # min_rounds = max_rounds = 3: converged or capped, the host clock decides which
+    assert ("interval within" in r["stopped"]) if r["converged"] else ("round cap" in r["stopped"])
     assert r["samples"]["source"] >= 3 and r["samples"]["port"] >= 3
     lo, hi = r["interval"]
     assert lo <= r["port_over_source"] <= hi
