@@ -268,7 +268,7 @@ def verify_kernel(req: PortRequest, translation: Translation, kernel: str, out: 
     from xlate.verify.configs import declared, only
 
     options = replace(verify_options(req), untrusted="llm" in translation.engine)  # model output: sandboxed
-    table = declared(translation.text) or {}
+    table = (declared(translation.text) if _configurable(req.target) else None) or {}
     text = only(translation.text, kernel, 0) if kernel in table else translation.text
     judged = verify_candidate(req.source, kernel, req.target, text, options, path=out)
     translation.diagnostics.extend(d for d in judged.diagnostics if d not in translation.diagnostics)
@@ -283,6 +283,8 @@ def verify_launch_configs(req: PortRequest, translation: Translation, kernel: st
     from xlate.verify.candidate import verify_candidate
     from xlate.verify.configs import unverified, verify_configs
 
+    if not _configurable(req.target):
+        return None
     if verdict is None or verdict.status != "verified":
         why = ("--no-verify: the others were not verified" if verdict is None else
                f"the default configuration is {verdict.status}: the others were not tried")
@@ -290,6 +292,11 @@ def verify_launch_configs(req: PortRequest, translation: Translation, kernel: st
     options = replace(verify_options(req), untrusted="llm" in translation.engine)
     return verify_configs(translation.text, kernel,
                           lambda text: verify_candidate(req.source, kernel, req.target, text, options, path=out).verdict)
+
+
+def _configurable(to: str) -> bool:
+    """Whether ports to `to` may declare launch configurations (a Python module's `_XL_CONFIGS`)."""
+    return target(to).language == "triton"
 
 
 def keep_verified_configs(text: str, results: list[KernelResult]) -> tuple[str, list[str]]:
@@ -334,7 +341,8 @@ def finish(req: PortRequest, out: str, translation: Translation, results: list[K
         res.status, may_write = "rejected", False
         res.message = "not written: the port fails the allow-list for model output: " + "; ".join(blocked[:5])
     # what is written (here, and by migrate from res.translation) holds only the verified launch configurations
-    text, config_notes = keep_verified_configs(translation.text, results)
+    text, config_notes = keep_verified_configs(translation.text, results) if _configurable(req.target) else (
+        translation.text, [])
     if text != translation.text:
         res.translation = translation = replace(translation, text=text)
     if may_write and translation.text:

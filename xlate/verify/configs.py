@@ -37,7 +37,7 @@ def declared(text: str) -> dict[str, list[Any]] | None:
     try:
         node = _assignment(ast.parse(text))
         table = ast.literal_eval(node.value) if node is not None else None
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or not a literal
         return None
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, list) and v for k, v in table.items()):
         return None
