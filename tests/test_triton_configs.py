@@ -238,3 +238,83 @@ def test_the_cache_key_changes_with_the_module(tmp_path):
     sig_a = runtime({}, module_file=str(a))["_xl_signature"]()
     assert sig_a == runtime({}, module_file=str(a))["_xl_signature"]()
     assert sig_a != runtime({}, module_file=str(b))["_xl_signature"]()
+
+
+class _Clock:
+    now = 0.0
+
+
+class _Event:
+    def __init__(self, enable_timing: bool = False):
+        self.t = 0.0
+
+    def record(self) -> None:
+        self.t = _Clock.now
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, other: _Event) -> float:
+        return other.t - self.t
+
+
+class _Tensor:
+    is_cuda = True
+    device = "cuda:0"
+
+    def __init__(self, values: list[float]):
+        self.values = list(values)
+
+    def clone(self) -> _Tensor:
+        return _Tensor(self.values)
+
+    def copy_(self, other: _Tensor) -> None:
+        self.values = list(other.values)
+
+
+def test_the_first_launch_on_a_gpu_times_each_configuration_and_restores_the_arguments(tmp_path, monkeypatch):
+    """The timing path with a stand-in for torch's CUDA events: per-launch costs are what each configuration's
+    launch adds to a fake clock; the default stays unless another is at least 3 % faster; a configuration that
+    fails to launch on this GPU is skipped; the arguments are as they were before the one real launch."""
+    fake = types.SimpleNamespace(Tensor=_Tensor, cuda=types.SimpleNamespace(
+        Event=_Event, is_current_stream_capturing=lambda: False, get_device_name=lambda device: "Fake GPU 141GB"))
+    monkeypatch.setitem(__import__("sys").modules, "torch", fake)
+    monkeypatch.setenv("XLATE_TRITON_TUNE", "1")
+    monkeypatch.setenv("XLATE_TRITON_TUNE_CACHE", str(tmp_path / "tune.json"))
+    configs = [{"blocks": 1}, {"blocks": 2}, {"blocks": 4}, {"blocks": 8}]
+    cost = {1: 1.0, 2: 0.99, 4: 0.5}  # ms per launch; 8 blocks: out of resources here
+    y = _Tensor([0.0])
+
+    def launch(c):
+        if c["blocks"] == 8:
+            raise RuntimeError("out of resources")
+        _Clock.now += cost[c["blocks"]]
+        y.values[0] += 1.0
+
+    ns = runtime({"k": configs}, module_file=__file__)
+    ns["_xl_launch"]("k", launch, (1000,), (y, 1000))
+    assert ns["_XL_CHOSEN"] == {"k": {"blocks": 4}}
+    assert y.values == [1.0]  # restored after the timing, then launched once
+    assert [c for c, _ in ns["_XL_TIMINGS"]["k"]] == configs[:3]
+    assert [round(ms, 3) for _, ms in ns["_XL_TIMINGS"]["k"]] == [1.0, 0.99, 0.5]
+    (key, chosen), = json.loads((tmp_path / "tune.json").read_text()).items()
+    assert chosen == {"blocks": 4} and key.split("|")[1:] == ["k", "Fake GPU 141GB", "triton 9.9", "1024"]
+    cost[2] = 0.1  # a later process finds the cached choice and times nothing
+    later = runtime({"k": configs}, module_file=__file__)
+    later["_xl_launch"]("k", launch, (1000,), (y, 1000))
+    assert later["_XL_CHOSEN"] == {"k": {"blocks": 4}} and later["_XL_TIMINGS"] == {} and y.values == [2.0]
+
+
+def test_only_a_clearly_faster_configuration_replaces_the_default(monkeypatch):
+    fake = types.SimpleNamespace(Tensor=_Tensor, cuda=types.SimpleNamespace(Event=_Event))
+    monkeypatch.setitem(__import__("sys").modules, "torch", fake)
+    ns = runtime({})
+    cost = {1: 1.0, 2: 0.98}
+
+    def launch(c):
+        _Clock.now += cost[c["blocks"]]
+
+    timings: list = []
+    assert ns["_xl_time"]([{"blocks": 1}, {"blocks": 2}], launch, [_Tensor([1.0])], timings) == {"blocks": 1}
+    cost[2] = 0.9
+    assert ns["_xl_time"]([{"blocks": 1}, {"blocks": 2}], launch, [_Tensor([1.0])], []) == {"blocks": 2}
