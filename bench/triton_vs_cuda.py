@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import statistics
 import sys
@@ -270,7 +271,8 @@ def main() -> int:
     os.environ["XLATE_TRITON_TUNE_CACHE"] = os.path.join(tmp, "tune.json")  # this run's own choices
     t0 = time.perf_counter()
     jobs = [(p, k, args.examples, tmp) for p, k in lifted_kernels(set(args.only.split(",")) if args.only else None)]
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+    # spawn, not fork: this process has initialised CUDA (detection), which a forked child could not use
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
         ported = list(pool.map(port_one, jobs))
     print(f"ported and verified {len(ported)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
     facts = copy = None
