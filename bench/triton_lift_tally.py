@@ -1,0 +1,129 @@
+"""Translation-only tally of the CUDA -> Triton rule lifter over the spec-complete kernels of a real corpus: how many
+lift, and why the others are refused (grouped by the diagnostic's reason, numbers and names folded).
+
+    python bench/triton_lift_tally.py [CORPUS] [--coverage bench/results/spec_coverage_cpu.json] [-j 2]
+                                      [--json OUT.json] [--programs a,b] [--show REASON-SUBSTRING]
+
+No fuzzing and no Triton compile: a kernel counts as lifted when the rules produce its port. The kernels are those
+bench/spec_coverage.py found complete (its JSON), each file read as `xlate port FILE --kernel K` reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import multiprocessing
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "hecbench"
+FILE_TIMEOUT = 120
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise TimeoutError
+
+
+def reason_class(message: str) -> str:
+    """A diagnostic's reason with names and numbers folded, so that one cause counts once."""
+    m = message.split(": ", 1)[-1] if message.startswith("unsupported construct") else message
+    m = re.sub(r"'[^']*'", "'…'", m)
+    m = re.sub(r"\b\d+(\.\d+)?\b", "N", m)
+    m = re.sub(r"\([^()]*\)", "(…)", m)
+    return m[:110]
+
+
+def tally_file(job: tuple[str, list[str]]) -> list[dict[str, Any]]:
+    from xlate.parse import parse_file
+    from xlate.translate.base import TranslateOptions
+    from xlate.translate.triton.translator import CudaToTriton
+
+    path, kernels = job
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(FILE_TIMEOUT)
+    rows: list[dict[str, Any]] = []
+    try:
+        unit = parse_file(path)
+        for k in kernels:
+            t0 = time.perf_counter()
+            try:
+                tr = CudaToTriton().translate(unit, unit.text, TranslateOptions(kernels=[k]))
+            except TimeoutError:
+                raise
+            except Exception as exc:  # a crash of the lifter is a finding
+                rows.append({"path": path, "kernel": k, "lifted": False, "code": "crash",
+                             "reason": f"{type(exc).__name__}: {exc}"[:200]})
+                continue
+            errs = [d for d in tr.diagnostics if getattr(d, "severity", "error") == "error" and d.kernel == k]
+            lifted = k not in tr.needs_llm
+            row = {"path": path, "kernel": k, "lifted": lifted, "seconds": round(time.perf_counter() - t0, 2)}
+            if not lifted:
+                d = errs[0] if errs else None
+                row["code"] = d.code if d else "?"
+                row["reason"] = (d.message if d else "no diagnostic")[:300]
+            rows.append(row)
+    except TimeoutError:
+        done = {r["kernel"] for r in rows}
+        rows += [{"path": path, "kernel": k, "lifted": False, "code": "timeout", "reason": "file timed out"}
+                 for k in kernels if k not in done]
+    finally:
+        signal.alarm(0)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS))
+    ap.add_argument("--coverage", default=str(ROOT / "bench" / "results" / "spec_coverage_cpu.json"))
+    ap.add_argument("--programs")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--json")
+    ap.add_argument("--show", help="list the kernels whose reason contains this text")
+    args = ap.parse_args(argv)
+    corpus = Path(args.corpus)
+    src = corpus / "src" if (corpus / "src").is_dir() else corpus
+    if not src.is_dir():
+        print(f"triton_lift_tally: no corpus at {corpus}", file=sys.stderr)
+        return 2
+    doc = json.loads(Path(args.coverage).read_text())
+    only = set(args.programs.split(",")) if args.programs else None
+    by_file: dict[str, list[str]] = collections.defaultdict(list)
+    for p in doc["details"]:
+        if only and p["program"] not in only:
+            continue
+        for k in p["kernels"]:
+            if k.get("complete") and k.get("kernel"):
+                path = src / f"{p['program']}-cuda" / k["file"]
+                if path.exists():
+                    by_file[str(path)].append(k["kernel"])
+    jobs = sorted(by_file.items())
+    rows: list[dict[str, Any]] = []
+    with multiprocessing.Pool(max(1, args.jobs)) as pool:
+        for part in pool.imap_unordered(tally_file, jobs):
+            rows.extend(part)
+    lifted = sum(r["lifted"] for r in rows)
+    reasons = collections.Counter(reason_class(r["reason"]) for r in rows if not r["lifted"])
+    print(f"{lifted} / {len(rows)} spec-complete kernels lifted to Triton")
+    for reason, n in reasons.most_common(40):
+        print(f"{n:5d}  {reason}")
+    if args.show:
+        for r in rows:
+            if not r["lifted"] and args.show in r["reason"]:
+                print(f"  {r['path'].split('/src/')[-1]}:{r['kernel']}  {r['reason'][:160]}")
+    if args.json:
+        summary = {"kernels": len(rows), "lifted": lifted, "reasons": dict(reasons.most_common())}
+        rows.sort(key=lambda r: (r["path"], r["kernel"]))
+        Path(args.json).write_text(json.dumps({"schema": "xlate.triton_lift_tally/1", "summary": summary,
+                                               "kernels": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
