@@ -437,7 +437,7 @@ class _Unsolvable(Exception):
 def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     arr = r.arr
     axes = {"x": L.bx, "y": L.by}
-    chain: list[tuple[Sym, Sym]] = []
+    chain: list[tuple[list[Sym], Sym]] = []
     covered = False
     reader_keys = {c.key() for c in r.pred}
     for rec in reversed(recs):
@@ -478,18 +478,70 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         kept, state = _simplify_conds(L, conds)
         if state == "never":
             continue
-        chain.append((S.land(*kept), value))
+        chain.append((kept, value))
         if state == "always":
             covered = True
             break
+    chain = _merge_same(L, chain, r)
+    covered = covered or any(not kept for kept, _ in chain)
     if not covered and r.before_loop:
         raise _Unsolvable("some elements may come from an earlier loop iteration")
     # Elements no write covers are uninitialised shared memory in CUDA: any value is a faithful result.
     result: Sym = S.const(0, arr.ctype if not ctyping.is_symbolic(arr.ctype) else "float")
-    for valid, value in reversed(chain):
+    for kept, value in reversed(chain):
+        valid = S.land(*kept)
+        masked_load = value.op == "load" and value.temp is None and value.ctype == result.ctype
         value = L.issue(value, S.land(*r.pred, valid), r.loc)
-        result = value if (valid.is_const and valid.value) else S.where(valid, value, result, arr.ctype)
+        if (valid.is_const and valid.value) or (masked_load and result.is_const and result.value == 0):
+            result = value  # a load under `valid` with other=0 is already 0 where `valid` fails
+        else:
+            result = S.where(valid, value, result, arr.ctype)
     return result
+
+
+def _merge_same(L: Block, chain: list[tuple[list[Sym], Sym]], r: SharedRead) -> list[tuple[list[Sym], Sym]]:
+    """Writes that stored the same function of the element index in disjoint parts of the array (a tile filled
+    in several rows per thread: `for (j = 0; j < T; j += BY) s[ty + j][tx] = in[...]`) read back as one value:
+    its thread-index conditions are joined, and dropped where they cover every reading thread. Without this
+    each read would be a where-chain of one masked load per write."""
+    if len(chain) < 2:
+        return chain
+    try:
+        reader = active_lanes(L, [c for c in r.pred if c.concrete])
+    except NotTokenizable:
+        reader = np.ones(L.nlanes, dtype=bool)
+    parts = []
+    for kept, value in chain:
+        lane_conds = [c for c in kept if c.concrete and c.lanes]
+        try:
+            act = np.ones(L.nlanes, dtype=bool)
+            for c in lane_conds:
+                act &= concrete(L, c).astype(bool)
+        except (NotConcrete, ZeroDivisionError):
+            return chain
+        rest = [c for c in kept if not (c.concrete and c.lanes)]
+        memo: dict = {}
+        parts.append((act, lane_conds, rest, (S.canon(value, memo), frozenset(S.canon(c, memo) for c in rest))))
+    if np.any(sum(a.astype(np.int64) for a, _, _, _ in parts) > 1):
+        return chain  # overlapping writes: which one a thread sees depends on their order
+    groups: dict = {}
+    for (act, lane_conds, rest, key), (_, value) in zip(parts, chain):
+        groups.setdefault(key, []).append((act, lane_conds, rest, value))
+    out: list[tuple[list[Sym], Sym]] = []
+    for members in groups.values():
+        act = np.logical_or.reduce([m[0] for m in members])
+        simplest = min(members, key=lambda m: len(repr(m[3])))  # the same value: the shortest spelling of it
+        rest, value = simplest[2], simplest[3]
+        if len(members) == 1:
+            out.append((members[0][1] + rest, value))
+        elif np.all(act | ~reader):
+            out.append((list(rest), value))
+        else:
+            either = S.const(0, "bool")
+            for m in members:
+                either = S.op("lor", "bool", either, S.land(*m[1]))
+            out.append(([either, *rest], value))
+    return out
 
 
 def _is_lane(t: Sym, axis: str) -> bool:

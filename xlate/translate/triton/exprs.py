@@ -16,6 +16,7 @@ from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import named_constant
 from xlate.translate.triton.values import (
     CGroup,
+    FieldArray,
     LaneTokens,
     LiftError,
     PtrVal,
@@ -70,7 +71,7 @@ class Expressions:
             if isinstance(v, PtrVal | SharedArr):
                 return v
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
-        if ctyping.vector(base):
+        if self.vec_info(base):
             if isinstance(v, StructVal) and v.ctype == base:
                 return v
             raise LiftError("XL2012", f"value assigned to a {base}", loc)
@@ -167,7 +168,7 @@ class Expressions:
             if e.ctype.ptr:
                 return S.const(8, "unsigned long")
             info = ctyping.row(base)
-            vinfo = ctyping.vector(base)
+            vinfo = self.vec_info(base)
             if vinfo:
                 return S.const(len(vinfo["fields"]) * ctyping.row(vinfo["scalar"])["bits"] // 8, "unsigned long")
             if info is None:
@@ -320,9 +321,12 @@ class Expressions:
     def member(self, e: ir.Member) -> Any:
         v = self.ev(e.base)
         if isinstance(v, StructVal):
-            if e.field not in v.fields:
-                raise LiftError("XL2012", f"{v.ctype} has no member {e.field}", e.loc)
-            return v.fields[e.field]
+            if e.field in v.fields:
+                return v.fields[e.field]
+            count = sum(1 for f in v.fields if f.startswith(e.field + "["))
+            if count:  # an array member of a packed struct: its lanes `field[k]`
+                return FieldArray(v, e.field, count)
+            raise LiftError("XL2012", f"{v.ctype} has no member {e.field}", e.loc)
         raise LiftError("XL2001", f"member access .{e.field}", e.loc)
 
     def cast(self, e: ir.Cast) -> Any:
@@ -333,20 +337,24 @@ class Expressions:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
             if self.resolve_type(v.elem.base, e.loc) == base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
-            src = ctyping.vector(self.resolve_type(v.elem.base, e.loc))
+            src = self.vec_info(self.resolve_type(v.elem.base, e.loc))
             if src is not None:  # float2* seen as its components (float*, or float4* when aligned)
                 v = PtrVal(v.base, S.op("mul", "int", v.offset, S.const(len(src["fields"]), "int")),
                            ir.CType(src["scalar"], 0, v.elem.const), v.root)
-            vinfo = ctyping.vector(base)
+            vinfo = self.vec_info(base)
             if vinfo and vinfo["scalar"] == v.elem.base:
                 n = len(vinfo["fields"])
-                if not (v.offset.is_const and v.offset.value % n == 0):
-                    raise LiftError("XL2013", f"reinterpretation as {base}* of a pointer not known to be aligned", e.loc)
-                return PtrVal(v.base, S.const(v.offset.value // n, "int"), ir.CType(base, 0, e.to.const), v.root)
+                if v.offset.is_const and v.offset.value % n:
+                    raise LiftError("XL2013", f"reinterpretation as {base}* of a pointer {v.offset.value} elements past "
+                                              f"an aligned one", e.loc)
+                # CUDA faults on a misaligned vector access, so a run-time offset the source dereferences is a
+                # multiple of the lanes: the vector index is the exact quotient
+                off = S.op("div", "int", S.cast(v.offset, "int"), S.const(n, "int"))
+                return PtrVal(v.base, off, ir.CType(base, 0, e.to.const), v.root)
             if base == v.elem.base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
             raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}*", e.loc)
-        if ctyping.vector(base):
+        if self.vec_info(base):
             raise LiftError("XL2012", f"cast to {base}", e.loc)
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v

@@ -23,6 +23,7 @@ from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, Emitter, sanitize, tl_of
 from xlate.translate.triton.exprs import Expressions
 from xlate.translate.triton.intrinsics import Intrinsics
+from xlate.translate.triton.layout import Layout
 from xlate.translate.triton.loops import Loops
 from xlate.translate.triton.memory import Memory
 from xlate.translate.triton.scopes import Scopes
@@ -36,7 +37,7 @@ from xlate.translate.triton.values import (
 BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": "torch.bfloat16"}
 
 
-class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
+class Lifter(Statements, Loops, Memory, Layout, Expressions, Intrinsics, Scopes):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
 
     def __init__(self, fir: ir.FunctionIR, kc: KernelContext, path: str):
@@ -89,7 +90,7 @@ class Lifter(Statements, Loops, Memory, Expressions, Intrinsics, Scopes):
         if ct.ptr:
             if ct.ptr > 1:
                 raise LiftError("XL2013", f"parameter '{py}' is a pointer to a pointer", loc)
-            vinfo = ctyping.vector(base)
+            vinfo = self.vec_info(base)
             if vinfo:  # a buffer of float2/uchar4...: the tensor holds their components, in order
                 return PtrVal(S.uni(py, vinfo["scalar"] + "*"), S.const(0, "int"), ir.CType(base, 0, ct.const), py)
             return PtrVal(S.uni(py, base + "*"), S.const(0, "int"), ir.CType(base, 0, ct.const), py)

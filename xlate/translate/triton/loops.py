@@ -50,6 +50,10 @@ class Loops:
         test = self.cond(self.ev(s.test), s.loc) if s.test is not None else S.const(1, "bool")
         if test.is_const and self.trip_count(s) is not None:
             self.unroll(s)
+        elif test.concrete and test.lanes and self.writes_shared(s.body) and self.trip_count(s, lanes=True) is not None:
+            # `for (j = threadIdx.y; j < TILE; j += BY) tile[j][...] = ...`: each thread's trip count is known, and
+            # unrolled the shared writes stay visible to the reads after the barrier (forwarding)
+            self.unroll(s)
         elif not test.is_const or test.value:
             self.runtime_for(s, test)
         self.pop_scope()
@@ -63,25 +67,47 @@ class Loops:
                 names.append(st.expr.target.id)
         return names[0] if len(names) == 1 else None
 
-    def trip_count(self, s: ir.For) -> int | None:
-        """Iterations of a loop whose condition is constant now, if the body leaves its variable alone."""
+    def writes_shared(self, body: tuple[ir.Stmt, ...]) -> bool:
+        """Whether `body` assigns an element of a shared array (syntactically, by the name it indexes)."""
+        for node in _nodes(body):
+            if isinstance(node, ir.Assign | ir.IncDec):
+                root = node.target
+                while isinstance(root, ir.Index | ir.Member):
+                    root = root.base
+                b = self.lookup(root.id) if isinstance(root, ir.Name) else None
+                if b is not None and (isinstance(b.val, SharedArr) or (isinstance(b.val, PtrVal) and b.val.shared)):
+                    return True
+        return False
+
+    def trip_count(self, s: ir.For, lanes: bool = False) -> int | None:
+        """Iterations of a loop whose condition is constant now, if the body leaves its variable alone; with
+        `lanes`, of a condition on thread indices only: the most any thread makes."""
         v = self.loop_var(s)
         assigned, _ = ir.assigned_names(s.body)
         if v is None or v in assigned or s.test is None:
             return None
+        if lanes and not (len(s.init) == 1 and isinstance(s.init[0], ir.Decl)):
+            return None  # a variable that outlives the loop keeps each thread's exit value: not unrolled so
         fork = self.st.fork()
         self.em.enabled = False
         try:
             n = 0
+            alive = np.ones(self.nlanes, dtype=bool)
             while n <= UNROLL_LIMIT:
                 c = self.cond(self.ev(s.test), s.loc)
                 if not c.is_const:
-                    return None
-                if not c.value:
+                    if not (lanes and c.concrete):
+                        return None
+                    alive &= comm.concrete(self, c).astype(bool)
+                    if not alive.any():
+                        return n
+                elif not c.value:
                     return n
                 n += 1
                 for e in s.step:
                     self.effect(e)
+            return None
+        except (NotConcrete, ZeroDivisionError):
             return None
         except LiftError:
             return None
@@ -91,17 +117,30 @@ class Loops:
     def unroll(self, s: ir.For) -> None:
         lc = LoopCtx(pred_base=len(self.st.pred))
         self.st.lstack.append(lc)
+        alive: Sym | None = None  # a condition on thread indices: the threads still in the loop
+        alive_at = np.ones(self.nlanes, dtype=bool)
         try:
             while True:
                 c = self.cond(self.ev(s.test), s.loc) if s.test is not None else S.const(1, "bool")
                 if not c.is_const:
-                    raise LiftError("XL2007", "loop condition becomes data-dependent during unrolling", s.loc)
-                if not c.value or (lc.brk.is_const and lc.brk.value):
+                    if not c.concrete:
+                        raise LiftError("XL2007", "loop condition becomes data-dependent during unrolling", s.loc)
+                    now = comm.concrete(self, c).astype(bool)
+                    monotone = not np.any(now & ~alive_at)  # no thread comes back: `c` alone says who is in
+                    alive_at &= now
+                    if not alive_at.any():
+                        break
+                    alive = c if alive is None or monotone else S.op("land", "bool", alive, c)
+                elif not c.value or (lc.brk.is_const and lc.brk.value):
                     break
+                if alive is not None:
+                    self.st.pred.append(alive)
                 self.push_scope()
                 self.stmts(s.body)
                 self.pop_scope()
                 lc.cont = S.const(0, "bool")
+                if alive is not None:  # the step for every thread: the variable is the loop's own (trip_count)
+                    self.st.pred.pop()
                 for e in s.step:
                     self.effect(e)
         finally:
@@ -193,11 +232,12 @@ class Loops:
         carried = self.carried(body, [], exclude={v})
         it_name = self.em.fresh((v + "_base") if lane_part is not None else v)
         it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
-        kinds = self.dry_kinds(carried, lambda: run(it_sym))
+        written = self.shared_written(body)
+        kinds = self.dry_kinds(carried, lambda: run(it_sym), written)
         slots = self.materialize(carried, kinds, s.loc)
         header = (f"for {it_name} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
                   f"{self.em.code(step, self.ctx, 'int')}):")
-        self.loop_body(header, slots, lambda: run(it_sym), s.loc)
+        self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written)
 
     def while_loop(self, body: tuple[ir.Stmt, ...], step: tuple[ir.Expr, ...], test_expr: ir.Expr | None,
                    test0: Sym | None, loc: ir.Loc, do: bool) -> None:
@@ -205,6 +245,7 @@ class Loops:
         if ir.contains(body, (ir.Break, ir.Continue, ir.Return)) is not None:
             raise LiftError("XL2007", "break, continue or return in a data-dependent loop", loc)
         carried = self.carried(list(body), list(step), exclude=set())
+        written = self.shared_written(list(body) + [ir.ExprStmt(e.loc, e) for e in step])
         active_name = self.em.fresh("active")
 
         def run(active: Sym) -> Sym:
@@ -223,7 +264,7 @@ class Loops:
         for _ in range(3):
             act = S.var(active_name, "bool", varying)
             out: list[Sym] = []
-            kinds = self.dry_kinds(carried, lambda act=act, out=out: out.append(run(act)))
+            kinds = self.dry_kinds(carried, lambda act=act, out=out: out.append(run(act)), written)
             now = varying or bool(out and (out[0].lanes or out[0].opaque))
             if now == varying:
                 break
@@ -239,7 +280,7 @@ class Loops:
             flat = f"tl.reshape({flat}, (BY * BX,))"
         header = f"while tl.max({flat}, axis=0) > 0:" if varying else f"while {active_name}:"
         result: list[Sym] = []
-        self.loop_body(header, slots, lambda: result.append(run(act)), loc,
+        self.loop_body(header, slots, lambda: result.append(run(act)), loc, written=written,
                        extra=lambda: [(active_name, result[0], "bool", varying)])
 
     def while_stmt(self, s: ir.While) -> None:
@@ -290,7 +331,7 @@ class Loops:
             return False
         return ("static", id(v))
 
-    def dry_kinds(self, carried: list[str], run) -> dict[str, Any]:
+    def dry_kinds(self, carried: list[str], run, written: set[int] | None = None) -> dict[str, Any]:
         """Run the body without emitting, with placeholders for the carried variables, until their kinds
         (uniform or per-thread) are stable."""
         kinds = {n: self.kind(self.lookup(n).val) for n in carried}
@@ -302,8 +343,10 @@ class Loops:
                     b = self.lookup(n)
                     self.rebind(n, self.placeholder(n, b, kinds[n]))
                 self.st.runtime_loops += 1
-                self.enter_loop_shared()
+                self.enter_loop_shared(written)
+                before = {id(a): len(a.records) for a in self.st.shared}
                 run()
+                self.check_written(written, before, None)
                 after = {n: self.kind(self.lookup(n).val) for n in carried}
             finally:
                 fork.undo()
@@ -367,14 +410,14 @@ class Loops:
             return self.em.broadcast(code, v, self.ctx)
         return code if v.op != "const" else f"tl.full([], {code}, {tl_of(ct)})"
 
-    def loop_body(self, header: str, slots, run, loc: ir.Loc, extra=None) -> None:
+    def loop_body(self, header: str, slots, run, loc: ir.Loc, extra=None, written: set[int] | None = None) -> None:
         em = self.em
         em.line(header)
         header_at = len(em.lines)
         em.level += 1
         em.push()
         self.st.runtime_loops += 1
-        saved = self.enter_loop_shared()
+        saved = self.enter_loop_shared(written)
         run()
         updates: list[tuple[str, str]] = []
         for n, py, ct, varying, fld in slots:
@@ -430,17 +473,71 @@ class Loops:
             code = f"tl.full([], {code}, {tl_of(ct)})"
         return code
 
-    def enter_loop_shared(self) -> list[tuple[SharedArr, int]]:
-        saved = [(a, a.boundary) for a in self.st.shared]
+    def enter_loop_shared(self, written: set[int] | None = None) -> list[tuple[SharedArr, int, int]]:
+        """A run-time loop starts: what was written to a shared array it writes (`written`: ids of arrays, None:
+        any) may be overwritten by an earlier iteration, so reads inside see only the loop's own writes. An
+        array the loop does not write keeps every write before it."""
+        saved = [(a, a.boundary, len(a.records)) for a in self.st.shared]
         for a in self.st.shared:
-            a.boundary = len(a.records)
+            if written is None or id(a) in written:
+                a.boundary = len(a.records)
         return saved
 
-    def leave_loop_shared(self, saved: list[tuple[SharedArr, int]]) -> None:
-        for a, boundary in saved:
-            if len(a.records) > a.boundary:
+    def shared_written(self, stmts: list[ir.Stmt] | tuple[ir.Stmt, ...]) -> set[int] | None:
+        """Ids of the shared arrays `stmts` may write: assignment targets and arguments of inlined calls rooted
+        at a shared array (a device function reaches a block's shared memory only through its parameters);
+        None when that cannot be told (an assignment through a name this scope does not know)."""
+        out: set[int] = set()
+
+        def root_arr(e: ir.Expr) -> SharedArr | bool | None:
+            while isinstance(e, ir.Index | ir.Member | ir.Unary | ir.Cast):
+                e = e.base if isinstance(e, ir.Index | ir.Member) else e.arg
+            if isinstance(e, ir.Binary):  # pointer arithmetic: s + k
+                return root_arr(e.left) or root_arr(e.right)
+            if not isinstance(e, ir.Name):
+                return None
+            b = self.lookup(e.id)
+            if b is None:
+                return True  # declared inside the loop: it may point anywhere
+            v = b.val
+            if isinstance(v, SharedArr):
+                return v
+            if isinstance(v, PtrVal) and v.shared:
+                return v.base
+            if isinstance(v, RefVal) and v.arr is not None:
+                return v.arr
+            return None
+
+        for node in _nodes(list(stmts)):
+            targets: list[ir.Expr] = []
+            if isinstance(node, ir.Assign | ir.IncDec):
+                targets.append(node.target)
+            elif isinstance(node, ir.Call):
+                targets.extend(node.args)
+            for tgt in targets:
+                a = root_arr(tgt)
+                if isinstance(a, SharedArr):
+                    out.add(id(a))
+                elif a is True and not (isinstance(tgt, ir.Name) or isinstance(node, ir.Call)):
+                    return None  # a store through a name declared in the loop: any array
+            if isinstance(node, ir.Decl) and node.shared:
+                return None  # a shared array declared inside the loop
+        return out
+
+    def leave_loop_shared(self, saved: list[tuple[SharedArr, int, int]]) -> None:
+        for a, boundary, before in saved:
+            if len(a.records) > before:  # written inside: what it holds now depends on the iterations
                 a.clobbered = True
             a.boundary = boundary
+
+    def check_written(self, written: set[int] | None, before: dict[int, int], loc: ir.Loc | None) -> None:
+        """A loop wrote a shared array that `shared_written` did not see: its reads were not safe."""
+        if written is None:
+            return
+        for a in self.st.shared:
+            if id(a) not in written and len(a.records) > before.get(id(a), 0):
+                raise LiftError("XL2004", f"shared array '{a.name}' is written inside a run-time loop through a name "
+                                          "the loop does not show", loc)
 
     def settle(self) -> None:
         """Resolve pending shared reads and tokens before a loop (their arrays may change inside it)."""
@@ -485,6 +582,20 @@ def _lane_sum(coefs: dict[str, int]) -> Sym:
     for t in terms[1:]:
         out = S.op("add", "int", out, t)
     return out
+
+
+def _nodes(node: Any):
+    """Every statement and expression in `node` (nested bodies included)."""
+    if isinstance(node, list | tuple):
+        for x in node:
+            yield from _nodes(x)
+        return
+    if not isinstance(node, ir.Stmt | ir.Expr):
+        return
+    yield node
+    for v in vars(node).values():
+        if isinstance(v, ir.Stmt | ir.Expr | list | tuple):
+            yield from _nodes(v)
 
 
 def _calls(node: Any):

@@ -15,6 +15,7 @@ from xlate.translate.triton.state import LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import (
     ConstArray,
+    FieldArray,
     LaneTokens,
     LiftError,
     LocalArray,
@@ -40,9 +41,9 @@ class Memory:
                 continue
             if ld.root and self.st.store_epoch.get(ld.root, 0) != ld.epoch:
                 raise LiftError("XL2004", f"'{ld.root}' is written between a shared-memory staging store and its use", loc)
-            ld.mask = S.land(ld.mask, mask) if ld.mask is not None else mask
+            ld.mask = S.conj(ld.mask, mask) if ld.mask is not None else mask
             if not self.st.defer:
-                self.em.emit_load(ld, self.ctx)
+                self.emit_global(ld)
         return value
 
     def index_chain(self, e: ir.Expr) -> tuple[ir.Expr, list[ir.Expr]]:
@@ -59,6 +60,18 @@ class Memory:
         return self.read_at(base, idx, e.loc)
 
     def read_at(self, base: Any, idx: list[Sym], loc: ir.Loc) -> Any:
+        if isinstance(base, FieldArray):
+            if len(idx) != 1:
+                raise LiftError("XL2001", f"member array '{base.name}' indexed with {len(idx)} subscripts", loc)
+            lanes = [base.struct.fields[f"{base.name}[{k}]"] for k in range(base.count)]
+            if idx[0].is_const:
+                if not 0 <= int(idx[0].value) < base.count:
+                    raise LiftError("XL2001", f"index {idx[0].value} outside member array '{base.name}'", loc)
+                return lanes[int(idx[0].value)]
+            out = self.data(lanes[-1], loc)  # a run-time lane index: a select over the lanes
+            for k in range(base.count - 2, -1, -1):
+                out = self.select(S.op("eq", "bool", S.cast(idx[0], "int"), S.const(k, "int")), lanes[k], out, loc)
+            return out
         if isinstance(base, SharedArr):
             return self.shared_read(base, tuple(S.cast(i, "int") for i in idx), loc)
         if isinstance(base, ConstArray):
@@ -91,14 +104,20 @@ class Memory:
                           before_loop=in_loop and arr.boundary > 0)
 
     def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
-        vinfo = ctyping.vector(p.elem.base)
+        vinfo = self.vec_info(p.elem.base)
         if vinfo:
-            fields = {}
             n = len(vinfo["fields"])
             base_off = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(n, "int"))
-            for k, f in enumerate(vinfo["fields"]):
-                fields[f] = self.load_scalar(p, S.op("add", "int", base_off, S.const(k, "int")), vinfo["scalar"], loc)
-            return StructVal(p.elem.base, fields)
+            offs = [S.op("add", "int", base_off, S.const(k, "int")) for k in range(n)]
+            if self.vector_lanes_ok(n, base_off):  # one [..., n] block access, split into its lanes
+                mask = self.pred_sym()
+                mask_or_none = mask if not (mask.is_const and mask.value) else None
+                epoch = self.st.store_epoch.get(p.root, 0)
+                comps = [S.load(p.base, o, mask_or_none, vinfo["scalar"], p.root, epoch) for o in offs]
+                self.emit_vector_load(comps, base_off, p.root)
+                return StructVal(p.elem.base, dict(zip(vinfo["fields"], comps)))
+            return StructVal(p.elem.base, {f: self.load_scalar(p, o, vinfo["scalar"], loc)
+                                           for f, o in zip(vinfo["fields"], offs)})
         return self.load_scalar(p, S.op("add", "int", p.offset, S.cast(i, "int") if not ctyping.is_symbolic(i.ctype) else i),
                                 p.elem.base, loc)
 
@@ -107,7 +126,7 @@ class Memory:
         ld = S.load(p.base, off, mask if not (mask.is_const and mask.value) else None, ctype, p.root,
                     self.st.store_epoch.get(p.root, 0))
         if not self.st.defer:
-            self.em.emit_load(ld, self.ctx, hint=p.root)
+            self.emit_global(ld, hint=p.root)
         return ld
 
     def reference(self, e: ir.Expr, loc: ir.Loc) -> RefVal | None:
@@ -166,6 +185,8 @@ class Memory:
             return
         if isinstance(target, ir.Index):
             base_e, idx_e = self.index_chain(target)
+            if isinstance(base_e, ir.Member) and len(idx_e) == 1 and self.write_member_element(base_e, idx_e[0], val, loc):
+                return
             base = self.ev(base_e)
             idx = [self.data(self.ev(x), loc) for x in idx_e]
             if isinstance(base, LocalArray):
@@ -184,6 +205,36 @@ class Memory:
             return
         raise LiftError("XL2001", "assignment target", loc)
 
+    def write_member_element(self, member: ir.Member, index: ir.Expr, val: Any, loc: ir.Loc) -> bool:
+        """`s.val[k] = v` for an array member of a packed struct (a local, or an element of global memory);
+        False when `member` is not one."""
+        ctype = None
+        if isinstance(member.base, ir.Name):
+            b = self.lookup(member.base.id)
+            ctype = b.val.ctype if b is not None and isinstance(b.val, StructVal) else None
+        elif isinstance(member.base, ir.Index):
+            p = self.ev(self.index_chain(member.base)[0])
+            ctype = p.elem.base if isinstance(p, PtrVal) and not p.shared else None
+        vinfo = self.vec_info(ctype) if ctype is not None else None
+        if vinfo is None or f"{member.field}[0]" not in vinfo["fields"]:
+            return False
+        count = sum(1 for f in vinfo["fields"] if f.startswith(member.field + "["))
+        k = self.data(self.ev(index), loc)
+        if k.is_const:
+            if not 0 <= int(k.value) < count:
+                raise LiftError("XL2001", f"index {k.value} outside member array '{member.field}'", loc)
+            self.write_member(ir.Member(loc, member.base, f"{member.field}[{int(k.value)}]"), val, loc)
+            return True
+        if not isinstance(member.base, ir.Name):
+            raise LiftError("XL2013", f"member array '{member.field}' of memory written at a run-time index", loc)
+        v = self.data(val, loc)
+        for j in range(count):  # every lane: the new value where the index names it
+            lane = ir.Member(loc, member.base, f"{member.field}[{j}]")
+            old = self.ev(lane)
+            hit = S.op("eq", "bool", S.cast(k, "int"), S.const(j, "int"))
+            self.write_member(lane, self.select(hit, v, old, loc), loc)
+        return True
+
     def write_member(self, target: ir.Member, val: Any, loc: ir.Loc) -> None:
         if isinstance(target.base, ir.Name):
             b = self.lookup(target.base.id)
@@ -192,7 +243,7 @@ class Memory:
             sv = b.val
             if target.field not in sv.fields:
                 raise LiftError("XL2012", f"{sv.ctype} has no member {target.field}", loc)
-            scalar = ctyping.vector(sv.ctype)["scalar"]
+            scalar = self.vec_info(sv.ctype)["scalar"]
             new = S.cast(self.data(val, loc), scalar)
             rel = self.rel_pred(b)
             fields = dict(sv.fields)
@@ -202,9 +253,9 @@ class Memory:
         if isinstance(target.base, ir.Index):
             base_e, idx_e = self.index_chain(target.base)
             p = self.ev(base_e)
-            if not isinstance(p, PtrVal) or p.shared or not ctyping.vector(p.elem.base):
+            if not isinstance(p, PtrVal) or p.shared or not self.vec_info(p.elem.base):
                 raise LiftError("XL2013", "member store through a pointer", loc)
-            vinfo = ctyping.vector(p.elem.base)
+            vinfo = self.vec_info(p.elem.base)
             k = vinfo["fields"].index(target.field)
             i = self.data(self.ev(idx_e[0]), loc)
             off = S.op("add", "int", S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")),
@@ -225,12 +276,19 @@ class Memory:
                 return
             if base.elem.const:
                 raise LiftError("XL2013", f"store through const pointer '{base.root}'", loc)
-            vinfo = ctyping.vector(base.elem.base)
+            vinfo = self.vec_info(base.elem.base)
             if vinfo:
                 if not isinstance(val, StructVal):
                     raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer", loc)
                 n = len(vinfo["fields"])
                 base_off = S.op("mul", "int", S.op("add", "int", base.offset, S.cast(idx[0], "int")), S.const(n, "int"))
+                if self.vector_lanes_ok(n, base_off):  # one [..., n] block store of the joined lanes
+                    mask = self.uniform_effect_mask(base_off, None, plain=True)
+                    if mask is not None:
+                        comps = [S.cast(self.data(val.fields[f], loc), vinfo["scalar"]) for f in vinfo["fields"]]
+                        self.emit_vector_store(base.base, base_off, mask, comps, vinfo["scalar"])
+                        self.st.store_epoch[base.root] = self.st.store_epoch.get(base.root, 0) + 1
+                    return
                 for k, f in enumerate(vinfo["fields"]):
                     self.store_scalar(base, S.op("add", "int", base_off, S.const(k, "int")),
                                       S.cast(self.data(val.fields[f], loc), vinfo["scalar"]), loc)
@@ -267,7 +325,7 @@ class Memory:
         arr.records.append(rec)
 
     def store_scalar(self, p: PtrVal, off: Sym, v: Sym, loc: ir.Loc) -> None:
-        elem = v.ctype if ctyping.vector(p.elem.base) else p.elem.base  # components of vector stores: their scalar
+        elem = v.ctype if self.vec_info(p.elem.base) else p.elem.base  # components of vector stores: their scalar
         mask = self.uniform_effect_mask(off, v, plain=True)
         if mask is None:
             return

@@ -49,9 +49,17 @@ class Scopes:
             return self.kc.types[name]
         if self.kc.typedefs is not None and ctyping.row(name) is None and ctyping.vector(name) is None:
             real = ctyping.canonical(self.kc.typedefs(name))  # `typedef double real;`, `using Index_t = int;`
-            if ctyping.row(real) is not None or ctyping.vector(real) is not None:
+            if ctyping.row(real) is not None or ctyping.vector(real) is not None or (
+                    real != name and self.kc.structs is not None and self.kc.structs(real) is not None):
                 return real
         return name
+
+    def vec_info(self, ctype: str) -> dict[str, Any] | None:
+        """{"scalar", "fields"} of a CUDA vector type or a packed struct of the program; None otherwise."""
+        v = ctyping.vector(ctype)
+        if v is None and self.kc.structs is not None and ctyping.row(ctype) is None and not ctype.startswith("__xl_"):
+            v = self.kc.structs(ctype)
+        return v
 
     def bind(self, name: str, ct: ir.CType, val: Any) -> None:
         done = tuple(f.done.id for f in self.st.fstack) + tuple(x.id for lc in self.st.lstack for x in (lc.brk, lc.cont))

@@ -29,6 +29,7 @@ class KernelContext:
     constants: dict[str, tuple[str, Any]]  # file-scope constants: name -> (ctype, value)
     typedefs: Callable[[str], str] | None = None  # a type name through the program's typedefs and aliases
     values: dict[str, tuple[str, Any]] = field(default_factory=dict)  # template value parameters at the launch
+    structs: Callable[[str], dict[str, Any] | None] | None = None  # packed structs of the program (structs.py)
 
 
 @dataclass

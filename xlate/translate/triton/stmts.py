@@ -118,8 +118,8 @@ class Statements:
             raise LiftError("XL2001", f"multi-dimensional local array '{s.name}' with an initialiser", loc)
         ct = ir.CType(base, s.ctype.ptr, s.ctype.const)
         if s.init is None:
-            if ctyping.vector(base) and not ct.ptr:
-                fields = {f: S.const(0, ctyping.vector(base)["scalar"]) for f in ctyping.vector(base)["fields"]}
+            if self.vec_info(base) and not ct.ptr:
+                fields = {f: S.const(0, self.vec_info(base)["scalar"]) for f in self.vec_info(base)["fields"]}
                 self.bind(s.name, ct, StructVal(base, fields))
             else:
                 self.bind(s.name, ct, None)

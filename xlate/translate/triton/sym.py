@@ -243,6 +243,27 @@ def land(*conds: Sym) -> Sym:
     return out
 
 
+def conj(*conds: Sym) -> Sym:
+    """The conjunction of `conds`, each conjunct once (compared by `canon`), the `land` trees flattened."""
+    flat: list[Sym] = []
+    stack = list(reversed(conds))
+    while stack:
+        c = stack.pop()
+        if c.op == "land":
+            stack.extend(reversed(c.args))
+        elif not (c.is_const and c.value):
+            flat.append(c)
+    memo: dict[tuple[str, int], Any] = {}
+    seen: set = set()
+    out: list[Sym] = []
+    for c in flat:
+        k = canon(c, memo)
+        if k not in seen:
+            seen.add(k)
+            out.append(c)
+    return land(*out)
+
+
 def lnot(c: Sym) -> Sym:
     return op("lnot", "bool", c)
 
@@ -413,3 +434,90 @@ def affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
             return None
         return {a: -v for a, v in inner[0].items()}, op("neg", "int", cast(inner[1], "int"))
     return None
+
+
+# -- canonical forms -----------------------------------------------------------------------------------------
+
+MAX_TERMS = 64  # a product grown past this many monomials is an atom of its own instead
+_RING = {"add", "sub", "mul", "neg", "pos", "cast"}
+
+
+def canon(s: Sym, memo: dict[tuple[str, int], Any] | None = None) -> Any:
+    """A hashable key equal for syms that compute the same value by the same means: integer ring arithmetic
+    (+, -, *, same-width casts) is compared as a polynomial over its atoms, so `(y - 8) + 8` and `y` agree;
+    everything else structurally over canonical arguments. Loads are (buffer, offset, mask, stores before)."""
+    memo = {} if memo is None else memo
+    k = ("c", s.id)
+    if k not in memo:
+        if ctyping.is_int(s.ctype) and s.ctype != "bool":
+            memo[k] = ("P", ctyping.bits(s.ctype), tuple(sorted(_poly(s, memo).items())))
+        else:
+            memo[k] = _struct(s, memo)
+    return memo[k]
+
+
+def poly(s: Sym, memo: dict[tuple[str, int], Any] | None = None) -> dict[tuple[str, ...], int] | None:
+    """An integer sym as {monomial: coefficient} (a monomial: the sorted reprs of its atoms, () the constant);
+    None for a sym that is not an integer. Coefficients wrap at the type's width."""
+    if not ctyping.is_int(s.ctype) or s.ctype == "bool":
+        return None
+    return _poly(s, {} if memo is None else memo)
+
+
+def lane_atom(axis: str) -> str:
+    """The monomial atom of thread-index axis `axis` in `poly`."""
+    return repr(("lane", axis))
+
+
+def _struct(s: Sym, memo: dict[tuple[str, int], Any]) -> Any:
+    if s.op in ("lane", "red"):
+        return (s.op, s.axis)
+    if s.op in ("uni", "var"):
+        return (s.op, s.name, s.ctype)
+    if s.op == "const":
+        return ("const", s.ctype, repr(s.value))
+    if s.op == "load":
+        return ("load", s.root, s.epoch, s.ctype, canon(s.args[0], memo), canon(s.args[1], memo),
+                canon(s.mask, memo) if s.mask is not None else None)
+    if s.op in ("reduce", "scan"):
+        return (s.op, s.id)
+    return (s.op, s.ctype, s.name, s.value if isinstance(s.value, str | int | float | None) else repr(s.value),
+            tuple(canon(a, memo) for a in s.args), tuple(a.ctype for a in s.args))
+
+
+def _same_width(s: Sym) -> bool:
+    return all(ctyping.is_int(a.ctype) and a.ctype != "bool" and ctyping.bits(a.ctype) == ctyping.bits(s.ctype)
+               for a in s.args)
+
+
+def _poly(s: Sym, memo: dict[tuple[str, int], Any]) -> dict[tuple[str, ...], int]:
+    k = ("p", s.id)
+    if k in memo:
+        return memo[k]
+    mod = 1 << ctyping.bits(s.ctype)
+    out: dict[tuple[str, ...], int] | None = None
+    if s.op == "const":
+        out = {(): int(s.value)}
+    elif s.op in ("lane", "red", "uni", "var"):
+        out = {(repr(_struct(s, memo)[:2]),): 1}
+    elif s.op in _RING and _same_width(s):
+        parts = [_poly(a, memo) for a in s.args]
+        if s.op in ("cast", "pos"):
+            out = dict(parts[0])
+        elif s.op == "neg":
+            out = {m: -c for m, c in parts[0].items()}
+        elif s.op in ("add", "sub"):
+            out = dict(parts[0])
+            for m, c in parts[1].items():
+                out[m] = out.get(m, 0) + (c if s.op == "add" else -c)
+        elif len(parts[0]) * len(parts[1]) <= MAX_TERMS:
+            out = {}
+            for ma, ca in parts[0].items():
+                for mb, cb in parts[1].items():
+                    m = tuple(sorted(ma + mb))
+                    out[m] = out.get(m, 0) + ca * cb
+    if out is None:  # not ring arithmetic of its arguments: an atom of its own
+        out = {(repr(("atom", _struct(s, memo))),): 1}
+    out = {m: c % mod for m, c in out.items() if c % mod}
+    memo[k] = out
+    return out

@@ -27,6 +27,7 @@ from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BOXED, Lifter
 from xlate.translate.triton.state import KernelContext
+from xlate.translate.triton.structs import StructLayouts
 from xlate.translate.triton.values import ConstArray, LiftError
 
 __all__ = ["GRID_KEYWORD", "CudaToTriton"]
@@ -112,7 +113,7 @@ class CudaToTriton:
         const_arrays = _const_arrays(unit.text)
         constants = _file_constants(unit)
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
-                           type_resolver(unit), _template_values(fn, spec))
+                           type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit))
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -134,6 +135,22 @@ class CudaToTriton:
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(params_py + constexprs), body, annotation,
                           params_sig, launcher, notes, set(lifter.em.helpers))
         return port, diags
+
+
+_LAYOUTS: dict[int, tuple[Any, StructLayouts]] = {}
+
+
+def _struct_layouts(unit: KernelUnit):
+    """The packed structs of the program the unit belongs to (the program spec inference reads)."""
+    from xlate.specs.infer import _program
+
+    program, _ = _program(unit, None)
+    hit = _LAYOUTS.get(id(program))
+    if hit is None or hit[0] is not program:
+        if len(_LAYOUTS) > 16:
+            _LAYOUTS.clear()
+        hit = _LAYOUTS[id(program)] = (program, StructLayouts(program))
+    return hit[1].layout
 
 
 def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:

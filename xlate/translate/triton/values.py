@@ -54,6 +54,15 @@ class StructVal:
 
 
 @dataclass
+class FieldArray:
+    """An array member of a packed struct value (`q.val`): indexing it names lane `val[k]` of `struct`."""
+
+    struct: StructVal
+    name: str
+    count: int
+
+
+@dataclass
 class CGroup:
     kind: str  # block | tile
     size: int = 0

@@ -1,0 +1,144 @@
+"""Packed structs of the program: a struct or class whose data members are numbers of one type -- named
+scalars (`struct { float re, im; }`) or a fixed array (`struct alignas(16) { T val[4]; }`) -- is read by the
+lifter like a CUDA vector type: its lanes in declaration order, `val[k]` the lane of an array member.
+Anything else (pointers, mixed types, base classes, virtual methods, bit-fields) is not packed: None."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import tree_sitter as ts
+
+from xlate.cir import ctype as ctyping
+
+TEMPLATE_ARGS = re.compile(r"^\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*$")
+
+
+def _text(node: ts.Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def _split_args(args: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+class StructLayouts:
+    """Packed-struct layouts of one program (xlate.specs.infer.program.Program), computed on demand."""
+
+    def __init__(self, program: Any):
+        self.program = program
+        self._defs: dict[str, list[tuple[ts.Node, list[str]]]] | None = None
+        self._layouts: dict[str, dict[str, Any] | None] = {}
+
+    def _definitions(self) -> dict[str, list[tuple[ts.Node, list[str]]]]:
+        """name -> [(struct/class node with a body, its template parameter names)]."""
+        if self._defs is None:
+            self._defs = {}
+            for f in self.program.files:
+                stack = [f.tree.root_node]
+                while stack:
+                    n = stack.pop()
+                    if n.type in ("struct_specifier", "class_specifier") and n.child_by_field_name("body") is not None:
+                        names = [_text(n.child_by_field_name("name"))]
+                        if n.parent is not None and n.parent.type == "type_definition":  # typedef struct {...} T;
+                            names += [_text(d) for d in n.parent.children_by_field_name("declarator")
+                                      if d.type == "type_identifier"]
+                        for name in filter(None, names):
+                            tparams: list[str] = []
+                            if n.parent is not None and n.parent.type == "template_declaration":
+                                plist = n.parent.child_by_field_name("parameters")
+                                for tp in plist.named_children if plist is not None else []:
+                                    ident = tp.child_by_field_name("name") or next(
+                                        (c for c in tp.named_children if c.type in ("type_identifier", "identifier")), None)
+                                    tparams.append(_text(ident))
+                            self._defs.setdefault(name, []).append((n, tparams))
+                    if n.type in ("function_definition", "compound_statement"):
+                        continue
+                    stack.extend(n.named_children)
+        return self._defs
+
+    def layout(self, ctype: str) -> dict[str, Any] | None:
+        """{"scalar": canonical lane type, "fields": lane names in memory order} of a packed struct; None."""
+        if ctype not in self._layouts:
+            self._layouts[ctype] = self._layout(ctype)
+        return self._layouts[ctype]
+
+    def _layout(self, ctype: str) -> dict[str, Any] | None:
+        m = TEMPLATE_ARGS.match(ctype)
+        name, args = (m.group(1), _split_args(m.group(2))) if m else (ctype.strip(), [])
+        name = name.removeprefix("struct ").removeprefix("class ").strip()
+        for node, tparams in self._definitions().get(name, []):
+            if len(args) != len(tparams) and args:
+                continue
+            out = self._packed(node, dict(zip(tparams, args)))
+            if out is not None:
+                return out
+        return None
+
+    def _packed(self, node: ts.Node, binding: dict[str, str]) -> dict[str, Any] | None:
+        if any(c.type == "base_class_clause" for c in node.named_children):
+            return None
+        body = node.child_by_field_name("body")
+        fields: list[str] = []
+        scalars: set[str] = set()
+        for fd in body.named_children:
+            if fd.type in ("comment", "access_specifier", "function_definition", "template_declaration",
+                           "type_definition", "alias_declaration", "declaration", "friend_declaration"):
+                if "virtual" in _text(fd).split("(")[0].split():
+                    return None
+                continue
+            if fd.type != "field_declaration":
+                return None
+            if any(c.type == "storage_class_specifier" for c in fd.children):
+                continue  # a static member: no bytes of the object
+            decls = fd.children_by_field_name("declarator")
+            if any(d.type == "function_declarator" for d in decls):
+                continue
+            if any(c.type == "bitfield_clause" for c in fd.children):
+                return None
+            ftype = _text(fd.child_by_field_name("type"))
+            ftype = binding.get(ftype, ftype)
+            scalar = ctyping.canonical(self.program.resolve_type(ftype))
+            if ctyping.row(scalar) is None or scalar == "bool":
+                return None
+            scalars.add(scalar)
+            for d in decls:
+                if d.type == "field_identifier":
+                    fields.append(_text(d))
+                elif d.type == "array_declarator" and d.child_by_field_name("declarator") is not None \
+                        and d.child_by_field_name("declarator").type == "field_identifier":
+                    count = self._count(_text(d.child_by_field_name("size")), binding)
+                    if count is None or count <= 0:
+                        return None
+                    base = _text(d.child_by_field_name("declarator"))
+                    fields.extend(f"{base}[{k}]" for k in range(count))
+                else:
+                    return None  # pointers, references, nested arrays
+        if len(scalars) != 1 or not fields:
+            return None
+        return {"scalar": scalars.pop(), "fields": fields}
+
+    def _count(self, size: str, binding: dict[str, str]) -> int | None:
+        size = binding.get(size.strip(), size.strip())
+        for _ in range(8):
+            if re.fullmatch(r"\d+[uUlL]*", size):
+                return int(re.sub(r"[uUlL]+$", "", size))
+            m = self.program.macros.get(size)
+            if m is None or m.params is not None:
+                return None
+            size = m.body.strip().strip("()").strip()
+        return None
