@@ -163,6 +163,7 @@ def test_timed_report_pages(cpu_run):
 
 def test_migrate_closing_lines(cpu_run):
     from xlate.backends.registry import get_backend
+
     from xlate.migrate.benchdevice import gpu_timing
     from xlate.migrate.benchtext import summary_lines
 
