@@ -100,6 +100,38 @@ def test_what_batching_does_not_know_keeps_the_default_alone(body, why):
     assert out is None and why in reason
 
 
+def test_vector_components_stay_a_trailing_axis_behind_the_blocks():
+    """The lift of a float4 load ([BX, 4] through expand_dims, split, join, reshape): the leading axis of blocks
+    is prepended to the reshapes of per-block values, a value the same in every block keeps a leading 1."""
+    src, why = batch_kernel(kernel_def("""
+        @triton.jit
+        def _k(a, c, n, BX: tl.constexpr):
+            pid_x = tl.program_id(0)
+            lane_x = tl.arange(0, BX)
+            i = (pid_x * 256) + lane_x
+            v = tl.load(tl.expand_dims(a + i * 4, -1) + tl.arange(0, 4), mask=tl.expand_dims(i < n, -1), other=0)
+            lo, hi = tl.split(tl.reshape(v, [BX, 2, 2]))
+            w = tl.reshape(tl.expand_dims(lane_x, -1) + tl.arange(0, 4), [BX, 2, 2])
+            tl.store(tl.expand_dims(c + i * 4, -1) + tl.arange(0, 4), tl.reshape(tl.join(lo, hi) + w, [BX, 4]))
+    """), "_k_blocks")
+    assert src is not None, why
+    assert f"lo, hi = tl.split(tl.reshape(v, [{ROWS}, BX, 2, 2]))" in src
+    assert "w = tl.reshape(tl.expand_dims(lane_x, -1) + tl.arange(0, 4), [1, BX, 2, 2])" in src
+    assert f"tl.reshape(tl.join(lo, hi) + w, [{ROWS}, BX, 4])" in src
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    ("v = tl.expand_dims(i, 0)", "trailing axis"),
+    ("v = tl.reshape(i, [2, BX // 2])", "tl.reshape other than"),
+    ("v = i + tl.arange(0, n)", "computed range"),
+])
+def test_vector_operations_on_leading_axes_are_not_batched(body, why):
+    src = ("@triton.jit\ndef _k(x, y, n, BX: tl.constexpr):\n    pid_x = tl.program_id(0)\n"
+           "    lane_x = tl.arange(0, BX)\n    i = (pid_x * 256) + lane_x\n    " + body + "\n")
+    out, reason = batch_kernel(kernel_def(src), "_k_blocks")
+    assert out is None and why in reason
+
+
 def test_a_two_dimensional_block_is_not_batched():
     out, reason = batch_kernel(kernel_def("""
         @triton.jit

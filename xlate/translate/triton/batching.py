@@ -83,6 +83,13 @@ def _expand(x: ast.expr) -> ast.expr:
 class _Rewrite(ast.NodeTransformer):
     """Checks every expression against the known operations and rewrites shapes, reductions and gridDim."""
 
+    def __init__(self, per_block: set[str]):
+        self.per_block = per_block  # names whose values have the leading axis of R blocks (else of 1)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        node.value = self.visit(node.value)  # its targets are names (checked by _bindings)
+        return node
+
     def visit_For(self, node: ast.For) -> ast.AST:
         it = node.iter  # `range(...)` (checked by _bindings): its bounds are expressions like any other
         assert isinstance(it, ast.Call)
@@ -140,6 +147,23 @@ class _Rewrite(ast.NodeTransformer):
                 raise NotBatchable(f"tl.{name} of shape {ast.unparse(shape)}")
             node.args = [node.args[0], *[self.visit(a) for a in node.args[1:]]] if node.args else []
             return node
+        if name == "arange":  # a constant range: a trailing axis (a vector type's components), as in the lift
+            if len(node.args) != 2 or not all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
+                raise NotBatchable("tl.arange of a computed range")
+            return node
+        if name in r["trailing"]:  # operations on the last axes only: the leading one passes through
+            axis = _axis(node) if name == "expand_dims" else None
+            if name == "expand_dims" and not (isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub)):
+                raise NotBatchable("tl.expand_dims other than at a trailing axis")
+            return self.generic_visit(node)
+        if name == "reshape":  # [BX, ...] -> [R, BX, ...] (or [1, BX, ...] for a value the same in every block)
+            shape = node.args[1] if len(node.args) == 2 else None
+            if not isinstance(shape, ast.List | ast.Tuple) or not shape.elts or not (
+                    isinstance(shape.elts[0], ast.Name) and shape.elts[0].id == "BX") or node.keywords:
+                raise NotBatchable("tl.reshape other than of the lanes' leading axis")
+            lead: ast.expr = ast.Name(ROWS, ast.Load()) if _mentions(node.args[0], self.per_block) else ast.Constant(1)
+            node.args = [self.visit(node.args[0]), type(shape)([lead, *shape.elts], ast.Load())]
+            return node
         if name in r["reductions"] or name in r["scans"]:
             if not _const(_axis(node), 0) or not node.args or any(k.arg != "axis" for k in node.keywords):
                 raise NotBatchable(f"tl.{name} other than over the lanes (axis=0)")
@@ -178,9 +202,9 @@ class _Binding:
 def _bindings(body: list[ast.stmt], nested: bool, out: dict[str, list[_Binding]]) -> None:
     for s in body:
         if isinstance(s, ast.Assign):
-            if len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
-                raise NotBatchable("an assignment to something other than a name")
-            out.setdefault(s.targets[0].id, []).append(_Binding(s.value, nested))
+            names = _target_names(s.targets)
+            for name in names:  # `a, b = tl.split(x)`: each name bound to the call
+                out.setdefault(name, []).append(_Binding(s.value, nested))
         elif isinstance(s, ast.AugAssign):
             if not isinstance(s.target, ast.Name):
                 raise NotBatchable("an assignment to something other than a name")
@@ -204,6 +228,14 @@ def _bindings(body: list[ast.stmt], nested: bool, out: dict[str, list[_Binding]]
                 raise NotBatchable("a kernel that returns a value")
         elif not isinstance(s, ast.Pass):
             raise NotBatchable(f"a '{type(s).__name__}' statement")
+
+
+def _target_names(targets: list[ast.expr]) -> list[str]:
+    if len(targets) == 1 and isinstance(targets[0], ast.Name):
+        return [targets[0].id]
+    if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and all(isinstance(e, ast.Name) for e in targets[0].elts):
+        return [e.id for e in targets[0].elts]  # type: ignore[attr-defined]
+    raise NotBatchable("an assignment to something other than names")
 
 
 def _per_block(bindings: dict[str, list[_Binding]], pid: str) -> set[str]:
@@ -261,7 +293,8 @@ def _batch(fn: ast.FunctionDef, name: str) -> str:
     lane = _find(fn.body, lambda v: _tl(v, "arange") is not None and len(v.args) == 2 and _const(v.args[0], 0)
                  and isinstance(v.args[1], ast.Name) and v.args[1].id == "BX")
     calls = [n for n in ast.walk(fn) if _tl(n, "program_id") and n.args and _const(n.args[0], 0)]
-    ranges = [n for n in ast.walk(fn) if _tl(n, "arange")]
+    ranges = [n for n in ast.walk(fn) if _tl(n, "arange") and any(isinstance(a, ast.Name) and a.id == "BX"
+                                                                 for a in n.args)]  # type: ignore[attr-defined]
     if len(calls) != 1 or len(ranges) != 1:
         raise NotBatchable("the block index or the lanes are computed more than once")
     bindings: dict[str, list[_Binding]] = {}
@@ -275,7 +308,7 @@ def _batch(fn: ast.FunctionDef, name: str) -> str:
             raise NotBatchable(f"'{var}' is carried through a loop or branch as one value and as one per block")
     out = copy.deepcopy(fn)
     pid2, lane2 = (next(s for s in out.body if ast.dump(s) == ast.dump(x)) for x in (pid, lane))
-    _Rewrite().visit(ast.Module([s for s in out.body if s is not pid2 and s is not lane2], []))
+    _Rewrite(per_block).visit(ast.Module([s for s in out.body if s is not pid2 and s is not lane2], []))
     pid2.value = ast.parse(f"tl.minimum(tl.program_id(0) * {ROWS} + tl.arange(0, {ROWS}), {GRID_X} - 1)[:, None]",
                            mode="eval").body
     lane2.value = ast.parse("tl.arange(0, BX)[None, :]", mode="eval").body
