@@ -68,7 +68,7 @@ def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str
         ast.keyword(ROWS, ast.parse(f'{CONFIG}["blocks"]', mode="eval").body), ast.keyword("num_warps", pick)]
     params = [a.arg for a in launcher.args.args]
     pad = " " * stmt.col_offset
-    return [f"{pad}def {RUN}({CONFIG}):",
+    return ["", f"{pad}def {RUN}({CONFIG}):",
             f'{pad}    if {CONFIG}["blocks"] == 1:',
             f"{pad}        {ast.unparse(default)}",
             f"{pad}    else:  # {CONFIG}['blocks'] consecutive CUDA blocks per program",
