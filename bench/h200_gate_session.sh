@@ -54,6 +54,6 @@ if [ -n "${MIGRATE_OLD:-}" ]; then
   done
 fi
 log "done"
-# the device tool brings back a handful of files: everything else travels in one archive
-(cd "$OUT" && tar czf gate_session.tgz --exclude gate_session.tgz --exclude gate_session.log * && \
+# the device tool brings back a handful of files: everything else travels in one archive (ARCHIVE=0: the caller does)
+[ "${ARCHIVE:-1}" = 1 ] && (cd "$OUT" && tar czf gate_session.tgz --exclude gate_session.tgz --exclude gate_session.log * && \
   find . -mindepth 1 -maxdepth 1 ! -name gate_session.tgz ! -name gate_session.log -exec rm -rf {} +)
