@@ -107,9 +107,10 @@ class RunFailed(Exception):
     pass
 
 
-def time_kernel(path: str, kernel: str, text: str, rounds: int, facts: Any) -> dict[str, Any]:
+def time_kernel(path: str, kernel: str, text: str, rounds: int, facts: Any, plan: Any = None) -> dict[str, Any]:
     """The source (`path`: the CUDA original), the port's default configuration and its chosen one, interleaved.
-    `facts`: the device's (benchdevice.DeviceFacts: its L2 size sets the benchmark's size)."""
+    `facts`: the device's (benchdevice.DeviceFacts: its L2 size sets the benchmark's size); `plan`: a
+    benchstats.Plan (its l2_multiple and batch length)."""
     from xlate.backends.base import CompileError, LaunchConfig
 
     from xlate.migrate.bench import bench_case, gpu_budget, outputs_differ
@@ -120,7 +121,7 @@ def time_kernel(path: str, kernel: str, text: str, rounds: int, facts: Any) -> d
     from xlate.verify.configs import declared, only
     from xlate.verify.runner import Side
 
-    plan = Plan()
+    plan = plan or Plan()
     spec = build_spec(parse_file(path), kernel, sidecar_overrides(path, kernel))
     default_text = only(text, kernel, 0) if kernel in (declared(text) or {}) else text
     sides = {"cuda": Side(path, kernel, label="source"),  # "cuda": what the table calls the source
@@ -260,7 +261,9 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=8, help="fuzz examples verifying each configuration")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="processes porting and verifying")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved timed rounds per kernel")
-    ap.add_argument("--out")
+    ap.add_argument("--l2-multiple", type=float, default=None,
+                    help="working set as a multiple of the L2 cache (default: --benchmark's, 4)")
+    ap.add_argument("--out", help="JSON results, rewritten after every kernel (a cut-off run keeps what it timed)")
     args = ap.parse_args()
 
     from xlate.migrate.benchdevice import device_facts, gpu_timing, measure_copy
@@ -272,17 +275,33 @@ def main() -> int:
     t0 = time.perf_counter()
     jobs = [(p, k, args.examples, tmp) for p, k in lifted_kernels(set(args.only.split(",")) if args.only else None)]
     # spawn, not fork: this process has initialised CUDA (detection), which a forked child could not use
+    ported = []
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
-        ported = list(pool.map(port_one, jobs))
+        for p in pool.map(port_one, jobs):
+            ported.append(p)
+            cfg = p.get("configs")
+            kept = f", {len(cfg['kept'])} of {cfg['declared']} launch configurations kept" if cfg else ""
+            print(f"  port {p['kernel']}: {p['status']}{kept}" + (f" ({p.get('port_seconds')} s)" if "port_seconds" in p else "")
+                  + (f": {p['note']}" if p.get("note") and p["status"] != "verified" else ""), flush=True)
     print(f"ported and verified {len(ported)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
+    plan = Plan(l2_multiple=args.l2_multiple) if args.l2_multiple else Plan()
     facts = copy = None
     if not cannot:
         facts = device_facts()
-        copy = measure_copy("cuda", facts, Plan())
+        copy = measure_copy("cuda", facts, plan)
         print(f"{facts.name}: L2 {facts.l2_bytes >> 20} MiB; device-to-device copy "
               + (f"{copy['gbs']:.0f} GB/s" if copy.get("status") == "ok" else copy.get("reason", "not measured")), flush=True)
     copy_bps = copy["gbs"] * 1e9 if copy and copy.get("status") == "ok" else None
-    rows = []
+    rows: list[dict[str, Any]] = []
+
+    def dump(summary: dict[str, Any] | None, done: bool) -> None:
+        if args.out:
+            Path(args.out).write_text(json.dumps({
+                "bench": "triton_vs_cuda", "schema": 2, "complete": done, "device": facts.to_dict() if facts else None,
+                "copy": copy, "examples": args.examples, "rounds": args.rounds, "plan": plan.to_dict(), "rows": rows,
+                "summary": summary, "not_timed": cannot, "seconds": round(time.perf_counter() - t0, 1)},
+                indent=1, default=str))
+
     unported = [p["kernel"] for p in ported if p["status"] == "not translated"]
     if unported:
         print(f"not lifted by the rules (nothing to time): {', '.join(unported)}")
@@ -292,7 +311,7 @@ def main() -> int:
         row["kept"] = f"{len(cfg['kept'])}/{cfg['declared']}" if cfg else "1/1"
         row["configs"] = cfg
         if p["status"] == "verified" and not cannot:
-            t = time_kernel(str(KERNELS / p["file"]), p["kernel"], p["text"], args.rounds, facts)
+            t = time_kernel(str(KERNELS / p["file"]), p["kernel"], p["text"], args.rounds, facts, plan)
             add_timing(row, t, copy_bps)
             tuned = " ".join(f"{config_text(c)} {ms * 1e3:.1f}" for c, ms in t.get("config_timings_ms") or [])
             print(f"{p['kernel']:24s} " + (f"cuda {row['cuda_us']:9.1f} us  default {row['default_us']:9.1f} us  chosen "
@@ -301,14 +320,11 @@ def main() -> int:
         elif cannot and p["status"] == "verified":
             row["note"] = "not timed: " + "; ".join(cannot)
         rows.append(row)
+        dump(None, False)
     summary = summarize(rows, copy["gbs"] if copy_bps else None) if not cannot else None
     print()
     print_table(rows, summary)
-    if args.out:
-        Path(args.out).write_text(json.dumps({
-            "bench": "triton_vs_cuda", "schema": 2, "device": facts.to_dict() if facts else None, "copy": copy,
-            "examples": args.examples, "rounds": args.rounds, "rows": rows, "summary": summary,
-            "not_timed": cannot, "seconds": round(time.perf_counter() - t0, 1)}, indent=1, default=str))
+    dump(summary, True)
     if cannot:
         print(f"\ntriton_vs_cuda: nothing timed: {'; '.join(cannot)}", file=sys.stderr)
         return 3
