@@ -164,14 +164,14 @@ def time_kernel(path: str, kernel: str, text: str, rounds: int, facts: Any, plan
     try:
         batch = {}
         for label in sides:  # calibration; the chosen side's launcher times its configurations here, at first use
-            res = call(label, {"warmup": 2, "repeat": plan.batches})
+            res = call(label, {"warmup": 2, "repeat": plan.batches, "discard_outputs": 1})
             meta[label] = res.meta
             one = statistics.median(res.meta.get("times") or [res.seconds])
             batch[label] = launches_per_batch(one, plan) * plan.batches
         order = list(sides)
         for r in range(rounds):
             for label in order[r % len(order):] + order[: r % len(order)]:
-                res = call(label, {"warmup": 1, "repeat": batch[label]})
+                res = call(label, {"warmup": 1, "repeat": batch[label], "discard_outputs": 1})  # checked above
                 per_launch[label].append(statistics.median(res.meta.get("times") or [res.seconds]))
                 meta[label] = res.meta
     except RunFailed as exc:
