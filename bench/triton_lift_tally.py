@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{lifted} / {len(rows)} spec-complete kernels lifted to Triton")
     for reason, n in reasons.most_common(40):
         print(f"{n:5d}  {reason}")
-    if args.show:
+    if args.show is not None:
         for r in rows:
             if not r["lifted"] and args.show in r["reason"]:
                 print(f"  {r['path'].split('/src/')[-1]}:{r['kernel']}  {r['reason'][:160]}")

@@ -200,6 +200,14 @@ class Expressions:
         nc = named_constant(e.id)
         if nc is not None:
             return S.const(nc[1], nc[0])
+        value = self.kc.program_value(e.id) if self.kc.program_value is not None else None
+        resolving = self.__dict__.setdefault("_resolving", set())
+        if value is not None and e.id not in resolving:  # a macro or constant of another file of the program
+            resolving.add(e.id)
+            try:
+                return self.ev(value)
+            finally:
+                resolving.discard(e.id)
         raise LiftError("XL2001", f"unknown identifier '{e.id}'", e.loc)
 
     def builtin(self, e: ir.Builtin) -> Sym:

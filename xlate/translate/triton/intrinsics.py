@@ -90,11 +90,17 @@ class Intrinsics:
             return self.atomic(e, at)
         if fn in self.kc.devices:
             return self.inline(self.kc.devices[fn], e)
+        external = self.kc.program_device(fn) if self.kc.program_device is not None else None
+        if external is not None:  # a device function of another file of the program
+            self.kc.devices[fn] = external
+            return self.inline(external, e)
         entry = math_entry(fn)
         if entry is not None:
             return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
         if fn.startswith("printf"):
             raise LiftError("XL2001", "printf", e.loc)
+        if fn == "assert" and len(e.args) == 1:
+            return self.device_assert(e)
         as_type = self.resolve_type(fn, e.loc) if len(e.args) == 1 and fn.isidentifier() else None
         if as_type is not None and as_type != fn and ctyping.row(as_type) is not None:  # Real_t(x): a cast
             return self.cast(ir.Cast(e.loc, ir.CType(fn), e.args[0], "functional"))
@@ -106,6 +112,16 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def device_assert(self, e: ir.Call) -> Sym:
+        """assert(c): Triton's device assertion of `c` on the threads that reach it (checked where Triton checks
+        assertions: the interpreter, and GPU builds with debug on)."""
+        c = self.cond(self.ev(e.args[0]), e.loc)
+        pred = self.pred_sym()
+        ok = c if pred.is_const and pred.value else S.op("lor", "bool", S.lnot(pred), c)
+        if not (ok.is_const and ok.value):
+            self.em.line(f"tl.device_assert({self.em.code(ok, self.ctx, 'bool')}, \"assert at line {e.loc.line}\")")
+        return S.const(0, "int")
 
     def numeric_limit(self, spelling: str, member: str, loc: ir.Loc) -> Sym:
         """std::numeric_limits<T>::member() of a type the lift knows (a template type is known only at launch)."""

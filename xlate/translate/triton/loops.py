@@ -287,7 +287,52 @@ class Loops:
         test0 = None if s.do else self.cond(self.ev(s.test), s.loc)
         if test0 is not None and test0.is_const and not test0.value:
             return
+        if (test0 is None or test0.is_const) and self.while_trips(s) is not None:
+            self.unroll_while(s)  # `int i = 128; while (i != 0) { ...; i >>= 1; }`: a count known now
+            return
         self.while_loop(s.body, (), s.test, test0, s.loc, do=s.do)
+
+    def while_trips(self, s: ir.While) -> int | None:
+        """Iterations of a while loop whose condition stays a constant through its body; None otherwise."""
+        fork = self.st.fork()
+        self.em.enabled = False
+        try:
+            return self.unroll_while(s, dry=True)
+        except (LiftError, NotConcrete, ZeroDivisionError):
+            return None
+        finally:
+            fork.undo()
+
+    def unroll_while(self, s: ir.While, dry: bool = False) -> int | None:
+        lc = LoopCtx(pred_base=len(self.st.pred))
+        self.st.lstack.append(lc)
+        n = 0
+        try:
+            while True:
+                if n or not s.do:
+                    c = self.cond(self.ev(s.test), s.loc)
+                    if not c.is_const:
+                        if dry:
+                            return None
+                        raise LiftError("XL2007", "loop condition becomes data-dependent during unrolling", s.loc)
+                    if not c.value:
+                        break
+                if lc.brk.is_const and lc.brk.value:
+                    break
+                n += 1
+                if n > UNROLL_LIMIT:
+                    return None
+                self.push_scope()
+                self.stmts(s.body)
+                self.pop_scope()
+                lc.cont = S.const(0, "bool")
+        finally:
+            self.st.lstack.pop()
+        if not (lc.brk.is_const and not lc.brk.value):
+            if dry:
+                return None
+            raise LiftError("XL2007", "break with a data-dependent condition", s.loc)
+        return n
 
     def carried(self, body: list[ir.Stmt], step: list[ir.Expr], exclude: set[str]) -> list[str]:
         stmts = list(body) + [ir.ExprStmt(e.loc, e) for e in step]

@@ -23,6 +23,7 @@ from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
+from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BOXED, Lifter
@@ -104,16 +105,19 @@ class CudaToTriton:
             raise LiftError("XL2011", str(exc).split("error: ", 1)[-1], loc0) from None
         block = _block(spec.block, spec.value_params, loc0)
         bx, by = block
-        fir = build_function(unit, fn, lines)
+        names = _program_names(unit)
+        built = names.build_unit()  # with the program's function-like macros this file does not define
+        fir = build_function(built, fn, lines)
         devices: dict[str, ir.FunctionIR] = {}
         for dfn in unit.reachable(fn.name)[1:]:
-            devices[dfn.name] = build_function(unit, dfn, lines)
+            devices[dfn.name] = build_function(built, dfn, lines)
         types = {t: sanitize(t) for t in fir.template_types}
         traits, trait_defs = _traits(unit.text, fir, devices, types)
         const_arrays = _const_arrays(unit.text)
         constants = _file_constants(unit)
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
-                           type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit))
+                           type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit), names.value,
+                           names.device)
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -138,19 +142,37 @@ class CudaToTriton:
 
 
 _LAYOUTS: dict[int, tuple[Any, StructLayouts]] = {}
+_NAMES: dict[tuple[int, int], tuple[Any, KernelUnit, ProgramNames]] = {}
+
+
+def _program_of(unit: KernelUnit):
+    """The program the unit belongs to (the one spec inference reads: its folder, headers, includers)."""
+    from xlate.specs.infer import _program
+
+    return _program(unit, None)[0]
 
 
 def _struct_layouts(unit: KernelUnit):
-    """The packed structs of the program the unit belongs to (the program spec inference reads)."""
-    from xlate.specs.infer import _program
-
-    program, _ = _program(unit, None)
+    """The packed structs of the unit's program."""
+    program = _program_of(unit)
     hit = _LAYOUTS.get(id(program))
     if hit is None or hit[0] is not program:
         if len(_LAYOUTS) > 16:
             _LAYOUTS.clear()
         hit = _LAYOUTS[id(program)] = (program, StructLayouts(program))
     return hit[1].layout
+
+
+def _program_names(unit: KernelUnit) -> ProgramNames:
+    """Macros, constants and device functions of the unit's program that the unit does not define."""
+    program = _program_of(unit)
+    key = (id(program), id(unit))
+    hit = _NAMES.get(key)
+    if hit is None or hit[0] is not program or hit[1] is not unit:
+        if len(_NAMES) > 16:
+            _NAMES.clear()
+        hit = _NAMES[key] = (program, unit, ProgramNames(unit, program))
+    return hit[2]
 
 
 def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:
