@@ -232,6 +232,14 @@ def _compilable(task: Task) -> bool:
     return task.role == "source" and Path(task.rel).suffix.lower() in (".cu", ".hip", ".cpp", ".cc", ".cxx")
 
 
+def _comment(options: dict[str, Any]) -> str:
+    """The target language's line comment: a Triton port is Python (a `//` header made every migrated Triton
+    port a syntax error)."""
+    from xlate.targets import target
+
+    return target(options["target"]).comment
+
+
 def _translate_only(task: Task, unit: Any) -> dict[str, Any]:
     """A file without kernels (headers, host code): the rules translate it; nothing can be verified. Constructs the
     rules cannot translate stay in the file, listed in its header and the report (the rest of the file is still
@@ -263,7 +271,7 @@ def _translate_only(task: Task, unit: Any) -> dict[str, Any]:
         r["output_sha256"] = _write(task.output, text)
         r.update(status="translated", written=True, unchanged=True, message="no CUDA constructs: written unchanged")
         return r
-    r["output_sha256"] = _write(task.output, port_header(r, Path(task.rel).name, tr.engine, tr.meta.get("rocm")) + text)
+    r["output_sha256"] = _write(task.output, port_header(r, Path(task.rel).name, tr.engine, tr.meta.get("rocm"), _comment(o)) + text)
     r["diagnostics"].append(diag_dict("XL6013", task.rel))
     r.update(status="translated", written=True,
              message="no kernels: translated by the rules" + (f"; {len(errors)} construct(s) left to port by hand" if errors else ""))
@@ -381,7 +389,8 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
         r["diagnostics"] += [diag_dict("XL6018", task.rel, s["line"], s["col"], finding=s["code"], detail=s["detail"],
                                        kernels=s["kernels"]) for s in r["review"]]
     if write and task.output:
-        head = port_header(r, Path(task.rel).name, tr.engine if tr else None, (tr.meta.get("rocm") if tr else None))
+        head = port_header(r, Path(task.rel).name, tr.engine if tr else None, (tr.meta.get("rocm") if tr else None),
+                           _comment(o))
         r["output_sha256"] = _write(task.output, head + port_text)
         r["written"] = True
     return r
