@@ -138,3 +138,64 @@ def test_while_tree_reduction_with_a_known_count_is_a_block_sum(tmp_path):
               tmp_path)
     want = np.add.reduceat(x.astype(np.float64), np.arange(0, n, 128))
     np.testing.assert_allclose(out["out"], want, rtol=1e-5, atol=1e-5)
+
+
+EXTRA_H = """
+#pragma once
+template <typename K> __device__ inline void order(K &a, K &b) { if (b < a) { K t = a; a = b; b = t; } }
+template <typename K> __device__ inline void order(K &a, K &b, K &c) { order(a, b); order(b, c); order(a, b); }
+"""
+
+EXTRA_CU = """
+#include "extra.h"
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void sort3(const float* x, float* y, int n) {
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) * 3;
+    if (i + 2 >= n) return;
+    float a = x[i], b = x[i + 1], c = x[i + 2];
+    order(a, b, c);
+    y[i] = a; y[i + 1] = b; y[i + 2] = c;
+}
+
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void early_exit_stage(const float* x, float* y, int n) {
+    __shared__ float s[64];
+    int i = blockIdx.x * 64 + threadIdx.x;
+    if (i >= n) return;  // the threads past the end leave; the barrier waits for the others
+    s[threadIdx.x] = __uint_as_float(__float_as_uint(x[i]) ^ 0x80000000u);  // negated through its bits
+    __syncthreads();
+    int j = threadIdx.x ^ 1;
+    y[i] = blockIdx.x * 64 + j < n ? s[j] : 0.0f;
+}
+
+template <typename T>
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void halve_t(const T* x, T* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] / T(2);
+}
+"""
+
+
+def test_overloads_exits_before_barriers_bit_casts_and_template_casts(tmp_path):
+    d = tmp_path / "prog2"
+    d.mkdir()
+    (d / "extra.h").write_text(EXTRA_H)
+    (d / "extra.cu").write_text(EXTRA_CU)
+    unit = parse_file(d / "extra.cu")
+    t = CudaToTriton().translate(unit, unit.text, TranslateOptions())
+    assert t.kernels == ["sort3", "early_exit_stage", "halve_t"], [x.format() for x in t.diagnostics]
+    n = 300
+    x = rng(4).standard_normal(n).astype(np.float32)
+    out = run(t.text, "sort3", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    assert np.array_equal(out["y"], np.sort(x.reshape(-1, 3), axis=1).reshape(-1))
+    n = 157
+    x = rng(5).standard_normal(n).astype(np.float32)
+    out = run(t.text, "early_exit_stage", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    j = np.arange(n) ^ 1
+    want = np.where(j < n, -x[np.minimum(j, n - 1)], 0.0).astype(np.float32)
+    assert np.array_equal(out["y"], want)
+    x = rng(6).standard_normal(n)
+    out = run(t.text, "halve_t", [buf("x", x), buf("y", poisoned(n, np.float64)), ScalarArg("n", n, "int32")], tmp_path)
+    assert np.array_equal(out["y"], x / 2)

@@ -117,13 +117,15 @@ class ProgramNames:
 
     # -- device functions ----------------------------------------------------------------------------------------
 
-    def device(self, name: str) -> ir.FunctionIR | None:
-        """IR of a device function of another file of the program (`ns::f` looked up as `f`)."""
-        if name not in self._devices:
-            self._devices[name] = self._device(name)
-        return self._devices[name]
+    def device(self, name: str, nargs: int) -> ir.FunctionIR | None:
+        """IR of a device function of another file of the program taking `nargs` arguments (`ns::f` looked up as
+        `f`; of overloads, the one with that many parameters)."""
+        key = f"{name}/{nargs}"
+        if key not in self._devices:
+            self._devices[key] = self._device(name, nargs)
+        return self._devices[key]
 
-    def _device(self, name: str) -> ir.FunctionIR | None:
+    def _device(self, name: str, nargs: int) -> ir.FunctionIR | None:
         short = name.rsplit("::", 1)[-1]
         if not IDENT.fullmatch(short) or short in {f.name for f in self.unit.functions}:
             return None
@@ -134,7 +136,8 @@ class ProgramNames:
             paths.append(fd.path)
         for path in paths:
             other = _unit_of(path)
-            fn = next((f for f in other.device_functions if f.name == short), None) if other is not None else None
+            found = [f for f in other.device_functions if f.name == short] if other is not None else []
+            fn = next((f for f in found if len(f.params) == nargs), found[0] if len(found) == 1 else None)
             if fn is None:
                 continue
             try:

@@ -88,12 +88,9 @@ class Intrinsics:
         at = atomic_entry(fn)
         if at is not None:
             return self.atomic(e, at)
-        if fn in self.kc.devices:
-            return self.inline(self.kc.devices[fn], e)
-        external = self.kc.program_device(fn) if self.kc.program_device is not None else None
-        if external is not None:  # a device function of another file of the program
-            self.kc.devices[fn] = external
-            return self.inline(external, e)
+        callee = self.callee(e)
+        if callee is not None:
+            return self.inline(callee, e)
         entry = math_entry(fn)
         if entry is not None:
             return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
@@ -102,7 +99,8 @@ class Intrinsics:
         if fn == "assert" and len(e.args) == 1:
             return self.device_assert(e)
         as_type = self.resolve_type(fn, e.loc) if len(e.args) == 1 and fn.isidentifier() else None
-        if as_type is not None and as_type != fn and ctyping.row(as_type) is not None:  # Real_t(x): a cast
+        if as_type is not None and (as_type != fn or fn in self.kc.types) and (
+                ctyping.row(as_type) is not None or as_type in self.kc.types.values()):  # Real_t(x), T(x): a cast
             return self.cast(ir.Cast(e.loc, ir.CType(fn), e.args[0], "functional"))
         limits = NUMERIC_LIMITS.fullmatch(fn)
         if limits is not None and not e.args:
@@ -112,6 +110,17 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def callee(self, e: ir.Call) -> ir.FunctionIR | None:
+        """The device function a call inlines: of the kernel's file (the overload taking that many arguments), or
+        of another file of the program; None for anything else."""
+        if e.fn in self.kc.devices:
+            same = [f for f in self.kc.overloads.get(e.fn, []) if len(f.params) == len(e.args)]
+            return same[0] if len(same) == 1 else self.kc.devices[e.fn]
+        if self.kc.program_device is not None and intrinsic_lowering(e.fn) is None and atomic_entry(e.fn) is None \
+                and math_entry(e.fn) is None:
+            return self.kc.program_device(e.fn, len(e.args))
+        return None
 
     def device_assert(self, e: ir.Call) -> Sym:
         """assert(c): Triton's device assertion of `c` on the threads that reach it (checked where Triton checks
@@ -142,8 +151,11 @@ class Intrinsics:
         return S.const(float(v) if ctyping.is_float(ct) else int(v), ct)
 
     def barrier(self, loc: ir.Loc) -> None:
+        # Threads that returned from the kernel have exited: a barrier waits only for the threads still running
+        # (`if (tid >= n) return; ... __syncthreads();`), so their exit is not a divergent condition.
+        exited = {S.lnot(self.st.fstack[0].done).key()} if self.st.fstack else set()
         for c in self.full_pred():
-            if c.lanes or c.opaque:
+            if (c.lanes or c.opaque) and c.key() not in exited:
                 raise LiftError("XL2015", "__syncthreads under a thread-dependent condition", loc)
         self.st.epoch += 1
 
@@ -212,20 +224,24 @@ class Intrinsics:
         return x
 
     def inline(self, f: ir.FunctionIR, e: ir.Call) -> Any:
-        if len(self.st.fstack) > MAX_INLINE_DEPTH or any(fc.name == f.name for fc in self.st.fstack):
+        key = f"{f.name}/{len(f.params)}"  # overloads of one name are different functions
+        if len(self.st.fstack) > MAX_INLINE_DEPTH or any(fc.name == key for fc in self.st.fstack):
             raise LiftError("XL2014", f"recursive call of '{f.name}'", e.loc)
         if len(e.args) != len(f.params):
             raise LiftError("XL2008", f"'{f.name}' called with {len(e.args)} arguments, takes {len(f.params)}", e.loc)
         vals, copy_out = self.call_args(f, e)
+        deduced = self.template_args(f, e, vals)
         saved = self.st.scopes
         self.st.scopes = [{}]
         try:
+            for tname, tval in deduced.items():
+                self.bind(tname, ir.CType(tname), TypeVal(tval))
             for (name, ct), v in zip(f.params, vals):
                 if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)) or isinstance(v, RefVal):
                     self.bind(name, ct, v)
                 else:
                     self.bind(name, ct, self.convert(v, ct, e.loc))
-            fc = FnCtx(f.name, f.ret, len(self.st.pred), loops=self.st.runtime_loops)
+            fc = FnCtx(key, f.ret, len(self.st.pred), loops=self.st.runtime_loops)
             self.st.fstack.append(fc)
             self.stmts(f.body)
             self.st.fstack.pop()
@@ -237,6 +253,23 @@ class Intrinsics:
         if fc.value is None:
             return S.const(0, "int")
         return fc.value
+
+    def template_args(self, f: ir.FunctionIR, e: ir.Call, vals: list[Any]) -> dict[str, str]:
+        """The types a template device function is called with: written at the call (`f<float>(x)`), else deduced
+        from the arguments whose parameter is spelled with the template parameter (`K a`, `K& a`, `K* p`)."""
+        out: dict[str, str] = {}
+        for tname, written in zip(f.template_types, e.targs):
+            out[tname] = self.resolve_type(ctyping.canonical(written), e.loc)
+        for (_, ct), v in zip(f.params, vals):
+            if ct.base not in f.template_types or ct.base in out:
+                continue
+            if isinstance(v, RefVal):
+                v = self.deref(v, e.loc)
+            if ct.ptr and isinstance(v, PtrVal):
+                out[ct.base] = self.resolve_type(v.elem.base, e.loc)
+            elif isinstance(v, SharedArr) if ct.ptr else isinstance(v, StructVal | Sym | SharedRead | LaneTokens):
+                out[ct.base] = v.ctype
+        return out
 
     def call_args(self, f: ir.FunctionIR, e: ir.Call) -> tuple[list[Any], list[tuple[str, ir.Expr]]]:
         """The values the parameters of inlined `f` start with, and the locals its reference parameters stand

@@ -352,7 +352,7 @@ class Loops:
         """Locals that calls of device functions in `stmts` may change through reference parameters."""
         out: set[str] = set()
         for c in _calls(stmts):
-            f = self.kc.devices.get(c.fn)
+            f = self.callee(c)
             if f is None or not f.refs:
                 continue
             for (name, ct), a in zip(f.params, c.args):

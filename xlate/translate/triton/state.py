@@ -31,7 +31,8 @@ class KernelContext:
     values: dict[str, tuple[str, Any]] = field(default_factory=dict)  # template value parameters at the launch
     structs: Callable[[str], dict[str, Any] | None] | None = None  # packed structs of the program (structs.py)
     program_value: Callable[[str], ir.Expr | None] | None = None  # macros/constants of other files (context.py)
-    program_device: Callable[[str], ir.FunctionIR | None] | None = None  # device functions of other files
+    program_device: Callable[[str, int], ir.FunctionIR | None] | None = None  # device functions of other files
+    overloads: dict[str, list[ir.FunctionIR]] = field(default_factory=dict)  # names with several definitions
 
 
 @dataclass

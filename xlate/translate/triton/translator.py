@@ -109,15 +109,18 @@ class CudaToTriton:
         built = names.build_unit()  # with the program's function-like macros this file does not define
         fir = build_function(built, fn, lines)
         devices: dict[str, ir.FunctionIR] = {}
-        for dfn in unit.reachable(fn.name)[1:]:
-            devices[dfn.name] = build_function(built, dfn, lines)
+        overloads: dict[str, list[ir.FunctionIR]] = {}
+        for dfn in _reachable(unit, fn):
+            fir_d = build_function(built, dfn, lines)
+            devices.setdefault(dfn.name, fir_d)
+            overloads.setdefault(dfn.name, []).append(fir_d)
         types = {t: sanitize(t) for t in fir.template_types}
         traits, trait_defs = _traits(unit.text, fir, devices, types)
         const_arrays = _const_arrays(unit.text)
         constants = _file_constants(unit)
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit), names.value,
-                           names.device)
+                           names.device, {k: v for k, v in overloads.items() if len(v) > 1})
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -173,6 +176,23 @@ def _program_names(unit: KernelUnit) -> ProgramNames:
             _NAMES.clear()
         hit = _NAMES[key] = (program, unit, ProgramNames(unit, program))
     return hit[2]
+
+
+def _reachable(unit: KernelUnit, kernel: Function) -> list[Function]:
+    """The device functions `kernel` calls, transitively, every overload of each name (C++ picks by arguments)."""
+    seen: list[Function] = []
+    names = list(kernel.calls)
+    done: set[str] = set()
+    while names:
+        name = names.pop()
+        if name in done:
+            continue
+        done.add(name)
+        for f in unit.device_functions:
+            if f.name == name and f is not kernel:
+                seen.append(f)
+                names.extend(f.calls)
+    return seen
 
 
 def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:
