@@ -74,6 +74,8 @@ class NotTokenizable(Exception):
 
 
 def lane_env(L: Block) -> dict[str, np.ndarray]:
+    if not L.nlanes:
+        raise NotConcrete("a block sized at launch")
     b = L.nlanes
     flat = np.arange(b, dtype=np.int64)
     return {"x": (flat % L.bx).astype(np.uint32), "y": (flat // L.bx).astype(np.uint32)}
@@ -95,6 +97,8 @@ def concrete(L: Block, s: Sym) -> np.ndarray:
 def active_lanes(L: Block, pred: tuple[Sym, ...] | list[Sym], reader: tuple[Sym, ...] | None = None) -> np.ndarray:
     """Threads for which `pred` holds, from its thread-index conjuncts. Uniform conjuncts must also hold for
     `reader` (they then hold for the whole block); a data-dependent per-thread conjunct raises."""
+    if not L.nlanes:
+        raise NotTokenizable("a block sized at launch")
     act = np.ones(L.nlanes, dtype=bool)
     reader_keys = {c.key() for c in reader} if reader is not None else None
     for c in pred:
@@ -119,6 +123,8 @@ def active_lanes(L: Block, pred: tuple[Sym, ...] | list[Sym], reader: tuple[Sym,
 
 def tokenize(L: Block, v: Any) -> LaneTokens:
     """Tokens of any per-thread value: shared reads through their slots, data as a fresh per-thread record."""
+    if not L.nlanes:
+        raise NotTokenizable("a block sized at launch")
     if isinstance(v, LaneTokens):
         return v
     if isinstance(v, SharedRead):
@@ -151,6 +157,10 @@ def token_select(L: Block, cond: np.ndarray, a: Any, b: Any, data_alt: Callable[
 
 def shuffle(L: Block, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | None) -> LaneTokens:
     """__shfl_*_sync / tile.shfl_*: every thread takes the token of its source thread."""
+    if not L.nlanes:
+        raise LiftError("XL2003", "warp shuffle in a block sized at launch", loc)
+    if L.by > 1 and L.lane_guard is not None:
+        raise LiftError("XL2003", "warp shuffle in a 2-D block padded to powers of two (its warps are not rows)", loc)
     t = tokenize(L, v)
     n = L.nlanes
     lanes = np.arange(n)
@@ -184,6 +194,8 @@ def shuffle(L: Block, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | Non
 def token_view(L: Block, r: SharedRead) -> LaneTokens:
     if r.tokens is not None:
         return r.tokens
+    if not L.nlanes:
+        raise NotTokenizable("a block sized at launch")
     arr = r.arr
     if r.before_loop:
         raise NotTokenizable("shared array written before the loop")
@@ -248,8 +260,7 @@ def materialize(L: Block, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None
     if len(idx) == 0:
         return S.const(0, lt.ctype if not ctyping.is_symbolic(lt.ctype) else "int")
     toks = [lt.toks[i] for i in idx]
-    n = L.nlanes
-    full = (1 << n) - 1
+    full = thread_bits(L)  # every thread of the block (not the lanes padding it)
     first = toks[0]
     if not any(t.bad for t in toks):
         if all(t.same(first) for t in toks):
@@ -259,16 +270,16 @@ def materialize(L: Block, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None
                 rid, m = next(iter(first.masks.items()))
                 rec = L.st.records[rid]
                 if m == full and first.op in ("sum", "max", "min"):
-                    L.idiom(f"block {first.op} over {n} threads" + (f" ({note})" if note else ""), loc)
-                    return reduce_sym(first.op, rec.value, lt.ctype)
+                    L.idiom(f"block {first.op} over {full.bit_count()} threads" + (f" ({note})" if note else ""), loc)
+                    return reduce_sym(first.op, guarded(L, rec.value, first.op), lt.ctype)
                 if m & (m - 1) == 0 and first.op is None:
                     j = m.bit_length() - 1
                     return value_at(L, rec, j, loc)
-        scan = _scan_kind(toks, idx)
+        scan = _scan_kind(toks, idx, full)
         if scan is not None:
             rid = scan[1]
-            L.idiom(f"block {scan[0]} scan over {n} threads", loc)
-            return scan_sym(scan[0], L.st.records[rid].value, L)
+            L.idiom(f"block {scan[0]} scan over {full.bit_count()} threads", loc)
+            return scan_sym(scan[0], guarded(L, L.st.records[rid].value, "sum"), L)
         g = _gather(L, lt, idx, loc)
         if g is not None:
             return g
@@ -279,6 +290,28 @@ def materialize(L: Block, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None
             if exc.code != "XL2004":
                 raise
     raise LiftError("XL2010", "values exchanged between threads form no complete reduction, scan or gather", loc)
+
+
+def thread_bits(L: Block) -> int:
+    """The lanes that are threads of the block, as a bit mask over the lanes."""
+    if L.lane_guard is None:
+        return (1 << L.nlanes) - 1
+    act = concrete(L, L.lane_guard).astype(bool)
+    return sum(1 << int(i) for i in np.nonzero(act)[0])
+
+
+def guarded(L: Block, v: Sym, op: str) -> Sym:
+    """`v` on the threads, the identity of `op` on the lanes padding the block (a reduction reads every lane)."""
+    if L.lane_guard is None or ctyping.is_symbolic(v.ctype):
+        return v
+    if op == "sum":
+        ident: float | int = 0
+    elif ctyping.is_float(v.ctype):
+        ident = float("-inf") if op == "max" else float("inf")
+    else:
+        info = np.iinfo(ctyping.np_dtype(v.ctype))
+        ident = int(info.min) if op == "max" else int(info.max)
+    return S.where(L.lane_guard, v, S.const(ident, v.ctype), v.ctype)
 
 
 def reduce_sym(op: str, base: Sym, ctype: str) -> Sym:
@@ -297,7 +330,7 @@ def scan_sym(kind: str, base: Sym, L: Block) -> Sym:
     return s
 
 
-def _scan_kind(toks: list[Tok], idx: np.ndarray) -> tuple[str, int] | None:
+def _scan_kind(toks: list[Tok], idx: np.ndarray, threads: int) -> tuple[str, int] | None:
     rid = None
     kind = None
     for t, lane_i in zip(toks, idx):
@@ -314,7 +347,7 @@ def _scan_kind(toks: list[Tok], idx: np.ndarray) -> tuple[str, int] | None:
         if rid is not None and r is not None and r != rid:
             return None
         rid = rid if r is None else r
-        incl, excl = (1 << (int(lane_i) + 1)) - 1, (1 << int(lane_i)) - 1
+        incl, excl = ((1 << (int(lane_i) + 1)) - 1) & threads, ((1 << int(lane_i)) - 1) & threads
         k = "inclusive" if m == incl else "exclusive" if m == excl else None
         if k is None or (kind is not None and k != kind):
             return None
@@ -436,7 +469,7 @@ class _Unsolvable(Exception):
 
 def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     arr = r.arr
-    axes = {"x": L.bx, "y": L.by}
+    axes = {"x": L.bx if L.nlanes else 1 << 30, "y": L.by}  # a block sized at launch: any number of threads
     chain: list[tuple[list[Sym], Sym]] = []
     covered = False
     reader_keys = {c.key() for c in r.pred}
@@ -455,7 +488,8 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         if not identity:
             for a, t in sol.items():
                 conds.append(S.op("ge", "bool", t, S.const(0, "int")))
-                conds.append(S.op("lt", "bool", t, S.const(axes[a], "int")))
+                lanes = S.const(axes[a], "int") if L.nlanes else S.cast(L.block_dim(a), "int")
+                conds.append(S.op("lt", "bool", t, lanes))
                 mapping[a] = S.Sym("cast", "unsigned int", (t,), nonneg=True)
         for c in rec.pred:
             if c.uniform and c.key() in reader_keys:
@@ -555,7 +589,10 @@ def _is_lane(t: Sym, axis: str) -> bool:
 def _simplify_conds(L: Block, conds: list[Sym]) -> tuple[list[Sym], str]:
     """Drop conditions true on every thread; 'never' when one is false on every thread."""
     kept: list[Sym] = []
-    env = concrete_env(L)
+    try:
+        env = concrete_env(L)
+    except NotConcrete:  # a block sized at launch: nothing is decided by enumerating threads
+        return [c for c in conds if not (c.is_const and c.value)], "sometimes"
     for c in conds:
         if c.is_const:
             if not c.value:

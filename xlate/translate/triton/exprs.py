@@ -213,11 +213,11 @@ class Expressions:
     def builtin(self, e: ir.Builtin) -> Sym:
         if e.axis not in ("x", "y", "z"):
             raise LiftError("XL2001", f"{e.var}.{e.axis}", e.loc)
-        size = {"x": self.bx, "y": self.by, "z": 1}[e.axis]
         if e.var == "threadIdx":
-            return S.lane(e.axis) if size > 1 else S.const(0, "unsigned int")
+            lanes = {"x": self.bx if self.real_bx is not None else 2, "y": self.by, "z": 1}[e.axis]
+            return S.lane(e.axis) if lanes > 1 else S.const(0, "unsigned int")
         if e.var == "blockDim":
-            return S.const(size, "unsigned int")
+            return self.block_dim(e.axis)
         axis = "xyz".index(e.axis)
         if axis >= max(1, self.kc.grid_dims):
             return S.const(0, "unsigned int") if e.var == "blockIdx" else S.const(1, "unsigned int")

@@ -13,13 +13,17 @@ from xlate.translate.triton.sym import Sym
 
 
 class Block(Protocol):
-    """What comm.py needs: the block's shape and the program point's predicate, the state's write records
-    (`st.records`, `st.pseudo`), barrier count (`st.epoch`) and tl.dot axes (`st.red_axes`), and three services."""
+    """What comm.py needs: the block's shape (lanes, the threads among them, blockDim) and the program point's
+    predicate, the state's write records (`st.records`, `st.pseudo`), barrier count (`st.epoch`) and tl.dot axes
+    (`st.red_axes`), and three services."""
 
     bx: int
     by: int
     nlanes: int
     st: LiftState
+    lane_guard: Sym | None  # which lanes are threads, where the block is padded to powers of two
+
+    def block_dim(self, axis: str) -> Sym: ...
 
     def next_id(self) -> int: ...
 

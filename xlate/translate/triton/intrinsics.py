@@ -71,12 +71,13 @@ class Intrinsics:
         if lowering is not None:
             raise LiftError("XL2003", f"warp intrinsic {fn}", e.loc)
         if fn in ("cg::this_thread_block",):
-            return CGroup("block", self.nlanes)
+            return CGroup("block", self.real_bx * self.real_by if self.real_bx is not None else 0)
         if fn == "cg::tiled_partition":
             if not e.targs or not e.targs[0].isdigit():
                 raise LiftError("XL2003", "tiled_partition with a run-time size", e.loc)
             size = int(e.targs[0])
-            if size > 32 or size & (size - 1) or self.nlanes % size:
+            threads = self.real_bx * self.real_by if self.real_bx is not None else 0
+            if size > 32 or size & (size - 1) or not threads or threads % size or self.lane_guard is not None:
                 raise LiftError("XL2003", f"tiled_partition<{size}>", e.loc)
             return CGroup("tile", size)
         vinfo = ctyping.vector(fn[5:]) if fn.startswith("make_") else None  # make_float4 ...
@@ -154,6 +155,8 @@ class Intrinsics:
         # Threads that returned from the kernel have exited: a barrier waits only for the threads still running
         # (`if (tid >= n) return; ... __syncthreads();`), so their exit is not a divergent condition.
         exited = {S.lnot(self.st.fstack[0].done).key()} if self.st.fstack else set()
+        if self.lane_guard is not None:  # the padding lanes past CUDA's block are no threads
+            exited.add(self.lane_guard.key())
         for c in self.full_pred():
             if (c.lanes or c.opaque) and c.key() not in exited:
                 raise LiftError("XL2015", "__syncthreads under a thread-dependent condition", loc)
@@ -202,13 +205,13 @@ class Intrinsics:
                     self.st.epoch += 1
                 return S.const(0, "int")
             if m in ("size", "num_threads"):
-                return S.const(obj.size, "unsigned int")
+                return S.const(obj.size, "unsigned int") if obj.size else self.block_dim("x")
             if m == "thread_rank":
                 return linear if obj.kind == "block" else S.op("mod", "unsigned int", linear, S.const(obj.size, "unsigned int"))
             if obj.kind == "tile" and m == "meta_group_rank":
                 return S.op("div", "unsigned int", linear, S.const(obj.size, "unsigned int"))
             if obj.kind == "tile" and m == "meta_group_size":
-                return S.const(self.nlanes // obj.size, "unsigned int")
+                return S.const(self.real_bx * self.real_by // obj.size, "unsigned int")
             if obj.kind == "tile" and m in ("shfl_down", "shfl_up", "shfl_xor", "shfl"):
                 v = self.ev(e.args[0])
                 arg = self.data(self.ev(e.args[1]), e.loc)
@@ -218,9 +221,9 @@ class Intrinsics:
         raise LiftError("XL2001", f"method call .{e.method}()", e.loc)
 
     def linear_tid(self) -> Sym:
-        x = S.lane("x") if self.bx > 1 else S.const(0, "unsigned int")
+        x = S.lane("x") if self.bx > 1 or self.real_bx is None else S.const(0, "unsigned int")
         if self.by > 1:
-            return S.op("add", "unsigned int", x, S.op("mul", "unsigned int", S.lane("y"), S.const(self.bx, "unsigned int")))
+            return S.op("add", "unsigned int", x, S.op("mul", "unsigned int", S.lane("y"), self.block_dim("x")))
         return x
 
     def inline(self, f: ir.FunctionIR, e: ir.Call) -> Any:

@@ -29,11 +29,13 @@ from xlate.translate.triton.memory import Memory
 from xlate.translate.triton.scopes import Scopes
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.stmts import Statements
+from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
     LiftError,
     PtrVal,
 )
 
+BLOCK_ARG = "_xl_bdx"  # the kernel argument holding blockDim.x when the launcher computes it (translator.py)
 BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": "torch.bfloat16"}
 
 
@@ -44,8 +46,10 @@ class Lifter(Statements, Loops, Memory, Layout, Expressions, Intrinsics, Scopes)
         self.fir = fir
         self.kc = kc
         self.path = path
-        self.bx, self.by = kc.bx, kc.by
-        self.nlanes = kc.bx * kc.by
+        self.bx, self.by = kc.bx, kc.by  # the program's lanes (powers of two; bx 0: known only at launch)
+        self.real_bx, self.real_by = kc.real or (kc.bx, kc.by)  # CUDA's block (real_bx None: at launch)
+        self.nlanes = kc.bx * kc.by  # 0 when the block is sized at launch: no analysis may enumerate threads
+        self.lane_guard: Sym | None = None  # the lanes that are threads, where the lanes are padded
         self.st = LiftState()
         self.boxed: dict[str, str] = {}  # scalar parameters passed boxed (one-element tensors): name -> C type
         self.ctx = Ctx("default", {"x": "lane_x", "y": "lane_y"}, "[BY, BX]" if kc.by > 1 else "[BX]")
@@ -81,9 +85,25 @@ class Lifter(Statements, Loops, Memory, Layout, Expressions, Intrinsics, Scopes)
         else:
             em.line("lane_x = tl.arange(0, BX)")
         em.used.update({"lane_x", "lane_y"})
+        guards = []  # lanes past CUDA's block (padding to a power of two) are no threads: every effect masked
+        if self.real_bx is None:
+            guards.append(S.op("lt", "bool", S.lane("x"), self.block_dim("x")))
+        elif self.real_bx != self.bx:
+            guards.append(S.op("lt", "bool", S.lane("x"), S.const(self.real_bx, "unsigned int")))
+        if self.real_by != self.by:
+            guards.append(S.op("lt", "bool", S.lane("y"), S.const(self.real_by, "unsigned int")))
+        if guards:
+            self.lane_guard = S.land(*guards)
+            self.st.pred.append(self.lane_guard)
         self.st.fstack.append(FnCtx(fir.name, fir.ret, 0))
         self.stmts(fir.body)
         self.st.fstack.pop()
+
+    def block_dim(self, axis: str) -> Sym:
+        """blockDim along `axis`: CUDA's block (not the padded lanes), a kernel argument when set at launch."""
+        if axis == "x" and self.real_bx is None:
+            return S.uni(BLOCK_ARG, "unsigned int", nonneg=True)
+        return S.const({"x": self.real_bx, "y": self.real_by}.get(axis, 1), "unsigned int")
 
     def param_value(self, py: str, ct: ir.CType, loc: ir.Loc) -> Any:
         base = self.resolve_type(ct.base, loc)

@@ -200,8 +200,8 @@ class Loops:
                 if lane_part.concrete:
                     try:
                         mn = int(np.min(comm.concrete(self, lane_part)))
-                    except NotConcrete:
-                        mn = -1
+                    except NotConcrete:  # a block sized at launch: thread indices are >= 0, so are their sums
+                        mn = 0 if coefs and all(k > 0 for k in coefs.values()) else -1
                     if mn >= 0 and rest.uniform:
                         self.range_loop(s, v, rest, bound, step, lane_part)
                         return

@@ -33,6 +33,7 @@ class KernelContext:
     program_value: Callable[[str], ir.Expr | None] | None = None  # macros/constants of other files (context.py)
     program_device: Callable[[str, int], ir.FunctionIR | None] | None = None  # device functions of other files
     overloads: dict[str, list[ir.FunctionIR]] = field(default_factory=dict)  # names with several definitions
+    real: tuple[int | None, int] | None = None  # CUDA's block when (bx, by) are padded lanes; None x: run time
 
 
 @dataclass

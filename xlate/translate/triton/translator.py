@@ -23,12 +23,14 @@ from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
+from xlate.translate.triton.comm import NotTokenizable
 from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.launch_configs import add_launch_configs
-from xlate.translate.triton.lift import BOXED, Lifter
+from xlate.translate.triton.lift import BLOCK_ARG, BOXED, Lifter
 from xlate.translate.triton.state import KernelContext
 from xlate.translate.triton.structs import StructLayouts
+from xlate.translate.triton.sym import NotConcrete
 from xlate.translate.triton.values import ConstArray, LiftError
 
 __all__ = ["GRID_KEYWORD", "CudaToTriton"]
@@ -85,6 +87,11 @@ class CudaToTriton:
                 diags.append(_diag(exc.code, exc.what, unit.path, exc.loc, name))
                 needs.append(name)
                 continue
+            except (NotConcrete, NotTokenizable) as exc:  # an analysis that could not decide: not lifted
+                loc = ir.Loc(fn.span.line if fn.span else 1, 1)
+                diags.append(_diag("XL2010", f"thread-level analysis undecided ({exc})", unit.path, loc, name))
+                needs.append(name)
+                continue
             ports.append(port)
             diags.extend(notes)
         text_out = render(unit.path, ports) if ports else ""
@@ -103,8 +110,8 @@ class CudaToTriton:
             spec = build_spec(unit, fn.name)
         except SpecError as exc:
             raise LiftError("XL2011", str(exc).split("error: ", 1)[-1], loc0) from None
-        block = _block(spec.block, spec.value_params, loc0)
-        bx, by = block
+        blk = _block(spec.block, spec.value_params, loc0)
+        bx, by = blk.lanes
         names = _program_names(unit)
         built = names.build_unit()  # with the program's function-like macros this file does not define
         fir = build_function(built, fn, lines)
@@ -120,7 +127,7 @@ class CudaToTriton:
         constants = _file_constants(unit)
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit), names.value,
-                           names.device, {k: v for k, v in overloads.items() if len(v) > 1})
+                           names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real)
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -135,11 +142,12 @@ class CudaToTriton:
         constexprs += [f"{types[t]}: tl.constexpr" for t in fir.template_types]
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
         jit_name = f"_{sanitize(fn.name)}_kernel"
-        launcher, grid_note = _launcher(spec, fir, params_py, jit_name, block, types, trait_defs, loc0, lifter.boxed)
+        launcher, grid_note = _launcher(spec, fir, params_py, jit_name, blk, types, trait_defs, loc0, lifter.boxed)
         annotation = _annotation(fn, spec)
         notes = [d.message for d in diags if d.code == "XL2021"] + ([grid_note] if grid_note else [])
         params_sig = ", ".join(params_py + (["*", GRID_KEYWORD] if grid_note else []))
-        port = KernelPort(sanitize(fn.name), jit_name, ", ".join(params_py + constexprs), body, annotation,
+        jit_params = params_py + ([BLOCK_ARG] if blk.runtime is not None else [])
+        port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
                           params_sig, launcher, notes, set(lifter.em.helpers))
         return port, diags
 
@@ -218,19 +226,40 @@ def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:
 # -- launch configuration --------------------------------------------------------------------------------------
 
 
-def _block(block: list[str], values: dict[str, str], loc: ir.Loc) -> tuple[int, int]:
+@dataclass
+class Block:
+    """CUDA's block and the Triton program's lanes: `real` the threads per dimension (None: a size the launcher
+    computes at run time, `runtime` its expression), `lanes` the power-of-two extents of the program's aranges
+    (the threads past `real` are masked off)."""
+
+    real: tuple[int | None, int]
+    lanes: tuple[int, int]
+    runtime: str | None = None
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _block(block: list[str], values: dict[str, str], loc: ir.Loc) -> Block:
     from xlate.specs import expr
 
     env: dict[str, Any] = {}
     for k, v in values.items():
         with contextlib.suppress(SpecError):
             env[k] = expr.evaluate(v, env)
-    dims: list[int] = []
+    dims: list[int | None] = []
+    runtime: str | None = None
     for b in block:
         try:
             v = expr.evaluate(b, env)
         except SpecError:
-            raise LiftError("XL2006", f"block size '{b}' is not a compile-time constant", loc) from None
+            if dims or len(block) != 1:  # only a 1-D block may be sized at run time
+                raise LiftError("XL2006", f"block size '{b}' is not a compile-time constant (a run-time size is "
+                                          "lifted for 1-D blocks only)", loc) from None
+            dims.append(None)
+            runtime = b
+            continue
         if isinstance(v, tuple):
             dims.extend(int(x) for x in v)
         else:
@@ -240,34 +269,39 @@ def _block(block: list[str], values: dict[str, str], loc: ir.Loc) -> tuple[int, 
     if dims[2] != 1:
         raise LiftError("XL2006", f"3-D block {tuple(dims)}", loc)
     for d in dims[:2]:
-        if d < 1 or d & (d - 1):
-            raise LiftError("XL2006", f"block dimension {d} is not a power of two (tl.arange needs one)", loc)
-    if dims[0] * dims[1] > 1024:
+        if d is not None and d < 1:
+            raise LiftError("XL2006", f"block dimension {d}", loc)
+    if dims[0] is not None and dims[0] * dims[1] > 1024:
         raise LiftError("XL2006", f"block of {dims[0] * dims[1]} threads (CUDA allows 1024)", loc)
-    return dims[0], dims[1]
+    bx, by = dims[0], int(dims[1] or 1)
+    return Block((bx, by), (next_pow2(bx) if bx is not None else 0, next_pow2(by)), runtime)
 
 
 class _GridPython(ast.NodeTransformer):
     FUNCS = {"cdiv": "triton.cdiv", "next_pow2": "triton.next_power_of_2"}
 
-    def __init__(self, names: dict[str, str], block: tuple[int, int]):
+    def __init__(self, names: dict[str, str], block: tuple[int | None, int]):
         self.names = names
         self.block = block
 
+    def _dim(self, k: int) -> ast.expr:
+        v = (*self.block, 1)[k]
+        return ast.Name(BLOCK_ARG, ast.Load()) if v is None else ast.Constant(v)
+
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id == "block":
-            return ast.Constant(self.block[0] if self.block[1] == 1 else self.block)
+            return self._dim(0) if self.block[1] == 1 else ast.Tuple([self._dim(0), self._dim(1)], ast.Load())
         if node.id in self.FUNCS:
             return ast.parse(self.FUNCS[node.id], mode="eval").body
         return ast.Name(self.names.get(node.id, node.id), ast.Load())
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id == "block" and node.attr in ("x", "y", "z"):
-            return ast.Constant((*self.block, 1)["xyz".index(node.attr)])
+            return self._dim("xyz".index(node.attr))
         return self.generic_visit(node)
 
 
-def grid_python(exprs: list[str], names: dict[str, str], block: tuple[int, int]) -> list[str]:
+def grid_python(exprs: list[str], names: dict[str, str], block: tuple[int | None, int]) -> list[str]:
     from xlate.specs import expr
 
     out = []
@@ -305,10 +339,11 @@ def _given_grid(spec, names: dict[str, str], loc: ir.Loc) -> tuple[list[str], st
     return lines, note
 
 
-def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, block: tuple[int, int],
+def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk: Block,
               types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc, boxed: dict[str, str]
               ) -> tuple[str, str | None]:
     """The launcher's body, and a header note when the caller must pass the grid (`grid=`)."""
+    block = blk.real
     names = {p: py for (p, _), py in zip(fir.params, params_py)}
     used = _grid_names(spec.grid)
     given = False
@@ -318,6 +353,12 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
         if size is not None:
             names[free.name] = size
     note = None
+    pre: list[str] = []
+    if blk.runtime is not None:  # blockDim.x computed at run time: the kernel takes it, and its lanes padded
+        size = grid_python([blk.runtime], names, block)[0]
+        pre = [f"    {BLOCK_ARG} = int({size})  # blockDim.x, `{blk.runtime}` in the source",
+               f"    if not 0 < {BLOCK_ARG} <= 1024:",
+               f"        raise ValueError(f\"a block of {{{BLOCK_ARG}}} threads: CUDA launches no kernel (1..1024)\")"]
     if given:
         lines, note = _given_grid(spec, names, loc)
     else:
@@ -326,8 +367,9 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
             lines = [f"    grid = tuple({grid[0]})"]
         else:
             lines = [f"    grid = ({', '.join(grid)}{',' if len(grid) == 1 else ''})"]
-    lines += ["    if min(grid) <= 0:", "        return  # CUDA launches no block for an empty grid"]
-    kwargs = [f"BX={block[0]}"] + ([f"BY={block[1]}"] if block[1] > 1 else [])
+    lines = pre + lines + ["    if min(grid) <= 0:", "        return  # CUDA launches no block for an empty grid"]
+    lanes_x = f"triton.next_power_of_2({BLOCK_ARG})" if blk.runtime is not None else str(blk.lanes[0])
+    kwargs = [f"BX={lanes_x}"] + ([f"BY={blk.lanes[1]}"] if blk.lanes[1] > 1 else [])
     for t, name in types.items():
         src = next((py for (p, ct), py in zip(fir.params, params_py) if ct.ptr and ct.base == t), None)
         if src is None:
@@ -350,10 +392,13 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blo
     for name, code in trait_defs.items():
         lines.append(f"    {name} = {code}")
         kwargs.append(f"{name}={name}")
-    lanes = block[0] * block[1]
-    warps = 4 if lanes >= 128 else max(1, lanes // 32)
-    kwargs.append(f"num_warps={warps}")
-    lines.append(f"    {jit_name}[grid]({', '.join(params_py + kwargs)})")
+    if blk.runtime is not None:
+        kwargs.append(f"num_warps=max(1, min(4, {lanes_x} // 32))")
+    else:
+        lanes = blk.lanes[0] * blk.lanes[1]
+        kwargs.append(f"num_warps={4 if lanes >= 128 else max(1, lanes // 32)}")
+    args = params_py + ([BLOCK_ARG] if blk.runtime is not None else [])
+    lines.append(f"    {jit_name}[grid]({', '.join(args + kwargs)})")
     return "\n".join(lines), note
 
 
