@@ -220,6 +220,8 @@ class Loops:
                 self.st.pred.append(S.op("lt", "bool", self.data(self.lookup(v).val, s.loc), bound))
 
         def run(py_sym: Sym) -> None:
+            # the interpreter's range() yields Python ints, which have no .to(): the body sees a tensor
+            self.em.line(f"{it_name} = {raw} + tl.zeros([], tl.int32)")
             self.push_scope()
             bind_iter(py_sym)
             self.push_scope()
@@ -231,11 +233,12 @@ class Loops:
 
         carried = self.carried(body, [], exclude={v})
         it_name = self.em.fresh((v + "_base") if lane_part is not None else v)
+        raw = self.em.fresh(it_name + "_it")
         it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
         written = self.shared_written(body)
         kinds = self.dry_kinds(carried, lambda: run(it_sym), written)
         slots = self.materialize(carried, kinds, s.loc)
-        header = (f"for {it_name} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
+        header = (f"for {raw} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
                   f"{self.em.code(step, self.ctx, 'int')}):")
         self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written)
 

@@ -385,7 +385,10 @@ class Memory:
         addr = em._address(p.base, p.offset, mask, self.ctx)
         code = em.code(v, self.ctx, p.elem.base)
         if not (v.lanes or p.offset.lanes) and mask.lanes:
-            code = em.broadcast(code, v, self.ctx)
+            if v.is_const and not ctyping.is_symbolic(p.elem.base):  # a Python number has no shape to broadcast
+                code = f"tl.full({self.ctx.shape}, {code}, {tl_of(p.elem.base)})"
+            else:
+                code = em.broadcast(code, v, self.ctx)
         m = "" if mask.is_const else f", mask={em.code(mask, self.ctx, 'bool')}"
         old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1

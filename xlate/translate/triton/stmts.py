@@ -9,10 +9,14 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.state import LiftState
+from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
+    LaneTokens,
     LiftError,
     LocalArray,
+    PtrVal,
     SharedArr,
+    SharedRead,
     StructVal,
     TypeVal,
 )
@@ -125,7 +129,11 @@ class Statements:
                 self.bind(s.name, ct, None)
             return
         v = self.chained(s.init)
-        if base == "auto":
+        if base == "auto":  # the initialiser's type: later assignments convert to it
+            if isinstance(v, PtrVal):
+                ct = ir.CType(v.elem.base, 1, v.elem.const)
+            elif isinstance(v, Sym | SharedRead | LaneTokens | StructVal):
+                ct = ir.CType(v.ctype, 0, s.ctype.const)
             self.bind(s.name, ct, v)
             return
         self.bind(s.name, ct, self.convert(v, ct, loc))

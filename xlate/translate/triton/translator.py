@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,9 @@ TRAIT_SPECIAL = re.compile(r"template\s*<\s*>\s*struct\s+(\w+)\s*<\s*([\w\s:]+?)
                            r"(?:typedef\s+([\w\s:]+?)\s+(\w+)|using\s+(\w+)\s*=\s*([\w\s:]+?))\s*;\s*\}\s*;")
 
 
+MODULE_NAMES = {"tl", "triton", "torch", "os", "math", "libdevice", "BX", "BY"}
+
+
 @dataclass
 class KernelPort:
     name: str
@@ -55,6 +59,7 @@ class KernelPort:
     launcher: str
     notes: list[str]
     helpers: set[str]
+    source_name: str = ""  # the CUDA kernel's name, where `name` had to differ from it
 
 
 class CudaToTriton:
@@ -95,6 +100,8 @@ class CudaToTriton:
             ports.append(port)
             diags.extend(notes)
         text_out = render(unit.path, ports) if ports else ""
+        if any(_launcher_named_as_source(p, text_out) for p in ports):
+            text_out = render(unit.path, ports)
         stats = {"kernels": {"lifted": len(ports), "not lifted": len(needs)}}
         return Translation(unit.path, unit.language, "triton", "rules", text_out, [p.name for p in ports], diags, [],
                            stats, needs, {"lifter": "simt"})
@@ -148,7 +155,7 @@ class CudaToTriton:
         params_sig = ", ".join(params_py + (["*", GRID_KEYWORD] if grid_note else []))
         jit_params = params_py + ([BLOCK_ARG] if blk.runtime is not None else [])
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
-                          params_sig, launcher, notes, set(lifter.em.helpers))
+                          params_sig, launcher, notes, set(lifter.em.helpers), fn.name)
         return port, diags
 
 
@@ -201,6 +208,36 @@ def _reachable(unit: KernelUnit, kernel: Function) -> list[Function]:
                 seen.append(f)
                 names.extend(f.calls)
     return seen
+
+
+def _launcher_named_as_source(p: KernelPort, text: str) -> bool:
+    """Name the launcher as the CUDA kernel (the gate and callers look it up by that name) where sanitize() only
+    avoided a Python builtin (`sum`) that nothing in the module uses. Returns whether `p` was renamed."""
+    name = p.source_name
+    if not name or name == p.name or not name.isidentifier() or keyword.iskeyword(name) or name in MODULE_NAMES:
+        return False
+    if name.startswith("_xl") or name in _free_names(text):
+        return False
+    p.name = name
+    return True
+
+
+def _free_names(text: str) -> set[str]:
+    """The names a module's code reads or binds (not attributes, strings or comments)."""
+    import io
+    import tokenize
+
+    out: set[str] = set()
+    prev = None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NAME and not (prev is not None and prev.type == tokenize.OP and prev.string == "."):
+                out.add(tok.string)
+            if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                prev = tok
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return {"*"} | out  # unreadable: rename nothing
+    return out
 
 
 def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:
@@ -363,7 +400,7 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
         lines, note = _given_grid(spec, names, loc)
     else:
         grid = grid_python(spec.grid, names, block)
-        if len(grid) == 1 and grid[0].startswith("("):
+        if len(grid) == 1 and isinstance(ast.parse(grid[0], mode="eval").body, ast.Tuple):  # not `(n + 255) // 256`
             lines = [f"    grid = tuple({grid[0]})"]
         else:
             lines = [f"    grid = ({', '.join(grid)}{',' if len(grid) == 1 else ''})"]
