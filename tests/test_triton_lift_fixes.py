@@ -96,3 +96,50 @@ __global__ void max(float* x, int n) { int i = blockIdx.x * 64 + threadIdx.x; if
     assert re.search(r"^def sum\(x, n\):", t.text, re.M)  # the gate and callers look the launcher up by name
     assert re.search(r"^def max_\(x, n\):", t.text, re.M)  # the module itself calls max(): it keeps its guard
     compile(t.text, "k_triton.py", "exec")
+
+
+def test_local_arrays_carried_by_run_time_loops_and_indexed_at_run_time(tmp_path):
+    src = """
+// xlate: x: in[n, m], y: out[n, 4], n: size(1..500), m: size(0..40), grid: cdiv(n, 64), block: 64
+__global__ void hist4(const int* x, int* y, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int h[4] = {0, 0, 0, 0};
+    for (int k = 0; k < m; ++k) h[x[i * m + k] & 3] += 1;
+    float w[2][2];
+    w[0][0] = 1.0f; w[0][1] = 2.0f; w[1][0] = 3.0f; w[1][1] = 4.0f;
+    for (int b = 0; b < 4; ++b) y[i * 4 + b] = h[b] * (int)w[b / 2][b % 2];
+}
+"""
+    t = ported(src, "hist4")
+    assert "for " in t.text  # the loop over k stays a loop, carrying h's four elements
+    n, m = 150, 13
+    x = rng(5).integers(0, 100, n * m).astype(np.int32)
+    out = run(t.text, "hist4", [buf("x", x), buf("y", poisoned(n * 4, np.int32)), ScalarArg("n", n, "int32"),
+                                ScalarArg("m", m, "int32")], tmp_path)
+    want = np.stack([((x.reshape(n, m) & 3) == b).sum(1) * (b + 1) for b in range(4)], 1)
+    assert np.array_equal(out["y"], want.reshape(-1))
+
+
+def test_a_shared_array_decays_to_a_pointer_that_carves_it(tmp_path):
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void carve(const float* x, float* y, int n) {
+    extern __shared__ float smem[];
+    float* lo = smem;
+    float* hi = smem + 64;
+    int i = blockIdx.x * 64 + threadIdx.x;
+    lo[threadIdx.x] = i < n ? x[i] : 0.0f;
+    hi[threadIdx.x] = 2.0f * lo[threadIdx.x];
+    __syncthreads();
+    if (i < n) y[i] = hi[63 - threadIdx.x] + smem[threadIdx.x];
+}
+"""
+    t = ported(src, "carve")
+    n = 200
+    x = rng(6).standard_normal(n).astype(np.float32)
+    out = run(t.text, "carve", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    xp = np.concatenate([x, np.zeros(64, np.float32)])
+    i = np.arange(n)
+    j = (i // 64) * 64 + 63 - i % 64
+    assert np.array_equal(out["y"], 2 * xp[j] + x)

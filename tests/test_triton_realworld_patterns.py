@@ -420,9 +420,19 @@ def test_multi_dimensional_local_array_at_constant_indices(tmp_path):
     guards_intact(out, "y")
 
 
-def test_multi_dimensional_local_array_at_run_time_index_is_refused():
-    t = port(LOCAL_2D.replace("a[2 - row][row]", "a[(int)v[i] & 1][row]"))
-    assert t.kernels == [] and "run-time index" in t.blocking[0].message
+def test_multi_dimensional_local_array_at_run_time_index(tmp_path):
+    """A run-time index selects among the elements (the lifter once refused it)."""
+    t = ported(LOCAL_2D.replace("a[2 - row][row]", "a[(int)v[i * 3] & 1][row]"), "matvec3")
+    n = 45
+    g = rng(8)
+    m, v = g.standard_normal(9 * n).astype(np.float32), (4 * g.standard_normal(3 * n)).astype(np.float32)
+    out = run(t.text, "matvec3", [buf("m", m), buf("v", v), buf("y", poisoned(3 * n, np.float32)),
+                                  ScalarArg("n", n, "int32")], tmp_path)
+    A = m.astype(np.float64).reshape(n, 3, 3)
+    ref = np.einsum("nij,nj->ni", A, v.astype(np.float64).reshape(n, 3))
+    sel = np.trunc(v[0::3]).astype(np.int64) & 1
+    ref += A[np.arange(n), sel, :]
+    np.testing.assert_allclose(out["y"], ref.ravel(), rtol=1e-5, atol=1e-5)
 
 
 def test_chained_assignments_to_variables(tmp_path):

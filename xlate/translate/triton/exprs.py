@@ -262,6 +262,7 @@ class Expressions:
         return S.where(c, da, db, ctyping.arith(da.ctype, db.ctype))
 
     def binary(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Any:
+        a, b = self.decay(a), self.decay(b)
         if isinstance(a, PtrVal) or isinstance(b, PtrVal):
             return self.ptr_arith(op, a, b, loc)
         if op == "+" and (isinstance(a, SharedRead | LaneTokens) or isinstance(b, SharedRead | LaneTokens)):
@@ -283,6 +284,13 @@ class Expressions:
         if op in ("&", "|", "^", "%", "<<", ">>") and not ctyping.is_symbolic(t) and ctyping.is_float(t):
             raise LiftError("XL2001", f"operator '{op}' on floating-point values", loc)
         return S.op(ARITH[op], t, x, y)
+
+    def decay(self, v: Any) -> Any:
+        """A one-dimensional shared array used as a value is a pointer to its first element (C's decay), so
+        `float* w = smem + 512;` carves a sub-array out of it."""
+        if isinstance(v, SharedArr) and len(v.dims) == 1 and not v.scalar:
+            return PtrVal(v, S.const(0, "int"), ir.CType(v.ctype), v.name)
+        return v
 
     def ptr_arith(self, op: str, a: Any, b: Any, loc: ir.Loc) -> PtrVal:
         if isinstance(a, PtrVal) and op in ("+", "-") and not isinstance(b, PtrVal):

@@ -22,6 +22,7 @@ from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import (
     LaneTokens,
     LiftError,
+    LocalArray,
     PtrVal,
     RefVal,
     SharedArr,
@@ -30,6 +31,7 @@ from xlate.translate.triton.values import (
 )
 
 UNROLL_LIMIT = 64
+MAX_CARRIED_ELEMENTS = 64  # elements of a local array a run-time loop may carry (one variable each)
 
 
 class Loops:
@@ -341,6 +343,13 @@ class Loops:
         stmts = list(body) + [ir.ExprStmt(e.loc, e) for e in step]
         assigned, declared = ir.assigned_names(tuple(stmts))
         assigned |= self.ref_call_roots(stmts)
+        for node in _nodes(stmts):  # elements of local arrays written: the array is carried
+            if isinstance(node, ir.Assign | ir.IncDec) and isinstance(node.target, ir.Index):
+                root = node.target
+                while isinstance(root, ir.Index):
+                    root = root.base
+                if isinstance(root, ir.Name):
+                    assigned.add(root.id)
         out = []
         for name in sorted(assigned - exclude):
             b = self.lookup(name)
@@ -375,6 +384,8 @@ class Loops:
             return ("ptr", bool(v.offset.lanes or v.offset.opaque))
         if isinstance(v, StructVal):
             return {k: self.kind(x) for k, x in v.fields.items()}
+        if isinstance(v, LocalArray):
+            return {f"[{i}]": self.kind(v.slots.get(i)) for i in range(v.size)}
         if v is None:
             return False
         return ("static", id(v))
@@ -411,6 +422,10 @@ class Loops:
         if isinstance(v, StructVal):
             return StructVal(v.ctype, {k: S.var(f"__dry_{name}_{k}", x.ctype if isinstance(x, Sym) else "float", kind[k])
                                        for k, x in v.fields.items()})
+        if isinstance(v, LocalArray):
+            ct = self.resolve_type(v.ctype, None)
+            return replace(v, slots={i: S.var(f"__dry_{name}_{i}", ct, kind[f"[{i}]"]) for i in range(v.size)},
+                           loops=self.st.runtime_loops + 1)
         if isinstance(kind, tuple) and kind[0] == "static":
             return v
         return S.var(f"__dry_{name}", self.resolve_type(b.ctype.base, None), bool(kind))
@@ -440,6 +455,19 @@ class Loops:
                     fields[f] = S.var(py, ct, k[f])
                     slots.append((n, py, ct, k[f], f))
                 self.rebind(n, StructVal(v.ctype, fields))
+            elif isinstance(v, LocalArray):  # each element a carried value
+                if v.size > MAX_CARRIED_ELEMENTS:
+                    raise LiftError("XL2001", f"local array '{n}' of {v.size} elements written inside a run-time loop", loc)
+                ct = self.resolve_type(v.ctype, loc)
+                elems = {}
+                for i in range(v.size):
+                    x = v.slots.get(i)
+                    init = self.data(x, loc) if x is not None else S.const(0, ct if not ctyping.is_symbolic(ct) else "int")
+                    py = self.em.fresh(f"{n}_{i}")
+                    self.em.line(f"{py} = {self.init_code(init, ct, k[f'[{i}]'])}")
+                    elems[i] = S.var(py, ct, k[f"[{i}]"])
+                    slots.append((n, py, ct, k[f"[{i}]"], f"[{i}]"))
+                self.rebind(n, replace(v, slots=elems, loops=self.st.runtime_loops + 1))
             else:
                 ct = self.resolve_type(b.ctype.base, loc)
                 py = self.em.fresh(n)
@@ -473,6 +501,8 @@ class Loops:
             v = b.val
             if fld == "*ptr":
                 new = v.offset
+            elif isinstance(v, LocalArray):
+                new = self.data(v.slots.get(int(fld[1:-1]), S.const(0, ct if not ctyping.is_symbolic(ct) else "int")), loc)
             elif fld is not None:
                 new = self.data(v.fields[fld], loc)
             else:
@@ -504,6 +534,10 @@ class Loops:
             b = self.lookup(n)
             if fld == "*ptr":
                 self.rebind(n, PtrVal(b.val.base, S.var(py, "int", varying), b.val.elem, b.val.root))
+            elif isinstance(b.val, LocalArray):
+                elems = dict(b.val.slots)
+                elems[int(fld[1:-1])] = S.var(py, ct, varying)
+                self.rebind(n, replace(b.val, slots=elems, loops=self.st.runtime_loops))
             elif fld is not None:
                 fields = dict(b.val.fields)
                 fields[fld] = S.var(py, ct, varying)

@@ -4,6 +4,7 @@ atomics."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from xlate.cir import ctype as ctyping
@@ -26,6 +27,8 @@ from xlate.translate.triton.values import (
     StructVal,
     WriteRec,
 )
+
+MAX_SELECT = 64  # elements of a local array a run-time index may select among
 
 
 class Memory:
@@ -84,9 +87,14 @@ class Memory:
             return S.const(base.values[i], base.ctype)
         if isinstance(base, LocalArray):
             k = base.slot(idx)
-            if k is None:
-                raise LiftError("XL2001", "local array indexed with a run-time index", loc)
-            return base.slots.get(k, S.const(0, base.ctype))
+            if k is not None:
+                return base.slots.get(k, S.const(0, base.ctype))
+            flat = self.flat_index(base, idx, loc)  # a run-time index: a select over the elements
+            out: Any = base.slots.get(base.size - 1, S.const(0, base.ctype))
+            for j in range(base.size - 2, -1, -1):
+                out = self.select(S.op("eq", "bool", flat, S.const(j, "int")), base.slots.get(j, S.const(0, base.ctype)),
+                                  out, loc)
+            return out
         if isinstance(base, PtrVal):
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
@@ -94,6 +102,18 @@ class Memory:
                 return self.shared_read(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), loc)
             return self.global_load(base, idx[0], loc)
         raise LiftError("XL2001", f"indexing a {type(base).__name__}", loc)
+
+    def flat_index(self, arr: LocalArray, idx: list[Sym], loc: ir.Loc) -> Sym:
+        """The row-major element number of a local array's index list (one index per dimension)."""
+        dims = arr.dims or (arr.size,)
+        if len(idx) != len(dims):
+            raise LiftError("XL2001", f"local array indexed with {len(idx)} subscripts, declared with {len(dims)}", loc)
+        if arr.size > MAX_SELECT:
+            raise LiftError("XL2001", f"local array of {arr.size} elements indexed at run time", loc)
+        flat = S.const(0, "int")
+        for i, d in zip(idx, dims):
+            flat = S.op("add", "int", S.op("mul", "int", flat, S.const(d, "int")), S.cast(i, "int"))
+        return flat
 
     def shared_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> SharedRead:
         if arr.clobbered:
@@ -190,16 +210,24 @@ class Memory:
             base = self.ev(base_e)
             idx = [self.data(self.ev(x), loc) for x in idx_e]
             if isinstance(base, LocalArray):
-                k = base.slot(idx)
-                if k is None:
-                    raise LiftError("XL2001", "local array written at a run-time index", loc)
                 if self.st.runtime_loops > base.loops:  # its elements would have to be carried by the loop
                     raise LiftError("XL2001", "local array declared outside a run-time loop and written inside it", loc)
-                old = base.slots.get(k)
-                new = self.convert(val, ir.CType(base.ctype), loc)
                 b = self.lookup(base_e.id) if isinstance(base_e, ir.Name) else None
-                rel = self.rel_pred(b) if b is not None else self.pred_sym()
-                base.slots[k] = self.select(rel, new, old, loc) if rel is not None else new
+                if b is None or b.val is not base:
+                    raise LiftError("XL2001", "local array written through another name", loc)
+                new = self.convert(val, ir.CType(base.ctype), loc)
+                rel = self.rel_pred(b)
+                slots = dict(base.slots)  # a new value of the array (a dry run's writes are undone with its scope)
+                k = base.slot(idx)
+                if k is not None:
+                    slots[k] = self.select(rel, new, slots.get(k), loc) if rel is not None else new
+                else:  # a run-time index: every element takes the value where the index names it
+                    flat = self.flat_index(base, idx, loc)
+                    for j in range(base.size):
+                        hit = S.op("eq", "bool", flat, S.const(j, "int"))
+                        cond = hit if rel is None else S.land(rel, hit)
+                        slots[j] = self.select(cond, new, slots.get(j, S.const(0, base.ctype)), loc)
+                self.rebind(base_e.id, replace(base, slots=slots))
                 return
             self.write_at(base, idx, val, loc)
             return
