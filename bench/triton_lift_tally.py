@@ -27,8 +27,12 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "hecbench"
 FILE_TIMEOUT = 120
 
 
+class FileTimeout(BaseException):
+    """A file ran past its time (a BaseException: no `except Exception` in the lifter may swallow it)."""
+
+
 def _alarm(signum: int, frame: Any) -> None:
-    raise TimeoutError
+    raise FileTimeout
 
 
 def reason_class(message: str) -> str:
@@ -55,7 +59,7 @@ def tally_file(job: tuple[str, list[str]]) -> list[dict[str, Any]]:
             t0 = time.perf_counter()
             try:
                 tr = CudaToTriton().translate(unit, unit.text, TranslateOptions(kernels=[k]))
-            except TimeoutError:
+            except FileTimeout:
                 raise
             except Exception as exc:  # a crash of the lifter is a finding
                 rows.append({"path": path, "kernel": k, "lifted": False, "code": "crash",
@@ -69,7 +73,7 @@ def tally_file(job: tuple[str, list[str]]) -> list[dict[str, Any]]:
                 row["code"] = d.code if d else "?"
                 row["reason"] = (d.message if d else "no diagnostic")[:300]
             rows.append(row)
-    except TimeoutError:
+    except FileTimeout:
         done = {r["kernel"] for r in rows}
         rows += [{"path": path, "kernel": k, "lifted": False, "code": "timeout", "reason": "file timed out"}
                  for k in kernels if k not in done]

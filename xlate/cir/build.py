@@ -283,6 +283,8 @@ class Builder:
                 return [ir.Continue(loc)]
             if t == "type_definition":
                 return [self.typedef(node)]
+            if t == "alias_declaration":  # `using T = ...;` is a typedef
+                return [self.typedef(node, node.child_by_field_name("name"))]
             if t in ("gnu_asm_expression", "asm_statement"):
                 return [ir.Unsupported(loc, "inline assembly (asm)", "XL2002")]
             if t == "empty_statement" or t == ";":
@@ -291,9 +293,9 @@ class Builder:
         except BuildError as exc:
             return [ir.Unsupported(exc.loc, exc.what, exc.code)]
 
-    def typedef(self, node: ts.Node) -> ir.Stmt:
+    def typedef(self, node: ts.Node, name_node: ts.Node | None = None) -> ir.Stmt:
         loc = self.loc(node)
-        name_node = node.child_by_field_name("declarator")
+        name_node = name_node or node.child_by_field_name("declarator")
         tnode = node.child_by_field_name("type")
         if name_node is None or tnode is None:
             return ir.Unsupported(loc, f"typedef '{self.text(node)}'")

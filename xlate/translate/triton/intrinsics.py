@@ -13,6 +13,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
+from xlate.translate.triton.cub import CubBlockReduce, reducer_type
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry
@@ -89,6 +90,10 @@ class Intrinsics:
         at = atomic_entry(fn)
         if at is not None:
             return self.atomic(e, at)
+        spelled = self.lookup(fn)
+        spelled = spelled.val.ctype if spelled is not None and isinstance(spelled.val, TypeVal) else fn
+        if reducer_type(spelled) is not None:  # `BlockReduce(temp)`: a CUB block reduction (cub.py)
+            return self.cub_reducer(spelled, e.loc)
         callee = self.callee(e)
         if callee is not None:
             return self.inline(callee, e)
@@ -195,6 +200,8 @@ class Intrinsics:
 
     def method(self, e: ir.MethodCall) -> Any:
         obj = self.ev(e.obj)
+        if isinstance(obj, CubBlockReduce):
+            return self.cub_method(obj, e)
         if isinstance(obj, CGroup):
             linear = self.linear_tid()
             m = e.method

@@ -20,6 +20,7 @@ from typing import Any
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
+from xlate.translate.triton.cub import Cub
 from xlate.translate.triton.emit import Ctx, Emitter, sanitize, tl_of
 from xlate.translate.triton.exprs import Expressions
 from xlate.translate.triton.intrinsics import Intrinsics
@@ -39,7 +40,7 @@ BLOCK_ARG = "_xl_bdx"  # the kernel argument holding blockDim.x when the launche
 BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": "torch.bfloat16"}
 
 
-class Lifter(Statements, Loops, Memory, Layout, Expressions, Intrinsics, Scopes):
+class Lifter(Statements, Loops, Memory, Layout, Expressions, Intrinsics, Cub, Scopes):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
 
     def __init__(self, fir: ir.FunctionIR, kc: KernelContext, path: str):

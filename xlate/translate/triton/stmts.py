@@ -8,6 +8,7 @@ import numpy as np
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
+from xlate.translate.triton.cub import CubTemp, reducer_type
 from xlate.translate.triton.state import LiftState
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
@@ -79,6 +80,11 @@ class Statements:
                 raise LiftError("XL2001", f"reference '{s.name}' to something other than an element of memory", loc)
             self.bind(s.name, s.ctype, r)
             return
+        if s.shared and s.ctype.base.split()[-1].endswith("::TempStorage") and not s.dims:
+            owner = self.resolve_type(s.ctype.base.split()[-1].removesuffix("::TempStorage"), loc)
+            if reducer_type(owner) is not None:  # CUB's scratch space for a block reduction (cub.py)
+                self.bind(s.name, s.ctype, CubTemp(s.name))
+                return
         if s.shared:
             dims: list[int | None] = []
             for d in s.dims:

@@ -1,0 +1,60 @@
+"""CUB block reductions (`cub::BlockReduce<T, N>(temp).Sum(v)`, `.Reduce(v, cub::Max(), valid)`), declared by
+typedef or `using`, lift to Triton block reductions; called where not every thread reaches them they are
+refused, as CUB's barriers would be. Ports run under the Triton interpreter against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+from xlate.backends.base import ScalarArg
+
+from tests.test_triton_lift import port
+from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
+
+SRC = """
+#include <cub/cub.cuh>
+// xlate: x: in[n], out: out[cdiv(n, 128)], n: size(1..5000), grid: cdiv(n, 128), block: 128
+__global__ void block_sum(const float* x, float* out, int n) {
+    typedef cub::BlockReduce<float, 128> BlockReduce;
+    __shared__ typename BlockReduce::TempStorage temp;
+    int i = blockIdx.x * 128 + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    float s = BlockReduce(temp).Sum(v * v);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+
+// xlate: x: in[n], out: out[cdiv(n, 96)], n: size(1..5000), grid: cdiv(n, 96), block: 96
+__global__ void block_max(const int* x, int* out, int n) {
+    using R = cub::BlockReduce<int, 96>;
+    __shared__ typename R::TempStorage temp;
+    int i = blockIdx.x * 96 + threadIdx.x;
+    int valid = min(96, n - (int)blockIdx.x * 96);
+    int m = R(temp).Reduce(i < n ? x[i] : 0, cub::Max(), valid);
+    if (threadIdx.x == 0) out[blockIdx.x] = m;
+}
+
+// xlate: x: in[n], out: inout[1], n: size(1..5000), grid: cdiv(n, 128), block: 128
+__global__ void divergent(const float* x, float* out, int n) {
+    typedef cub::BlockReduce<float, 128> BlockReduce;
+    __shared__ typename BlockReduce::TempStorage temp;
+    int i = blockIdx.x * 128 + threadIdx.x;
+    float s = 0.0f;
+    if (i < n) s = BlockReduce(temp).Sum(x[i]);
+    if (threadIdx.x == 0) atomicAdd(out, s);
+}
+"""
+
+
+def test_block_reductions_of_cub(tmp_path):
+    t = port(SRC)
+    assert t.kernels == ["block_sum", "block_max"], [d.format() for d in t.diagnostics]
+    assert [d.code for d in t.blocking] == ["XL2015"]  # divergent: not every thread reaches the reduction
+    n = 1000
+    x = rng(1).standard_normal(n).astype(np.float32)
+    out = run(t.text, "block_sum", [buf("x", x), buf("out", poisoned(8, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    np.testing.assert_allclose(out["out"], np.add.reduceat(x.astype(np.float64) ** 2, np.arange(0, n, 128)), rtol=1e-5)
+    guards_intact(out, "out")
+    xi = rng(2).integers(-1000, 1000, n).astype(np.int32)
+    out = run(t.text, "block_max", [buf("x", xi), buf("out", poisoned(11, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    assert np.array_equal(out["out"], np.maximum.reduceat(xi, np.arange(0, n, 96)))
