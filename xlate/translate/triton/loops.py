@@ -682,14 +682,4 @@ def _nodes(node: Any):
 
 def _calls(node: Any):
     """Every call in statements or expressions (nested bodies included)."""
-    if isinstance(node, list | tuple):
-        for x in node:
-            yield from _calls(x)
-        return
-    if not isinstance(node, ir.Stmt | ir.Expr):
-        return
-    if isinstance(node, ir.Call):
-        yield node
-    for v in vars(node).values():
-        if isinstance(v, ir.Stmt | ir.Expr | list | tuple):
-            yield from _calls(v)
+    return (n for n in _nodes(node) if isinstance(n, ir.Call))
