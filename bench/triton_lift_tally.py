@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
-import multiprocessing
 import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "hecbench"
-FILE_TIMEOUT = 120
+KERNEL_TIMEOUT = 120
 
 
 class FileTimeout(BaseException):
@@ -51,35 +52,56 @@ def tally_file(job: tuple[str, list[str]]) -> list[dict[str, Any]]:
 
     path, kernels = job
     signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(FILE_TIMEOUT)
     rows: list[dict[str, Any]] = []
     try:
+        signal.alarm(KERNEL_TIMEOUT)
         unit = parse_file(path)
-        for k in kernels:
-            t0 = time.perf_counter()
-            try:
-                tr = CudaToTriton().translate(unit, unit.text, TranslateOptions(kernels=[k]))
-            except FileTimeout:
-                raise
-            except Exception as exc:  # a crash of the lifter is a finding
-                rows.append({"path": path, "kernel": k, "lifted": False, "code": "crash",
-                             "reason": f"{type(exc).__name__}: {exc}"[:200]})
-                continue
-            errs = [d for d in tr.diagnostics if getattr(d, "severity", "error") == "error" and d.kernel == k]
-            lifted = k not in tr.needs_llm
-            row = {"path": path, "kernel": k, "lifted": lifted, "seconds": round(time.perf_counter() - t0, 2)}
-            if not lifted:
-                d = errs[0] if errs else None
-                row["code"] = d.code if d else "?"
-                row["reason"] = (d.message if d else "no diagnostic")[:300]
-            rows.append(row)
     except FileTimeout:
-        done = {r["kernel"] for r in rows}
-        rows += [{"path": path, "kernel": k, "lifted": False, "code": "timeout", "reason": "file timed out"}
-                 for k in kernels if k not in done]
+        return [{"path": path, "kernel": k, "lifted": False, "code": "timeout", "reason": "file timed out"}
+                for k in kernels]
     finally:
         signal.alarm(0)
+    for k in kernels:
+        t0 = time.perf_counter()
+        signal.alarm(KERNEL_TIMEOUT)  # each kernel its own time: one slow kernel does not cost the file's others
+        try:
+            tr = CudaToTriton().translate(unit, unit.text, TranslateOptions(kernels=[k]))
+        except FileTimeout:
+            rows.append({"path": path, "kernel": k, "lifted": False, "code": "timeout",
+                         "reason": f"translation ran past {KERNEL_TIMEOUT} s"})
+            continue
+        except Exception as exc:  # a crash of the lifter is a finding
+            rows.append({"path": path, "kernel": k, "lifted": False, "code": "crash",
+                         "reason": f"{type(exc).__name__}: {exc}"[:200]})
+            continue
+        finally:
+            signal.alarm(0)
+        errs = [d for d in tr.diagnostics if getattr(d, "severity", "error") == "error" and d.kernel == k]
+        lifted = k not in tr.needs_llm
+        row = {"path": path, "kernel": k, "lifted": lifted, "seconds": round(time.perf_counter() - t0, 2)}
+        if not lifted:
+            d = errs[0] if errs else None
+            row["code"] = d.code if d else "?"
+            row["reason"] = (d.message if d else "no diagnostic")[:300]
+        rows.append(row)
     return rows
+
+
+def run_isolated(job: tuple[str, list[str]]) -> list[dict[str, Any]]:
+    """tally_file in a process of its own, killed past its time (a kernel stuck where no alarm reaches)."""
+    path, kernels = job
+    limit = KERNEL_TIMEOUT * (len(kernels) + 1) + 30
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--one", json.dumps([path, kernels])], capture_output=True,
+                              text=True, timeout=limit, cwd=ROOT)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[")]
+        if proc.returncode == 0 and lines:
+            return json.loads(lines[-1])
+        why = f"exit {proc.returncode}: {proc.stderr.strip()[-160:]}"
+    except subprocess.TimeoutExpired:
+        why = f"file ran past {limit} s"
+    return [{"path": path, "kernel": k, "lifted": False, "code": "timeout" if "past" in why else "crash", "reason": why}
+            for k in kernels]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,7 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--json")
     ap.add_argument("--show", help="list the kernels whose reason contains this text")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one:
+        path, kernels = json.loads(args.one)
+        print(json.dumps(tally_file((path, kernels))))
+        return 0
     corpus = Path(args.corpus)
     src = corpus / "src" if (corpus / "src").is_dir() else corpus
     if not src.is_dir():
@@ -109,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                     by_file[str(path)].append(k["kernel"])
     jobs = sorted(by_file.items())
     rows: list[dict[str, Any]] = []
-    with multiprocessing.Pool(max(1, args.jobs)) as pool:
-        for part in pool.imap_unordered(tally_file, jobs):
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for part in pool.map(run_isolated, jobs):
             rows.extend(part)
     lifted = sum(r["lifted"] for r in rows)
     reasons = collections.Counter(reason_class(r["reason"]) for r in rows if not r["lifted"])
