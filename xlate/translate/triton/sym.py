@@ -33,7 +33,7 @@ class NotConcrete(Exception):
 class Sym:
     """One node. `op` is const, lane, red, uni, var, load, reduce, scan, or an operator name."""
 
-    __slots__ = ("_key", "args", "axis", "concrete", "ctype", "epoch", "id", "lanes", "mask", "name", "nonneg",
+    __slots__ = ("_canon", "_key", "_poly", "args", "axis", "concrete", "ctype", "epoch", "id", "lanes", "mask", "name", "nonneg",
                  "op", "opaque", "root", "size", "temp", "value")
 
     def __init__(self, op: str, ctype: str, args: tuple[Sym, ...] = (), *, value: Any = None, name: str | None = None,
@@ -51,6 +51,8 @@ class Sym:
         self.epoch = 0  # loads: the buffer's store count when issued
         self.temp: str | None = None  # loads: the variable holding the issued load
         self._key: tuple | None = None
+        self._canon: int | None = None  # canon(), computed once (a sym never changes)
+        self._poly: dict[tuple[int, ...], int] | None = None
         if op in ("lane", "red"):
             self.lanes = frozenset({axis})
         elif op == "var":
@@ -440,49 +442,56 @@ def affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
 
 MAX_TERMS = 64  # a product grown past this many monomials is an atom of its own instead
 _RING = {"add", "sub", "mul", "neg", "pos", "cast"}
+_INTERN: dict[Any, int] = {}  # structural key -> small id: keys of shared sub-DAGs stay small (no tree blow-up)
 
 
-def canon(s: Sym, memo: dict[tuple[str, int], Any] | None = None) -> Any:
-    """A hashable key equal for syms that compute the same value by the same means: integer ring arithmetic
-    (+, -, *, same-width casts) is compared as a polynomial over its atoms, so `(y - 8) + 8` and `y` agree;
-    everything else structurally over canonical arguments. Loads are (buffer, offset, mask, stores before)."""
-    memo = {} if memo is None else memo
-    k = ("c", s.id)
-    if k not in memo:
+def _intern(key: Any) -> int:
+    k = _INTERN.get(key)
+    if k is None:  # never cleared: syms keep their ids (a sym's canonical id is cached on it)
+        k = _INTERN[key] = len(_INTERN) + 1
+    return k
+
+
+def canon(s: Sym, memo: dict[tuple[str, int], Any] | None = None) -> int:
+    """An id equal for syms that compute the same value by the same means: integer ring arithmetic (+, -, *,
+    same-width casts) is compared as a polynomial over its atoms, so `(y - 8) + 8` and `y` agree; everything
+    else structurally over canonical arguments. Loads are (buffer, offset, mask, stores before)."""
+    if s._canon is None:
+        memo = {} if memo is None else memo
         if ctyping.is_int(s.ctype) and s.ctype != "bool":
-            memo[k] = ("P", ctyping.bits(s.ctype), tuple(sorted(_poly(s, memo).items())))
+            s._canon = _intern(("P", ctyping.bits(s.ctype), tuple(sorted(_poly(s, memo).items()))))
         else:
-            memo[k] = _struct(s, memo)
-    return memo[k]
+            s._canon = _struct(s, memo)
+    return s._canon
 
 
-def poly(s: Sym, memo: dict[tuple[str, int], Any] | None = None) -> dict[tuple[str, ...], int] | None:
-    """An integer sym as {monomial: coefficient} (a monomial: the sorted reprs of its atoms, () the constant);
+def poly(s: Sym, memo: dict[tuple[str, int], Any] | None = None) -> dict[tuple[int, ...], int] | None:
+    """An integer sym as {monomial: coefficient} (a monomial: the sorted ids of its atoms, () the constant);
     None for a sym that is not an integer. Coefficients wrap at the type's width."""
     if not ctyping.is_int(s.ctype) or s.ctype == "bool":
         return None
     return _poly(s, {} if memo is None else memo)
 
 
-def lane_atom(axis: str) -> str:
+def lane_atom(axis: str) -> int:
     """The monomial atom of thread-index axis `axis` in `poly`."""
-    return repr(("lane", axis))
+    return _intern(("lane", axis))
 
 
-def _struct(s: Sym, memo: dict[tuple[str, int], Any]) -> Any:
+def _struct(s: Sym, memo: dict[tuple[str, int], Any]) -> int:
     if s.op in ("lane", "red"):
-        return (s.op, s.axis)
+        return _intern((s.op, s.axis))
     if s.op in ("uni", "var"):
-        return (s.op, s.name, s.ctype)
+        return _intern((s.op, s.name, s.ctype))
     if s.op == "const":
-        return ("const", s.ctype, repr(s.value))
+        return _intern(("const", s.ctype, repr(s.value)))
     if s.op == "load":
-        return ("load", s.root, s.epoch, s.ctype, canon(s.args[0], memo), canon(s.args[1], memo),
-                canon(s.mask, memo) if s.mask is not None else None)
+        return _intern(("load", s.root, s.epoch, s.ctype, canon(s.args[0], memo), canon(s.args[1], memo),
+                        canon(s.mask, memo) if s.mask is not None else None))
     if s.op in ("reduce", "scan"):
-        return (s.op, s.id)
-    return (s.op, s.ctype, s.name, s.value if isinstance(s.value, str | int | float | None) else repr(s.value),
-            tuple(canon(a, memo) for a in s.args), tuple(a.ctype for a in s.args))
+        return _intern((s.op, s.id))
+    return _intern((s.op, s.ctype, s.name, s.value if isinstance(s.value, str | int | float | None) else repr(s.value),
+                    tuple(canon(a, memo) for a in s.args), tuple(a.ctype for a in s.args)))
 
 
 def _same_width(s: Sym) -> bool:
@@ -490,16 +499,17 @@ def _same_width(s: Sym) -> bool:
                for a in s.args)
 
 
-def _poly(s: Sym, memo: dict[tuple[str, int], Any]) -> dict[tuple[str, ...], int]:
-    k = ("p", s.id)
-    if k in memo:
-        return memo[k]
+def _poly(s: Sym, memo: dict[tuple[str, int], Any]) -> dict[tuple[int, ...], int]:
+    if s._poly is not None:
+        return s._poly
     mod = 1 << ctyping.bits(s.ctype)
-    out: dict[tuple[str, ...], int] | None = None
+    out: dict[tuple[int, ...], int] | None = None
     if s.op == "const":
         out = {(): int(s.value)}
-    elif s.op in ("lane", "red", "uni", "var"):
-        out = {(repr(_struct(s, memo)[:2]),): 1}
+    elif s.op in ("lane", "red"):
+        out = {(_intern((s.op, s.axis)),): 1}
+    elif s.op in ("uni", "var"):
+        out = {(_intern((s.op, s.name)),): 1}
     elif s.op in _RING and _same_width(s):
         parts = [_poly(a, memo) for a in s.args]
         if s.op in ("cast", "pos"):
@@ -517,7 +527,9 @@ def _poly(s: Sym, memo: dict[tuple[str, int], Any]) -> dict[tuple[str, ...], int
                     m = tuple(sorted(ma + mb))
                     out[m] = out.get(m, 0) + ca * cb
     if out is None:  # not ring arithmetic of its arguments: an atom of its own
-        out = {(repr(("atom", _struct(s, memo))),): 1}
+        out = {(_intern(("atom", _struct(s, memo))),): 1}
     out = {m: c % mod for m, c in out.items() if c % mod}
-    memo[k] = out
+    if len(out) > 4 * MAX_TERMS:  # sums grown large: compared structurally from here on
+        out = {(_intern(("atom", _struct(s, memo))),): 1}
+    s._poly = out
     return out

@@ -97,6 +97,12 @@ class CudaToTriton:
                 diags.append(_diag("XL2010", f"thread-level analysis undecided ({exc})", unit.path, loc, name))
                 needs.append(name)
                 continue
+            except RecursionError:  # values nested past Python's stack (huge unrolled expressions)
+                loc = ir.Loc(fn.span.line if fn.span else 1, 1)
+                diags.append(_diag("XL2001", "expressions nested too deep to lift (unrolled past the recursion limit)",
+                                   unit.path, loc, name))
+                needs.append(name)
+                continue
             ports.append(port)
             diags.extend(notes)
         text_out = render(unit.path, ports) if ports else ""
@@ -125,7 +131,10 @@ class CudaToTriton:
         devices: dict[str, ir.FunctionIR] = {}
         overloads: dict[str, list[ir.FunctionIR]] = {}
         for dfn in _reachable(unit, fn):
-            fir_d = build_function(built, dfn, lines)
+            try:
+                fir_d = build_function(built, dfn, lines)
+            except BuildError:
+                continue  # a call of it, if the lift reaches one, is refused as an unknown function
             devices.setdefault(dfn.name, fir_d)
             overloads.setdefault(dfn.name, []).append(fir_d)
         types = {t: sanitize(t) for t in fir.template_types}
@@ -204,7 +213,7 @@ def _reachable(unit: KernelUnit, kernel: Function) -> list[Function]:
             continue
         done.add(name)
         for f in unit.device_functions:
-            if f.name == name and f is not kernel:
+            if f.name == name and f is not kernel and f.return_type:  # constructors are not inlined
                 seen.append(f)
                 names.extend(f.calls)
     return seen
