@@ -138,3 +138,17 @@ __global__ void shfl_rt(const float* x, float* y, int n, int bs) {
 """
     t = port(src)
     assert t.needs_llm == ["shfl_rt"] and [d.code for d in t.blocking] == ["XL2003"], [d.format() for d in t.diagnostics]
+
+
+def test_a_block_the_launcher_cannot_compute_is_refused():
+    """`block: bs` where nothing the kernel receives gives bs: the launcher could not size the block."""
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..5000), grid: cdiv(n, bs), block: bs
+__global__ void copy_bs(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+}
+"""
+    t = port(src)
+    assert t.needs_llm == ["copy_bs"] and [d.code for d in t.blocking] == ["XL2006"]
+    assert "'bs'" in t.blocking[0].message

@@ -401,6 +401,13 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     note = None
     pre: list[str] = []
     if blk.runtime is not None:  # blockDim.x computed at run time: the kernel takes it, and its lanes padded
+        for free in sorted(_grid_names([blk.runtime]) - set(names) - set(_GridPython.FUNCS)):
+            size = _free_size(free, spec, names)
+            if size is None and free not in ("min", "max"):
+                raise LiftError("XL2006", f"block size '{blk.runtime}' reads '{free}', which the kernel does not receive "
+                                          "(its launcher cannot compute the block)", loc)
+            if size is not None:
+                names[free] = size
         size = grid_python([blk.runtime], names, block)[0]
         pre = [f"    {BLOCK_ARG} = int({size})  # blockDim.x, `{blk.runtime}` in the source",
                f"    if not 0 < {BLOCK_ARG} <= 1024:",
