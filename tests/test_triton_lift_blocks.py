@@ -140,15 +140,26 @@ __global__ void shfl_rt(const float* x, float* y, int n, int bs) {
     assert t.needs_llm == ["shfl_rt"] and [d.code for d in t.blocking] == ["XL2003"], [d.format() for d in t.diagnostics]
 
 
-def test_a_block_the_launcher_cannot_compute_is_refused():
-    """`block: bs` where nothing the kernel receives gives bs: the launcher could not size the block."""
+def test_a_block_the_launcher_cannot_compute_is_refused(monkeypatch):
+    """An inferred `block: bs` where nothing the kernel receives gives bs (HeCBench simpleSpmv's specs): the
+    launcher could not size the block, so the kernel is refused rather than ported with an undefined name."""
+    import xlate.specs
+
     src = """
-// xlate: x: in[n], y: out[n], n: size(1..5000), grid: cdiv(n, bs), block: bs
+// xlate: x: in[n], y: out[n], n: size(1..5000), grid: cdiv(n, 64), block: 64
 __global__ void copy_bs(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = x[i];
 }
 """
+    real = xlate.specs.build_spec
+
+    def inferred(unit, kernel):
+        spec = real(unit, kernel)
+        spec.block, spec.grid = ["bs"], ["cdiv(n, bs)"]
+        return spec
+
+    monkeypatch.setattr(xlate.specs, "build_spec", inferred)
     t = port(src)
     assert t.needs_llm == ["copy_bs"] and [d.code for d in t.blocking] == ["XL2006"]
     assert "'bs'" in t.blocking[0].message
