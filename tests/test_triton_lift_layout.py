@@ -388,3 +388,33 @@ __global__ void rotate(const float* x, float* y, int n, int m) {
     t = port(src)
     assert "rotate" in t.needs_llm
     assert [d.code for d in t.blocking] == ["XL2004"], [d.format() for d in t.diagnostics]
+
+
+def test_members_of_one_vector_element_are_one_load_until_a_store(tmp_path):
+    """`p[i].x * p[i].w + p[i].y`: one block load; after a store to the buffer, and in each loop body, a new one."""
+    src = """
+// xlate: p: inout[n, 4], n: size(1..3000), m: size(0..4), grid: cdiv(n, 64), block: 64
+__global__ void mix4(float4* p, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float a = p[i].x * p[i].w + p[i].y;
+    p[i].z = a;
+    float b = p[i].z + p[i].x;  // the stored z, read back
+    for (int r = 0; r < m; ++r) p[i].w = p[i].w + p[i].z;
+    p[i].x = b;
+}
+"""
+    t = ported(src, "mix4")
+    b = body(t.text, "mix4")
+    assert len(re.findall(r"tl\.load\(", b)) == 3, b  # before the store, after it, and in the loop body
+    n, m = 300, 3
+    p = rng(9).standard_normal(4 * n).astype(np.float32)
+    out = run(t.text, "mix4", [buf("p", p.copy()), ScalarArg("n", n, "int32"), ScalarArg("m", m, "int32")], tmp_path)
+    q = p.reshape(n, 4).copy()
+    a = q[:, 0] * q[:, 3] + q[:, 1]
+    q[:, 2] = a
+    bb = q[:, 2] + q[:, 0]
+    for _ in range(m):
+        q[:, 3] = q[:, 3] + q[:, 2]
+    q[:, 0] = bb
+    assert np.array_equal(out["p"], q.reshape(-1))

@@ -335,6 +335,10 @@ class Expressions:
         raise LiftError("XL2013", "address-of expression", loc)
 
     def member(self, e: ir.Member) -> Any:
+        if isinstance(e.base, ir.Index) and not isinstance(e.base.base, ir.Index):
+            one = self.member_of_element(e)
+            if one is not None:
+                return one
         v = self.ev(e.base)
         if isinstance(v, StructVal):
             if e.field in v.fields:
@@ -344,6 +348,23 @@ class Expressions:
                 return FieldArray(v, e.field, count)
             raise LiftError("XL2012", f"{v.ctype} has no member {e.field}", e.loc)
         raise LiftError("XL2001", f"member access .{e.field}", e.loc)
+
+    def member_of_element(self, e: ir.Member) -> Any:
+        """`p[i].f` of a vector or packed struct in global memory: only lane f is loaded (not the whole element,
+        once per member read); None where `e` is not that."""
+        p = self.ev(e.base.base)
+        if not isinstance(p, PtrVal) or p.shared:
+            return None
+        vinfo = self.vec_info(p.elem.base)
+        if vinfo is None or e.field not in vinfo["fields"]:
+            return None
+        i = self.data(self.ev(e.base.index), e.loc)
+        n = len(vinfo["fields"])
+        if n * ctyping.bits(vinfo["scalar"]) <= 256:  # up to 32 bytes: the element as vector accesses, read once
+            return self.global_load(p, i, e.loc).fields[e.field]
+        off = S.op("add", "int", S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(n, "int")),
+                   S.const(vinfo["fields"].index(e.field), "int"))
+        return self.load_scalar(p, off, vinfo["scalar"], e.loc)
 
     def cast(self, e: ir.Cast) -> Any:
         v = self.ev(e.arg)

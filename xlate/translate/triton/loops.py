@@ -402,6 +402,7 @@ class Loops:
                     b = self.lookup(n)
                     self.rebind(n, self.placeholder(n, b, kinds[n]))
                 self.st.runtime_loops += 1
+                self.st.region = self.next_id()
                 self.enter_loop_shared(written)
                 before = {id(a): len(a.records) for a in self.st.shared}
                 run()
@@ -494,6 +495,7 @@ class Loops:
         em.push()
         self.st.runtime_loops += 1
         saved = self.enter_loop_shared(written)
+        outer_region, self.st.region = self.st.region, self.next_id()
         run()
         updates: list[tuple[str, str]] = []
         for n, py, ct, varying, fld in slots:
@@ -526,6 +528,7 @@ class Loops:
         if em.enabled and len(em.lines) == header_at:
             em.line("pass")
         self.leave_loop_shared(saved)
+        self.st.region = outer_region
         self.st.runtime_loops -= 1
         em.pop()
         em.level -= 1

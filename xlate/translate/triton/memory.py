@@ -133,9 +133,18 @@ class Memory:
                 mask = self.pred_sym()
                 mask_or_none = mask if not (mask.is_const and mask.value) else None
                 epoch = self.st.store_epoch.get(p.root, 0)
+                # the same element read again (`p[i].x`, then `p[i].y`), where nothing stored to its buffer since
+                # and in the same loop body, is the block already loaded
+                key = (p.root, S.canon(base_off), S.canon(mask_or_none) if mask_or_none is not None else None, epoch,
+                       self.st.region)
+                hit = self.st.vec_loads.get(key)
+                if hit is not None:
+                    return hit
                 comps = [S.load(p.base, o, mask_or_none, vinfo["scalar"], p.root, epoch) for o in offs]
                 self.emit_vector_load(comps, base_off, p.root)
-                return StructVal(p.elem.base, dict(zip(vinfo["fields"], comps)))
+                out = StructVal(p.elem.base, dict(zip(vinfo["fields"], comps)))
+                self.st.vec_loads[key] = out
+                return out
             return StructVal(p.elem.base, {f: self.load_scalar(p, o, vinfo["scalar"], loc)
                                            for f, o in zip(vinfo["fields"], offs)})
         return self.load_scalar(p, S.op("add", "int", p.offset, S.cast(i, "int") if not ctyping.is_symbolic(i.ctype) else i),

@@ -87,6 +87,8 @@ class LiftState:
     defer: int = field(default=0, metadata=VALUE)  # > 0: loads are built, not issued (an idiom evaluates operands)
     notes: list[tuple[str, ir.Loc | None]] = field(default_factory=list, metadata=COPY)  # idioms recognised
     uses_const: set[str] = field(default_factory=set, metadata=COPY)  # __constant__ arrays baked into the port
+    vec_loads: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # vector block loads issued (layout.py)
+    region: int = field(default=0, metadata=VALUE)  # the loop body being emitted (loads are reused within one)
     params: list[str] = field(default_factory=list, metadata=COPY)  # the kernel's parameters, as Python names
     # ids of write records and idiom axes: never reused, so nothing a dry run saw is mistaken for later work
     ids: int = field(default=0, metadata=SHARED)
