@@ -143,3 +143,29 @@ __global__ void carve(const float* x, float* y, int n) {
     i = np.arange(n)
     j = (i // 64) * 64 + 63 - i % 64
     assert np.array_equal(out["y"], 2 * xp[j] + x)
+
+
+def test_do_while_and_a_while_loop_whose_first_test_is_uniform(tmp_path):
+    # a do-while's first test is the constant true (a Python bool has no shape); a loop whose first test reads only
+    # scalars but whose later tests read lanes starts its active mask as a boolean block
+    src = """
+// xlate: x: in[n](1..40) as int32, out: out[n] as int32, n: size(1..3000), k: scalar(1..50) as int32,
+// xlate: grid: cdiv(n, 128), block: 128
+__global__ void halvings(const int* x, int* out, int n, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = x[i]; int steps = 0;
+    do { v = v / 2; steps += 1; } while (v > 0);
+    int m = 0;
+    while (m < k) { m += x[i]; }
+    out[i] = steps * 1000 + m;
+}
+"""
+    t = ported(src, "halvings")
+    n, k = 1000, 37
+    x = rng(5).integers(1, 40, n).astype(np.int32)
+    out = run(t.text, "halvings", [buf("x", x), buf("out", poisoned(n, np.int32)), ScalarArg("n", n, "int32"),
+                                   ScalarArg("k", k, "int32")], tmp_path)
+    steps = np.floor(np.log2(x)).astype(np.int64) + 1
+    m = -(-k // x) * x
+    assert np.array_equal(out["out"], (steps * 1000 + m).astype(np.int32))

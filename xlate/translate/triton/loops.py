@@ -276,8 +276,19 @@ class Loops:
             varying = now
         slots = self.materialize(carried, kinds, loc)
         act = S.var(active_name, "bool", varying)
+        outer = self.pred_sym()
+        if varying and not outer.is_const:
+            # threads that returned or sit in a false branch never enter: their masked loads read filler, on
+            # which a data-dependent condition may never fail (the loop would spin for them alone)
+            first = S.land(first, outer)
         init = self.em.code(first, self.ctx, "bool")
-        if varying:
+        if varying and first.is_const:  # a Python bool has no shape to broadcast (do-while loops)
+            init = f"tl.full({self.ctx.shape}, {init}, tl.int1)"
+        elif varying and not (first.lanes or first.opaque):
+            # a uniform condition made a block: `|` keeps it boolean (the interpreter's broadcast_to of a scalar
+            # comparison holds int32 data, which tl.load then refuses as a mask)
+            init = f"tl.full({self.ctx.shape}, 0, tl.int1) | ({init})"
+        elif varying:
             init = self.em.broadcast(init, first, self.ctx)
         self.em.line(f"{active_name} = {init}")
         flat = f"{active_name}.to(tl.int32)"
