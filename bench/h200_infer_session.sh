@@ -17,16 +17,18 @@ for f in --unshare-user --unshare-pid --unshare-net; do  # which namespace kinds
   echo "bwrap $f: ${out:0:300}" | tee -a "$OUT/session.log"
 done
 BUDGET=${BUDGET:-420}
-prev=bench/results/verify_inferred_h200.json
-[ -f "$prev" ] && cp "$prev" "$OUT/verify_inferred_h200.json"
+# STATE keeps the journal between calls on a machine still warm (OUT is emptied before each call): a second call
+# with the same STATE resumes where the first stopped
+STATE=${STATE:-$OUT}; mkdir -p "$STATE"
 log "verify_inferred (budget $BUDGET s) and GPU tests (${TESTS:-all}), side by side"
 timeout $((BUDGET + 60)) python3 bench/verify_inferred.py .devcarry/infer_corpus --kernels .devcarry/infer_corpus/kernels.json \
-  -j "${JOBS:-8}" --budget "$BUDGET" --out "$OUT/verify_inferred_h200.json" > "$OUT/verify_inferred.log" 2>&1 &
+  -j "${JOBS:-8}" --budget "$BUDGET" --out "$STATE/verify_inferred_h200.json" >> "$STATE/verify_inferred.log" 2>&1 &
 if [ "${TESTS:-all}" != none ]; then
   timeout $((BUDGET + 60)) python3 -m pytest -v -rf --tb=short -m gpu -n 4 -p no:cacheprovider --timeout 240 \
     ${TESTS_ARGS:-tests} > "$OUT/gpu_tests.log" 2>&1 &
 fi
 wait
 tail -5 "$OUT/gpu_tests.log" 2>/dev/null | tee -a "$OUT/session.log"
-tail -25 "$OUT/verify_inferred.log" | tee -a "$OUT/session.log"
+tail -25 "$STATE/verify_inferred.log" | tee -a "$OUT/session.log"
+[ "$STATE" != "$OUT" ] && cp "$STATE"/verify_inferred* "$OUT"/
 log "done"
