@@ -57,7 +57,8 @@ def parse_for_build(source: str, name: str, language: str, jitter: bool) -> tupl
 def instrument(unit: KernelUnit, text: str) -> str:
     """`text` (the source `unit` was parsed from) with a jitter call at every kernel's entry and after every
     `__syncthreads()`; the helper is prepended."""
-    data = text.encode("utf-8")
+    # surrogateescape both ways: a source read with a stray non-UTF-8 byte (a Latin-1 comment) keeps it
+    data = text.encode("utf-8", "surrogateescape")
     edits: list[tuple[int, int, bytes]] = []  # (start, end, replacement) in bytes
     for fn in unit.functions:
         if fn.kind == "kernel" and fn.body_span is not None:
@@ -69,4 +70,4 @@ def instrument(unit: KernelUnit, text: str) -> str:
                 edits.append((start, start + len(BARRIER), JITTERED_BARRIER.encode()))
     for start, end, new in sorted(edits, reverse=True):
         data = data[:start] + new + data[end:]
-    return PRELUDE.lstrip("\n") + data.decode("utf-8")
+    return PRELUDE.lstrip("\n") + data.decode("utf-8", "surrogateescape")

@@ -85,3 +85,12 @@ def test_repeat_run_uses_the_jittered_build_unless_switched_off(monkeypatch):
     monkeypatch.setenv("XLATE_SCHEDULE_JITTER", "0")
     assert side.repeat_artifact(None, None, {}, art) is art  # type: ignore[arg-type]
     assert compiled == [False, True]
+
+
+def test_instrument_keeps_a_stray_non_utf8_byte():
+    # real sources carry Latin-1 bytes in comments (a copyright sign): read with surrogateescape, they must survive
+    raw = b"// (\xa9) someone\n__global__ void k(float* y) { __syncthreads(); y[threadIdx.x] = 1.0f; }\n"
+    text = raw.decode("utf-8", "surrogateescape")
+    out = instrument(parse_string(text, "k.cu", "cuda"), text)
+    body = out[len(PRELUDE.lstrip("\n")):].encode("utf-8", "surrogateescape")
+    assert body.startswith(b"// (\xa9) someone\n") and JITTERED_BARRIER.encode() + b"()" in body
