@@ -231,3 +231,34 @@ def test_ported_tree_with_a_one_letter_macro_builds(tmp_path):
         proc = subprocess.run(["hipcc", "--offload-arch=gfx90a", "-std=c++17", "-c", unit, "-o", unit + ".o"],
                               cwd=tmp_path / "out", capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
         assert proc.returncode == 0, f"{unit}:\n{ported[unit]}\n{proc.stderr[-3000:]}"
+
+
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_hip_on_nvidia_prelude_knows_pitched_pointers_taken_by_value():
+    text = ("#include <hip/hip_runtime.h>\n__global__ void touch(hipPitchedPtr p, hipExtent e, int w) {\n"
+            "  char* row = (char*)p.ptr + threadIdx.x * p.pitch;\n"
+            "  if ((int)threadIdx.x < w) ((float*)row)[0] = (float)e.width; }\n")
+    assert _compiles_on_the_nvidia_route(text, "pitch.hip", "touch")
+
+
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_hip_port_of_a_header_using_hipcub_compiles_in_its_cuda_includers_context(tmp_path):
+    # the gate compiles a header's port with the CUDA includer's text before the #include (its <cub/cub.cuh>)
+    from xlate.backends import nvrtc
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.cuda import NvrtcCompiler
+
+    header = ("#define THREADS 128\n__global__ void bsum(const float* x, float* out, int n) {\n"
+              "  typedef cub::BlockReduce<float, THREADS> R; __shared__ typename R::TempStorage tmp;\n"
+              "  int i = blockIdx.x * THREADS + threadIdx.x; float v = i < n ? x[i] : 0.0f;\n"
+              "  float s = R(tmp).Sum(v); if (threadIdx.x == 0) out[blockIdx.x] = s; }\n")
+    (tmp_path / "kernels.h").write_text(header)
+    (tmp_path / "main.cu").write_text("#include <cub/cub.cuh>\n#include \"kernels.h\"\nint main() { return 0; }\n")
+    port = "#include <hip/hip_runtime.h>\n" + header.replace("cub::", "hipcub::")
+    unit = parse_string(port, "<candidate>.hip", "hip")
+    sliced = device_slice(unit, port, hip=True, include_dirs=[str(tmp_path)], system_dirs=nvrtc.system_include_dirs(),
+                          context_path=str(tmp_path / "kernels.h"), path="<candidate>.hip")
+    assert "xlate_cub_nvrtc.cuh" in sliced  # the includer's CUB came with the context
+    art = NvrtcCompiler("hip").compile(sliced, "bsum", CompileOptions("sm_90", [], {}, []), path="<candidate>.hip",
+                                       extra=["-include", "xlate_hip_on_nvidia.h"])
+    assert art.compile.ok

@@ -28,3 +28,8 @@
 #include <cub/thread/thread_scan.cuh>
 #include <cub/iterator/cache_modified_input_iterator.cuh>
 #include <cub/util_ptx.cuh>
+#ifdef HIP_XLATE_ON_NVIDIA
+// a HIP port of a header is compiled in its CUDA includer's context, whose <cub/cub.cuh> lands here: hipCUB's
+// namespace is CUB's on NVIDIA (an alias may be declared again for the same namespace)
+namespace hipcub = cub;
+#endif

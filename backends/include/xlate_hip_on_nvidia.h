@@ -50,4 +50,8 @@ typedef int hipError_t;
 // host handles a port keeps in its structs (`struct State { hipStream_t stream; }` beside the kernels)
 typedef cudaStream_t hipStream_t;
 typedef cudaEvent_t hipEvent_t;
+// pitched allocations a kernel takes by value (`__global__ void k(hipPitchedPtr p, hipExtent e)`): the same layout
+typedef cudaPitchedPtr hipPitchedPtr;
+typedef cudaExtent hipExtent;
+typedef cudaPos hipPos;
 #define hipSuccess 0
