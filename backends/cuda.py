@@ -61,22 +61,32 @@ def cupy_version() -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=1)
+def xlate_headers_digest() -> str:
+    """What xlate's own headers hold (preludes, shims): an artifact built against older ones is not reused."""
+    root = Path(__file__).resolve().parent / "include"
+    files = [p for p in sorted(root.rglob("*")) if p.is_file()]
+    return content_key(*[str(p.relative_to(root)) for p in files], *[p.read_bytes() for p in files])
+
+
 class NvrtcCompiler:
     """Device-slice compile through NVRTC, cached by content hash; shared with the HIP-on-NVIDIA route."""
 
     def __init__(self, backend: str):
         self.backend = backend
 
-    def compile(self, device_source: str, kernel: str, options: CompileOptions, *, path: str, extra: list[str]) -> Artifact:
+    def compile(self, device_source: str, kernel: str, options: CompileOptions, *, path: str, extra: list[str],
+                name_expression: str | None = None) -> Artifact:
         arch = options.arch or (nvidia_devices()[0]["arch"] if nvidia_devices() else DEFAULT_ARCH)
-        expr = kernel + (f"<{', '.join(options.template_args)}>" if options.template_args else "")
+        expr = name_expression or kernel + (f"<{', '.join(options.template_args)}>" if options.template_args else "")
         flags = [*(f"-D{k}={v}" for k, v in options.defines.items()), *extra, *options.extra]
         version = nvrtc.nvrtc_version()
         if version is None:
             raise ToolchainMissing(
                 "NVRTC is not installed", "pip install 'xlate[cuda]' (cuda-bindings and the nvidia-cuda-* wheels)"
             )
-        key = content_key(self.backend, device_source, expr, arch, flags, version, nvrtc.include_options())
+        key = content_key(self.backend, device_source, expr, arch, flags, version, nvrtc.include_options(),
+                          xlate_headers_digest())
         cached = load_artifact(self.backend, key)
         if cached is not None:
             return cached
@@ -154,7 +164,8 @@ class CudaBackend(BackendDefaults):
         unit, source = parse_for_build(source, name, "cuda", options.schedule_jitter)
         sliced = device_slice(unit, source, include_dirs=options.include_dirs,
                               system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path, path=path)
-        art = self._compiler.compile(sliced, kernel, options, path=path, extra=[])
+        art = self._compiler.compile(sliced, kernel, options, path=path, extra=[],
+                                     name_expression=nvrtc.name_expression(unit, source, kernel, options.template_args))
         art.meta["schedule_jitter"] = options.schedule_jitter
         return art
 
