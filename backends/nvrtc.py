@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 from dataclasses import dataclass, field
 
 from xlate.backends.cudakit import cuda_include_dirs
 
+from xlate.model import KernelUnit
+from xlate.parse.source import to_bytes
 from xlate.resources import package_file
 
 INCLUDE_DIR = package_file("xlate.backends", "include")  # xlate's headers for device compilers
@@ -53,6 +56,67 @@ def include_options(extra_dirs: list[str] | None = None) -> list[str]:
     return [f"-I{d}" for d in dirs] + ["--pre-include=xlate_nvcc_env.h"]
 
 
+# Names that nvcc's implicit environment declares (cuda_runtime.h pulls in the host's <type_traits>, <utility>
+# ...; Thrust's tuple and functors are device code too), but that NVRTC's does not. The header that declares them
+# is pre-included only where the text names them: libcu++'s <type_traits> or <tuple> costs seconds per compile.
+# xlate's own shims (backends/include/nvrtc/) map the std:: names onto libcu++.
+_TRAITS = (r"is_\w+|enable_if(?:_t)?|conditional(?:_t)?|integral_constant|true_type|false_type|bool_constant|"
+           r"remove_\w+|add_\w+|decay(?:_t)?|common_type(?:_t)?|make_signed(?:_t)?|make_unsigned(?:_t)?|"
+           r"underlying_type(?:_t)?|void_t")
+IMPLICIT_HEADERS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"\bstd::(?:{_TRAITS})\b"), "type_traits"),
+    (re.compile(r"\bstd::(?:pair|make_pair|move|forward|declval|index_sequence|make_index_sequence|"
+                r"integer_sequence|make_integer_sequence)\b"), "utility"),
+    (re.compile(r"\bstd::(?:tuple|make_tuple|tie|get)\b"), "tuple"),
+    (re.compile(r"\bstd::array\b"), "array"),
+    (re.compile(r"\bthrust::(?:tuple|make_tuple|tie|get|tuple_element|tuple_size)\b"), "thrust/tuple.h"),
+    (re.compile(r"\bthrust::(?:pair|make_pair)\b"), "thrust/pair.h"),
+    (re.compile(r"\bthrust::(?:plus|minus|multiplies|divides|modulus|negate|maximum|minimum|equal_to|"
+                r"not_equal_to|greater|less|greater_equal|less_equal|logical_and|logical_or|logical_not|"
+                r"bit_and|bit_or|bit_xor|identity|unary_function|binary_function)\b"), "thrust/functional.h"),
+]
+
+
+def implicit_includes(source: str) -> list[str]:
+    """--pre-include options for the headers of IMPLICIT_HEADERS whose names `source` uses."""
+    return [f"--pre-include={header}" for rx, header in IMPLICIT_HEADERS if rx.search(source)]
+
+
+_HIDDEN = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|^[ \t]*#(?:[^\n]|\\\n)*',
+                     re.S | re.M)
+_SCOPE = re.compile(rb"\b(?:inline\s+)?namespace\s+([A-Za-z_][\w:]*)?\s*\{|[{}]")
+
+
+def enclosing_namespaces(text: bytes, pos: int) -> list[str]:
+    """The named namespaces open at byte `pos` of `text`, outermost first (comments, literals and preprocessor
+    lines skipped; an anonymous namespace needs no qualifier)."""
+    code = _HIDDEN.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), text[:pos])
+    stack: list[str | None] = []
+    for m in _SCOPE.finditer(code):
+        if m.group(0) == b"}":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(None if m.group(0) == b"{" else (m.group(1) or b"").decode())
+    return [s for s in stack if s]
+
+
+def name_expression(unit: KernelUnit, source: str, kernel: str, template_args: list[str]) -> str:
+    """What NVRTC is asked to name (and to instantiate): the kernel qualified by its namespaces (`ns::k`), with
+    its template arguments; a kernel that shares its name with other functions (overloads for __half and
+    __nv_bfloat16) is picked by its parameter types, those of the kernel the model sees under that name."""
+    fn = unit.kernel(kernel)
+    targs = f"<{', '.join(template_args)}>" if template_args else ""
+    if fn is None or fn.span is None:
+        return kernel + targs
+    name = "::".join([*enclosing_namespaces(to_bytes(source), fn.span.start_byte), kernel]) + targs
+    if sum(f.name == kernel for f in unit.functions) > 1:
+        given = dict(zip((t.name for t in fn.template_params), template_args))
+        types = [re.sub(r"\b[A-Za-z_]\w*\b", lambda m: given.get(m.group(0), m.group(0)), p.type) for p in fn.params]
+        name = f"static_cast<void(*)({', '.join(types)})>({name})"
+    return name
+
+
 def _check(result) -> int:
     return int(result[0]) if isinstance(result, tuple) else int(result)
 
@@ -76,11 +140,14 @@ def compile_nvrtc(
     if mod is None:
         raise RuntimeError("NVRTC is not available (pip install cuda-bindings nvidia-cuda-nvrtc)")
     t0 = time.perf_counter()
-    _, prog = mod.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    # surrogateescape: a source read with stray non-UTF-8 bytes (a Latin-1 comment) gets its own bytes back
+    _, prog = mod.nvrtcCreateProgram(source.encode("utf-8", "surrogateescape"),
+                                     name.encode("utf-8", "surrogateescape"), 0, [], [])
     try:
         for expr in name_expressions:
             mod.nvrtcAddNameExpression(prog, expr.encode())
-        opts = [f"--gpu-architecture={arch}", "-std=c++17", "--device-int128", *include_options(), *(options or [])]
+        opts = [f"--gpu-architecture={arch}", "-std=c++17", "--device-int128", *include_options(),
+                *implicit_includes(source), *(options or [])]
         res = mod.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         _, size = mod.nvrtcGetProgramLogSize(prog)
         # A bytearray, never `b" " * size`: for size 1 that is CPython's shared b" " object, and NVRTC writing

@@ -110,8 +110,21 @@ XLATE_LIMITS(unsigned long long, 0, ULLONG_MAX, XLATE_INT, 0, 0, true)
 }  // namespace std
 
 // -- host-only namespaces a file may name at file scope (`using namespace std::chrono;`): their headers are
-// host code, which the device slice drops; the names alone keep such a file compiling.
-namespace std { namespace chrono {} }
+// host code, which the device slice drops; the names alone keep such a file compiling. The clock and duration
+// templates are declared, never defined: a file-scope `typedef high_resolution_clock myclock;` or
+// `typedef duration<float> secs;` that only host code uses then still compiles.
+namespace std {
+template <long long Num, long long Den = 1> struct __xlate_ratio;  // not `ratio`: a file's own stays unambiguous
+typedef __xlate_ratio<1, 1000000000> nano; typedef __xlate_ratio<1, 1000000> micro;
+typedef __xlate_ratio<1, 1000> milli;
+namespace chrono {
+template <class Rep, class Period = __xlate_ratio<1>> class duration;
+template <class Clock, class Duration = void> class time_point;
+struct system_clock; struct steady_clock; typedef steady_clock high_resolution_clock;
+typedef duration<long long, nano> nanoseconds; typedef duration<long long, micro> microseconds;
+typedef duration<long long, milli> milliseconds; typedef duration<long long> seconds;
+}  // namespace chrono
+}  // namespace std
 
 // -- glibc's <sys/types.h> short names, which nvcc's host headers give every program that includes <stdlib.h>,
 // <cstdio> or the like (g++ defines _DEFAULT_SOURCE): the same typedefs, so a program's own copy still compiles.

@@ -204,7 +204,8 @@ class CFamilyBuilder:
             while i < len(self.blanked) and self.blanked[i][0] < first:
                 words.add(self.blanked[i][1])
                 i += 1
-            if words & DEVICE_STORAGE:
+            if words & DEVICE_STORAGE and not ("const" in words and self._mutable_pointer(declarators[0])
+                                               and not words & (DEVICE_STORAGE - {"const"})):
                 continue
             out.append(HostVariable(self._variable_name(declarators[0]), self.src.span(outer)))
         out.sort(key=lambda v: v.span.start_byte)
@@ -242,6 +243,18 @@ class CFamilyBuilder:
         if self._device_words is None:
             self._device_words = "\n".join(self.src.text(n) for n in self._device_nodes)
         return self._device_words
+
+    def _mutable_pointer(self, d: ts.Node) -> bool:
+        """`const char *name = "..."`: the const is the pointee's, the variable itself is a host variable
+        (`const char *const name` is a constant, which device code may use)."""
+        cur: ts.Node | None = d
+        innermost = None
+        while cur is not None and cur.type not in ("identifier", "field_identifier", "qualified_identifier"):
+            if cur.type == "pointer_declarator":
+                innermost = cur
+            cur = cur.child_by_field_name("declarator")
+        return innermost is not None and not any(
+            c.type == "type_qualifier" and self.src.text(c) == "const" for c in innermost.children)
 
     def _variable_name(self, d: ts.Node) -> str:
         cur: ts.Node | None = d

@@ -77,12 +77,13 @@ def includer_macros(unit: KernelUnit) -> ProjectMacros:
 
 
 def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], system_dirs: Sequence[str] | None) -> str:
-    data_bytes = bytearray(to_bytes(text))
+    original = to_bytes(text)
+    data_bytes = bytearray(original)
     for host in unit.host_functions:
         _blank(data_bytes, host.span.start_byte, host.span.end_byte)
     for start, end in host_variables(unit):
         _blank(data_bytes, start, end)
-    out = to_text(bytes(data_bytes))
+    out = _blank_aliases_of(host_classes(unit, original), to_text(bytes(data_bytes)))
     headers = _headers()
     drop = set(headers["drop"])
     drop_prefixes = tuple(headers.get("drop_prefixes", ()))
@@ -98,6 +99,10 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
             return " " * len(m.group(0))
         if system_dirs is not None and not _found(name, project, system_dirs):
             return " " * len(m.group(0))  # host-only: nothing the device compiler can open
+        if "<" in m.group(0) and system_dirs is not None and not _found(name, (), system_dirs):
+            # `#include <Vector.hpp>` of a project header (nvcc gets it through the Makefile's -I.): inline it as
+            # a quoted include (same length, so columns stay); a header of the device compiler's own stays as is
+            return m.group(0).replace("<", '"', 1).replace(">", '"', 1)
         return m.group(0)
 
     return INCLUDE.sub(repl, out)
@@ -105,6 +110,35 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
 
 def _found(name: str, project: Sequence[str], system_dirs: Sequence[str]) -> bool:
     return any(os.path.isfile(os.path.join(d, name)) for d in (*project, *system_dirs))
+
+
+CLASS_HEAD = re.compile(rb"\s*(?:template\s*<[^{;]*>\s*)?(?:class|struct)\b")
+
+
+def host_classes(unit: KernelUnit, text: bytes) -> list[str]:
+    """Names of the host-only classes the slice blanks (`class Domain { Domain(); ... };`); `text`: the unit's."""
+    return [v.name for v in unit.host_variables if CLASS_HEAD.match(text, v.span.start_byte)]
+
+
+ALIAS_NAME = (re.compile(r"^\s*using\s+(\w+)"), re.compile(r"\(\s*[\w:\s]*\*\s*(\w+)\s*\)"),
+              re.compile(r"(\w+)\s*(?:\[[^\]]*\]\s*)*;\s*$"))
+
+
+def _blank_aliases_of(names: Sequence[str], text: str) -> str:
+    """Blank file-scope `typedef`/`using` lines that name a blanked host class (`typedef Real_t &(Domain::*
+    member)(Index_t);`), and then those that name such an alias: without the class they cannot compile, and
+    only host code can use them."""
+    names = list(names)
+    while names:
+        alt = "|".join(re.escape(n) for n in names)
+        rx = re.compile(rf"^[ \t]*(?:typedef\b|using[ \t]+\w+[ \t]*=)[^;{{}}#]*\b(?:{alt})\b[^;{{}}#]*;", re.M)
+        names = []
+        for m in rx.finditer(text):
+            alias = next((a.group(1) for a in (r.search(m.group(0)) for r in ALIAS_NAME) if a), None)
+            if alias is not None:
+                names.append(alias)
+        text = rx.sub(lambda m: re.sub(r"[^\n\r]", " ", m.group(0)), text)
+    return text
 
 
 def host_variables(unit: KernelUnit) -> list[tuple[int, int]]:
