@@ -142,6 +142,21 @@ def test_expansions_read_as_written_and_never_join_tokens():
     assert cpre.expand("U int q;", macros).text == "unsigned  int q;"
 
 
+def test_expansions_keep_operators_of_several_characters_and_drop_line_continuations():
+    # a grid-stride loop macro: `index + = step` read as `index + step`, a loop that never advances
+    macros = [Macro("LOOP", ["i", "n"], "for (int i = threadIdx.x; \\\n i < (n); i += blockDim.x * gridDim.x)", None),
+              Macro("AT", ["p"], "p->v[k<<=1] && q != 0 || r::s", None), Macro("DEC", ["a"], "a--", None)]
+    out = cpre.expand("LOOP(j, n) y[j] = 0;", macros).text
+    assert "j += blockDim" in out and "j+=blockDim.x*gridDim.x)" in "".join(out.split()) and "\\" not in out
+    assert "".join(cpre.expand("AT(w)", macros).text.split()) == "w->v[k<<=1]&&q!=0||r::s"
+    assert cpre.expand("DEC(-x)", macros).text.strip() == "-x--"
+    unit = parse_string("#define GS(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; \\\n"
+                        "    i < (n); i += blockDim.x * gridDim.x)\n"
+                        "__global__ void k(float* y, int n) { GS(t, n) { y[t] = 1.0f; } }\n", "k.cu", "cuda")
+    loop = build_function(unit, unit.kernel("k")).body[0]
+    assert isinstance(loop, ir.For) and isinstance(loop.step[0], ir.Assign)
+
+
 # -- IR from the front end -----------------------------------------------------------------------------------------
 
 

@@ -169,3 +169,29 @@ __global__ void halvings(const int* x, int* out, int n, int k) {
     steps = np.floor(np.log2(x)).astype(np.int64) + 1
     m = -(-k // x) * x
     assert np.array_equal(out["out"], (steps * 1000 + m).astype(np.int32))
+
+
+def test_grid_stride_loop_written_as_a_macro_advances(tmp_path):
+    # the macro's `i += blockDim.x * gridDim.x` was re-spelled `i + = ...` and read as `i + ...`: the port spun
+    src = """
+#define GRID_LOOP(i, n) \\
+   for (int i = blockIdx.x * blockDim.x + threadIdx.x; \\
+        i < (n); i += blockDim.x * gridDim.x)
+// xlate: x: in[n * m], y: out[n * m], n: size(1..300), m: size(1..30), flip: scalar(-3..3) as int32,
+// xlate: grid: 3, block: 128
+__global__ void scale_rows(const float* x, float* y, int n, int m, int flip) {
+    if (flip >= 0) {
+        GRID_LOOP(idx, n * m) { int k = idx % m; y[idx] = x[idx] * 2.0f + k; }
+    } else {
+        GRID_LOOP(idx, n * m) { y[idx] = -x[idx]; }
+    }
+}
+"""
+    t = ported(src, "scale_rows")
+    n, m = 77, 13
+    x = rng(6).standard_normal(n * m).astype(np.float32)
+    for flip in (1, -1):
+        out = run(t.text, "scale_rows", [buf("x", x), buf("y", poisoned(n * m, np.float32)), ScalarArg("n", n, "int32"),
+                                         ScalarArg("m", m, "int32"), ScalarArg("flip", flip, "int32")], tmp_path)
+        want = x * 2.0 + (np.arange(n * m) % m) if flip >= 0 else -x
+        assert np.allclose(out["y"], want.astype(np.float32), rtol=1e-6, atol=1e-6)

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 
 from xlate.model import Macro
 
+# Operators of several characters are one token (`+=` spelled apart as `+ =` would parse as `+`), and a line
+# continuation inside a macro's value is whitespace.
 TOKEN = re.compile(
-    r"""(?P<ws>\s+)|(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<str>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""
-    r"""|(?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)|(?P<id>[A-Za-z_]\w*)|(?P<punct>.)""",
+    r"""(?P<ws>(?:\s|\\\r?\n)+)|(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<str>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""
+    r"""|(?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)|(?P<id>[A-Za-z_]\w*)"""
+    r"""|(?P<op>->\*?|\+\+|--|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|::|\.\.\.)|(?P<punct>.)""",
     re.S,
 )
 
@@ -170,11 +173,16 @@ def _spell(tokens: list[tuple[str, str]]) -> str:
             space = bool(out)
             continue
         if out and (space or (WORD.match(out[-1][-1]) and WORD.match(tok[0]))
-                    or (OPERATOR.match(out[-1][-1]) and OPERATOR.match(tok[0]))):
+                    or (OPERATOR.match(out[-1][-1]) and OPERATOR.match(tok[0]) and _joins(out[-1], tok))):
             out.append(" ")
         out.append(tok)
         space = False
     return "".join(out) + " "
+
+
+def _joins(a: str, b: str) -> bool:
+    """Whether operator tokens `a` and `b` written together would read as other tokens (`-` `-1`, `<<` `<`)."""
+    return [t for _, t, _ in _tokens(a + b)] != [a, b]
 
 
 def _collect_args(seq: list[tuple[str, str]], j: int, orig: int) -> tuple[list[list[tuple[str, str]]], int]:
