@@ -77,6 +77,15 @@ IMPLICIT_HEADERS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+# `{.r = 0, .g = 0}`: nvcc takes C++20's designated initializers in C++17 mode (a GNU extension); NVRTC only
+# in C++20, which such a file then gets
+DESIGNATED = re.compile(r"[{,]\s*\.[A-Za-z_]\w*\s*=(?!=)")
+
+
+def language_standard(source: str) -> str:
+    return "-std=c++20" if DESIGNATED.search(source) else "-std=c++17"
+
+
 def implicit_includes(source: str) -> list[str]:
     """--pre-include options for the headers of IMPLICIT_HEADERS whose names `source` uses."""
     return [f"--pre-include={header}" for rx, header in IMPLICIT_HEADERS if rx.search(source)]
@@ -146,7 +155,7 @@ def compile_nvrtc(
     try:
         for expr in name_expressions:
             mod.nvrtcAddNameExpression(prog, expr.encode())
-        opts = [f"--gpu-architecture={arch}", "-std=c++17", "--device-int128", *include_options(),
+        opts = [f"--gpu-architecture={arch}", language_standard(source), "--device-int128", *include_options(),
                 *implicit_includes(source), *(options or [])]
         res = mod.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         _, size = mod.nvrtcGetProgramLogSize(prog)

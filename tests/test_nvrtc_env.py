@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from xlate.backends.base import Artifact, CompileOptions
 from xlate.backends.nvrtc import implicit_includes, nvrtc_version
 from xlate.backends.registry import get_backend
@@ -42,6 +41,7 @@ def test_angle_bracket_include_of_a_project_header(tmp_path):
 def test_host_string_pointers_in_a_header_are_left_out(tmp_path):
     """`const char *f = "..."` is a mutable host pointer (NVRTC refuses it); `const char *const` is a constant."""
     from xlate.backends.nvrtc import system_include_dirs
+
     from xlate.parse import parse_file
     from xlate.parse.slice import device_slice
 
@@ -110,3 +110,11 @@ def test_overloaded_kernels_pick_the_first_signature(tmp_path):
     assert art.compile.ok and "6__half" in art.entry and "bfloat" not in art.entry
     art = build(src, "step", ["double"])
     assert art.compile.ok and art.entry == "_Z4stepIdEvPT_i"
+
+
+def test_designated_initializers_as_nvcc_takes_them(tmp_path):
+    """nvcc accepts `{.r = 0, ...}` in C++17 mode (GNU extension); NVRTC needs C++20 for it."""
+    src = tmp_path / "border.cu"
+    src.write_text("struct rgb { unsigned char r, g, b; };\n__constant__ rgb EDGE = {.r = 0, .g = 10, .b = 255};\n"
+                   "__global__ void paint(rgb* p, int n) { int i = threadIdx.x; if (i < n) p[i] = EDGE; }\n")
+    assert build(src, "paint").compile.ok
