@@ -195,3 +195,22 @@ __global__ void scale_rows(const float* x, float* y, int n, int m, int flip) {
                                          ScalarArg("m", m, "int32"), ScalarArg("flip", flip, "int32")], tmp_path)
         want = x * 2.0 + (np.arange(n * m) % m) if flip >= 0 else -x
         assert np.allclose(out["y"], want.astype(np.float32), rtol=1e-6, atol=1e-6)
+
+
+def test_template_port_over_unsigned_64_bit_elements(tmp_path):
+    # the launcher reads T from the tensor's dtype: torch.uint64 was missing from its table (KeyError on the H200)
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+template <typename T>
+__global__ void bump(const T* x, T* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] + (T)1;
+}
+template __global__ void bump<unsigned long long>(const unsigned long long*, unsigned long long*, int);
+"""
+    t = ported(src, "bump")
+    assert "_TL_DTYPES[x.dtype]" in t.text
+    n = 300
+    x = rng(7).integers(0, 2**63, n).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    out = run(t.text, "bump", [buf("x", x), buf("y", poisoned(n, np.uint64)), ScalarArg("n", n, "int32")], tmp_path)
+    assert np.array_equal(out["y"], x + np.uint64(1))
