@@ -134,8 +134,11 @@ class Expressions:
         if e.op == "=":
             val = self.chained(e.value)
         else:
+            if has_effects(e.target):  # `a[k++] += x` would evaluate the target, and so k++, twice
+                raise LiftError("XL2001", "compound assignment to a target with side effects", e.loc)
             op = e.op[:-1]
-            val = self.binary(op, self.ev(e.target), self.ev(e.value), e.loc)
+            rhs = self.ev(e.value)  # C++17: the right operand first (`s += k++` reads s after nothing of it)
+            val = self.binary(op, self.ev(e.target), rhs, e.loc)
         self.write(e.target, val, e.loc)
 
     def ev(self, e: ir.Expr) -> Any:
@@ -175,8 +178,49 @@ class Expressions:
                 raise LiftError("XL2012", f"sizeof({base})", e.loc)
             return S.const(max(1, info["bits"] // 8), "unsigned long")
         if isinstance(e, ir.Assign | ir.IncDec):
-            raise LiftError("XL2001", "assignment used as a value", e.loc)
+            return self.assign_value(e)
         raise LiftError("XL2001", f"expression {type(e).__name__}", e.loc)
+
+    def assign_value(self, e: ir.Assign | ir.IncDec) -> Any:
+        """An assignment or ++/-- used as a value (`while ((v = next[v]) != 0)`, `out[k++] = x`, `d[i] = c[i] =
+        x`): done where it is met (under the predicates in force there), its value C's: the target after it, the
+        target before it for x++/x--. A variable is read back; a memory target's value is the stored value
+        converted to the element's type (not reloaded: a later load could see another thread's store)."""
+        plain = isinstance(e.target, ir.Name) and self.plain_var(e.target.id)
+        if isinstance(e, ir.IncDec):
+            if not plain:
+                raise LiftError("XL2001", "++/-- of memory used as a value", e.loc)
+            old = self.ev(e.target)
+            self.effect(e)
+            return self.ev(e.target) if e.prefix else old
+        if plain:
+            self.assign(e)
+            return self.ev(e.target)
+        if e.op != "=":
+            raise LiftError("XL2001", "compound assignment to memory used as a value", e.loc)
+        ct = self.element_type(e.target)
+        if ct is None:
+            raise LiftError("XL2001", "assignment used as a value", e.loc)
+        val = self.chained(e.value)
+        self.write(e.target, val, e.loc)
+        return self.convert(val, ct, e.loc)
+
+    def plain_var(self, name: str) -> bool:
+        """A local variable holding a value (not a reference into memory, nor a shared scalar)."""
+        b = self.lookup(name)
+        return b is not None and not isinstance(b.val, RefVal | SharedArr) and not b.ctype.ptr
+
+    def element_type(self, target: ir.Expr) -> ir.CType | None:
+        """The C type of `p[i]` where `p` is a plain name of a pointer or an array (None for anything else)."""
+        if not isinstance(target, ir.Index) or not isinstance(target.base, ir.Name):
+            return None
+        b = self.lookup(target.base.id)
+        base = b.val if b is not None else None
+        if isinstance(base, PtrVal):
+            return ir.CType(base.elem.base)
+        if isinstance(base, SharedArr) and len(base.dims) == 1 and not base.scalar:
+            return ir.CType(base.ctype)
+        return None
 
     def name(self, e: ir.Name) -> Any:
         b = self.lookup(e.id)
@@ -396,3 +440,15 @@ class Expressions:
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
         return S.cast(self.data(v, e.loc), base)
+
+
+def has_effects(e: ir.Expr) -> bool:
+    """Whether evaluating `e` assigns something (an assignment or ++/-- inside it)."""
+    if isinstance(e, ir.Assign | ir.IncDec):
+        return True
+    for v in vars(e).values():
+        if isinstance(v, ir.Expr) and has_effects(v):
+            return True
+        if isinstance(v, tuple) and any(isinstance(x, ir.Expr) and has_effects(x) for x in v):
+            return True
+    return False

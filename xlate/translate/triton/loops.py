@@ -17,6 +17,7 @@ from xlate.cir import ir
 from xlate.translate.triton import comm, idioms
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, edtype, literal, tl_of
+from xlate.translate.triton.exprs import has_effects
 from xlate.translate.triton.state import Binding, LiftState, LoopCtx
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import (
@@ -127,6 +128,8 @@ class Loops:
                 if not c.is_const:
                     if not c.concrete:
                         raise LiftError("XL2007", "loop condition becomes data-dependent during unrolling", s.loc)
+                    if has_effects(s.test):  # the threads that left would go on assigning in the test
+                        raise LiftError("XL2007", "a loop test that assigns, varying across threads", s.loc)
                     now = comm.concrete(self, c).astype(bool)
                     monotone = not np.any(now & ~alive_at)  # no thread comes back: `c` alone says who is in
                     alive_at &= now
@@ -247,22 +250,40 @@ class Loops:
     def while_loop(self, body: tuple[ir.Stmt, ...], step: tuple[ir.Expr, ...], test_expr: ir.Expr | None,
                    test0: Sym | None, loc: ir.Loc, do: bool) -> None:
         """A masked loop: threads leave it when their condition fails; it ends when none is left."""
-        if ir.contains(body, (ir.Break, ir.Continue, ir.Return)) is not None:
-            raise LiftError("XL2007", "break, continue or return in a data-dependent loop", loc)
-        carried = self.carried(list(body), list(step), exclude=set())
-        written = self.shared_written(list(body) + [ir.ExprStmt(e.loc, e) for e in step])
+        if ir.contains(body, (ir.Return,)) is not None:
+            raise LiftError("XL2007", "return in a data-dependent loop", loc)
+        effects = test_expr is not None and has_effects(test_expr)
+        tested = [test_expr] if effects else []  # what the test assigns is carried too
+        carried = self.carried(list(body), list(step) + tested, exclude=set())
+        written = self.shared_written(list(body) + [ir.ExprStmt(e.loc, e) for e in [*step, *tested]])
         active_name = self.em.fresh("active")
 
         def run(active: Sym) -> Sym:
+            # break and continue are masks of this iteration (LoopCtx): what follows them in the body is
+            # predicated off for the threads that took them; a thread that broke leaves `active` (not the step,
+            # nor the test), one that continued runs the step and the test like the others
             self.st.pred.append(active)
-            self.push_scope()
-            self.stmts(body)
-            self.pop_scope()
+            lc = LoopCtx(pred_base=len(self.st.pred))
+            self.st.lstack.append(lc)
+            try:
+                self.push_scope()
+                self.stmts(body)
+                self.pop_scope()
+            finally:
+                self.st.lstack.pop()
+            stay = S.lnot(lc.brk)
+            if not stay.is_const:
+                self.st.pred.append(stay)
             for e in step:
                 self.effect(e)
+            if effects:  # `while ((v = next[v]) != 0)`: only the threads still in the loop assign
+                c = self.cond(self.ev(test_expr), loc)
+            if not stay.is_const:
+                self.st.pred.pop()
             self.st.pred.pop()
-            c = self.cond(self.ev(test_expr), loc) if test_expr is not None else S.const(1, "bool")
-            return S.op("land", "bool", active, c)
+            if not effects:
+                c = self.cond(self.ev(test_expr), loc) if test_expr is not None else S.const(1, "bool")
+            return S.land(active, stay, c) if not stay.is_const else S.op("land", "bool", active, c)
 
         first = test0 if test0 is not None and not do else S.const(1, "bool")
         varying = bool(first.lanes)

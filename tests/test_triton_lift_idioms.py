@@ -1,0 +1,267 @@
+"""CUDA idioms the CUDA -> Triton lifter lifts (issue #15): break and continue in data-dependent loops,
+assignments and ++/-- used as values, std::numeric_limits of template types, and the intrinsics and device-side
+helpers listed with each test. Each kernel is written here; each port runs on the Triton interpreter against
+NumPy, with poisoned outputs, guard bands, and sizes that are not multiples of the block."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xlate.backends.base import ScalarArg
+
+from tests.test_triton_lift import port
+from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, ported, rng, run
+
+# -- break and continue in data-dependent loops --------------------------------------------------------------
+
+SEARCH = """
+// xlate: keys: in[m], q: in[n], pos: out[n], m: size(1..500), n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void first_match(const int* keys, const int* q, int* pos, int m, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int want = q[i];
+    int found = -1;
+    for (int j = 0; j < m; j++) {
+        if (keys[j] < 0) continue;
+        if (keys[j] == want) { found = j; break; }
+    }
+    pos[i] = found;
+}
+
+// xlate: x: in[n], steps: out[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void collatz_capped(const int* x, int* steps, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        unsigned int v = x[i];
+        int s = 0;
+        while (v != 1) {
+            s++;
+            if (s > 40) { s = -s; break; }
+            if (v % 2 == 0) { v = v / 2; continue; }
+            v = 3 * v + 1;
+        }
+        steps[i] = s;
+    }
+}
+"""
+
+
+def _first_match(keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    out = np.full(len(q), -1, np.int32)
+    for i, w in enumerate(q):
+        hits = np.nonzero((keys == w) & (keys >= 0))[0]
+        if len(hits):
+            out[i] = hits[0]
+    return out
+
+
+def _collatz(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x), np.int32)
+    for i, v in enumerate(x.astype(np.int64)):
+        s = 0
+        while v != 1:
+            s += 1
+            if s > 40:
+                s = -s
+                break
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+        out[i] = s
+    return out
+
+
+def test_break_and_continue_in_data_dependent_loops(tmp_path):
+    t = ported(SEARCH, "first_match", "collatz_capped")
+    m, n = 37, 301
+    keys = rng(1).integers(-3, 20, m).astype(np.int32)
+    q = rng(2).integers(-2, 25, n).astype(np.int32)
+    out = run(t.text, "first_match", [buf("keys", keys), buf("q", q), buf("pos", poisoned(n, np.int32)),
+                                      ScalarArg("m", m, "int32"), ScalarArg("n", n, "int32")], tmp_path)
+    np.testing.assert_array_equal(out["pos"], _first_match(keys, q))
+    guards_intact(out, "pos")
+    x = rng(3).integers(1, 60, n).astype(np.int32)
+    out = run(t.text, "collatz_capped", [buf("x", x), buf("steps", poisoned(n, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    np.testing.assert_array_equal(out["steps"], _collatz(x))
+    guards_intact(out, "steps")
+
+
+# -- assignments and ++/-- used as values ------------------------------------------------------------------
+
+ASSIGN_VALUES = """
+// xlate: nxt: in[m], start: in[n], hops: out[n], last: out[n], m: size(1..500), n: size(1..3000)
+// xlate: grid: cdiv(n, 128), block: 128
+__global__ void chase(const int* nxt, const int* start, int* hops, int* last, int m, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = start[i];
+    int prev = v;
+    int h = 0;
+    while ((v = nxt[v]) >= 0) { prev = v; h++; }
+    hops[i] = h;
+    last[i] = prev;
+}
+
+// xlate: x: in[n * w], out: out[n * w], count: out[n], f: out[n], b: out[n], tag: out[n], w: size(1..40),
+// xlate: n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void row_compact(const float* x, float* out, int* count, float* f, int* b, int* tag, int w, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int k = 0;
+        int odd = 0;
+        int miss = 0;
+        for (int j = 0; j < w; j++) {
+            if (x[i * w + j] > 0.0f) out[i * w + k++] = x[i * w + j];
+            else odd += (j & 1) ? ++miss : miss++;
+        }
+        count[i] = k;
+        f[i] = b[i] = x[i * w] * 3.0f;
+        tag[i] = (k > w / 2) ? k-- : ++k;
+        tag[i] += k * 1000 + odd * 100000;
+    }
+}
+"""
+
+
+def test_assignments_and_increments_used_as_values(tmp_path):
+    t = ported(ASSIGN_VALUES, "chase", "row_compact")
+    m, n = 211, 333
+    r = rng(5)
+    nxt = np.array([k + int(r.integers(1, 6)) if k + 6 < m else -1 for k in range(m)], np.int32)
+    start = r.integers(0, m, n).astype(np.int32)
+    out = run(t.text, "chase", [buf("nxt", nxt), buf("start", start), buf("hops", poisoned(n, np.int32)),
+                                buf("last", poisoned(n, np.int32)), ScalarArg("m", m, "int32"),
+                                ScalarArg("n", n, "int32")], tmp_path)
+    hops, last = np.zeros(n, np.int32), np.zeros(n, np.int32)
+    for i, v in enumerate(start):
+        prev, h = v, 0
+        while nxt[v] >= 0:
+            v = nxt[v]
+            prev, h = v, h + 1
+        hops[i], last[i] = h, prev
+    np.testing.assert_array_equal(out["hops"], hops)
+    np.testing.assert_array_equal(out["last"], last)
+    guards_intact(out, "last")
+
+    w, n = 13, 150
+    x = r.standard_normal(n * w).astype(np.float32) * 4
+    args = [buf("x", x), buf("out", poisoned(n * w, np.float32)), buf("count", poisoned(n, np.int32)),
+            buf("f", poisoned(n, np.float32)), buf("b", poisoned(n, np.int32)), buf("tag", poisoned(n, np.int32)),
+            ScalarArg("w", w, "int32"), ScalarArg("n", n, "int32")]
+    got = run(t.text, "row_compact", args, tmp_path)
+    ref_out = np.full(n * w, np.nan, np.float32)
+    count, tag = np.zeros(n, np.int32), np.zeros(n, np.int32)
+    for i in range(n):
+        row = x[i * w:(i + 1) * w]
+        pos = row[row > 0]
+        ref_out[i * w:i * w + len(pos)] = pos
+        k, odd, miss = len(pos), 0, 0
+        for j in range(w):
+            if not row[j] > 0:
+                if j & 1:
+                    miss += 1
+                    odd += miss
+                else:
+                    odd += miss
+                    miss += 1
+        count[i] = k
+        if k > w // 2:
+            tag[i], k = k, k - 1
+        else:
+            k += 1
+            tag[i] = k
+        tag[i] += k * 1000 + odd * 100000
+    np.testing.assert_array_equal(got["out"], ref_out)
+    np.testing.assert_array_equal(got["count"], count)
+    b = (x[::w] * np.float32(3)).astype(np.int32)
+    np.testing.assert_array_equal(got["b"], b)
+    np.testing.assert_array_equal(got["f"], b.astype(np.float32))  # f takes b's value: the int, as a float
+    np.testing.assert_array_equal(got["tag"], tag)
+    guards_intact(got, "out")
+
+
+# -- std::numeric_limits of a template type ----------------------------------------------------------------
+
+LIMITS = """
+template <typename K>
+__global__ void row_range(const K* x, const int* len, K* lo, K* hi, K* tag, int w, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    K m = std::numeric_limits<K>::max();
+    K M = std::numeric_limits<K>::lowest();
+    for (int j = 0; j < len[i]; j++) {
+        K v = x[i * w + j];
+        m = v < m ? v : m;
+        M = v > M ? v : M;
+    }
+    lo[i] = m;
+    hi[i] = M;
+    tag[i] = len[i] == 0 ? std::numeric_limits<K>::infinity() : std::numeric_limits<K>::epsilon();
+}
+void launch(const float* x, const int* len, float* lo, float* hi, float* tag, int w, int n) {
+    row_range<float><<<(n + 127) / 128, 128>>>(x, len, lo, hi, tag, w, n);
+}
+"""
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.int8])
+def test_numeric_limits_of_a_template_type_take_the_launch_dtype(dtype, tmp_path):
+    t = ported(LIMITS, "row_range")
+    w, n = 9, 200
+    r = rng(7)
+    x = (r.standard_normal(n * w) * 50).astype(dtype)
+    ln = r.integers(0, w + 1, n).astype(np.int32)
+    args = [buf("x", x), buf("len", ln)] + [buf(k, poisoned(n, dtype)) for k in ("lo", "hi", "tag")] + [
+        ScalarArg("w", w, "int32"), ScalarArg("n", n, "int32")]
+    out = run(t.text, "row_range", args, tmp_path)
+    info = np.finfo(dtype) if np.dtype(dtype).kind == "f" else np.iinfo(dtype)
+    rows = [x[i * w:i * w + ln[i]] for i in range(n)]
+    lo = np.array([r_.min() if len(r_) else info.max for r_ in rows], dtype)
+    hi = np.array([r_.max() if len(r_) else info.min for r_ in rows], dtype)
+    if np.dtype(dtype).kind == "f":
+        tag = np.where(ln == 0, np.inf, info.eps).astype(dtype)
+    else:
+        tag = np.zeros(n, dtype)  # C++: integers have no infinity nor epsilon (both 0)
+    np.testing.assert_array_equal(out["lo"], lo)
+    np.testing.assert_array_equal(out["hi"], hi)
+    np.testing.assert_array_equal(out["tag"], tag)
+    guards_intact(out, "tag")
+
+
+def test_assignment_inside_a_condition_then_updated(tmp_path):
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void chain(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float b = 0.0f;
+    if (i < n) y[i] = (b = x[i]) > 0 ? 1.0f : 0.0f;
+    float c = b += 1.0f;
+    if (i < n && x[i] > 0.5f) y[i] = b * 10.0f + c;
+}
+"""
+    t = ported(src, "chain")
+    n = 90
+    x = rng(9).standard_normal(n).astype(np.float32)
+    out = run(t.text, "chain", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    b = x + np.float32(1)
+    ref = np.where(x > 0.5, b * np.float32(10) + b, np.where(x > 0, 1.0, 0.0)).astype(np.float32)
+    np.testing.assert_allclose(out["y"], ref, rtol=1e-6)
+    guards_intact(out, "y")
+
+
+@pytest.mark.parametrize("body, what", [
+    ("for (int j = 0; j < n; j++) { if (x[j] > x[i]) return; }", "return in a data-dependent loop"),
+    ("int k = i; y[k++] += 1.0f;", "compound assignment to a target with side effects"),
+    ("float v = y[i]++; y[i] = v;", "++/-- of memory used as a value"),
+])
+def test_what_stays_refused(body, what):
+    src = """
+// xlate: x: in[n], y: inout[n], n: size(1..4096), grid: cdiv(n, 64), block: 64
+__global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    BODY
+    y[i] = 1.0f;
+}
+""".replace("BODY", body)
+    t = port(src)
+    assert t.kernels == [] and what in t.blocking[0].message, [d.format() for d in t.diagnostics]
