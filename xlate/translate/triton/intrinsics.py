@@ -32,6 +32,8 @@ from xlate.translate.triton.values import (
 )
 
 MAX_INLINE_DEPTH = 16
+# numeric_limits members the launcher computes for a template type (C++'s values: 0 where integers have none)
+LIMIT_MEMBERS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
 NUMERIC_LIMITS = re.compile(r"(?:(?:cuda::)?std::)?numeric_limits<(.+)>::(\w+)")
 INT_LITERAL_MACRO = re.compile(r"(U?INT)(8|16|32|64)_C")
 SHUFFLE = re.compile(r"__shfl(?:_(up|down|xor))?(_sync)?")  # __shfl_down_sync: kind down, a mask argument first
@@ -142,6 +144,8 @@ class Intrinsics:
         """std::numeric_limits<T>::member() of a type the lift knows (a template type is known only at launch)."""
         ct = self.resolve_type(ctyping.canonical(" ".join(spelling.split())), loc)
         dt = ctyping.np_dtype(ct)
+        if dt is None and ct in self.kc.types.values() and member in LIMIT_MEMBERS:
+            return self.launch_limit(ct, member)
         if dt is None:
             raise LiftError("XL2012", f"numeric_limits of {spelling} (a type known only at launch)", loc)
         if ctyping.is_float(ct):
@@ -155,6 +159,13 @@ class Intrinsics:
             raise LiftError("XL2008", f"numeric_limits<{spelling}>::{member}", loc)
         v = table[member]
         return S.const(float(v) if ctyping.is_float(ct) else int(v), ct)
+
+    def launch_limit(self, tname: str, member: str) -> Sym:
+        """numeric_limits<T>::member() of a template type T (a constexpr dtype of the kernel): a constexpr the
+        launcher computes from T's dtype (LIMIT_MEMBERS), made a scalar of dtype T in the kernel."""
+        name = f"{tname}_{member}_"
+        self.st.limits[name] = (tname, member)
+        return S.uni(f"tl.full([], {name}, {tname})", tname)
 
     def barrier(self, loc: ir.Loc) -> None:
         # Threads that returned from the kernel have exited: a barrier waits only for the threads still running

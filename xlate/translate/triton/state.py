@@ -90,6 +90,9 @@ class LiftState:
     vec_loads: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # vector block loads issued (layout.py)
     region: int = field(default=0, metadata=VALUE)  # the loop body being emitted (loads are reused within one)
     params: list[str] = field(default_factory=list, metadata=COPY)  # the kernel's parameters, as Python names
+    # numeric_limits of template types: constexpr name -> (type's constexpr, member); a dry run's entry stays (an
+    # unread constexpr argument is harmless)
+    limits: dict[str, tuple[str, str]] = field(default_factory=dict, metadata=SHARED)
     # ids of write records and idiom axes: never reused, so nothing a dry run saw is mistaken for later work
     ids: int = field(default=0, metadata=SHARED)
 

@@ -99,7 +99,8 @@ class Sym:
             elif self.op in ("load", "reduce", "scan"):
                 self._key = (self.op, self.id)
             else:
-                self._key = (self.op, self.ctype, self.name, tuple(a.key() for a in self.args))
+                # interned: a nested tuple of a shared sub-DAG would hash as the whole tree, exponential in depth
+                self._key = ("k", _intern((self.op, self.ctype, self.name, tuple(a.key() for a in self.args))))
         return self._key
 
     def __repr__(self) -> str:

@@ -13,6 +13,7 @@ import ast
 import contextlib
 import copy
 import keyword
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -156,6 +157,7 @@ class CudaToTriton:
         params_py = lifter.st.params
         constexprs = ["BX: tl.constexpr"] + (["BY: tl.constexpr"] if by > 1 else [])
         constexprs += [f"{types[t]}: tl.constexpr" for t in fir.template_types]
+        trait_defs = trait_defs | {name: _limit_code(t, member) for name, (t, member) in sorted(lifter.st.limits.items())}
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
         jit_name = f"_{sanitize(fn.name)}_kernel"
         launcher, grid_note = _launcher(spec, fir, params_py, jit_name, blk, types, trait_defs, loc0, lifter.boxed)
@@ -564,6 +566,34 @@ def _traits(text: str, fir: ir.FunctionIR, devices: dict[str, ir.FunctionIR], ty
                 defs[name] = f"{table}.get({types[arg]}, {default})"
                 traits[(struct, arg, member)] = name
     return traits, defs
+
+
+def _limits() -> dict[str, dict[str, float | int]]:
+    """numeric_limits<T> per Triton dtype name the launchers know (_TL_DTYPES), with C++'s values."""
+    import numpy as np
+
+    out: dict[str, dict[str, float | int]] = {}
+    for name in ("float16", "float32", "float64"):
+        fi = np.finfo(name)
+        out[name] = {"max": float(fi.max), "min": float(fi.tiny), "lowest": float(fi.min), "epsilon": float(fi.eps),
+                     "infinity": math.inf, "quiet_NaN": math.nan}
+    bf_max = (2 - 2**-7) * 2.0**127  # NumPy has no bfloat16: 8 exponent bits, 7 fraction bits
+    out["bfloat16"] = {"max": bf_max, "min": 2.0**-126, "lowest": -bf_max, "epsilon": 2.0**-7, "infinity": math.inf,
+                       "quiet_NaN": math.nan}
+    for name in ("int8", "uint8", "int16", "int32", "int64"):
+        ii = np.iinfo(name)
+        out[name] = {"max": int(ii.max), "min": int(ii.min), "lowest": int(ii.min), "epsilon": 0, "infinity": 0,
+                     "quiet_NaN": 0}
+    return out
+
+
+def _limit_code(tname: str, member: str) -> str:
+    """Launcher code for numeric_limits<T>::member() of the dtype held by constexpr `tname`."""
+    def lit(v: float | int) -> str:
+        return repr(v) if isinstance(v, int) or math.isfinite(v) else f'float("{v}")'
+
+    table = ", ".join(f"tl.{dt}: {lit(vals[member])}" for dt, vals in _limits().items())
+    return f"{{{table}}}[{tname}]"
 
 
 def _walk(stmts):
