@@ -203,7 +203,7 @@ void launch(const float* x, const int* len, float* lo, float* hi, float* tag, in
 """
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.int8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.int8, np.uint32])
 def test_numeric_limits_of_a_template_type_take_the_launch_dtype(dtype, tmp_path):
     t = ported(LIMITS, "row_range")
     w, n = 9, 200

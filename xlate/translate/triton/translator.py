@@ -580,7 +580,7 @@ def _limits() -> dict[str, dict[str, float | int]]:
     bf_max = (2 - 2**-7) * 2.0**127  # NumPy has no bfloat16: 8 exponent bits, 7 fraction bits
     out["bfloat16"] = {"max": bf_max, "min": 2.0**-126, "lowest": -bf_max, "epsilon": 2.0**-7, "infinity": math.inf,
                        "quiet_NaN": math.nan}
-    for name in ("int8", "uint8", "int16", "int32", "int64"):
+    for name in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         ii = np.iinfo(name)
         out[name] = {"max": int(ii.max), "min": int(ii.min), "lowest": int(ii.min), "epsilon": 0, "infinity": 0,
                      "quiet_NaN": 0}
