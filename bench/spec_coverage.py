@@ -50,6 +50,47 @@ def load_unit(path: Path):
     return unit
 
 
+PROBE_EXAMPLES = 40
+
+
+def gate_problem(spec: Any) -> str | None:
+    """Why the gate could not fuzz a complete spec, or None: the gate's own case strategy (GPU budget and caps,
+    its explicit edge cases first) drawn from on the CPU, each case's sizes, scalars, launch, buffer lengths, value
+    ranges and dtypes evaluated as the gate does before it launches anything. A spec called complete that the gate
+    cannot use (an unknown sizeof, a where-clause the draws never meet, a type it cannot generate) is not."""
+    from hypothesis import HealthCheck, Phase, example, given, seed, settings
+
+    from xlate.specs import expr
+    from xlate.verify.api import GPU_BUDGET, GPU_SIZE_CAP
+    from xlate.verify.cases import buffer_length, ctype_dtype, environment, launch_dims, sizeof_table
+    from xlate.verify.strategies import cases, explicit_cases
+
+    def check(case: Any) -> None:
+        env = environment(spec, case)
+        launch_dims(spec, env, case)
+        sizeof = sizeof_table(case, spec)
+        for p in spec.buffers:
+            ctype_dtype(p.ctype, case, spec)
+            buffer_length(p, env, case, spec)
+            for bound in (p.lo, p.hi):
+                if bound is not None:
+                    expr.evaluate(bound, env, sizeof)
+
+    try:
+        fn = check
+        for case in reversed(explicit_cases(spec, GPU_BUDGET, GPU_SIZE_CAP)):
+            fn = example(case=case)(fn)
+        test = settings(max_examples=PROBE_EXAMPLES, deadline=None, database=None, derandomize=True,
+                        suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])(
+            seed(0)(given(case=cases(spec, GPU_BUDGET, GPU_SIZE_CAP, dict(spec.dtype_axes)))(fn)))
+        test()
+    except TimeoutError:
+        raise
+    except Exception as exc:  # what the gate would die of (Hypothesis errors included)
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return None
+
+
 def _alarm(signum: int, frame: Any) -> None:
     raise TimeoutError
 
@@ -86,6 +127,11 @@ def measure_program(d: Path) -> dict[str, Any]:
                     rec["holes"] = {key: h[:200] for key, h in r.holes.items()}
                     if r.error:
                         rec["error"] = r.error[:300]
+                    if r.complete and r.spec is not None and not r.error:
+                        why = gate_problem(r.spec)
+                        rec["usable"] = why is None
+                        if why:
+                            rec["unusable"] = why[:300]
                 except TimeoutError:
                     raise
                 except Exception as exc:  # a crash is a result too
@@ -100,7 +146,8 @@ def measure_program(d: Path) -> dict[str, Any]:
 
 
 def summarise(programs: list[dict[str, Any]]) -> dict[str, Any]:
-    total = complete = 0
+    total = complete = usable = 0
+    unusable: collections.Counter[str] = collections.Counter()
     origins: collections.Counter[str] = collections.Counter()
     buffer_origins: collections.Counter[str] = collections.Counter()
     holes: collections.Counter[str] = collections.Counter()
@@ -111,6 +158,8 @@ def summarise(programs: list[dict[str, Any]]) -> dict[str, Any]:
         done = [k for k in ks if k.get("complete")]
         total += len(ks)
         complete += len(done)
+        usable += sum(1 for k in done if k.get("usable"))
+        unusable.update(_unusable_reason(k["unusable"]) for k in done if k.get("unusable"))
         for k in done:
             origins.update(k.get("origins", {}))
             buffer_origins.update(k.get("buffer_origins", {}))
@@ -126,10 +175,21 @@ def summarise(programs: list[dict[str, Any]]) -> dict[str, Any]:
         per_program.append({"program": p["program"], "kernels": len(ks), "complete": len(done), "seconds": p["seconds"]})
     return {
         "kernels": total, "complete": complete, "percent": round(100.0 * complete / total, 1) if total else 0.0,
+        "usable": usable, "unusable": dict(unusable.most_common(15)),
         "items_by_origin": dict(origins.most_common()), "buffers_by_origin": dict(buffer_origins.most_common()),
         "holes": dict(holes.most_common(25)), "holes_kernels": {k: holes_kernels[k] for k, _ in holes.most_common(25)},
         "programs": per_program,
     }
+
+
+def _unusable_reason(why: str) -> str:
+    """The kind of problem, without the kernel's own names and numbers."""
+    head = why.split(":", 1)[0]
+    for key in ("unknown type in sizeof", "divides by zero", "which is not a parameter or size", "cannot fuzz values of C type",
+                "Unsatisfiable", "too large"):
+        if key in why:
+            return f"{head}: {key}"
+    return why[:60]
 
 
 def _reason(hint: str) -> str:
@@ -157,7 +217,11 @@ def markdown(summary: dict[str, Any], corpus: str) -> str:
         "# Spec inference coverage (no annotations)", "",
         f"Corpus: `{corpus}` (the CUDA programs). Command: `python bench/spec_coverage.py`.", "",
         f"**{summary['complete']} of {summary['kernels']} kernels ({summary['percent']} %) get a complete spec** "
-        "from the program alone.", "",
+        "from the program alone; "
+        f"**{summary.get('usable', 0)}** of them can be used by the gate as they are (checked on the CPU by drawing "
+        f"the gate's own cases: every size, scalar, launch and buffer evaluates).", "",
+        *(["Complete specs the gate cannot use: " + ", ".join(f"{k} {v}" for k, v in summary["unusable"].items()), ""]
+          if summary.get("unusable") else []),
         "Items of the complete specs by origin: " + ", ".join(f"{k} {v}" for k, v in summary["items_by_origin"].items()),
         "",
         "Buffer lengths by origin: " + ", ".join(f"{k} {v}" for k, v in summary["buffers_by_origin"].items()), "",
@@ -198,10 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     Path(args.md).write_text(markdown(summary, doc["corpus"]))
-    print(f"{summary['complete']} / {summary['kernels']} kernels complete ({summary['percent']} %) in "
+    print(f"{summary['complete']} / {summary['kernels']} kernels complete ({summary['percent']} %), "
+          f"{summary['usable']} usable by the gate, in "
           f"{summary['seconds']} s; items by origin {summary['items_by_origin']}")
     for k, v in list(summary["holes"].items())[:12]:
         print(f"  {v:5d}  {k}")
+    for k, v in summary["unusable"].items():
+        print(f"  {v:5d}  unusable: {k}")
     return 0
 
 

@@ -5,6 +5,7 @@ hole, and a spec with holes is refused with a message naming what to annotate.""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -330,6 +331,7 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         spec.dtype_axes[t] = ["float32"]
         spec.inferred.append(f"{t}=float32")
         spec.origins.setdefault(t, Origin("default", "", "float32"))
+    _fold_sizeof(spec, where)
     for t, tp in template_values.items():
         if t not in spec.value_params:
             if tp.default is None:
@@ -338,6 +340,57 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
             spec.origins.setdefault(t, Origin("default", "", f"the template default {tp.default}"))
     check_names(spec, where)
     return spec
+
+
+def _fold_sizeof(spec: KernelSpec, where: str) -> None:
+    """`sizeof(T)` of a template type, where the gate evaluates an expression without the case's dtypes (the
+    `where` filter, the grid's size check, size and scalar ranges, constants), becomes a number: T's size when T
+    has one dtype, else its largest (a `bytes / sizeof(T) >= 1` clause then holds for every dtype of the axis).
+    Buffer dimensions keep it: they are evaluated per case. A sizeof of a type that is neither a C type nor a
+    template type of the kernel is an error here, not a crash of the fuzzer later."""
+    from xlate.parse.consteval import ctype_sizes
+
+    def itemsize(dtype: str) -> int:
+        import numpy as np
+
+        return 2 if dtype == "bfloat16" else int(np.dtype(dtype).itemsize)
+
+    sizes = {t: max(itemsize(d) for d in ds) for t, ds in spec.dtype_axes.items() if ds}
+
+    def fold(e: str | None) -> str | None:
+        if not e or "sizeof" not in e:
+            return e
+
+        def one(m: re.Match[str]) -> str:
+            t = " ".join(m.group(1).split())
+            if t in sizes:
+                return str(sizes[t])
+            if t in ctype_sizes():
+                return m.group(0)
+            raise SpecError(f"{where}error: spec expression '{e}' uses sizeof({t}), and '{t}' is neither a C type "
+                            f"nor a template type of '{spec.kernel}'")
+
+        return expr.SIZEOF.sub(one, e)
+
+    for p in spec.params:
+        if p.role in ("size", "scalar"):
+            p.lo, p.hi = fold(p.lo), fold(p.hi)
+        elif p.role == "const":
+            p.const = fold(p.const)
+        else:
+            for d in p.dims:
+                if "sizeof" in d:
+                    for m in expr.SIZEOF.finditer(d):
+                        t = " ".join(m.group(1).split())
+                        if t not in sizes and t not in ctype_sizes():
+                            raise SpecError(f"{where}error: the length of '{p.name}' uses sizeof({t}), and '{t}' is "
+                                            f"neither a C type nor a template type of '{spec.kernel}'")
+            p.lo, p.hi = fold(p.lo), fold(p.hi)
+    spec.where = [fold(w) or w for w in spec.where]
+    spec.grid = [fold(g) or g for g in spec.grid]
+    spec.block = [fold(b) or b for b in spec.block]
+    spec.shmem = fold(spec.shmem) or spec.shmem
+    spec.value_params = {k: fold(v) or v for k, v in spec.value_params.items()}
 
 
 def check_names(spec: KernelSpec, where: str) -> None:

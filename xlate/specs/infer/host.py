@@ -58,6 +58,7 @@ class Launch:
     bound: bool  # reached from an entry point with every parameter bound
     arg_texts: list[str] = field(default_factory=list)
     fixed: set[sp.Symbol] = field(default_factory=set)  # program values given as template arguments: never fuzzed
+    types: dict[str, str] = field(default_factory=dict)  # template types its scalar arguments give (deduced)
 
 
 @dataclass
@@ -180,8 +181,8 @@ class HostInterpreter(Evaluator):
             if fd.name == "main":
                 continue
             env[pname] = self._param_value(pname, ptype, indirect, where, fd)
-        frame = Frame(fd, env, [*chain, fd.name], bound and (args is not None or fd.name == "main"), dict(types or {}),
-                      this=this)
+        frame = Frame(fd, env, [*chain, fd.name], bound and (args is not None or fd.name == "main"),
+                      self._deduced(fd, args, dict(types or {})), this=this)
         self.frames.append(frame)
         try:
             inits = next((c for c in fd.node.children if c.type == "field_initializer_list"), None)
@@ -662,6 +663,29 @@ class HostInterpreter(Evaluator):
             return True, self.run_function(fd, vals, frame.chain, frame.bound, types)
         return False, None
 
+    def _deduced(self, fd: FuncDef, args: list[Value] | None, types: dict[str, str]) -> dict[str, str]:
+        """The template type parameters of a host function called without them (`stddev(d_std, d_data, D, N)` for
+        `template <typename T, typename I = int> void stddev(T*, const T*, I, I)`): deduced as C++ does from the
+        pointers it receives (`T*` given a `float*`), else the declaration's default. The kernels it launches with
+        `k<T, I>` then get types the gate can draw, not names no one binds."""
+        if not fd.template_params:
+            return types
+        outer = self.frames[-1].types if self.frames else {}
+        for i, (_, ptype, indirect) in enumerate(fd.params):
+            base = normalise_ctype(ptype).replace("*", "").replace("&", "").replace("const ", "").strip()
+            if base not in fd.template_params or base in types or args is None or i >= len(args):
+                continue
+            arg = args[i]
+            if indirect and isinstance(arg, Ptr) and arg.elem:
+                elem = outer.get(arg.elem, arg.elem)
+                if elem not in fd.template_params:
+                    types[base] = self.program.resolve_type(elem)
+            elif not indirect and isinstance(arg, Num) and not arg.flt and base not in fd.template_defaults:
+                types[base] = "int"  # C++ deduces `int` from an integer value
+        for t, default in fd.template_defaults.items():
+            types.setdefault(t, outer.get(default, default))
+        return types
+
     def _method_call(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[Value] | None:
         """`obj.method(...)`, `obj->method(...)`, or `method(...)` inside another method of the class."""
         fn = node.child_by_field_name("function")
@@ -926,8 +950,31 @@ class HostInterpreter(Evaluator):
         frame = self.frame
         self.launches.append(Launch(kernel, targs, grid, block, shmem, args, self.where(node),
                                     " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts,
-                                    set(self._template_roots)))
+                                    set(self._template_roots), self._kernel_types(kernel, targs, args, arg_texts)))
         self._template_roots.clear()
+
+    def _kernel_types(self, kernel: str, targs: list[str], args: list[Value], arg_texts: list[str]) -> dict[str, str]:
+        """Template types of a kernel launched without them that its scalar arguments give: `k<<<g, b>>>(x, n)` for
+        `template <typename T, typename I> __global__ void k(T*, I n)` inside a launcher whose own `n` is an `I`
+        bound at its call (or deduced there), else `int` for an integer value (C++ deduces `int` from an int)."""
+        fd = self.program.function(kernel, space="kernel", arity=len(args))
+        if fd is None or len(targs) >= len(fd.template_params):
+            return {}
+        frame = self.frame
+        host_types = {pname: normalise_ctype(ptype).replace("const ", "").strip()
+                      for pname, ptype, indirect in (frame.fd.params if frame.fd is not None else []) if not indirect}
+        out: dict[str, str] = {}
+        for (_, ptype, indirect), arg, atext in zip(fd.params, args, arg_texts):
+            base = normalise_ctype(ptype).replace("const ", "").strip()
+            if indirect or base not in fd.template_params[len(targs):] or base in out or not isinstance(arg, Num):
+                continue
+            given = host_types.get(atext.strip())
+            given = frame.types.get(given, given) if given else None
+            if given is not None and given not in (frame.fd.template_params if frame.fd else []):
+                out[base] = self.program.resolve_type(given)
+            elif not arg.flt:
+                out[base] = "int"
+        return out
 
 
 # -- helpers -------------------------------------------------------------------------------------------------

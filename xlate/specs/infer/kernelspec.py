@@ -97,7 +97,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         if role == "in" and not p.is_const and _method_called(p.name, kf.body_text):
             role = "inout"  # pObj[i].setRange(...): a method may write the element; compared, never assumed unchanged
         ctype, _ = param_ctype(p)
-        elem = _elem_type(p, fn, launch)
+        elem = _elem_type(p, fn, launch, program.resolve_type)
         struct = program.struct_lanes(ctype) if normalise_ctype(ctype) not in ctypes_table() else None
         if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and not p.is_template_dependent and struct is None):
             inf.holes[p.name] = (f"cannot fuzz '{p.name}' of type '{p.type}' in '{fn.name}': only buffers of numbers "
@@ -157,7 +157,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 inf.items[p.name] = (f"{p.name}: scalar", Origin(
                     "kernel", kf.where, f"{agg[1]} x {agg[0]}, passed by value; the kernel uses them as data only"))
             continue
-        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit)
+        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type)
         if item is None:
             inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': annotate it "
                                  "(size, scalar or const)")
@@ -178,7 +178,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             allowed = [v for v in values if kf.block_ok(v)] or values
             inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
                                Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
-    _template_items(fn, launch, inf, mapper)
+    _template_items(fn, launch, inf, mapper, program.resolve_type)
     for name, length in lengths.items():
         if name not in inf.items:
             continue  # turned into a hole (values no range keeps inside)
@@ -504,25 +504,33 @@ def _launch_from_kernel(fn: Function, kf: KernelFacts, inf: Inference, have_laun
                               f"'// xlate: grid: cdiv(n, 256), block: 256'")
 
 
-def template_bindings(fn: Function, launch: Launch | None) -> dict[str, str]:
+def template_bindings(fn: Function, launch: Launch | None, resolve: Any = None) -> dict[str, str]:
     """Template arguments of the launch: explicit (`k<float, 64><<<...>>>`), else deduced from the element types
-    of the pointers it passes (`T* x` given a `double*`)."""
+    of the pointers it passes (`T* x` given a `double*`, or an `offset_t*` with `using offset_t = int`), else the
+    template's defaults. Types are read through the program's typedefs (`resolve`)."""
     if launch is None:
         return {}
-    bound = dict(zip([t.name for t in fn.template_params], launch.template_args))
+    resolve = resolve or (lambda t: t)
     types = {t.name for t in fn.template_params if t.kind == "type"}
+    bound = {name: (resolve(arg) if name in types and numpy_of(resolve(arg)) is not None else arg)
+             for name, arg in zip([t.name for t in fn.template_params], launch.template_args)}
     for p, arg in zip(fn.params, launch.args):
         base = normalise_ctype(p.base_type)
         if p.is_pointer and base in types and base not in bound and isinstance(arg, Ptr) and arg.elem and (
-                numpy_of(arg.elem) is not None):
-            bound[base] = arg.elem
+                numpy_of(resolve(arg.elem)) is not None):
+            bound[base] = resolve(arg.elem)
+    for t in fn.template_params:
+        if t.kind == "type" and t.name not in bound and t.default and numpy_of(resolve(t.default)) is not None:
+            bound[t.name] = resolve(t.default)
+        elif t.kind == "type" and t.name not in bound and numpy_of(resolve(launch.types.get(t.name, ""))) is not None:
+            bound[t.name] = resolve(launch.types[t.name])
     return bound
 
 
-def _elem_type(p: Param, fn: Function, launch: Launch | None) -> str:
+def _elem_type(p: Param, fn: Function, launch: Launch | None, resolve: Any = None) -> str:
     base = normalise_ctype(p.base_type)
     if p.is_template_dependent and launch is not None:
-        bound = template_bindings(fn, launch)
+        bound = template_bindings(fn, launch, resolve)
         if base in bound:
             return normalise_ctype(bound[base])
     return base
@@ -537,8 +545,10 @@ def _is_int_type(ctype: str) -> bool:
 
 
 def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch | None, roots: dict[sp.Symbol, Root],
-                 used: set[sp.Symbol], kf: KernelFacts, unit: KernelUnit) -> tuple[str, Origin] | None:
+                 used: set[sp.Symbol], kf: KernelFacts, unit: KernelUnit, resolve: Any = None) -> tuple[str, Origin] | None:
     ctype = normalise_ctype(p.base_type)
+    if p.is_template_dependent:  # `IdxType n` launched as k<float, int>: an int, a size if it shapes anything
+        ctype = normalise_ctype(template_bindings(fn, launch, resolve).get(ctype, ctype))
     np_name = numpy_of(ctype)
     if np_name is None and not p.is_template_dependent:
         return None
@@ -630,8 +640,9 @@ def _root_where(roots: dict[sp.Symbol, Root], name: str) -> str:
     return ""
 
 
-def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None) -> None:
-    bound = template_bindings(fn, launch)
+def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None,
+                    resolve: Any = None) -> None:
+    bound = template_bindings(fn, launch, resolve)
     origin = Origin("host", launch.where, launch.text) if launch is not None else Origin("default")
     for t in fn.template_params:
         arg = bound.get(t.name)

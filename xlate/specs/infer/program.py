@@ -41,6 +41,7 @@ class FuncDef:
     template_params: list[str] = field(default_factory=list)
     return_type: str = ""
     cls: str = ""  # the class of a method (defined in the class or as Class::name)
+    template_defaults: dict[str, str] = field(default_factory=dict)  # `typename I = int`: I -> int
 
 
 @dataclass
@@ -328,6 +329,7 @@ class Program:
             pname = text(d) if d is not None and d.type == "identifier" else ""
             params.append((pname, text(p.child_by_field_name("type")), indirect))
         tparams: list[str] = []
+        tdefaults: dict[str, str] = {}
         if wrapper is not None and wrapper.type == "template_declaration":
             plist2 = wrapper.child_by_field_name("parameters")
             for tp in plist2.named_children if plist2 is not None else []:
@@ -335,8 +337,12 @@ class Program:
                     (c for c in tp.named_children if c.type in ("type_identifier", "identifier")), None)
                 if ident is not None:
                     tparams.append(text(ident))
+                    default = tp.child_by_field_name("default_type") or tp.child_by_field_name("default_value")
+                    if default is not None:
+                        tdefaults[text(ident)] = text(default)
         ret = text(node.child_by_field_name("type"))
-        self.functions.setdefault(name, []).append(FuncDef(name, node, f.path, params, space, tparams, ret, cls))
+        self.functions.setdefault(name, []).append(FuncDef(name, node, f.path, params, space, tparams, ret, cls,
+                                                           tdefaults))
 
     # -- queries -------------------------------------------------------------------------------------------------
     def function(self, name: str, space: str | None = None, arity: int | None = None) -> FuncDef | None:
