@@ -265,3 +265,67 @@ __global__ void k(const float* x, float* y, int n) {
 """.replace("BODY", body)
     t = port(src)
     assert t.kernels == [] and what in t.blocking[0].message, [d.format() for d in t.diagnostics]
+
+
+# -- addresses of locals passed to device functions ---------------------------------------------------------
+
+OUT_PARAMS = """
+__device__ void advance(unsigned int* st) { st[0] = st[0] * 1664525u + 1013904223u; }
+__device__ float next_uniform(unsigned int* state) {
+    advance(state);  // the address passed on
+    return (float)(*state >> 8) * (1.0f / 16777216.0f);
+}
+__device__ void row_bounds(const float* v, int w, float* lo, float* hi) {
+    *lo = v[0];
+    hi[0] = v[0];
+    for (int j = 1; j < w; j++) {
+        if (v[j] < *lo) *lo = v[j];
+        if (v[j] > hi[0]) hi[0] = v[j];
+    }
+}
+__device__ void stretch(float2* p) { p->x -= 1.0f; p->y *= 2.0f; }
+
+// xlate: seed: inout[n], x: in[n * w], u: out[n], r: out[n], w: size(1..20), n: size(1..3000)
+// xlate: grid: cdiv(n, 128), block: 128
+__global__ void out_params(unsigned int* seed, const float* x, float* u, float* r, int w, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned int s = seed[i];
+    float a = next_uniform(&s);
+    u[i] = a + 2.0f * next_uniform(&s);
+    seed[i] = s;
+    float lo, hi;
+    row_bounds(x + i * w, w, &lo, &hi);
+    float2 q = make_float2(lo, hi);
+    stretch(&q);
+    r[i] = q.x + 10.0f * q.y;
+}
+"""
+
+
+def _lcg(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s = (s.astype(np.uint64) * 1664525 + 1013904223) % 2**32
+    return s.astype(np.uint32), (s >> 8).astype(np.float32) * np.float32(1.0 / 16777216.0)
+
+
+def test_address_of_a_local_passed_to_a_pointer_parameter(tmp_path):
+    t = ported(OUT_PARAMS, "out_params")
+    w, n = 7, 260
+    seed = rng(11).integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    x = rng(12).standard_normal(n * w).astype(np.float32)
+    out = run(t.text, "out_params", [buf("seed", seed.copy()), buf("x", x), buf("u", poisoned(n, np.float32)),
+                                     buf("r", poisoned(n, np.float32)), ScalarArg("w", w, "int32"),
+                                     ScalarArg("n", n, "int32")], tmp_path)
+    s1, a = _lcg(seed)
+    s2, b = _lcg(s1)
+    np.testing.assert_array_equal(out["seed"], s2)
+    np.testing.assert_allclose(out["u"], a + np.float32(2) * b, rtol=1e-6)
+    rows = x.reshape(n, w)
+    np.testing.assert_allclose(out["r"], (rows.min(1) - 1) + 10 * (rows.max(1) * 2), rtol=1e-6)
+    guards_intact(out, "r")
+
+
+def test_a_pointer_parameter_used_as_a_pointer_stays_refused():
+    src = OUT_PARAMS.replace("p->y *= 2.0f;", "p->y *= 2.0f; float* f = (float*)p; f[1] += 1.0f;")
+    t = port(src)
+    assert t.kernels == [] and "uses 'p' as a pointer" in t.blocking[0].message, [d.format() for d in t.diagnostics]

@@ -5,6 +5,7 @@ functions (maps/math.yaml), and device functions, which are inlined."""
 from __future__ import annotations
 
 import re
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -250,6 +251,7 @@ class Intrinsics:
             raise LiftError("XL2014", f"recursive call of '{f.name}'", e.loc)
         if len(e.args) != len(f.params):
             raise LiftError("XL2008", f"'{f.name}' called with {len(e.args)} arguments, takes {len(f.params)}", e.loc)
+        f, e = self.pointer_refs(f, e)
         vals, copy_out = self.call_args(f, e)
         deduced = self.template_args(f, e, vals)
         saved = self.st.scopes
@@ -274,6 +276,28 @@ class Intrinsics:
         if fc.value is None:
             return S.const(0, "int")
         return fc.value
+
+    def pointer_refs(self, f: ir.FunctionIR, e: ir.Call) -> tuple[ir.FunctionIR, ir.Call]:
+        """`f(x, &out)` where f only dereferences its pointer parameter (`*p`, `p[0]`, `p->m`): the parameter is
+        a reference to the local (copied in, and out when the call returns), its dereferences the reference."""
+        names: list[str] = []
+        args = list(e.args)
+        for k, ((name, ct), a) in enumerate(zip(f.params, e.args)):
+            if ct.ptr != 1 or name in f.refs or not (isinstance(a, ir.Unary) and a.op == "&"):
+                continue
+            if self.local_lvalue(a.arg, e.loc) is None:
+                continue
+            body = _deref_param(f.body, name)
+            if body is None:
+                raise LiftError("XL2013", f"address of a local passed to '{f.name}', which uses '{name}' as a pointer "
+                                          "(not only *" + name + ")", e.loc)
+            f = replace(f, body=body)
+            names.append(name)
+            args[k] = a.arg
+        if not names:
+            return f, e
+        params = [(n, replace(ct, ptr=0) if n in names else ct) for n, ct in f.params]
+        return replace(f, params=params, refs=f.refs | frozenset(names)), replace(e, args=tuple(args))
 
     def template_args(self, f: ir.FunctionIR, e: ir.Call, vals: list[Any]) -> dict[str, str]:
         """The types a template device function is called with: written at the call (`f<float>(x)`), else deduced
@@ -346,3 +370,40 @@ class Intrinsics:
                 return None
             return ir.Index(a.loc, a.base, ir.Num(a.loc, int(k.value), "int"))
         return None
+
+
+def _deref_param(body: tuple[ir.Stmt, ...], name: str) -> tuple[ir.Stmt, ...] | None:
+    """`body` with `*name` and `name[0]` read as `name`; None where `name` is used otherwise (pointer arithmetic,
+    passed on, reassigned, compared) or declared again."""
+    ok = True
+
+    def walk(x: Any) -> Any:
+        nonlocal ok
+        if isinstance(x, ir.Unary) and x.op == "*" and isinstance(x.arg, ir.Name) and x.arg.id == name:
+            return x.arg
+        if isinstance(x, ir.Index) and isinstance(x.base, ir.Name) and x.base.id == name and \
+                isinstance(x.index, ir.Num) and x.index.value == 0:
+            return x.base
+        if isinstance(x, ir.Call):  # passed on to another function: the address of the local again
+            args = tuple(ir.Unary(a.loc, "&", a) if isinstance(a, ir.Name) and a.id == name else walk(a)
+                         for a in x.args)
+            return replace(x, args=args)
+        if isinstance(x, ir.Name) and x.id == name:
+            ok = False
+            return x
+        if isinstance(x, ir.Decl) and x.name == name:
+            ok = False
+        if isinstance(x, tuple | list):
+            return type(x)(walk(v) for v in x)
+        if isinstance(x, ir.Expr | ir.Stmt):
+            changes = {}
+            for fld in fields(x):
+                v = getattr(x, fld.name)
+                w = walk(v)
+                if w is not v:
+                    changes[fld.name] = w
+            return replace(x, **changes) if changes else x
+        return x
+
+    out = walk(body)
+    return out if ok else None
