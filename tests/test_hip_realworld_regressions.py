@@ -261,3 +261,13 @@ def test_verified_only_writes_no_partial_port(tmp_path):
     f = by_path(load_report(out))["main.cu"]
     assert res.exit_code == 1 and not f["written"] and not f.get("fallback")
     assert not (out / "main.hip").exists()
+
+
+def test_fp8_interpretations_mapped_to_fnuz_carry_a_note_that_the_encoding_differs():
+    text = ("#include <cuda_fp8.h>\n__global__ void cvt(const float* x, __nv_fp8_storage_t* y, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "  if (i < n) y[i] = __nv_cvt_float_to_fp8(x[i], __NV_SATFINITE, __NV_E4M3);\n}\n")
+    tr = CudaToHip().translate(parse_string(text, "fp8.cu", "cuda"), text, TranslateOptions(arch="gfx942"))
+    assert "__HIP_E4M3_FNUZ" in tr.text
+    notes = [d for d in tr.diagnostics if d.code == "XL1004" and "__NV_E4M3" in d.message]
+    assert notes and "OCP" in notes[0].message
