@@ -329,3 +329,35 @@ def test_a_pointer_parameter_used_as_a_pointer_stays_refused():
     src = OUT_PARAMS.replace("p->y *= 2.0f;", "p->y *= 2.0f; float* f = (float*)p; f[1] += 1.0f;")
     t = port(src)
     assert t.kernels == [] and "uses 'p' as a pointer" in t.blocking[0].message, [d.format() for d in t.diagnostics]
+
+
+# -- sincos and scoped atomics ------------------------------------------------------------------------------
+
+SINCOS_SRC = """
+// xlate: x: in[n], s: out[n], c: out[n], top: inout[1], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void rotate(const float* x, float* s, float* c, int* top, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float a, b;
+    sincosf(2.0f * x[i], &a, &b);
+    float p, q;
+    sincospif(x[i], &p, &q);
+    sincosf(x[i], s + i, &c[i]);
+    s[i] += a * 10.0f + p * 100.0f;
+    c[i] += b * 10.0f + q * 100.0f;
+    atomicMax_system(top, (int)(x[i] * 1000.0f));
+}
+"""
+
+
+def test_sincos_writes_through_its_pointers_and_scoped_atomics(tmp_path):
+    t = ported(SINCOS_SRC, "rotate")
+    n = 333
+    x = rng(13).uniform(-3, 3, n).astype(np.float32)
+    out = run(t.text, "rotate", [buf("x", x), buf("s", poisoned(n, np.float32)), buf("c", poisoned(n, np.float32)),
+                                 buf("top", np.full(1, -5000, np.int32)), ScalarArg("n", n, "int32")], tmp_path)
+    xd = x.astype(np.float64)
+    np.testing.assert_allclose(out["s"], np.sin(xd) + 10 * np.sin(2 * xd) + 100 * np.sin(np.pi * xd), atol=2e-4)
+    np.testing.assert_allclose(out["c"], np.cos(xd) + 10 * np.cos(2 * xd) + 100 * np.cos(np.pi * xd), atol=2e-4)
+    assert int(out["top"][0]) == int((x * np.float32(1000)).astype(np.int32).max())
+    guards_intact(out, "c")

@@ -33,6 +33,9 @@ from xlate.translate.triton.values import (
 )
 
 MAX_INLINE_DEPTH = 16
+ATOMIC_SCOPE = re.compile(r"_(system|block)$")  # a scope wider or narrower than the device's: same effect here
+SINCOS = {"sincosf": ("sinf", "cosf"), "sincos": ("sin", "cos"), "__sincosf": ("__sinf", "__cosf"),
+          "sincospif": ("sinpif", "cospif"), "sincospi": ("sinpi", "cospi")}
 # numeric_limits members the launcher computes for a template type (C++'s values: 0 where integers have none)
 LIMIT_MEMBERS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
 NUMERIC_LIMITS = re.compile(r"(?:(?:cuda::)?std::)?numeric_limits<(.+)>::(\w+)")
@@ -90,9 +93,11 @@ class Intrinsics:
             if len(e.args) != len(vinfo["fields"]):
                 raise LiftError("XL2012", f"{fn} with {len(e.args)} arguments", e.loc)
             return StructVal(ct, {f: S.cast(self.data(self.ev(a), e.loc), vinfo["scalar"]) for f, a in zip(vinfo["fields"], e.args)})
-        at = atomic_entry(fn)
+        at = atomic_entry(fn) or atomic_entry(ATOMIC_SCOPE.sub("", fn))  # atomicExch_system: one block's view
         if at is not None:
             return self.atomic(e, at)
+        if fn.removeprefix("::") in SINCOS and len(e.args) == 3:
+            return self.sincos(fn.removeprefix("::"), e)
         spelled = self.lookup(fn)
         spelled = spelled.val.ctype if spelled is not None and isinstance(spelled.val, TypeVal) else fn
         if reducer_type(spelled) is not None:  # `BlockReduce(temp)`: a CUB block reduction (cub.py)
@@ -139,6 +144,20 @@ class Intrinsics:
         ok = c if pred.is_const and pred.value else S.op("lor", "bool", S.lnot(pred), c)
         if not (ok.is_const and ok.value):
             self.em.line(f"tl.device_assert({self.em.code(ok, self.ctx, 'bool')}, \"assert at line {e.loc.line}\")")
+        return S.const(0, "int")
+
+    def sincos(self, fn: str, e: ir.Call) -> Sym:
+        """sincosf(x, &s, &c): sin and cos of x stored through the two pointers (locals or memory)."""
+        from xlate.translate.triton.exprs import has_effects
+
+        x = e.args[0]
+        if has_effects(x):
+            raise LiftError("XL2001", f"{fn} of an argument with side effects", e.loc)
+        sin_fn, cos_fn = SINCOS[fn]
+        for name, out in ((sin_fn, e.args[1]), (cos_fn, e.args[2])):
+            val = self.ev(ir.Call(e.loc, name, (x,)))
+            target = out.arg if isinstance(out, ir.Unary) and out.op == "&" else ir.Unary(out.loc, "*", out)
+            self.write(target, val, e.loc)
         return S.const(0, "int")
 
     def numeric_limit(self, spelling: str, member: str, loc: ir.Loc) -> Sym:
