@@ -361,3 +361,39 @@ def test_sincos_writes_through_its_pointers_and_scoped_atomics(tmp_path):
     np.testing.assert_allclose(out["c"], np.cos(xd) + 10 * np.cos(2 * xd) + 100 * np.cos(np.pi * xd), atol=2e-4)
     assert int(out["top"][0]) == int((x * np.float32(1000)).astype(np.int32).max())
     guards_intact(out, "c")
+
+
+# -- overloads picked by the arguments' types ------------------------------------------------------------------
+
+OVERLOADS = """
+template <typename T> __device__ T mix(T a, T b) { return a + b; }
+__device__ float2 mix(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
+template <typename T> __device__ T mix(T a, T b, T c) { return mix(mix(a, b), c) * (T)2; }
+__device__ float2 mix(float2 a, float2 b, float2 c) { return mix(mix(a, b), c); }
+__device__ int mix(int a, int b, int c) { return a * b * c; }
+
+// xlate: x: in[n], k: in[n], y: out[n], z: out[n], m: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void overloads(const float* x, const int* k, float* y, float* z, int* m, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    y[i] = mix(x[i], 1.5f, x[i]);
+    float2 p = mix(make_float2(x[i], 1.0f), make_float2(2.0f, x[i]), make_float2(x[i], x[i]));
+    z[i] = p.x * 10.0f + p.y;
+    m[i] = mix(k[i], 3, k[i] + 1);
+}
+"""
+
+
+def test_overloads_of_one_arity_are_picked_by_argument_types(tmp_path):
+    t = ported(OVERLOADS, "overloads")
+    n = 301
+    x = rng(14).standard_normal(n).astype(np.float32)
+    k = rng(15).integers(-50, 50, n).astype(np.int32)
+    out = run(t.text, "overloads", [buf("x", x), buf("k", k), buf("y", poisoned(n, np.float32)),
+                                    buf("z", poisoned(n, np.float32)), buf("m", poisoned(n, np.int32)),
+                                    ScalarArg("n", n, "int32")], tmp_path)
+    np.testing.assert_allclose(out["y"], (x + np.float32(1.5) + x) * 2, rtol=1e-6)
+    px, py = (x - 2) - x, (1 - x) - x
+    np.testing.assert_allclose(out["z"], px * 10 + py, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out["m"], k * 3 * (k + 1))
+    guards_intact(out, "m")

@@ -130,11 +130,46 @@ class Intrinsics:
         of another file of the program; None for anything else."""
         if e.fn in self.kc.devices:
             same = [f for f in self.kc.overloads.get(e.fn, []) if len(f.params) == len(e.args)]
+            if len(same) > 1:
+                return self.overload(same, e)
             return same[0] if len(same) == 1 else self.kc.devices[e.fn]
         if self.kc.program_device is not None and intrinsic_lowering(e.fn) is None and atomic_entry(e.fn) is None \
                 and math_entry(e.fn) is None:
             return self.kc.program_device(e.fn, len(e.args))
         return None
+
+    def overload(self, cands: list[ir.FunctionIR], e: ir.Call) -> ir.FunctionIR:
+        """Of overloads taking as many arguments as the call gives, the one C++ picks for the arguments' types
+        (found by evaluating them in a dry run): an exact match of the non-template parameters first, else the
+        only one whose mismatches are arithmetic conversions, else the first."""
+        fork = self.st.fork()
+        self.em.enabled = False
+        try:
+            types = [_type_of(self.ev(a)) for a in e.args]
+        except (LiftError, S.NotConcrete):
+            types = [None] * len(e.args)
+        finally:
+            fork.undo()
+
+        def score(f: ir.FunctionIR) -> int | None:  # 2 per exact parameter, 1 generic or converted, None: no
+            total = 0
+            for (_, ct), t in zip(f.params, types):
+                base = self.resolve_type(ct.base, e.loc) if ct.base not in f.template_types else None
+                if base is None or t is None:
+                    total += 1
+                elif t == (base, ct.ptr):
+                    total += 2
+                elif ct.ptr or t[1] or ctyping.row(base) is None or ctyping.row(t[0]) is None:
+                    return None
+                else:
+                    total += 1
+            return total
+
+        scored = [(score(f), k) for k, f in enumerate(cands)]
+        ok = sorted(((sc, k) for sc, k in scored if sc is not None), key=lambda p: (-p[0], p[1]))
+        if ok and (len(ok) == 1 or ok[0][0] > ok[1][0]):
+            return cands[ok[0][1]]
+        return cands[0]
 
     def device_assert(self, e: ir.Call) -> Sym:
         """assert(c): Triton's device assertion of `c` on the threads that reach it (checked where Triton checks
@@ -426,3 +461,14 @@ def _deref_param(body: tuple[ir.Stmt, ...], name: str) -> tuple[ir.Stmt, ...] | 
 
     out = walk(body)
     return out if ok else None
+
+
+def _type_of(v: Any) -> tuple[str, int] | None:
+    """(C type, pointer depth) of a lifted value, for overload resolution; None where it is not known."""
+    if isinstance(v, PtrVal):
+        return (v.elem.base, 1)
+    if isinstance(v, RefVal):
+        return None
+    if isinstance(v, Sym | StructVal | SharedRead | LaneTokens):
+        return (v.ctype, 0)
+    return None
