@@ -397,3 +397,41 @@ def test_overloads_of_one_arity_are_picked_by_argument_types(tmp_path):
     np.testing.assert_allclose(out["z"], px * 10 + py, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(out["m"], k * 3 * (k + 1))
     guards_intact(out, "m")
+
+
+# -- bit scans ----------------------------------------------------------------------------------------------
+
+BITS = """
+// xlate: a: in[n], b: in[n], y: out[n], z: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void scans(const int* a, const long long* b, int* y, int* z, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = __clz(a[i]) + 100 * __ffs(a[i]);
+        z[i] = __clzll(b[i]) + 100 * __ffsll(b[i]);
+    }
+}
+"""
+
+
+def _clz(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return bits - v.bit_length()
+
+
+def _ffs(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return (v & -v).bit_length()
+
+
+def test_leading_zeros_and_first_set_bit(tmp_path):
+    t = ported(BITS, "scans")
+    n = 260
+    r = rng(16)
+    a = (r.integers(-2**31, 2**31, n) >> r.integers(0, 32, n)).astype(np.int32)
+    b = (r.integers(-2**63, 2**63 - 1, n, dtype=np.int64) >> r.integers(0, 64, n)).astype(np.int64)
+    a[:3], b[:3] = [0, -1, 1], [0, -1, 1]
+    out = run(t.text, "scans", [buf("a", a), buf("b", b), buf("y", poisoned(n, np.int32)),
+                                buf("z", poisoned(n, np.int32)), ScalarArg("n", n, "int32")], tmp_path)
+    np.testing.assert_array_equal(out["y"], [_clz(int(v), 32) + 100 * _ffs(int(v), 32) for v in a])
+    np.testing.assert_array_equal(out["z"], [_clz(int(v), 64) + 100 * _ffs(int(v), 64) for v in b])
+    guards_intact(out, "z")

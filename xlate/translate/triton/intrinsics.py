@@ -33,6 +33,7 @@ from xlate.translate.triton.values import (
 )
 
 MAX_INLINE_DEPTH = 16
+BIT_SCANS = {"__clz": 32, "__clzll": 64, "__ffs": 32, "__ffsll": 64}
 ATOMIC_SCOPE = re.compile(r"_(system|block)$")  # a scope wider or narrower than the device's: same effect here
 SINCOS = {"sincosf": ("sinf", "cosf"), "sincos": ("sin", "cos"), "__sincosf": ("__sinf", "__cosf"),
           "sincospif": ("sinpif", "cospif"), "sincospi": ("sinpi", "cospi")}
@@ -96,6 +97,8 @@ class Intrinsics:
         at = atomic_entry(fn) or atomic_entry(ATOMIC_SCOPE.sub("", fn))  # atomicExch_system: one block's view
         if at is not None:
             return self.atomic(e, at)
+        if fn in BIT_SCANS and len(e.args) == 1:
+            return self.bit_scan(fn, e)
         if fn.removeprefix("::") in SINCOS and len(e.args) == 3:
             return self.sincos(fn.removeprefix("::"), e)
         spelled = self.lookup(fn)
@@ -180,6 +183,27 @@ class Intrinsics:
         if not (ok.is_const and ok.value):
             self.em.line(f"tl.device_assert({self.em.code(ok, self.ctx, 'bool')}, \"assert at line {e.loc.line}\")")
         return S.const(0, "int")
+
+    def bit_scan(self, fn: str, e: ir.Call) -> Sym:
+        """__clz/__clzll (leading zeros) and __ffs/__ffsll (1 + index of the lowest set bit, 0 for 0) as a
+        binary search of shifts and compares: Triton has no such op, libdevice's has no interpreter version."""
+        bits = BIT_SCANS[fn]
+        ut = "unsigned int" if bits == 32 else "unsigned long long"
+        x = S.cast(self.data(self.ev(e.args[0]), e.loc), ut)
+        zero = S.const(0, ut)
+        if fn.startswith("__ffs"):
+            x = S.op("and", ut, x, S.op("sub", ut, zero, x))  # the lowest set bit alone
+        n, y = S.const(0, "int"), x
+        step = bits // 2
+        while step:
+            top_clear = S.op("eq", "bool", S.op("shr", ut, y, S.const(bits - step, "int")), zero)
+            n = S.where(top_clear, S.op("add", "int", n, S.const(step, "int")), n, "int")
+            y = S.where(top_clear, S.op("shl", ut, y, S.const(step, "int")), y, ut)
+            step //= 2
+        is_zero = S.op("eq", "bool", x, zero)
+        if fn.startswith("__ffs"):
+            return S.where(is_zero, S.const(0, "int"), S.op("sub", "int", S.const(bits, "int"), n), "int")
+        return S.where(is_zero, S.const(bits, "int"), n, "int")
 
     def sincos(self, fn: str, e: ir.Call) -> Sym:
         """sincosf(x, &s, &c): sin and cos of x stored through the two pointers (locals or memory)."""
