@@ -83,3 +83,123 @@ def test_template_type_through_a_typedef_and_an_int_argument(tmp_path):
     assert res.annotation() == ("hist: inout[8], begins: in[segs + 1], segs: size(1..4096), Off: int32, Idx: int32, "
                                 "grid: cdiv(segs, 256), block: 256")
     usable(res)
+
+
+# -- specs the gate could not draw from are holes, or drawable -----------------------------------------------
+
+
+def test_types_built_from_a_template_parameter_are_holes(tmp_path):
+    """`typename V::Scalar` and `Acc<T, 2>` are not types the gate can draw: the spec is not complete (it was,
+    and the fuzzer died on it)."""
+    res = resolve(tmp_path, """
+    template <typename T, int D> struct Acc { T* data; int stride[D]; };
+    template <typename V>
+    __global__ void axpy(int n, typename V::Scalar a, const typename V::Scalar* x, typename V::Scalar* y) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) y[i] = a * x[i] + y[i];
+    }
+    template <typename T>
+    __global__ void fill(Acc<T, 2> out, T v) {
+      out.data[threadIdx.x] = v;
+    }
+    """, "axpy")
+    assert not res.complete and {"a", "x", "y"} <= set(res.holes)
+    res = resolve(tmp_path, (tmp_path / "main.cu").read_text(), "fill")
+    assert not res.complete and set(res.holes) == {"out"}
+
+
+def test_divisors_are_at_least_one_and_nested_divisions_fold(tmp_path):
+    """A kernel dividing by a scalar (`c % g`, `c / g`) gets it from 1 up, not -100..100 (the gate's length
+    expression `(c - 1) / g` divided by zero); `n / 2 / 8 / 8` is `n / 128`, drawn as multiples of 128."""
+    res = resolve(tmp_path, """
+    __global__ void shuffle(int g, int k, const float* x, float* y) {
+      int c = blockIdx.x;
+      y[blockIdx.y * gridDim.x + c] = x[blockIdx.y * gridDim.x + (c % g) * k + c / g];
+    }
+    __global__ void groups(const float* in, float* out, int n) {
+      int b = blockIdx.x;
+      out[b * 8 + threadIdx.x] = in[b * 8 + threadIdx.x] * 2.0f;
+    }
+    int main(int argc, char** argv) {
+      int g = atoi(argv[1]);
+      int n = atoi(argv[2]);
+      float *x, *y;
+      cudaMalloc((void**)&x, n * sizeof(float));
+      cudaMalloc((void**)&y, n * sizeof(float));
+      shuffle<<<dim3(64, 4), 1>>>(g, 64 / g, x, y);
+      groups<<<n / 2 / 8 / 8, 8>>>(x, y, n);
+    }
+    """, "shuffle")
+    assert res.annotation() == ("g: scalar(1..16), k: const(64 / g), x: in[max(n, g * k - k + 63 / g + 193)], "
+                                "y: out[max(256, n)], n: size(1..4096), grid: (64, 4), block: 1")
+    usable(res)
+    res = resolve(tmp_path, (tmp_path / "main.cu").read_text(), "groups")
+    assert res.annotation() == "in: in[n], out: out[n], n: size(1..4096), grid: n / 128, block: 8, where: n % 128 == 0"
+    usable(res)
+
+
+def test_a_grid_that_rounds_up_an_interior_needs_no_exact_division(tmp_path):
+    """`(nx + 13) / 16` covers the interior `nx - 2` rounded up: no `(nx + 13) % 16 == 0` (which the gate can
+    only filter for, failing 255 draws in 256 with two such sizes), just a grid of at least one block."""
+    res = resolve(tmp_path, """
+    __global__ void relax(const float* u, float* v, int nx, int ny) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x + 1;
+      int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+      if (i < nx - 1 && j < ny - 1) v[j * nx + i] = 0.25f * (u[j * nx + i - 1] + u[j * nx + i + 1] + u[(j - 1) * nx + i] + u[(j + 1) * nx + i]);
+    }
+    int main(int argc, char** argv) {
+      int nx = atoi(argv[1]), ny = atoi(argv[2]);
+      float *u, *v;
+      cudaMalloc((void**)&u, nx * ny * sizeof(float));
+      cudaMalloc((void**)&v, nx * ny * sizeof(float));
+      relax<<<dim3((nx + 13) / 16, (ny + 13) / 16), dim3(16, 16)>>>(u, v, nx, ny);
+    }
+    """, "relax")
+    assert res.annotation() == ("u: in[nx * ny], v: out[nx * ny], nx: size(1..4096), ny: size(1..4096), "
+                                "grid: ((nx + 13) / 16, (ny + 13) / 16), block: (16, 16), "
+                                "where: (nx + 13) / 16 >= 1 and (ny + 13) / 16 >= 1")
+    usable(res)
+
+
+def test_buffers_beyond_the_gates_budget_and_huge_by_value_structs_are_holes(tmp_path):
+    """A kernel compiled for `#define LEN 20000` samples of 8192 rows needs 327 M elements whatever is drawn: no
+    case fits the gate's budget (Hypothesis reported Unsatisfiable), so the spec is not complete; nor is a 4096
+    byte struct by value (Hypothesis cannot draw that many lanes)."""
+    res = resolve(tmp_path, """
+    #define ROWS 8192
+    #define LEN 20000
+    struct Big { char bytes[4096]; };
+    __global__ void rows(const float* x, float* y) {
+      int r = blockIdx.x * blockDim.x + threadIdx.x;
+      for (int t = 0; t < LEN; ++t) y[r * LEN + t] = 2.0f * x[r * LEN + t];
+    }
+    __global__ void big(Big b, int* out) { out[0] = b.bytes[7]; }
+    int main() {
+      float *x, *y;
+      int* o;
+      Big b;
+      cudaMalloc((void**)&x, ROWS * LEN * sizeof(float));
+      cudaMalloc((void**)&y, ROWS * LEN * sizeof(float));
+      cudaMalloc((void**)&o, sizeof(int));
+      rows<<<ROWS / 256, 256>>>(x, y);
+      big<<<1, 1>>>(b, o);
+    }
+    """, "rows")
+    assert not res.complete and len(res.holes) == 1 and "more than the gate fuzzes" in next(iter(res.holes.values()))
+    res = resolve(tmp_path, (tmp_path / "main.cu").read_text(), "big")
+    assert not res.complete and set(res.holes) == {"b"}
+
+
+def test_a_template_value_given_by_an_unbound_name_is_a_hole(tmp_path):
+    """`k<outs><<<...>>>` inside a launcher whose own `outs` nothing binds: `outs: outs` named nothing the gate
+    knows; it is a hole."""
+    res = resolve(tmp_path, """
+    template <int outs>
+    __global__ void split(const float* x, float* y, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) for (int o = 0; o < outs; ++o) y[o * n + i] = x[i];
+    }
+    template <int outs>
+    void run(const float* x, float* y, int n) { split<outs><<<(n + 255) / 256, 256>>>(x, y, n); }
+    """, "split")
+    assert not res.complete and "outs" in res.holes

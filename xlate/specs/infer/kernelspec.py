@@ -87,6 +87,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     # -- buffers --------------------------------------------------------------------------------------------------
     dim_exprs: list[sp.Expr] = [*(grid_exprs or []), *(block_exprs or [])]
     lengths: dict[str, sp.Expr] = {}
+    buffer_lanes: dict[str, int] = {}
     for p in fn.params:
         if not p.is_pointer:
             continue
@@ -99,7 +100,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         ctype, _ = param_ctype(p)
         elem = _elem_type(p, fn, launch, program.resolve_type)
         struct = program.struct_lanes(ctype) if normalise_ctype(ctype) not in ctypes_table() else None
-        if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and not p.is_template_dependent and struct is None):
+        if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and struct is None and not (
+                p.is_template_dependent and _template_type_generable(p, fn, launch, program.resolve_type))):
             inf.holes[p.name] = (f"cannot fuzz '{p.name}' of type '{p.type}' in '{fn.name}': only buffers of numbers "
                                  "(or of structs of one number type) can be generated; annotate the kernel by hand or "
                                  "test it through a wrapper")
@@ -132,6 +134,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         dims = _text(mapper, length)
         if struct is not None:  # struct { float re, im; }*: n elements of 2 floats each, laid out alike
             dims += f", {struct[1]}"
+            buffer_lanes[p.name] = int(struct[1])
         text = f"{p.name}: {role}[{dims}]" + (f"({rng[0]}..{rng[1]})" if rng else "") + (
             f" as {numpy_of(struct[0])}" if struct is not None else "")
         inf.items[p.name] = (text, origin or Origin("kernel"))
@@ -150,20 +153,26 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             not p.is_template_dependent) else None
         if agg is not None:
             fields = sorted(n for n in kf.index_params | kf.guards if n.startswith(f"{p.name}."))
-            if fields:
+            if agg[1] > MAX_LANES:
+                inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': it holds "
+                                     f"{agg[1]} numbers, more than the gate draws for one argument ({MAX_LANES}); "
+                                     "annotate the kernel by hand")
+            elif fields:
                 inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': its fields "
                                      f"{', '.join(fields)} index buffers or bound loops; annotate the kernel by hand")
             else:
                 inf.items[p.name] = (f"{p.name}: scalar", Origin(
                     "kernel", kf.where, f"{agg[1]} x {agg[0]}, passed by value; the kernel uses them as data only"))
             continue
-        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type)
+        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if (
+            not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type)) else None
         if item is None:
             inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': annotate it "
                                  "(size, scalar or const)")
         else:
             inf.items[p.name] = item
     _ = (shm, where_item)
+    _positive_divisors(fn, inf, dim_exprs, kf.body_text)
 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
     if mapper is not None:
@@ -191,6 +200,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             dims, _, tail = rest.partition("]")
             lanes = dims[len(_text(mapper, length)):]  # `, 2` of a struct of two numbers
             inf.items[name] = (f"{head}[{_text(mapper, covered)}{lanes}]{tail}", origin)
+    _within_budget(fn, inf, lengths, buffer_lanes)
     if block_exprs is not None and "block" in inf.items:
         shmem_e = None
         if launch is not None and isinstance(launch.shmem, Num) and mapper is not None and "shmem" in inf.items:
@@ -306,6 +316,67 @@ def _may_exceed(reach: sp.Expr, length: sp.Expr, ranges: dict[str, list[float]],
     return False
 
 
+MAX_LANES = 1024  # numbers in one by-value argument: the gate draws each, and Hypothesis' buffer is finite
+FUZZ_BUDGET = 1 << 23  # elements over all buffers of one case: the gate's GPU budget (xlate.verify.api.GPU_BUDGET)
+
+
+def _within_budget(fn: Function, inf: Inference, lengths: dict[str, sp.Expr], lanes: dict[str, int]) -> None:
+    """Buffers that hold more than the gate fuzzes even with every size at its smallest (a kernel compiled for
+    `#define N 10000000` elements): no case could ever be drawn, so the spec is not one the gate can use. The
+    largest such buffer is a hole whose hint says to annotate smaller sizes."""
+    ranges = _ranges(inf)
+    where = inf.items.get("where", ("", None))[0]
+    for name, k in re.findall(r"\b([A-Za-z_]\w*) % (\d+) == 0", where):  # drawn as multiples: k at the least
+        if name in ranges:
+            ranges[name] = [max(ranges[name][0], float(k)), *ranges[name][1:]]
+    total = 0
+    largest: tuple[int, str] = (0, "")
+    for name, e in lengths.items():
+        if name not in inf.items:
+            continue
+        low = {x: sp.Integer(max(1, int(ranges[n][0]))) for x in e.free_symbols
+               if (n := (x.name[3:] if x.name.startswith("_P_") else x.name)) in ranges}
+        v = concrete(sp.sympify(e.xreplace(low))) if low or e.is_number else None
+        if v is None:
+            continue
+        v *= lanes.get(name, 1)
+        total += v
+        largest = max(largest, (v, name))
+    if total > FUZZ_BUDGET and largest[1]:
+        name = largest[1]
+        del inf.items[name]
+        inf.holes[name] = (f"cannot fuzz '{name}' in '{fn.name}': its buffers hold {total} elements even with every "
+                           f"size at its smallest, more than the gate fuzzes in one case ({FUZZ_BUDGET}); test it "
+                           "through a version built for smaller sizes, annotated with them")
+
+
+def _positive_divisors(fn: Function, inf: Inference, exprs: list[sp.Expr], body: str) -> None:
+    """An integer scalar the kernel divides by (`i / G`, `i % G`) or that divides in a buffer length or the grid
+    (`(C - 1) / G`) is at least 1: drawn from a range with 0 or negatives it makes a correct source divide by
+    zero (or index backwards), and the gate's own length expression fails before anything runs."""
+    names = {p.name for p in fn.params if not p.is_pointer and _is_int_type(normalise_ctype(p.base_type))}
+    divisors: set[str] = set()
+    for e in exprs:
+        for d in e.atoms(FloorDiv, CeilDiv, sp.Mod):
+            divisors |= {x.name[3:] if x.name.startswith("_P_") else x.name for x in d.args[1].free_symbols}
+    texts = [t.split(":", 1)[1] for t, _ in inf.items.values()]  # value ranges (`(0..(m - n) / step)`) too
+    for name in names:
+        pattern = rf"[/%]\s*\(?\s*{re.escape(name)}\b(?!\s*[\[.(])"
+        if re.search(r"[^/%]\s*" + pattern, body) or any(re.search(pattern, t) for t in texts):
+            divisors.add(name)
+    for name in divisors & names:
+        item = inf.items.get(name)
+        if item is None:
+            continue
+        text, origin = item
+        m = re.fullmatch(r"(.*: scalar)(?:\((-?\d+)\.\.(-?\d+)\))?", text)
+        if m is None or (m.group(2) is not None and int(m.group(2)) >= 1):
+            continue
+        hi = max(1, int(m.group(3))) if m.group(3) is not None else 100
+        inf.items[name] = (f"{m.group(1)}(1..{hi})", Origin(origin.kind, origin.where, (
+            origin.detail + "; " if origin.detail else "") + "a divisor: at least 1"))
+
+
 def _method_called(name: str, body: str) -> bool:
     """Whether the kernel calls a method on an element of the buffer `name` (`p[i].set(...)`, `p->update()`)."""
     return bool(re.search(rf"\b{re.escape(name)}\s*(\[[^\]]*\])?\s*(\.|->)\s*\w+\s*\(", body))
@@ -320,7 +391,8 @@ def _positive_lengths(inf: Inference, lengths: dict[str, sp.Expr], mapper: Mappe
         e = sp.expand(e)
         # a buffer length that divides (`result_bytes / 4`) is zero below its divisor even with no subtraction
         # (a grid that divides gets its `where` from the exact division it needs)
-        divides = e.has(FloorDiv) and not key.startswith("grid ")
+        divides = e.has(FloorDiv) and (not key.startswith("grid ") or (
+            isinstance(e, FloorDiv) and e.args[0].as_coeff_Add()[0] != 0))  # `(n + 13) / 16` is 0 for n < 3
         if e.is_number or (all(_term_nonneg(t) for t in sp.Add.make_args(e)) and not divides):
             continue
         conds.append(f"{_text(mapper, e)} >= 1")
@@ -482,6 +554,10 @@ def _exact_division(grid: list[sp.Expr], mapper: Mapper) -> str:
     for g in grid:
         if isinstance(g, FloorDiv):  # the whole dimension: a rounded-down division
             a, b = g.args
+            # `(n + 13) / 16` rounds up what it covers (the interior n - 2, say): no exactness to require, and
+            # `(n + 13) % 16 == 0` is a filter that 15 draws in 16 fail, per size (the gate draws only `n % k`)
+            if a.as_coeff_Add()[0] != 0:
+                continue
             if a.free_symbols and not b.free_symbols and int(b) > 1:
                 text = mapper.text(a)
                 conds.append(f"{text if a.is_Symbol else '(' + text + ')'} % {int(b)} == 0")
@@ -525,6 +601,18 @@ def template_bindings(fn: Function, launch: Launch | None, resolve: Any = None) 
         elif t.kind == "type" and t.name not in bound and numpy_of(resolve(launch.types.get(t.name, ""))) is not None:
             bound[t.name] = resolve(launch.types[t.name])
     return bound
+
+
+def _template_type_generable(p: Param, fn: Function, launch: Launch | None, resolve: Any) -> bool:
+    """Whether the gate can draw values of a parameter whose type depends on the kernel's template: a template
+    type parameter itself (`T*`, `T`) bound to a number type, or bound to nothing (the gate's float32 axis). A type
+    built from one (`typename V::ScalarType`, `Accessor<T, 4>`, `Dims<I>`) or one bound to a struct is not, and
+    calling such a spec complete only moves the failure to the fuzzer."""
+    base = normalise_ctype(p.base_type)
+    if base not in {t.name for t in fn.template_params if t.kind == "type"}:
+        return False
+    arg = template_bindings(fn, launch, resolve).get(base)
+    return arg is None or numpy_of(normalise_ctype(arg)) is not None
 
 
 def _elem_type(p: Param, fn: Function, launch: Launch | None, resolve: Any = None) -> str:
@@ -650,8 +738,9 @@ def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper:
             dtype = numpy_of(arg) if arg else None
             if dtype is not None:
                 inf.items[t.name] = (f"{t.name}: {dtype}", origin)
-        elif arg is not None and re.fullmatch(r"[A-Za-z_]\w*", arg) and arg not in ("true", "false") and (
-                arg not in {tp.name for tp in fn.template_params}):
+        elif arg is not None and re.fullmatch(r"[A-Za-z_]\w*", arg) and arg not in ("true", "false"):
+            # a name the host code gives no number for (`k<n><<<...>>>` with `n` the launcher's own template
+            # parameter, unbound): `n: n` would name nothing the gate knows
             inf.holes[t.name] = (f"template value parameter '{t.name}' of '{fn.name}' is given as '{arg}', a value of "
                                  f"the program the code read does not show: annotate it, e.g. '{t.name}: 256'")
         elif arg is not None:

@@ -23,6 +23,8 @@ class FloorDiv(sp.Function):
             return sp.Integer(0)
         if a.is_Integer and b.is_Integer and b != 0:
             return sp.Integer(int(a) // int(b))
+        if isinstance(a, FloorDiv) and a.args[1].is_Integer and b.is_Integer and int(a.args[1]) > 0 and int(b) > 0:
+            return FloorDiv(a.args[0], a.args[1] * b)  # n / 2 / 8 / 8 is n / 128 (for n >= 0)
         q = sp.cancel(a / b)
         if q.is_polynomial() and _integer_coefficients(q):
             return sp.expand(q)
