@@ -203,3 +203,73 @@ def test_a_template_value_given_by_an_unbound_name_is_a_hole(tmp_path):
     void run(const float* x, float* y, int n) { split<outs><<<(n + 255) / 256, 256>>>(x, y, n); }
     """, "split")
     assert not res.complete and "outs" in res.holes
+
+
+# -- specs under which a correct source faulted ---------------------------------------------------------------
+
+
+def test_elements_passed_to_reference_parameters_and_auto_pointers_are_written(tmp_path):
+    """`solve(out[i], out[i + n])` into `float& a, float& b` writes `out` (it was `in`, and the gate saw an input
+    change: now it is compared); so does `auto c = count + b; *c = 0` (an alias the kernel declares with `auto`)."""
+    res = resolve(tmp_path, """
+    __device__ void solve(float x, float& a, float& b) { a = x * 2.0f; b = x + 1.0f; }
+    __global__ void pairs(const float* in, float* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) solve(in[i], out[i], out[i + n]);
+    }
+    __global__ void tally(const float* s, int* count, int n) {
+      auto c = count + blockIdx.x;
+      if (threadIdx.x == 0) *c = 0;
+      __syncthreads();
+      for (int i = threadIdx.x; i < n; i += blockDim.x)
+        if (s[blockIdx.x * n + i] > 0.5f) atomicAdd(&c[0], 1);
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]), b = atoi(argv[2]);
+      float *x, *y; int* k;
+      cudaMalloc((void**)&x, b * n * sizeof(float));
+      cudaMalloc((void**)&y, 2 * n * sizeof(float));
+      cudaMalloc((void**)&k, b * sizeof(int));
+      pairs<<<(n + 255) / 256, 256>>>(x, y, n);
+      tally<<<b, 128>>>(x, k, n);
+    }
+    """, "pairs")
+    assert res.items["out"][0] == "out: inout[2 * n]"  # compared as an output (the callee may also read it)
+    res = resolve(tmp_path, (tmp_path / "main.cu").read_text(), "tally")
+    assert res.annotation() == "s: in[n * b], count: inout[b], n: size(1..4096), b: size(1..4096), grid: b, block: 128"
+
+
+def test_a_scalar_index_gets_a_buffer_that_holds_it(tmp_path):
+    """`g[idx] += v` with `idx` a small scalar and `g` allocated `nx * ny * nz` floats: the sizes are drawn apart
+    from the program's, so the buffer holds at least `idx + 1` (it was 1 element long when idx was 8)."""
+    res = resolve(tmp_path, """
+    typedef long long llint;
+    __global__ void add_source(float* g, llint idx, float v) { g[idx] += v; }
+    struct Grid { int nx, ny, nz; };
+    void run(Grid gr, float v, llint at) {
+      float* g;
+      cudaMalloc((void**)&g, gr.nx * gr.ny * gr.nz * sizeof(float));
+      add_source<<<1, 1>>>(g, at, v);
+    }
+    """, "add_source")
+    assert res.items["g"][0] == "g: inout[max(idx + 1, nx * ny * nz)]"
+    usable(res)
+
+
+def test_a_variable_holding_a_sizeof_is_a_number_not_a_size(tmp_path):
+    """`unsigned szf = sizeof(float)` in byte counts is 4, not a size drawn from 1..4 (which made every buffer
+    `n * szf / 4` and a kernel write past a quarter-length buffer)."""
+    res = resolve(tmp_path, """
+    __global__ void scale(float* d, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) d[i] *= 2.0f;
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      unsigned szf = sizeof(float);
+      float* d;
+      cudaMalloc((void**)&d, n * szf);
+      scale<<<(n + 255) / 256, 256>>>(d, n);
+    }
+    """, "scale")
+    assert res.annotation() == "d: inout[n], n: size(1..4096), grid: cdiv(n, 256), block: 256"

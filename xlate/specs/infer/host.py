@@ -6,6 +6,7 @@ values, and each pointer argument with the allocation it points into."""
 from __future__ import annotations
 
 import functools
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -402,7 +403,9 @@ class HostInterpreter(Evaluator):
             root = self.roots.get(value.e) if isinstance(value, Num) else None
             if root is not None and root.kind == "choice" and root.detail.startswith("from "):
                 root.name = name  # int block_size = block_sizes[j]: the axis is block_size
-            if isinstance(value, Num) and value.e.is_number:
+            # `unsigned size_of_float = sizeof(float)` is a type's size, not a size of the problem: a number
+            if isinstance(value, Num) and value.e.is_number and not (
+                    value_node is not None and re.fullmatch(r"\(?\s*sizeof\s*\([^()]*\)\s*\)?", text(value_node))):
                 value = self.named_constant(name, value, where, "constant" if frame.fd is None else "local")
             frame.env[name] = value
 

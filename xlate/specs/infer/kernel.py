@@ -855,6 +855,9 @@ class KernelInterpreter(Evaluator):
                     env[name].shared = f"{name}:{size}"
                 continue
             value = self.ev(value_node, env) if value_node is not None else None
+            if isinstance(value, KPtr) and not indirect and "auto" in type_text.split():
+                env[name] = value  # `auto count = count_ + b * n`: the pointer itself, its writes are count_'s
+                continue
             if indirect:
                 if isinstance(value, KPtr):
                     elem = self.sizeof(type_text)
@@ -1354,7 +1357,9 @@ class KernelInterpreter(Evaluator):
             return True, None
         fd = self.program.function(base, arity=len(args))
         if fd is not None and fd.space in ("device", "host") and self._inline_depth < MAX_INLINE:
-            vals = [self.ev(a, env) for a in args]
+            refs = _mutable_references(fd)  # `svd(out[i], ...)` into `float& u`: the callee writes out[i]
+            vals = [self.ev(a, env, write=True) if i in refs and a.type == "subscript_expression" else self.ev(a, env)
+                    for i, a in enumerate(args)]
             return True, self.inline_device(fd, vals)
         macro = self.program.macros.get(base)
         if base not in _KNOWN_PURE and not (macro is not None and macro.params is not None):
@@ -1481,6 +1486,23 @@ def _exits(node: ts.Node | None) -> bool:
     if node.type == "expression_statement":
         return False
     return False
+
+
+def _mutable_references(fd: FuncDef) -> set[int]:
+    """Positions of a function's non-const reference parameters (`float& u`): what it may write back."""
+    decl = fd.node.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    plist = decl.child_by_field_name("parameters") if decl is not None else None
+    out = set()
+    params = [c for c in (plist.named_children if plist is not None else [])
+              if c.type in ("parameter_declaration", "optional_parameter_declaration")]
+    for i, p in enumerate(params):
+        d = p.child_by_field_name("declarator")
+        if d is not None and d.type == "reference_declarator" and "const" not in re.findall(
+                r"\w+", text(p)[: d.start_byte - p.start_byte]):
+            out.add(i)
+    return out
 
 
 def _is_global_index(d: sp.Expr, axis: int) -> bool:
