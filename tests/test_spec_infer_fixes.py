@@ -273,3 +273,25 @@ def test_a_variable_holding_a_sizeof_is_a_number_not_a_size(tmp_path):
     }
     """, "scale")
     assert res.annotation() == "d: inout[n], n: size(1..4096), grid: cdiv(n, 256), block: 256"
+
+
+def test_sizes_of_the_grids_y_and_z_stop_at_what_a_launch_allows(tmp_path):
+    """`grid(cdiv(w, 16), cdiv(h, 16), b * c)`: gridDim.z stops at 65535, so b and c stop at 255 (drawn to 4096
+    each, the launch failed with an invalid argument)."""
+    res = resolve(tmp_path, """
+    __global__ void up(const float* x, float* y, int b, int c, int h, int w) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
+      if (i < w && j < h) y[(blockIdx.z * h + j) * w + i] = x[(blockIdx.z * h + j) * w + i];
+    }
+    int main(int argc, char** argv) {
+      int b = atoi(argv[1]), c = atoi(argv[2]), h = atoi(argv[3]), w = atoi(argv[4]);
+      float *x, *y;
+      cudaMalloc((void**)&x, b * c * h * w * sizeof(float));
+      cudaMalloc((void**)&y, b * c * h * w * sizeof(float));
+      dim3 block(16, 16);
+      dim3 grid((w + 15) / 16, (h + 15) / 16, b * c);
+      up<<<grid, block>>>(x, y, b, c, h, w);
+    }
+    """, "up")
+    assert res.items["b"][0] == "b: size(1..255)" and res.items["c"][0] == "c: size(1..255)"
+    usable(res)

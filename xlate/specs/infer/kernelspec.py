@@ -18,6 +18,7 @@ from xlate.specs.infer.kernel import KernelFacts, _dominant, aggregate_of, kerne
 from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr
+from xlate.specs.language import split_top
 from xlate.specs.model import Origin, ctypes_table, normalise_ctype, param_ctype
 
 DEFAULT_BLOCK = 256
@@ -205,7 +206,13 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         shmem_e = None
         if launch is not None and isinstance(launch.shmem, Num) and mapper is not None and "shmem" in inf.items:
             shmem_e, _ = mapper.rewrite(launch.shmem.e)
-        _clamp_launch_sizes(inf, block_exprs, shmem_e, kf.launch_bounds)
+        _clamp_launch_sizes(inf, block_exprs, shmem_e, kf.launch_bounds, grid_exprs)
+    elif "grid" in inf.items:  # a launch read from the kernel's guards: its grid as written
+        text = inf.items["grid"][0].split(":", 1)[1].strip()
+        parts = [t.strip() for t in (split_top(text[1:-1]) if text.startswith("(") else [text])]
+        simple = [sp.sympify(t, locals={n: sp.Symbol(n, positive=True, integer=True) for n in re.findall(r"[A-Za-z_]\w*", t)})
+                  if re.fullmatch(r"[\w\s*]+", t) else sp.Integer(1) for t in parts]
+        _clamp_launch_sizes(inf, [], None, None, simple)
     return inf
 
 
@@ -213,7 +220,11 @@ MAX_BLOCK_THREADS = 1024
 MAX_DYNAMIC_SHARED = 48 * 1024  # without an opt-in attribute
 
 
-def _clamp_launch_sizes(inf: Inference, block: list[sp.Expr], shmem: sp.Expr | None, bound: int | None) -> None:
+MAX_GRID_YZ = 65535
+
+
+def _clamp_launch_sizes(inf: Inference, block: list[sp.Expr], shmem: sp.Expr | None, bound: int | None,
+                        grid: list[sp.Expr] | None = None) -> None:
     """Sizes that shape the block (or the dynamic shared memory) cannot go past what a launch allows: the
     program's own guards around the launch (`if (w <= 256)`) are not followed, the device limit is."""
     limits: dict[str, int] = {}
@@ -236,6 +247,8 @@ def _clamp_launch_sizes(inf: Inference, block: list[sp.Expr], shmem: sp.Expr | N
     clamp(sp.expand(threads), min(MAX_BLOCK_THREADS, bound or MAX_BLOCK_THREADS))
     if shmem is not None:
         clamp(sp.expand(shmem), MAX_DYNAMIC_SHARED)
+    for g in (grid or [])[1:3]:  # gridDim.y and .z stop at 65535 (`(w / 16, h / 16, B * C)` failed to launch)
+        clamp(sp.expand(g), MAX_GRID_YZ)
     for name, cap in limits.items():
         item = inf.items.get(name)
         if item is None:
