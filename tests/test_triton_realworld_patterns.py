@@ -455,8 +455,11 @@ __global__ void chain(const float* x, float* y, int n) {
     b = a + 1
     np.testing.assert_allclose(out["y"], a * 100 + b * 10 + b, rtol=1e-5, atol=1e-5)
     guards_intact(out, "y")
-    refused = port(src.replace("a = b = x[i] * 2.0f;", "y[i] = (b = x[i]) > 0 ? 1.0f : 0.0f;"))
-    assert refused.kernels == [] and "assignment used as a value" in refused.blocking[0].message
+    # an assignment read as a value inside a condition: lifted too (it used to be refused)
+    t = ported(src.replace("a = b = x[i] * 2.0f;", "y[i] = (b = x[i]) > 0 ? 1.0f : 0.0f;"), "chain")
+    out = run_xy(t.text, "chain", x, tmp_path)
+    np.testing.assert_allclose(out["y"], (x.astype(np.float64) + 1) * 11, rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")
 
 
 def test_macros_defined_in_the_body_and_casts_to_typedef_names(tmp_path):
