@@ -168,3 +168,14 @@ def test_the_triton_map_knows_fma_and_the_math_library(tmp_path, triton_ok):
     assert "tl.fma(" in text and "_xl_hypotf" in text
     r = xlate("fuzz", str(out), "--reference", f"{tmp_path / 'ref.py'}:fused", "--examples", "8", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_source_compile_error_is_reported_by_its_first_error_not_a_warning_before_it():
+    from xlate.verdict import Counterexample, Verdict
+    from xlate.verify.api import blame_source
+
+    log = ("main.cu(59): warning #1444-D: class \"double4\" was declared deprecated\n\n"
+           "main.cu(80): error: identifier \"TILE\" is undefined\n")
+    v = blame_source(Verdict("unverified", "k", spec={"source": "inferred"}),
+                     Counterexample("compile error", "k", {}, {}, {}, 0, {}, side="source", message=log), "main.cu", "k")
+    assert v.blame == "source" and v.reason.endswith('main.cu(80): error: identifier "TILE" is undefined')
