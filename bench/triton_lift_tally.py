@@ -104,6 +104,32 @@ def run_isolated(job: tuple[str, list[str]]) -> list[dict[str, Any]]:
             for k in kernels]
 
 
+def _commit() -> str:
+    """The xlate commit the tally ran at (with `+dirty` where the lifter's files had changes)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "xlate"], capture_output=True, text=True,
+                               cwd=ROOT, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def _corpus_note(corpus: Path, rows: list[dict[str, Any]]) -> str:
+    try:
+        where = str(corpus.resolve().relative_to(ROOT.parent.resolve()))
+        where = f"../{where}"
+    except ValueError:
+        where = str(corpus)
+    return f"{where} (the {len(rows)} kernels bench/results/spec_coverage_cpu.json finds spec-complete)"
+
+
+def _command(args: argparse.Namespace) -> str:
+    return "python bench/triton_lift_tally.py" + (f" --programs {args.programs}" if args.programs else "") + \
+        " --json OUT"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS))
@@ -152,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         summary = {"kernels": len(rows), "lifted": lifted, "reasons": dict(reasons.most_common())}
         rows.sort(key=lambda r: (r["path"], r["kernel"]))
         Path(args.json).write_text(json.dumps({"schema": "xlate.triton_lift_tally/1", "summary": summary,
-                                               "kernels": rows}, indent=1) + "\n")
+                                               "kernels": rows, "xlate": _commit(), "corpus": _corpus_note(corpus, rows),
+                                               "command": _command(args)}, indent=1) + "\n")
     return 0
 
 
