@@ -295,3 +295,24 @@ def test_sizes_of_the_grids_y_and_z_stop_at_what_a_launch_allows(tmp_path):
     """, "up")
     assert res.items["b"][0] == "b: size(1..255)" and res.items["c"][0] == "c: size(1..255)"
     usable(res)
+
+
+def test_the_budget_is_checked_at_the_smallest_total_not_every_size_at_its_low(tmp_path):
+    """`values: in[16777216 / step]` with `step: size(1..4)` fits the budget at step 4: the spec stays complete."""
+    res = resolve(tmp_path, """
+    #define N (1 << 24)
+    __global__ void pack(const float* v, int* out, int step) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (v[i] > 0.0f) atomicAdd(out, 1);
+    }
+    int main() {
+      float* v; int* o;
+      cudaMalloc((void**)&o, sizeof(int));
+      for (int step = 1; step <= 4; step++) {
+        cudaMalloc((void**)&v, N / step * sizeof(float));
+        pack<<<N / step / 256, 256>>>(v, o, step);
+      }
+    }
+    """, "pack")
+    assert res.complete, res.holes
+    usable(res)

@@ -102,7 +102,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         elem = _elem_type(p, fn, launch, program.resolve_type)
         struct = program.struct_lanes(ctype) if normalise_ctype(ctype) not in ctypes_table() else None
         if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and struct is None and not (
-                p.is_template_dependent and _template_type_generable(p, fn, launch, program.resolve_type))):
+                p.is_template_dependent and _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program)))):
             inf.holes[p.name] = (f"cannot fuzz '{p.name}' of type '{p.type}' in '{fn.name}': only buffers of numbers "
                                  "(or of structs of one number type) can be generated; annotate the kernel by hand or "
                                  "test it through a wrapper")
@@ -166,7 +166,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                     "kernel", kf.where, f"{agg[1]} x {agg[0]}, passed by value; the kernel uses them as data only"))
             continue
         item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if (
-            not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type)) else None
+            not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program))) else None
         if item is None:
             inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': annotate it "
                                  "(size, scalar or const)")
@@ -345,19 +345,29 @@ def _within_budget(fn: Function, inf: Inference, lengths: dict[str, sp.Expr], la
     for name, k in re.findall(r"\b([A-Za-z_]\w*) % (\d+) == 0", where):  # drawn as multiples: k at the least
         if name in ranges:
             ranges[name] = [max(ranges[name][0], float(k)), *ranges[name][1:]]
-    total = 0
-    largest: tuple[int, str] = (0, "")
-    for name, e in lengths.items():
-        if name not in inf.items:
-            continue
-        low = {x: sp.Integer(max(1, int(ranges[n][0]))) for x in e.free_symbols
-               if (n := (x.name[3:] if x.name.startswith("_P_") else x.name)) in ranges}
-        v = concrete(sp.sympify(e.xreplace(low))) if low or e.is_number else None
-        if v is None:
-            continue
-        v *= lanes.get(name, 1)
-        total += v
-        largest = max(largest, (v, name))
+    import itertools
+
+    def name_of(x: sp.Symbol) -> str:
+        return x.name[3:] if x.name.startswith("_P_") else x.name
+
+    live = {n: e for n, e in lengths.items() if n in inf.items}
+    syms = sorted({x for e in live.values() for x in e.free_symbols if name_of(x) in ranges}, key=str)
+    if len(syms) > 8:
+        return
+    # the smallest total over the corners of the sizes' ranges (a length may shrink as a size grows: `N / step`)
+    total, largest = -1, (0, "")
+    for corner in itertools.product(*[(ranges[name_of(x)][0], ranges[name_of(x)][1]) for x in syms]):
+        env = {x: sp.Integer(max(1, int(v))) for x, v in zip(syms, corner)}
+        t, big = 0, (0, "")
+        for name, e in live.items():
+            v = concrete(sp.sympify(e.xreplace(env)))
+            if v is None:
+                continue
+            v *= lanes.get(name, 1)
+            t += v
+            big = max(big, (v, name))
+        if total < 0 or t < total:
+            total, largest = t, big
     if total > FUZZ_BUDGET and largest[1]:
         name = largest[1]
         del inf.items[name]
@@ -619,16 +629,30 @@ def template_bindings(fn: Function, launch: Launch | None, resolve: Any = None) 
     return bound
 
 
-def _template_type_generable(p: Param, fn: Function, launch: Launch | None, resolve: Any) -> bool:
+def _template_type_generable(p: Param, fn: Function, launch: Launch | None, resolve: Any,
+                             program_struct: Any = None) -> bool:
     """Whether the gate can draw values of a parameter whose type depends on the kernel's template: a template
     type parameter itself (`T*`, `T`) bound to a number type, or bound to nothing (the gate's float32 axis). A type
     built from one (`typename V::ScalarType`, `Accessor<T, 4>`, `Dims<I>`) or one bound to a struct is not, and
     calling such a spec complete only moves the failure to the fuzzer."""
-    base = normalise_ctype(p.base_type)
+    base = normalise_ctype(p.base_type).replace("*", " ").replace("&", " ").strip()
+    base = normalise_ctype(base)
     if base not in {t.name for t in fn.template_params if t.kind == "type"}:
         return False
     arg = template_bindings(fn, launch, resolve).get(base)
-    return arg is None or numpy_of(normalise_ctype(arg)) is not None
+    if arg is None or numpy_of(normalise_ctype(arg)) is not None:
+        return True
+    # bound to a type the code read cannot resolve (`typename V::Scalar` of a launcher, a name it never
+    # binds): no better guess than the float32 axis; bound to a struct the program defines: not a number
+    return program_struct is not None and not program_struct(normalise_ctype(arg))
+
+
+def _is_struct(program: Program) -> Any:
+    """Whether a type name is a struct, class or union the program defines (through its typedefs)."""
+    def check(t: str) -> bool:
+        r = program.resolve_type(t)
+        return r in program.structs or t in program.structs or r.split("<")[0] in program.class_tparams
+    return check
 
 
 def _elem_type(p: Param, fn: Function, launch: Launch | None, resolve: Any = None) -> str:
