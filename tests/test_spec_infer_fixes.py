@@ -316,3 +316,19 @@ def test_the_budget_is_checked_at_the_smallest_total_not_every_size_at_its_low(t
     """, "pack")
     assert res.complete, res.holes
     usable(res)
+
+
+def test_a_scalar_flowing_through_locals_into_an_index_is_kept_small(tmp_path):
+    """`int by = width - bx - 1; int at = base + TILE * cols * by;` with `TILE` from a header the program read
+    does not include: `width` still reaches an index, so it is a small non-negative scalar, not -100..100 (which
+    made a correct kernel index before its buffer)."""
+    res = resolve(tmp_path, """
+    __global__ void sweep(int* cells, int width, int cols, int penalty) {
+      int bx = blockIdx.x;
+      int by = width - bx - 1;
+      int at = cols * TILE * by + threadIdx.x;
+      cells[at] = cells[at] - penalty;
+    }
+    """, "sweep")
+    assert res.items["width"][0] == "width: scalar(0..16)"
+    assert res.items["penalty"][0] == "penalty: scalar(-100..100)"

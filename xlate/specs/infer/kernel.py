@@ -64,6 +64,7 @@ class Var:
     unbounded: bool = False  # a value we cannot follow (loop-carried, data-dependent control)
     lo: sp.Expr | None = None
     hi: sp.Expr | None = None  # exclusive, from a loop header
+    via: set[str] = field(default_factory=set)  # parameters its value was computed from before it was havocked
 
 
 @dataclass
@@ -866,6 +867,14 @@ class KernelInterpreter(Evaluator):
                     env[name] = None
                 continue
             env[name] = self.local_value(name, type_text, value, value_node is not None)
+            local = env[name]
+            if value_node is not None and not isinstance(value, Num) and isinstance(local, Num) and local.e in self.facts.vars:
+                # an initialiser we could not evaluate (a name from a header we do not see): the parameters it
+                # names still flow into what it indexes
+                for ident in set(re.findall(r"[A-Za-z_]\w*", text(value_node))):
+                    v = env.get(ident)
+                    if isinstance(v, Num) and not v.flt:
+                        self.facts.vars[local.e].via |= self._params_through_locals(v.e)
 
     def view(self, p: KPtr, elem_size: sp.Expr) -> KPtr:
         """The same memory seen through another element type (float4* over float*)."""
@@ -1135,6 +1144,8 @@ class KernelInterpreter(Evaluator):
             old = env[name]
             if isinstance(old, Num):
                 env[name] = Num(self.new_var(name, [], unbounded=True), old.flt) if not old.flt else Num(self.fresh("l", name), True)
+                if not old.flt:  # what it was computed from still flows into the indices it reaches
+                    self.facts.vars[env[name].e].via = self._params_through_locals(old.e)
             elif isinstance(old, KPtr):
                 env[name] = KPtr(old.param, self.new_var(name, [], unbounded=True), old.width, old.shared, old.elem_size)
 
@@ -1286,11 +1297,31 @@ class KernelInterpreter(Evaluator):
         first, last = self._alias(first), self._alias(last)
         if p.param:
             self.facts.accesses.append(Access(p.param, first, last, dict(self.bounds), write, self._where(node)))
-            self.facts.index_params |= {s.name[3:] for s in index.free_symbols if s.name.startswith("_P_")}
+            self.facts.index_params |= self._params_through_locals(index)
         elif p.shared and ":" in p.shared:
             size = int(p.shared.split(":")[1])
             self.facts.shared_accesses.append((size, last, dict(self.bounds)))
         return self.load_value(p, node)
+
+    def _params_through_locals(self, e: sp.Expr) -> set[str]:
+        """Parameters an index depends on, also through the locals it names (`index = base + w * by` with
+        `by = width - bx - 1`: `width` indexes too, and a range of -100..100 for it faults a correct kernel)."""
+        out: set[str] = set()
+        seen: set[sp.Symbol] = set()
+        todo = list(e.free_symbols)
+        while todo and len(seen) < 200:
+            x = todo.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            if x.name.startswith("_P_"):
+                out.add(x.name[3:])
+                continue
+            var = self.facts.vars.get(x)
+            for d in (var.defs if var is not None else []):
+                todo.extend(d.free_symbols)
+            out |= var.via if var is not None else set()
+        return out
 
     def _alias(self, e: sp.Expr) -> sp.Expr:
         for big, s in self._aliases.items():
