@@ -332,3 +332,25 @@ def test_a_scalar_flowing_through_locals_into_an_index_is_kept_small(tmp_path):
     """, "sweep")
     assert res.items["width"][0] == "width: scalar(0..16)"
     assert res.items["penalty"][0] == "penalty: scalar(-100..100)"
+
+
+def test_a_scalar_in_a_row_pointers_offset_is_an_index(tmp_path):
+    """`float* row = (float*)((char*)base + y * pitch)`: `pitch` moves the pointer the kernel writes through, so
+    it is not drawn from -100..100 (negative rows)."""
+    res = resolve(tmp_path, """
+    __global__ void rows(float* base, size_t pitch, int w, int h) {
+      int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+      if (x < w && y < h) {
+        float* row = (float*)((char*)base + y * pitch);
+        row[x] = 1.0f;
+      }
+    }
+    int main(int argc, char** argv) {
+      int w = atoi(argv[1]), h = atoi(argv[2]);
+      size_t pitch = atoi(argv[3]);
+      float* d;
+      cudaMalloc((void**)&d, w * h * sizeof(float));
+      rows<<<dim3((w + 15) / 16, (h + 15) / 16), dim3(16, 16)>>>(d, pitch, w, h);
+    }
+    """, "rows")
+    assert res.items["pitch"][0] == "pitch: scalar(0..16)"

@@ -1297,7 +1297,7 @@ class KernelInterpreter(Evaluator):
         first, last = self._alias(first), self._alias(last)
         if p.param:
             self.facts.accesses.append(Access(p.param, first, last, dict(self.bounds), write, self._where(node)))
-            self.facts.index_params |= self._params_through_locals(index)
+            self.facts.index_params |= self._params_through_locals(sp.expand(p.offset + index))  # row pointers too
         elif p.shared and ":" in p.shared:
             size = int(p.shared.split(":")[1])
             self.facts.shared_accesses.append((size, last, dict(self.bounds)))
