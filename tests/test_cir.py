@@ -212,3 +212,17 @@ def test_a_declarator_outside_the_subset_is_reported_where_it_is():
     ref = "__device__ void acc(float& s, float v) { s += v; }\n__global__ void k(float* y) { acc(y[0], 1.0f); }\n"
     unit = parse_string(ref, "k.cu", "cuda")
     assert build_function(unit, unit.function("acc")).refs == frozenset({"s"})
+
+
+def test_a_macro_defined_in_preprocessor_branches_takes_the_branch_the_file_selects():
+    # `#define Real float` in the #else came last and won: a double program's port computed in float32
+    src = ("#define DOUBLE\n#ifdef DOUBLE\n#define Real double\n#define EPS 1e-12\n#else\n#define Real float\n"
+           "#define EPS 1e-6f\n#endif\n#if 0\n#define SCALE 3\n#else\n#define SCALE 2\n#endif\n"
+           "__global__ void k(Real* y) { y[threadIdx.x] = (Real)SCALE + EPS; }\n")
+    unit = parse_string(src, "k.cu", "cuda")
+    from xlate.cir.build import active_macros, function_source
+
+    assert {m.name: m.value for m in active_macros(unit)} == {"DOUBLE": "", "Real": "double", "EPS": "1e-12",
+                                                               "SCALE": "2"}
+    text = "".join(function_source(unit, unit.kernel("k")).text.split())
+    assert "double*y" in text and "(double)2+1e-12" in text

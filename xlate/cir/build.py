@@ -118,6 +118,26 @@ class FunctionSource:
         return None
 
 
+_ACTIVE: list[tuple[KernelUnit, list[Macro]]] = []  # the last few units' answers (one per function otherwise)
+
+
+def active_macros(unit: KernelUnit) -> list[Macro]:
+    """The unit's macros whose #define the preprocessor reaches: of a name defined in #if branches
+    (`#ifdef DOUBLE #define Real double #else #define Real float #endif`), the branch the file's own macros select,
+    as cond.select decides it (an undecidable conditional keeps every definition, the last one winning)."""
+    for u, found in _ACTIVE:
+        if u is unit:
+            return found
+    found = list(unit.macros)
+    if "#" in unit.text and len({m.name for m in found}) < len(found):  # only a name defined twice can change
+        table = {m.name: m.value if m.params is None else None for m in found}
+        kept = cond.select(unit.text, table).split("\n")
+        found = [m for m in found if m.span is None or m.span.path != unit.path or not 0 < m.span.line <= len(kept)
+                 or kept[m.span.line - 1].strip()]
+    _ACTIVE[:] = [*_ACTIVE[-7:], (unit, found)]
+    return found
+
+
 def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> FunctionSource:
     """Function `fn` of `unit`, preprocessed and parsed. Raises BuildError (a macro that cannot be expanded)."""
     if fn.span is None:
@@ -126,9 +146,9 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
     fn_text = to_text(data[fn.span.start_byte : fn.span.end_byte])
     lines = lines or LineIndex(unit.text)
     try:
-        chosen = cond.select(fn_text, {m.name: m.value if m.params is None else None for m in unit.macros})
+        macros = active_macros(unit)
+        chosen = cond.select(fn_text, {m.name: m.value if m.params is None else None for m in macros})
         chosen, local = cond.local_macros(chosen)  # #define in the body: holds from there on, over the file's
-        macros = list(unit.macros)
         if local:
             names = {name for name, _, _ in local}
             macros = [m for m in macros if m.name not in names]
