@@ -354,3 +354,24 @@ def test_a_scalar_in_a_row_pointers_offset_is_an_index(tmp_path):
     }
     """, "rows")
     assert res.items["pitch"][0] == "pitch: scalar(0..16)"
+
+
+def test_a_functor_parameter_is_a_hole(tmp_path):
+    """`template <typename F> __global__ void k(int n, F f)` calling `f(i)`: a lambda, not a number the gate can
+    draw (it was `f: scalar` with F bound to int from the launch's argument)."""
+    res = resolve(tmp_path, """
+    template <typename F>
+    __global__ void apply(int n, F f) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) f(i);
+    }
+    template <typename F>
+    void launch(int n, const F& f) { apply<<<(n + 255) / 256, 256>>>(n, f); }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      float* d;
+      cudaMalloc((void**)&d, n * sizeof(float));
+      launch(n, [=] __device__ (int i) { d[i] = 0.0f; });
+    }
+    """, "apply")
+    assert not res.complete and set(res.holes) == {"f"}

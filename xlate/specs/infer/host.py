@@ -967,10 +967,13 @@ class HostInterpreter(Evaluator):
         host_types = {pname: normalise_ctype(ptype).replace("const ", "").strip()
                       for pname, ptype, indirect in (frame.fd.params if frame.fd is not None else []) if not indirect}
         out: dict[str, str] = {}
-        for (_, ptype, indirect), arg, atext in zip(fd.params, args, arg_texts):
+        body = text(fd.node.child_by_field_name("body"))
+        for (pname, ptype, indirect), arg, atext in zip(fd.params, args, arg_texts):
             base = normalise_ctype(ptype).replace("const ", "").strip()
             if indirect or base not in fd.template_params[len(targs):] or base in out or not isinstance(arg, Num):
                 continue
+            if pname and re.search(rf"\b{re.escape(pname)}\s*\(", body):
+                continue  # `f(x)`: a functor or lambda, not a number
             given = host_types.get(atext.strip())
             given = frame.types.get(given, given) if given else None
             if given is not None and given not in (frame.fd.template_params if frame.fd else []):

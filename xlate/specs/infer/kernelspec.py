@@ -165,7 +165,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 inf.items[p.name] = (f"{p.name}: scalar", Origin(
                     "kernel", kf.where, f"{agg[1]} x {agg[0]}, passed by value; the kernel uses them as data only"))
             continue
-        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if (
+        callable_ = p.is_template_dependent and re.search(rf"\b{re.escape(p.name)}\s*\(", kf.body_text)
+        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if not callable_ and (
             not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program))) else None
         if item is None:
             inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': annotate it "
