@@ -14,6 +14,7 @@ import argparse
 import collections
 import concurrent.futures
 import json
+import os
 import re
 import signal
 import subprocess
@@ -117,11 +118,7 @@ def _commit() -> str:
 
 
 def _corpus_note(corpus: Path, rows: list[dict[str, Any]]) -> str:
-    try:
-        where = str(corpus.resolve().relative_to(ROOT.parent.resolve()))
-        where = f"../{where}"
-    except ValueError:
-        where = str(corpus)
+    where = os.path.relpath(corpus, ROOT)
     return f"{where} (the {len(rows)} kernels bench/results/spec_coverage_cpu.json finds spec-complete)"
 
 
@@ -176,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {r['path'].split('/src/')[-1]}:{r['kernel']}  {r['reason'][:160]}")
     if args.json:
         summary = {"kernels": len(rows), "lifted": lifted, "reasons": dict(reasons.most_common())}
+        for r in rows:  # paths relative to the corpus's source folder, as the programs are named
+            r["path"] = os.path.relpath(r["path"], src)
         rows.sort(key=lambda r: (r["path"], r["kernel"]))
         Path(args.json).write_text(json.dumps({"schema": "xlate.triton_lift_tally/1", "summary": summary,
                                                "kernels": rows, "xlate": _commit(), "corpus": _corpus_note(corpus, rows),
