@@ -106,6 +106,7 @@ def compile_file(path: str, kernels: list[str]) -> list[dict[str, Any]]:
     side = Side(path, kernels[0], label="source")
     backend = get_backend(side.backend.name)
     for kernel in kernels:
+        side.kernel = kernel  # the Side instantiates templates of its own kernel
         t0 = time.perf_counter()
         row: dict[str, Any] = {"kernel": kernel}
         try:
@@ -244,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--programs", help="comma-separated program names")
     ap.add_argument("--json", default=str(DEFAULT_OUT))
     ap.add_argument("--compare", help="an earlier JSON of this script: list files that compiled there, not here")
+    ap.add_argument("--update", help="an earlier JSON of this script: keep its other files, replace those run now")
     ap.add_argument("--show", help="print the full logs of the failures whose group contains this text")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -277,6 +279,11 @@ def main(argv: list[str] | None = None) -> int:
                 "  [nvcc fails too]" if nv is False else "  [nvcc ok]" if nv else "")
             print(f"{tag} {res['program']}/{res['file']} {ok}/{len(res['rows'])} ({res['seconds']} s){note}", flush=True)
             files.append(res)
+    if args.update and Path(args.update).is_file():  # re-tallied files replace theirs in the earlier run
+        fresh = {(f["program"], f["file"]) for f in files}
+        old_files = json.loads(Path(args.update).read_text()).get("details", [])
+        files = sorted([f for f in old_files if (f["program"], f["file"]) not in fresh] + files,
+                       key=lambda f: (f["program"], f["file"]))
     summary = summarise(files)
     summary["seconds"] = round(time.perf_counter() - t0, 1)
     summary["arch"] = ARCH
