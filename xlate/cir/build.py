@@ -157,7 +157,38 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
     except cpre.ExpansionError as exc:
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root
+    for _ in range(256):  # one misparse undone per round
+        bad = _array_cast(root)
+        if bad is None:
+            break
+        expanded = _parenthesised(expanded, bad.children[0].start_byte, bad.children[2].end_byte)
+        root = parse_c(to_bytes(expanded.text), unit.path).root
     return FunctionSource(expanded.text, root, expanded, fn_text, fn.span.start_byte, lines)
+
+
+def _array_cast(root: ts.Node) -> ts.Node | None:
+    """A cast to an array type, which C has not: the front end's reading of `(a[i]) + b` (a parenthesised
+    subscript, then a binary operator) as the cast of `+b` to the type `a[i]`."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "cast_expression" and len(node.children) >= 4 and node.children[0].type == "(":
+            tdesc = node.child_by_field_name("type")
+            decl = tdesc.child_by_field_name("declarator") if tdesc is not None else None
+            if decl is not None and decl.type == "abstract_array_declarator":
+                return node
+        stack.extend(reversed(node.children))
+    return None
+
+
+def _parenthesised(expanded: cpre.Expanded, start: int, end: int) -> cpre.Expanded:
+    """`expanded` with bytes start..end wrapped in one more pair of parentheses (`((a[i])) + b` is no cast);
+    the origin map shifted so locations still point into the file."""
+    data = to_bytes(expanded.text)
+    a, b = len(to_text(data[:start])), len(to_text(data[:end]))
+    text = expanded.text[:a] + "(" + expanded.text[a:b] + ")" + expanded.text[b:]
+    starts = [st if st <= a else st + 1 if st <= b else st + 2 for st in expanded.starts]
+    return cpre.Expanded(text, list(expanded.origin), starts)
 
 
 class Builder:

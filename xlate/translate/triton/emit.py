@@ -63,6 +63,10 @@ def literal(value, ctype: str) -> str:
     return str(int(value))
 
 
+class TooLarge(Exception):
+    """A measured dry run went past its line budget (Emitter.budget)."""
+
+
 @dataclass
 class Ctx:
     """How lane axes are spelled: the default (`lane_x`, ...) or an idiom's tile axes."""
@@ -85,12 +89,18 @@ class Emitter:
     hints: dict[int, str] = field(default_factory=dict, metadata=SHARED)
     helpers: set[str] = field(default_factory=set, metadata=COPY)  # math wrappers the module must define
     counter: int = field(default=0, metadata=VALUE)
+    # a dry run measuring an unrolled loop: the lines it may still emit before it is too large (TooLarge)
+    budget: int | None = field(default=None, metadata=VALUE)
 
     # -- plumbing ----------------------------------------------------------------------------------------------
 
     def line(self, text: str) -> None:
         if self.enabled:
             self.lines.append("    " * self.level + text)
+        elif self.budget is not None:
+            self.budget -= 1
+            if self.budget < 0:
+                raise TooLarge()
 
     def fresh(self, hint: str = "t") -> str:
         base = sanitize(hint)
@@ -187,8 +197,8 @@ class Emitter:
                 name = self.assign(self.hints.get(s.id, hint), f"tl.load({addr}, mask={self.code(m, ctx, 'bool')}, other=0)")
         else:
             name = self.assign(self.hints.get(s.id, hint), f"tl.load({addr})")
-        if ctx.name == "default":
-            s.temp = name
+        if ctx.name == "default" and self.enabled:  # a dry run's name is never assigned: the sym outlives the
+            s.temp = name  # dry run (a forwarded shared-memory value), so the real run must issue it itself
         self._remember(s, ctx, name)
         return name
 
@@ -309,7 +319,12 @@ class Emitter:
             if t == "arg" or ctyping.is_symbolic(t):
                 codes.append(self.code(x, ctx))
             else:
-                codes.append(self.operand(x, t, ctx) if x.op != "const" else self.convert(literal(x.value, x.ctype), x, t))
+                code = self.operand(x, t, ctx) if x.op != "const" else self.convert(literal(x.value, x.ctype), x, t)
+                # a Python number argument is float32/int32 to Triton and has no .to(): a 0-d tensor of the
+                # argument's type where that differs (pow(double, 1.4)) or where every argument is one (cosf(0.5))
+                if x.op == "const" and tl_of(t) and (t not in ("float", "int") or all(a.op == "const" for a in s.args)):
+                    code = f"tl.full([], {code}, {tl_of(t)})"
+                codes.append(code)
         if "tl" in entry:
             return entry["tl"].format(*(_paren(c) for c in codes))
         self.helpers.add(s.name)

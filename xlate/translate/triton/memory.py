@@ -40,8 +40,8 @@ class Memory:
     def issue(self, value: Sym, mask: Sym, loc: ir.Loc | None) -> Sym:
         """Issue the not-yet-issued loads of a recomputed value (forwarding) under `mask`, in program order."""
         for ld in reversed(S.loads_in(value)):
-            if ld.temp is not None:
-                continue
+            if ld.temp is not None or not self.em.enabled:
+                continue  # a dry run leaves the sym alone: it is issued (and its mask fixed) by the real run
             if ld.root and self.st.store_epoch.get(ld.root, 0) != ld.epoch:
                 raise LiftError("XL2004", f"'{ld.root}' is written between a shared-memory staging store and its use", loc)
             ld.mask = S.conj(ld.mask, mask) if ld.mask is not None else mask

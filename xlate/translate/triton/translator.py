@@ -161,7 +161,7 @@ class CudaToTriton:
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
         jit_name = f"_{sanitize(fn.name)}_kernel"
         launcher, grid_note = _launcher(spec, fir, params_py, jit_name, blk, types, trait_defs, loc0, lifter.boxed)
-        annotation = _annotation(fn, spec)
+        annotation = _annotation(fn, spec, {n: py for (n, _), py in zip(fir.params, params_py) if n != py})
         notes = [d.message for d in diags if d.code == "XL2021"] + ([grid_note] if grid_note else [])
         params_sig = ", ".join(params_py + (["*", GRID_KEYWORD] if grid_note else []))
         jit_params = params_py + ([BLOCK_ARG] if blk.runtime is not None else [])
@@ -341,7 +341,8 @@ class _GridPython(ast.NodeTransformer):
             return self._dim(0) if self.block[1] == 1 else ast.Tuple([self._dim(0), self._dim(1)], ast.Load())
         if node.id in self.FUNCS:
             return ast.parse(self.FUNCS[node.id], mode="eval").body
-        return ast.Name(self.names.get(node.id, node.id), ast.Load())
+        name = node.id.removeprefix("_kw_")  # the spec's spelling of a Python keyword (`is`)
+        return ast.Name(self.names.get(name, name), ast.Load())
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id == "block" and node.attr in ("x", "y", "z"):
@@ -363,7 +364,17 @@ def _grid_names(exprs: list[str]) -> set[str]:
     """The identifiers the spec's grid expressions read."""
     from xlate.specs import expr
 
-    return {n.id for e in exprs for n in ast.walk(expr.parse(e)) if isinstance(n, ast.Name)}
+    return {n.id.removeprefix("_kw_") for e in exprs for n in ast.walk(expr.parse(e)) if isinstance(n, ast.Name)}
+
+
+def _unbound_grid_names(exprs: list[str], names: dict[str, str]) -> set[str]:
+    """The values the grid expressions read that the launcher has no binding for (not parameters, sizes it
+    derives, `block`, or functions called)."""
+    from xlate.specs import expr
+
+    called = {n.func.id for e in exprs for n in ast.walk(expr.parse(e))
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    return _grid_names(exprs) - set(names) - set(_GridPython.FUNCS) - called - {"block"}
 
 
 def _given_grid(spec, names: dict[str, str], loc: ir.Loc) -> tuple[list[str], str]:
@@ -374,8 +385,7 @@ def _given_grid(spec, names: dict[str, str], loc: ir.Loc) -> tuple[list[str], st
                                   f"'{GRID_KEYWORD}' takes the launcher's keyword for it", loc)
     dims = max(1, len(spec.grid))  # the program axes the lifted kernel reads (KernelContext.grid_dims)
     cuda = spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")"
-    missing = sorted(p.name for p in spec.params if p.position < 0 and p.name in _grid_names(spec.grid)
-                     and p.name not in names)
+    missing = sorted(_unbound_grid_names(spec.grid, names))
     lines = [f"    # {GRID_KEYWORD}: CUDA's gridDim, `{cuda}` in the source; an int or a tuple of up to 3 ints",
              f"    grid = tuple({GRID_KEYWORD}) if isinstance({GRID_KEYWORD}, (tuple, list)) else ({GRID_KEYWORD},)",
              f"    if len(grid) > 3 or any(g != 1 for g in grid[{dims}:]):",
@@ -400,6 +410,9 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
         given = given or size is None  # or the caller passes the grid
         if size is not None:
             names[free.name] = size
+    # a name the grid reads that is neither a parameter nor a spec size (an unresolved launch variable): the
+    # caller passes the grid, as the launcher cannot compute it
+    given = given or bool(_unbound_grid_names(spec.grid, names))
     note = None
     pre: list[str] = []
     if blk.runtime is not None:  # blockDim.x computed at run time: the kernel takes it, and its lanes padded
@@ -496,28 +509,56 @@ def _numpy_name(p, template_types: set[str]) -> str | None:
     return name if name != default else None
 
 
-def _annotation(fn: Function, spec) -> str:
+def _renamed_items(items: list[str], renames: dict[str, str]) -> list[str]:
+    """The spec items with each parameter under the launcher's name (`in` -> `in_`): the port's header is
+    read against the launcher's signature. Role words (`in[`) and calls (`max(`) keep their spelling."""
+    if not renames:
+        return items
+    from xlate.specs.language import SPEC_KEYS
+
+    word = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, renames)) + r")(?![\w(])(?!\s+\()")
+    out = []
+    for item in items:
+        if ":" not in item:
+            out.append(item)
+            continue
+        key, value = (x.strip() for x in item.split(":", 1))
+        head = 0
+        if key not in SPEC_KEYS:  # skip the role word (in, size, const, ...): only its bracketed part names values
+            m = re.match(r"\s*\w+\s*", value)
+            head = m.end() if m else 0
+        value = value[:head] + word.sub(lambda m: renames[m.group(1)], value[head:])
+        out.append(f"{renames.get(key, key)}: {value}")
+    return out
+
+
+def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> str:
     """The port's `# xlate:` spec: the source's items, every parameter present, element dtypes made explicit,
     so the port can be fuzzed on its own (`xlate fuzz port.py --reference ...`)."""
     from xlate.specs import split_top
 
     items = split_top(fn.annotation) if fn.annotation else []
+    items = _renamed_items(items, renames or {})
     named = {i.split(":", 1)[0].strip(): n for n, i in enumerate(items) if ":" in i}
     template_types = {t.name for t in fn.template_params if t.kind == "type"}
+    renames = renames or {}
     for p in spec.params:
-        if p.name not in named:
-            named[p.name] = len(items)
-            items.append(_param_item(p))
+        name = renames.get(p.name, p.name)
+        if name not in named:
+            named[name] = len(items)
+            items.append(_renamed_items([_param_item(p)], renames)[0])
         elif p.is_buffer and p.lanes > 1:
-            items[named[p.name]] = _param_item(p)
+            items[named[name]] = _renamed_items([_param_item(p)], renames)[0]
         dtype = _numpy_name(p, template_types)
-        k = named[p.name]
+        k = named[name]
         if dtype and not re.search(r"\bas\s+\w+$", items[k]):
             items[k] += f" as {dtype}"
     if "grid" not in named:
-        items.append("grid: " + (spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")"))
+        items += _renamed_items(["grid: " + (spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")")],
+                                renames)
     if "block" not in named:
-        items.append("block: " + (spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")"))
+        items += _renamed_items(
+            ["block: " + (spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")")], renames)
     out, cur = [], ""
     for item in items:
         piece = item if not cur else cur + ", " + item
