@@ -16,7 +16,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm, idioms
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.emit import Ctx, edtype, literal, tl_of
+from xlate.translate.triton.emit import Ctx, TooLarge, edtype, literal, tl_of
 from xlate.translate.triton.exprs import has_effects
 from xlate.translate.triton.state import Binding, LiftState, LoopCtx
 from xlate.translate.triton.sym import NotConcrete, Sym
@@ -32,6 +32,7 @@ from xlate.translate.triton.values import (
 )
 
 UNROLL_LIMIT = 64
+UNROLL_LINES = 512  # a constant-trip loop whose unrolled body is longer stays a loop (too_large_to_unroll)
 MAX_CARRIED_ELEMENTS = 64  # elements of a local array a run-time loop may carry (one variable each)
 
 
@@ -52,7 +53,8 @@ class Loops:
             return
         test = self.cond(self.ev(s.test), s.loc) if s.test is not None else S.const(1, "bool")
         if test.is_const and self.trip_count(s) is not None:
-            self.unroll(s)
+            if not self.too_large_to_unroll(s) or not self.kept_as_loop(s, test):
+                self.unroll(s)
         elif test.concrete and test.lanes and self.writes_shared(s.body) and self.trip_count(s, lanes=True) is not None:
             # `for (j = threadIdx.y; j < TILE; j += BY) tile[j][...] = ...`: each thread's trip count is known, and
             # unrolled the shared writes stay visible to the reads after the barrier (forwarding)
@@ -60,6 +62,49 @@ class Loops:
         elif not test.is_const or test.value:
             self.runtime_for(s, test)
         self.pop_scope()
+
+    def too_large_to_unroll(self, s: ir.For) -> bool:
+        """Whether unrolling `s` would emit more than UNROLL_LINES lines (measured by a dry unroll that stops at
+        the limit). Triton's compile time grows with the unrolled body: a DIM^3 loop nest of loads fully
+        unrolled is thousands of lines and minutes of JIT. Loops touching shared memory stay unrolled (the
+        shared-memory analyses need their writes at known places); inside a measurement nothing is measured."""
+        if self.em.budget is not None or self.touches_shared(s.body):
+            return False
+        fork = self.st.fork()
+        self.em.enabled = False
+        self.em.budget = UNROLL_LINES
+        try:
+            self.unroll(s)
+            return False
+        except TooLarge:
+            return True
+        except (LiftError, NotConcrete, ZeroDivisionError):
+            return False  # the real unroll reports it
+        finally:
+            fork.undo()
+
+    def kept_as_loop(self, s: ir.For, test: Sym) -> bool:
+        """Lift a constant-trip loop as a run-time `for` (one copy of the body); False, the state untouched,
+        where it cannot be (then it is unrolled)."""
+        can = self.canonical(s)
+        if can is None or not (can[3].is_const and can[3].value > 0):
+            return False
+        fork = self.st.fork()
+        try:
+            self.runtime_for(s, test)
+            return True
+        except (LiftError, NotConcrete):
+            fork.undo()
+            return False
+
+    def touches_shared(self, body: tuple[ir.Stmt, ...]) -> bool:
+        """Whether `body` names a shared array (or a pointer into one)."""
+        for node in _nodes(body):
+            if isinstance(node, ir.Name):
+                b = self.lookup(node.id)
+                if b is not None and (isinstance(b.val, SharedArr) or (isinstance(b.val, PtrVal) and b.val.shared)):
+                    return True
+        return False
 
     def loop_var(self, s: ir.For) -> str | None:
         names = []
