@@ -553,6 +553,10 @@ def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> st
         k = named[name]
         if dtype and not re.search(r"\bas\s+\w+$", items[k]):
             items[k] += f" as {dtype}"
+    for name, values in spec.axes.items():  # a launch variable the grid reads (`grid: g`, g one of the host's)
+        if name not in named:
+            named[name] = len(items)
+            items.append(f"{name}: choice({'|'.join(str(v) for v in values)})")
     if "grid" not in named:
         items += _renamed_items(["grid: " + (spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")")],
                                 renames)
