@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from xlate.backends.base import ScalarArg
 
 from tests.test_triton_lift import port
@@ -214,3 +215,42 @@ template __global__ void bump<unsigned long long>(const unsigned long long*, uns
     x = rng(7).integers(0, 2**63, n).astype(np.uint64) * np.uint64(2) + np.uint64(1)
     out = run(t.text, "bump", [buf("x", x), buf("y", poisoned(n, np.uint64)), ScalarArg("n", n, "int32")], tmp_path)
     assert np.array_equal(out["y"], x + np.uint64(1))
+
+
+def test_a_uniform_conversion_survives_tritons_constant_one_specialisation(tmp_path):
+    # Triton's JIT turns an integer argument equal to 1 into a constant: `(5 + lg).to(...)` was then a Python int
+    # with no .to() (HeCBench mmcsf's ports failed to compile on the H200 whenever logOfWPC was drawn as 1)
+    import importlib.util
+
+    triton = pytest.importorskip("triton")
+    try:
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+    except ImportError:
+        pytest.skip("this Triton has no ASTSource/GPUTarget")
+    src = """
+// xlate: x: in[n] as uint64, y: out[n] as uint64, n: size(1..3000), lg: scalar(0..4) as int32,
+// xlate: grid: cdiv(n, 128), block: 128
+__global__ void shr(const unsigned long long* x, unsigned long long* y, int n, int lg) {
+    unsigned long long g = (unsigned long long)blockIdx.x * 128 + threadIdx.x;
+    if (g < n) y[g] = x[g] >> (5 + lg);
+}
+"""
+    t = ported(src, "shr")
+    n = 300
+    x = rng(8).integers(0, 2**63, n).astype(np.uint64)
+    out = run(t.text, "shr", [buf("x", x), buf("y", poisoned(n, np.uint64)), ScalarArg("n", n, "int32"),
+                              ScalarArg("lg", 1, "int32")], tmp_path)
+    assert np.array_equal(out["y"], x >> np.uint64(6))
+    path = tmp_path / "shr_port.py"
+    path.write_text(t.text)
+    spec = importlib.util.spec_from_file_location("shr_port", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = {"x": "*u64", "y": "*u64", "n": "i32", "lg": "constexpr", "BX": "constexpr"}
+    try:
+        triton.compile(ASTSource(fn=mod._shr_kernel, signature=sig, constexprs={"lg": 1, "BX": 128}),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    except Exception as exc:
+        assert "has no attribute 'to'" not in str(exc), str(exc)[-500:]
+        pytest.skip(f"Triton cannot compile for sm_90 here: {type(exc).__name__}")

@@ -155,8 +155,10 @@ class Emitter:
             return code
         if want == "bool":
             return f"({code} != 0)"
-        if s.op == "uni":
-            return f"tl.cast({code}, {tl_of(want)})"  # a scalar argument is a Python number in the interpreter
+        if s.op == "uni" or not (s.lanes or s.opaque):
+            # a scalar argument is a Python number in the interpreter, and Triton's JIT makes an integer argument
+            # equal to 1 a constant: `(5 + lg)` is then a Python int, which has no .to()
+            return f"tl.cast({code}, {tl_of(want)})"
         return f"{_paren(code)}.to({tl_of(want)})"
 
     def _code(self, s: Sym, ctx: Ctx) -> str:
