@@ -262,3 +262,23 @@ def test_hip_port_of_a_header_using_hipcub_compiles_in_its_cuda_includers_contex
     art = NvrtcCompiler("hip").compile(sliced, "bsum", CompileOptions("sm_90", [], {}, []), path="<candidate>.hip",
                                        extra=["-include", "xlate_hip_on_nvidia.h"])
     assert art.compile.ok
+
+
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_hiprand_device_api_on_the_nvidia_route_is_curands():
+    # hipRAND's NVIDIA backend is cuRAND under other names: the prelude maps them and hiprand_kernel.h becomes
+    # curand_kernel.h where the toolkit has it (dropped, as any header the device compiler cannot open, elsewhere)
+    from xlate.backends import nvrtc
+
+    text = ("#include <hip/hip_runtime.h>\n#include <hiprand/hiprand_kernel.h>\n"
+            "__global__ void drop(const float* x, float* y, float p, unsigned long long seed, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;\n"
+            "  hiprandStatePhilox4_32_10_t s; hiprand_init(seed, i, 0, &s);\n"
+            "  float4 r = hiprand_uniform4(&s); y[i] = r.x < p ? 0.0f : x[i] / (1.0f - p); }\n")
+    dirs = nvrtc.system_include_dirs()
+    sliced = device_slice(parse_string(text, "drop.hip", "hip"), text, hip=True, system_dirs=dirs)
+    have = any(os.path.isfile(os.path.join(d, "curand_kernel.h")) for d in dirs)
+    assert ('"curand_kernel.h"' in sliced) == have and "hiprand/hiprand_kernel.h" not in sliced
+    if not have:
+        pytest.skip("no curand_kernel.h in this CUDA toolkit")
+    assert _compiles_on_the_nvidia_route(text, "drop.hip", "drop")

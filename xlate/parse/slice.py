@@ -93,6 +93,8 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
         name = m.group(1)
         if name in replace:
             new = replace[name]
+            if new and system_dirs is not None and not _found(new, (), system_dirs):
+                return " " * len(m.group(0))  # a toolkit header this machine lacks (curand_kernel.h): as any other
             line = f'#include "{new}"' if new else ""
             return line.ljust(len(m.group(0)))
         if name in drop or name.startswith(drop_prefixes):
