@@ -145,14 +145,11 @@ class Intrinsics:
         """Of overloads taking as many arguments as the call gives, the one C++ picks for the arguments' types
         (found by evaluating them in a dry run): an exact match of the non-template parameters first, else the
         only one whose mismatches are arithmetic conversions, else the first."""
-        fork = self.st.fork()
-        self.em.enabled = False
-        try:
-            types = [_type_of(self.ev(a)) for a in e.args]
-        except (LiftError, S.NotConcrete):
-            types = [None] * len(e.args)
-        finally:
-            fork.undo()
+        with self.st.dry_run():
+            try:
+                types = [_type_of(self.ev(a)) for a in e.args]
+            except (LiftError, S.NotConcrete):
+                types = [None] * len(e.args)
 
         def score(f: ir.FunctionIR) -> int | None:  # 2 per exact parameter, 1 generic or converted, None: no
             total = 0

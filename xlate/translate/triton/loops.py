@@ -70,18 +70,15 @@ class Loops:
         shared-memory analyses need their writes at known places); inside a measurement nothing is measured."""
         if self.em.budget is not None or self.touches_shared(s.body):
             return False
-        fork = self.st.fork()
-        self.em.enabled = False
-        self.em.budget = UNROLL_LINES
-        try:
-            self.unroll(s)
-            return False
-        except TooLarge:
-            return True
-        except (LiftError, NotConcrete, ZeroDivisionError):
-            return False  # the real unroll reports it
-        finally:
-            fork.undo()
+        with self.st.dry_run():
+            self.em.budget = UNROLL_LINES
+            try:
+                self.unroll(s)
+                return False
+            except TooLarge:
+                return True
+            except (LiftError, NotConcrete, ZeroDivisionError):
+                return False  # the real unroll reports it
 
     def kept_as_loop(self, s: ir.For, test: Sym) -> bool:
         """Lift a constant-trip loop as a run-time `for` (one copy of the body); False, the state untouched,
@@ -136,31 +133,26 @@ class Loops:
             return None
         if lanes and not (len(s.init) == 1 and isinstance(s.init[0], ir.Decl)):
             return None  # a variable that outlives the loop keeps each thread's exit value: not unrolled so
-        fork = self.st.fork()
-        self.em.enabled = False
-        try:
-            n = 0
-            alive = np.ones(self.nlanes, dtype=bool)
-            while n <= UNROLL_LIMIT:
-                c = self.cond(self.ev(s.test), s.loc)
-                if not c.is_const:
-                    if not (lanes and c.concrete):
-                        return None
-                    alive &= comm.concrete(self, c).astype(bool)
-                    if not alive.any():
+        with self.st.dry_run():
+            try:
+                n = 0
+                alive = np.ones(self.nlanes, dtype=bool)
+                while n <= UNROLL_LIMIT:
+                    c = self.cond(self.ev(s.test), s.loc)
+                    if not c.is_const:
+                        if not (lanes and c.concrete):
+                            return None
+                        alive &= comm.concrete(self, c).astype(bool)
+                        if not alive.any():
+                            return n
+                    elif not c.value:
                         return n
-                elif not c.value:
-                    return n
-                n += 1
-                for e in s.step:
-                    self.effect(e)
-            return None
-        except (NotConcrete, ZeroDivisionError):
-            return None
-        except LiftError:
-            return None
-        finally:
-            fork.undo()
+                    n += 1
+                    for e in s.step:
+                        self.effect(e)
+                return None
+            except (NotConcrete, ZeroDivisionError, LiftError):
+                return None
 
     def unroll(self, s: ir.For) -> None:
         lc = LoopCtx(pred_base=len(self.st.pred))
@@ -376,14 +368,11 @@ class Loops:
 
     def while_trips(self, s: ir.While) -> int | None:
         """Iterations of a while loop whose condition stays a constant through its body; None otherwise."""
-        fork = self.st.fork()
-        self.em.enabled = False
-        try:
-            return self.unroll_while(s, dry=True)
-        except (LiftError, NotConcrete, ZeroDivisionError):
-            return None
-        finally:
-            fork.undo()
+        with self.st.dry_run():
+            try:
+                return self.unroll_while(s, dry=True)
+            except (LiftError, NotConcrete, ZeroDivisionError):
+                return None
 
     def unroll_while(self, s: ir.While, dry: bool = False) -> int | None:
         lc = LoopCtx(pred_base=len(self.st.pred))
@@ -472,9 +461,7 @@ class Loops:
         (uniform or per-thread) are stable."""
         kinds = {n: self.kind(self.lookup(n).val) for n in carried}
         for _ in range(4):
-            fork = self.st.fork()
-            self.em.enabled = False
-            try:
+            with self.st.dry_run():
                 for n in carried:
                     b = self.lookup(n)
                     self.rebind(n, self.placeholder(n, b, kinds[n]))
@@ -485,8 +472,6 @@ class Loops:
                 run()
                 self.check_written(written, before, None)
                 after = {n: self.kind(self.lookup(n).val) for n in carried}
-            finally:
-                fork.undo()
             merged = {n: _join(kinds[n], after[n]) for n in carried}
             if merged == kinds:
                 return kinds

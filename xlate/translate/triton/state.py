@@ -3,7 +3,8 @@ interprets the kernel (LiftState), in one object that can be forked and undone."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +99,17 @@ class LiftState:
 
     def fork(self) -> Fork:
         return Fork(self, save(self))
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Run ahead without emitting (trip counts, carried kinds, trial unrolls): whatever the block changes,
+        the emitter's switch included, is undone when it ends, however it ends."""
+        fork = self.fork()
+        self.em.enabled = False
+        try:
+            yield
+        finally:
+            fork.undo()
 
 
 @dataclass
