@@ -228,6 +228,14 @@ class BackendDefaults:
         return StaticCheck()
 
 
+def first_error(log: str) -> str:
+    """A compiler log's first error line (not a warning printed before it), else its first line."""
+    for line in log.splitlines():
+        if "error" in line.lower():
+            return line.strip()[:300]
+    return (log.strip().splitlines() or ["(no compiler output)"])[0][:300]
+
+
 class CompileError(Exception):
     def __init__(self, backend: str, log: str, path: str = "<source>"):
         super().__init__(f"{backend}: compile failed for {path}")

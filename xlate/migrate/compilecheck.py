@@ -99,12 +99,5 @@ def compile_port(target: str, text: str, kernel: str, arch: str | None, path: st
         return {"ok": None, "reason": exc.message, "compiler": compiler}
 
 
-def first_error(log: str) -> str:
-    for line in log.splitlines():
-        if "error" in line.lower():
-            return line.strip()[:300]
-    return (log.strip().splitlines() or ["(no compiler output)"])[0][:300]
-
-
 def display_path(task: Any) -> str:
     return task.output or os.path.join(task.src_root, task.rel)

@@ -426,7 +426,7 @@ def _compile_check(task: Task, r: dict[str, Any], port_text: str, kernel: str | 
 def _compile_stage(task: Task, r: dict[str, Any], kernels: list[dict[str, Any]], port_text: str) -> None:
     """Compile the port; one that does not compile is rejected (not written unless --force). One that fails only
     on HIP names newer than the local ROCm is not checkable here, never rejected."""
-    from xlate.migrate.compilecheck import first_error
+    from xlate.backends.base import first_error
 
     result = _compile_check(task, r, port_text, kernels[0]["name"])
     if result["ok"] is not False:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from xlate.backends.base import first_error
 from xlate.errors import InputError, SpecError, ToolchainMissing
 from xlate.specs import KernelSpec, build_spec, sidecar_overrides, sidecar_reference
 from xlate.verdict import Counterexample, SideInfo, Verdict
@@ -220,10 +221,11 @@ def blame_source(verdict: Verdict, failure: Counterexample, source_path: str, ke
     verdict.status = "unverified"
     verdict.blame = "source"
     what = SOURCE_FAULTS.get(failure.failure, f"the source fails on its own ({failure.failure})")
-    lines = failure.message.strip().splitlines() or [""]
-    if failure.failure == "compile error":  # the first error, not a warning printed before it
-        lines = [ln for ln in lines if "error" in ln.lower()] or lines
-    verdict.reason = f"{what}: {lines[0].strip()[:300]}"
+    if failure.failure == "compile error":
+        first = first_error(failure.message)
+    else:
+        first = (failure.message.strip().splitlines() or [""])[0][:300]
+    verdict.reason = f"{what}: {first}"
     if failure.failure == "compile error":
         verdict.remedy = "make the source compile on its own (NVRTC sees only its device code), or verify against --reference or --against"
     elif verdict.spec.get("source") in ("inferred", "mixed"):
