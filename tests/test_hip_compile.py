@@ -146,14 +146,16 @@ def test_hip_vector_operators_on_the_nvidia_route_and_a_programs_own_overload_wi
     assert _compiles_on_the_nvidia_route(text, "blend.hip", "blend")
 
 
-def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str) -> bool:
-    """The device slice of a HIP text with the HIP-on-NVIDIA prelude, compiled by NVRTC for sm_90."""
+def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str, **slice_options) -> bool:
+    """The device slice of a HIP text (`slice_options`: device_slice's, e.g. an includer's context) with the
+    HIP-on-NVIDIA prelude, compiled by NVRTC for sm_90."""
     from xlate.backends.base import CompileOptions
     from xlate.backends.cuda import NvrtcCompiler
 
     unit = parse_string(text, name, "hip")
-    art = NvrtcCompiler("hip").compile(device_slice(unit, text, hip=True), kernel, CompileOptions("sm_90", [], {}, []),
-                                       path=name, extra=["-include", "xlate_hip_on_nvidia.h"])
+    art = NvrtcCompiler("hip").compile(device_slice(unit, text, hip=True, **slice_options), kernel,
+                                       CompileOptions("sm_90", [], {}, []), path=name,
+                                       extra=["-include", "xlate_hip_on_nvidia.h"])
     return art.compile.ok
 
 
@@ -245,8 +247,6 @@ def test_hip_on_nvidia_prelude_knows_pitched_pointers_taken_by_value():
 def test_hip_port_of_a_header_using_hipcub_compiles_in_its_cuda_includers_context(tmp_path):
     # the gate compiles a header's port with the CUDA includer's text before the #include (its <cub/cub.cuh>)
     from xlate.backends import nvrtc
-    from xlate.backends.base import CompileOptions
-    from xlate.backends.cuda import NvrtcCompiler
 
     header = ("#define THREADS 128\n__global__ void bsum(const float* x, float* out, int n) {\n"
               "  typedef cub::BlockReduce<float, THREADS> R; __shared__ typename R::TempStorage tmp;\n"
@@ -255,13 +255,11 @@ def test_hip_port_of_a_header_using_hipcub_compiles_in_its_cuda_includers_contex
     (tmp_path / "kernels.h").write_text(header)
     (tmp_path / "main.cu").write_text("#include <cub/cub.cuh>\n#include \"kernels.h\"\nint main() { return 0; }\n")
     port = "#include <hip/hip_runtime.h>\n" + header.replace("cub::", "hipcub::")
-    unit = parse_string(port, "<candidate>.hip", "hip")
-    sliced = device_slice(unit, port, hip=True, include_dirs=[str(tmp_path)], system_dirs=nvrtc.system_include_dirs(),
-                          context_path=str(tmp_path / "kernels.h"), path="<candidate>.hip")
+    context = {"include_dirs": [str(tmp_path)], "system_dirs": nvrtc.system_include_dirs(),
+               "context_path": str(tmp_path / "kernels.h"), "path": "<candidate>.hip"}
+    sliced = device_slice(parse_string(port, "<candidate>.hip", "hip"), port, hip=True, **context)
     assert "xlate_cub_nvrtc.cuh" in sliced  # the includer's CUB came with the context
-    art = NvrtcCompiler("hip").compile(sliced, "bsum", CompileOptions("sm_90", [], {}, []), path="<candidate>.hip",
-                                       extra=["-include", "xlate_hip_on_nvidia.h"])
-    assert art.compile.ok
+    assert _compiles_on_the_nvidia_route(port, "<candidate>.hip", "bsum", **context)
 
 
 @pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
