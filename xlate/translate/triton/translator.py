@@ -537,18 +537,21 @@ def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> st
     so the port can be fuzzed on its own (`xlate fuzz port.py --reference ...`)."""
     from xlate.specs import split_top
 
-    items = split_top(fn.annotation) if fn.annotation else []
-    items = _renamed_items(items, renames or {})
+    renames = renames or {}
+
+    def renamed(item: str) -> str:
+        return _renamed_items([item], renames)[0]
+
+    items = _renamed_items(split_top(fn.annotation) if fn.annotation else [], renames)
     named = {i.split(":", 1)[0].strip(): n for n, i in enumerate(items) if ":" in i}
     template_types = {t.name for t in fn.template_params if t.kind == "type"}
-    renames = renames or {}
     for p in spec.params:
         name = renames.get(p.name, p.name)
         if name not in named:
             named[name] = len(items)
-            items.append(_renamed_items([_param_item(p)], renames)[0])
+            items.append(renamed(_param_item(p)))
         elif p.is_buffer and p.lanes > 1:
-            items[named[name]] = _renamed_items([_param_item(p)], renames)[0]
+            items[named[name]] = renamed(_param_item(p))
         dtype = _numpy_name(p, template_types)
         k = named[name]
         if dtype and not re.search(r"\bas\s+\w+$", items[k]):
@@ -558,11 +561,9 @@ def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> st
             named[name] = len(items)
             items.append(f"{name}: choice({'|'.join(str(v) for v in values)})")
     if "grid" not in named:
-        items += _renamed_items(["grid: " + (spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")")],
-                                renames)
+        items.append(renamed("grid: " + (spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")")))
     if "block" not in named:
-        items += _renamed_items(
-            ["block: " + (spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")")], renames)
+        items.append(renamed("block: " + (spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")")))
     out, cur = [], ""
     for item in items:
         piece = item if not cur else cur + ", " + item
