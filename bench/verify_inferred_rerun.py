@@ -77,7 +77,8 @@ def main() -> int:
         else:
             chosen.append((p, i, k))
     chosen.sort(key=lambda t: (t[0], t[1]))
-    ordered = [k for _, _, k in chosen] + [k for k in kernels if key(k) not in {key(c) for _, _, c in chosen}]
+    rerun = {key(c) for _, _, c in chosen}
+    ordered = [k for _, _, k in chosen] + [k for k in kernels if key(k) not in rerun]
     Path(args.out_kernels).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out_kernels).write_text(json.dumps(ordered, indent=1) + "\n")
     Path(args.out_journal).parent.mkdir(parents=True, exist_ok=True)
