@@ -254,3 +254,39 @@ __global__ void shr(const unsigned long long* x, unsigned long long* y, int n, i
     except Exception as exc:
         assert "has no attribute 'to'" not in str(exc), str(exc)[-500:]
         pytest.skip(f"Triton cannot compile for sm_90 here: {type(exc).__name__}")
+
+
+def test_loop_variable_declared_before_a_kernel_return_stays_uniform(tmp_path):
+    # `int i;` declared at the top, then `if (idx >= n) return;`, then `for (i = 0; ...)`: the returned threads
+    # never read `i` again, so the loop is a counted loop and the shared tile written in it is forwarded
+    # (it was refused: "the stored value depends on a loop-carried value and is read by another thread").
+    src = """
+// xlate: k: size(1..5), a: in[k * n], o: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128, shmem: 128 * 8
+__global__ void group_xor(int k, const long* a, long* o, int n) {
+    extern __shared__ long tile[];
+    int i, j;
+    const int w = 4;
+    const unsigned int idx = blockDim.x * blockIdx.x + threadIdx.x;
+    if (idx >= n) return;
+    int first = (threadIdx.x / w) * w;
+    long r = 0;
+    for (i = 0; i < k; i++) {
+        tile[threadIdx.x] = a[i * n + idx];
+        __syncthreads();
+        for (j = 0; j < w; j++) r ^= tile[first + j] * (j + 1);
+        __syncthreads();
+    }
+    o[idx] = r + i + j;
+}
+"""
+    t = ported(src, "group_xor")
+    k, n = 3, 1000  # a multiple of the group width w, so every member a thread reads holds a value
+    a = rng(5).integers(-1 << 40, 1 << 40, k * n).astype(np.int64)
+    out = run(t.text, "group_xor", [ScalarArg("k", k, "int32"), buf("a", a), buf("o", poisoned(n, np.int64)),
+                                    ScalarArg("n", n, "int32")], tmp_path)
+    g = a.reshape(k, n // 4, 4)
+    want = np.zeros(n // 4, np.int64)
+    for i in range(k):
+        for j in range(4):
+            want ^= g[i, :, j] * (j + 1)
+    assert np.array_equal(out["o"], np.repeat(want, 4) + k + 4)

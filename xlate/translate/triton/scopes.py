@@ -95,7 +95,10 @@ class Scopes:
 
     def rel_pred(self, b: Binding) -> Sym | None:
         conds = list(self.st.pred[b.decl_pred :])
-        for f in self.st.fstack:
+        # A thread that returned from the kernel itself never reads a local again: its old value needs no keeping
+        # (a uniform `i = 0` after `if (i >= n) return;` stays uniform). Returns from inlined device functions
+        # still guard the caller's variables they can reach.
+        for f in self.st.fstack[1:]:
             if f.done.id not in b.decl_done and not (f.done.is_const and not f.done.value):
                 conds.append(S.lnot(f.done))
         for lc in self.st.lstack:
