@@ -290,3 +290,49 @@ __global__ void group_xor(int k, const long* a, long* o, int n) {
         for j in range(4):
             want ^= g[i, :, j] * (j + 1)
     assert np.array_equal(out["o"], np.repeat(want, 4) + k + 4)
+
+
+def test_switch_with_grouped_labels_fallthrough_and_default_in_the_middle(tmp_path):
+    src = """
+// xlate: code: in[n](0..6), out: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void decode(const int* code, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = 0.0f;
+    switch (code[i]) {
+        case 0:
+        case 1: v = 10.0f; break;
+        case 2: v = 20.0f;          // falls through into 3
+        case 3: { v += 1.0f; break; }
+        default: v = -1.0f; break;
+        case 5: out[i] = 55.0f; return;
+    }
+    out[i] = v;
+}
+"""
+    t = ported(src, "decode")
+    n = 1000
+    code = rng(6).integers(0, 7, n).astype(np.int32)
+    out = run(t.text, "decode", [buf("code", code), buf("out", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    want = np.select([code <= 1, code == 2, code == 3, code == 5], [10.0, 21.0, 1.0, 55.0], -1.0).astype(np.float32)
+    assert np.array_equal(out["out"], want)
+
+
+def test_switch_with_a_break_inside_a_case_is_refused_not_mistranslated():
+    src = """
+// xlate: code: in[n](0..3), out: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void early(const int* code, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = 0.0f;
+    switch (code[i]) {
+        case 0: if (i % 2) break; v = 1.0f; break;
+        default: v = 2.0f;
+    }
+    out[i] = v;
+}
+"""
+    t = port(src)
+    assert t.kernels == []
+    assert any("break inside a switch case" in d.message for d in t.diagnostics), [d.format() for d in t.diagnostics]

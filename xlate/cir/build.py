@@ -328,6 +328,8 @@ class Builder:
             if t == "return_statement":
                 e = node.named_children[0] if node.named_children else None
                 return [ir.Return(loc, self.expr(e) if e is not None else None)]
+            if t == "switch_statement":
+                return self.switch(node)
             if t == "break_statement":
                 return [ir.Break(loc)]
             if t == "continue_statement":
@@ -343,6 +345,52 @@ class Builder:
             return [ir.Unsupported(loc, f"statement '{self.text(node).splitlines()[0][:60]}' ({t})")]
         except BuildError as exc:
             return [ir.Unsupported(exc.loc, exc.what, exc.code)]
+
+    def switch(self, node: ts.Node) -> list[ir.Stmt]:
+        """`switch` as an if / else-if chain on the subject (re-read per test: it must have no effects; only one
+        body runs, so no body runs before a later test). A group of labels runs its own statements and those of
+        the groups it falls through to, up to the `break` that ends it; `default` is the final else."""
+        loc = self.loc(node)
+        cond = node.child_by_field_name("condition")
+        subject = self.expr(cond.named_children[0] if cond.type in ("condition_clause", "parenthesized_expression") else cond)
+        if _has_effects(subject):
+            raise BuildError("switch on an expression with side effects", loc)
+        groups: list[tuple[list[ir.Expr | None], list[ir.Stmt]]] = []  # (labels, None for default), statements
+        body = node.child_by_field_name("body")
+        for case in body.named_children if body is not None else []:
+            if case.type == "comment":
+                continue
+            if case.type != "case_statement":
+                raise BuildError("statement before the first case label of a switch", self.loc(case))
+            value = case.child_by_field_name("value")
+            label = self.expr(value) if value is not None else None
+            stmts = [st for c in case.named_children if c != value for st in self.stmt(c)]
+            if groups and not groups[-1][1]:  # `case 1: case 2: ...` share the statements that follow
+                groups[-1][0].append(label)
+                groups[-1][1].extend(stmts)
+            else:
+                groups.append(([label], stmts))
+        branches: list[tuple[list[ir.Expr | None], tuple[ir.Stmt, ...]]] = []
+        for i, (labels, _) in enumerate(groups):
+            run: list[ir.Stmt] = []
+            for _, stmts in groups[i:]:  # fall through until a break (or return/continue) ends the run
+                kept, ends = _end_of_case(stmts)
+                run.extend(kept)
+                if ends:
+                    break
+            if ir.contains(tuple(run), (ir.Break,)) is not None:
+                raise BuildError("break inside a switch case before its end", loc)
+            branches.append((labels, tuple(run)))
+        chain: tuple[ir.Stmt, ...] = next((b for labels, b in branches if None in labels), ())
+        for labels, run in reversed(branches):
+            if None in labels:
+                continue
+            test: ir.Expr | None = None
+            for lab in labels:
+                eq = ir.Binary(loc, "==", subject, lab)  # type: ignore[arg-type]
+                test = eq if test is None else ir.Binary(loc, "||", test, eq)
+            chain = (ir.If(loc, test, run, chain),)  # type: ignore[arg-type]
+        return [ir.BlockStmt(loc, chain)]
 
     def typedef(self, node: ts.Node, name_node: ts.Node | None = None) -> ir.Stmt:
         loc = self.loc(node)
@@ -539,3 +587,32 @@ class Builder:
 def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> ir.FunctionIR:
     """The IR of kernel or device function `fn` of `unit` (macros expanded). Raises BuildError."""
     return Builder(unit, function_source(unit, fn, lines)).function(fn)
+
+
+def _has_effects(e: ir.Expr) -> bool:
+    """Whether evaluating `e` may change something: an assignment, ++/--, or a call."""
+    if isinstance(e, ir.Assign | ir.IncDec | ir.Call | ir.MethodCall):
+        return True
+    for v in vars(e).values():
+        if isinstance(v, ir.Expr) and _has_effects(v):
+            return True
+        if isinstance(v, tuple) and any(isinstance(x, ir.Expr) and _has_effects(x) for x in v):
+            return True
+    return False
+
+
+def _end_of_case(stmts: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:
+    """A case's statements without the `break` that ends them (also at the end of a trailing `{ ... }`), and
+    whether they end the switch's run (break, return or continue) instead of falling through."""
+    if not stmts:
+        return stmts, False
+    last = stmts[-1]
+    if isinstance(last, ir.Break):
+        return stmts[:-1], True
+    if isinstance(last, ir.Return | ir.Continue):
+        return stmts, True
+    if isinstance(last, ir.BlockStmt):
+        inner, ends = _end_of_case(list(last.body))
+        if ends:
+            return [*stmts[:-1], ir.BlockStmt(last.loc, tuple(inner))], True
+    return stmts, False
