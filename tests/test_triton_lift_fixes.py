@@ -336,3 +336,21 @@ __global__ void early(const int* code, float* out, int n) {
     t = port(src)
     assert t.kernels == []
     assert any("break inside a switch case" in d.message for d in t.diagnostics), [d.format() for d in t.diagnostics]
+
+
+def test_comma_separated_assignments_in_one_statement(tmp_path):
+    src = """
+// xlate: x: in[n], lo: out[n], hi: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void split(const float* x, float* lo, float* hi, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a, b;
+    if (i < n) a = x[i] - 1.0f, b = a * 2.0f, lo[i] = a, hi[i] = b + x[i];
+}
+"""
+    t = ported(src, "split")
+    n = 1000
+    x = rng(7).standard_normal(n).astype(np.float32)
+    out = run(t.text, "split", [buf("x", x), buf("lo", poisoned(n, np.float32)), buf("hi", poisoned(n, np.float32)),
+                                ScalarArg("n", n, "int32")], tmp_path)
+    a = x - np.float32(1)
+    assert np.array_equal(out["lo"], a) and np.array_equal(out["hi"], a * np.float32(2) + x)

@@ -293,7 +293,13 @@ class Builder:
                 return self.declaration(node)
             if t == "expression_statement":
                 e = node.named_children[0] if node.named_children else None
-                return [] if e is None else [ir.ExprStmt(loc, self.expr(e))]
+                if e is None:
+                    return []
+                parts = []
+                while e.type == "comma_expression":  # `a = x, b = y;`: each operand in turn, as statements
+                    parts.append(e.child_by_field_name("left"))
+                    e = e.child_by_field_name("right")
+                return [ir.ExprStmt(self.loc(x), self.expr(x)) for x in [*parts, e]]
             if t == "if_statement":
                 cond = node.child_by_field_name("condition")
                 test = self.expr(cond.named_children[0] if cond.type == "condition_clause" else cond)
