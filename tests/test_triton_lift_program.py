@@ -199,3 +199,39 @@ def test_overloads_exits_before_barriers_bit_casts_and_template_casts(tmp_path):
     x = rng(6).standard_normal(n)
     out = run(t.text, "halve_t", [buf("x", x), buf("y", poisoned(n, np.float64)), ScalarArg("n", n, "int32")], tmp_path)
     assert np.array_equal(out["y"], x / 2)
+
+
+def test_device_function_qualified_by_a_macro_of_a_sibling_header(tmp_path):
+    # `HD` is defined in config.h, which the includer reads first; poly.h uses it without including it. Read
+    # alone, poly.h has no device function, and the call was refused as unknown.
+    d = tmp_path / "prog2"
+    d.mkdir()
+    (d / "config.h").write_text("#pragma once\n#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\n")
+    (d / "poly.h").write_text("#pragma once\nHD\nstatic inline float cubic(float v)\n{\n  return (v * v - 2.0f) * v;\n}\n")
+    (d / "kernels.h").write_text("""
+__global__ void eval_cubic(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = cubic(x[i]);
+}
+""")
+    (d / "main.cu").write_text("""
+#include "config.h"
+#include "poly.h"
+#include "kernels.h"
+int main() {
+    int n = 1000;
+    float *x, *y;
+    cudaMalloc(&x, n * sizeof(float));
+    cudaMalloc(&y, n * sizeof(float));
+    eval_cubic<<<(n + 255) / 256, 256>>>(x, y, n);
+    return 0;
+}
+""")
+    unit = parse_file(d / "kernels.h")
+    t = CudaToTriton().translate(unit, unit.text, TranslateOptions())
+    assert t.kernels == ["eval_cubic"], [g.format() for g in t.diagnostics]
+    n = 1000
+    x = rng(4).standard_normal(n).astype(np.float32)
+    out = run(t.text, "eval_cubic", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    np.testing.assert_allclose(out["y"], (x * x - np.float32(2)) * x, rtol=1e-6)

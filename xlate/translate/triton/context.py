@@ -150,6 +150,7 @@ class ProgramNames:
 def _unit_of(path: str) -> KernelUnit | None:
     """A file of the program read as CUDA (cached by path and modification time)."""
     from xlate.parse import parse_string
+    from xlate.parse.frontend import include_macros
 
     try:
         key = (path, os.stat(path).st_mtime)
@@ -160,9 +161,10 @@ def _unit_of(path: str) -> KernelUnit | None:
             _UNITS.clear()
         try:
             with open(path, "rb") as fh:
-                text = fh.read().decode("utf-8", "replace")
+                data = fh.read()
             name = path if path.endswith((".cu", ".cuh")) else path + ".cu"
-            unit = parse_string(text, name, "cuda")
+            # the qualifier macros it uses may come from a sibling header its includer read first (`ESS f()`)
+            unit = parse_string(data.decode("utf-8", "replace"), name, "cuda", context=include_macros(path, data))
             unit.path = path
             _UNITS[key] = unit
         except Exception:  # a file the front end cannot read gives no functions, not a failed port
