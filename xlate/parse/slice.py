@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from xlate.model import KernelUnit, ProjectMacros
 from xlate.parse import normalize
+from xlate.parse.buildflags import BuildFlags, build_flags
 from xlate.parse.bundle import bundle, includer_preamble, line_name
 from xlate.parse.source import to_bytes, to_text
 from xlate.resources import data
@@ -44,10 +45,16 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
     `path`: the file `text` came from, where it differs from the unit's (a build's renamed copy)."""
     path = path or unit.path
     here = os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else ""
+    # nvcc compiles the program with its Makefile's -D and -I flags (`-Ddfloat=float`, `-I../common`): the
+    # defines go first in the slice, the folders join the project's
+    flags = build_flags(unit.path if os.path.isfile(unit.path) else path) if here else BuildFlags()
+    includer_dirs = list(include_dirs)
+    include_dirs = list(dict.fromkeys([*include_dirs, *flags.include_dirs]))
     project = [d for d in (here, *include_dirs) if d]
     out = _slice(unit, text, hip, project, system_dirs)
     if not project:
         return out
+    defines = f'{flags.preamble()}#line 1 "{line_name(path)}"\n' if flags.defines else ""
 
     # a header is read with its includer's qualifier macros (`#define HD __host__ __device__` in main.cu before
     # `#include "array.h"`): without them its device members would look like host code
@@ -60,14 +67,15 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
                       [os.path.dirname(path), *project], system_dirs)
 
     seen: set[str] = set()
-    includer = includer_preamble(context_path or path, include_dirs)
+    includer = includer_preamble(context_path or path, includer_dirs)
     preamble = ""
     if includer is not None:
         tu, before = includer
         seen.add(os.path.realpath(context_path or path))
         preamble = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
         preamble = f'#line 1 "{line_name(tu)}"\n{preamble}\n#line 1 "{line_name(path)}"\n'
-    return preamble + bundle(out, path, include_dirs, slice_header, seen)
+        defines = flags.preamble()
+    return defines + preamble + bundle(out, path, include_dirs, slice_header, seen)
 
 
 def includer_macros(unit: KernelUnit) -> ProjectMacros:

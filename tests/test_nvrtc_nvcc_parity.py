@@ -1,0 +1,77 @@
+"""Whatever nvcc compiles, the gate's NVRTC route compiles: one case per cause found on real programs, each in a
+small file of its own. Each test compiles through the real NVRTC (no GPU needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xlate.backends.base import Artifact, CompileOptions
+from xlate.backends.nvrtc import nvrtc_version, system_include_dirs
+from xlate.backends.registry import get_backend
+
+from xlate.parse import parse_file
+from xlate.parse.buildflags import parse_makefile
+from xlate.parse.slice import device_slice
+
+pytestmark = pytest.mark.skipif(nvrtc_version() is None, reason="NVRTC not installed")
+
+
+def build(path: Path, kernel: str, template_args: list[str] | None = None) -> Artifact:
+    """Compile `kernel` of the file at `path` as the gate compiles a source side."""
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    options = CompileOptions(compile_only=True, template_args=template_args or [], context_path=str(path))
+    return get_backend("cuda").compile(text, kernel, options, path=str(path))
+
+
+def sliced(path: Path) -> str:
+    unit = parse_file(path)
+    return device_slice(unit, unit.text, system_dirs=system_include_dirs())
+
+
+MAKEFILE = """\
+CC = nvcc
+DEBUG = no
+ARCH = sm_60
+KINDS = -Dindex_t=int \\
+        -DTILE=16
+CFLAGS := $(EXTRA_CFLAGS) -std=c++17 -Xcompiler -Wall -arch=$(ARCH) \\
+          -Dreal_t=float $(KINDS) -I../shared_hdr
+ifeq ($(DEBUG),yes)
+  CFLAGS += -g -DCHECKED=broken syntax
+else
+  CFLAGS += -O3 -DFAST
+endif
+
+main: main.o
+\t$(CC) $(CFLAGS) -DNOT_A_FLAG -o $@ $^
+"""
+
+
+def test_makefile_flags_are_read_with_its_defaults(tmp_path):
+    (tmp_path / "shared_hdr").mkdir()
+    prog = tmp_path / "prog"
+    prog.mkdir()
+    flags = parse_makefile(MAKEFILE, str(prog))
+    assert dict(flags.defines) == {"real_t": "float", "index_t": "int", "TILE": "16", "FAST": "1"}
+    assert flags.include_dirs == (str(tmp_path / "shared_hdr"),)
+
+
+def test_makefile_defines_and_include_dirs_reach_nvrtc(tmp_path):
+    """A type and a header that only the Makefile's -D and -I give the source (nvcc builds it through make)."""
+    (tmp_path / "shared_hdr").mkdir()
+    (tmp_path / "shared_hdr" / "blend.h").write_text("#pragma once\n__device__ real_t blend(real_t a, real_t b)"
+                                                    " { return a * 0.25f + b * 0.75f; }\n")
+    prog = tmp_path / "prog"
+    prog.mkdir()
+    (prog / "Makefile").write_text(MAKEFILE)
+    src = prog / "mix.cu"
+    src.write_text('#include "blend.h"\n'
+                   "__global__ void mix(real_t* y, const real_t* x, index_t n) {\n"
+                   "  index_t i = blockIdx.x * TILE + threadIdx.x;\n"
+                   "#ifdef CHECKED\n  this line only compiles in a debug build\n#endif\n"
+                   "  if (i < n) y[i] = blend(x[i], y[i]);\n}\n"
+                   "int main() { return 0; }\n")
+    text = sliced(src)
+    assert "#define real_t float" in text and "blend(real_t a" in text
+    assert build(src, "mix").compile.ok
