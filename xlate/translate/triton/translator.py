@@ -20,6 +20,7 @@ from typing import Any
 
 from xlate.cir import ctype, ir
 from xlate.cir.build import BuildError, LineIndex, build_function, parse_number
+from xlate.cir.privatize import privatize_shared_slots
 from xlate.diagnostics import make
 from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
@@ -128,7 +129,7 @@ class CudaToTriton:
         bx, by = blk.lanes
         names = _program_names(unit)
         built = names.build_unit()  # with the program's function-like macros this file does not define
-        fir = build_function(built, fn, lines)
+        fir = privatize_shared_slots(build_function(built, fn, lines))
         devices: dict[str, ir.FunctionIR] = {}
         overloads: dict[str, list[ir.FunctionIR]] = {}
         for dfn in _reachable(unit, fn):
