@@ -75,3 +75,21 @@ def test_makefile_defines_and_include_dirs_reach_nvrtc(tmp_path):
     text = sliced(src)
     assert "#define real_t float" in text and "blend(real_t a" in text
     assert build(src, "mix").compile.ok
+
+
+def test_gnu_statement_expression_macros_compile(tmp_path):
+    """`#define larger(a,b) ({ __typeof__(a) _a = (a); ...; _a > _b ? _a : _b; })`: GNU C that nvcc takes."""
+    src = tmp_path / "clip.cu"
+    src.write_text("#define larger(a,b) ({ __typeof__ (a) _p = (a); __typeof__ (b) _q = (b); _p > _q ? _p : _q; })\n"
+                   "#define smaller(a,b) ({ __typeof__(a) _p = (a); \\\n"
+                   "                        __typeof__(b) _q = (b); \\\n"
+                   "                        _p < _q ? _p : _q; })\n"
+                   "__device__ static inline float clip(const float v, float lo, float hi) {\n"
+                   "  return smaller(larger(v, lo), hi);\n}\n"
+                   "__global__ void clip_all(float* y, int n) {\n"
+                   "  for (int i = threadIdx.x; i < smaller(n, 1000); i += blockDim.x) y[i] = clip(y[i], -1.f, 1.f);\n"
+                   "}\n")
+    text = sliced(src)
+    assert "({" not in text and text.count("[&]()") == 2
+    assert len(text.splitlines()) == len(src.read_text().splitlines())  # lines kept: messages point at the source
+    assert build(src, "clip_all").compile.ok

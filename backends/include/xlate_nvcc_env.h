@@ -131,3 +131,12 @@ typedef duration<long long, milli> milliseconds; typedef duration<long long> sec
 typedef unsigned int uint;
 typedef unsigned long ulong;
 typedef unsigned short ushort;
+
+// -- GNU `__typeof__`, which nvcc (EDG in GNU mode) takes and NVRTC does not: an expression's type without its
+// reference, const kept (`__typeof__(a) _a = (a);` in a max macro). The device slice rewrites the GNU statement
+// expressions such macros are made of (`({ ...; v; })`) into lambdas NVRTC compiles.
+template <class T> struct __xlate_typeof { typedef T type; };
+template <class T> struct __xlate_typeof<T&> { typedef T type; };
+template <class T> struct __xlate_typeof<T&&> { typedef T type; };
+#define __typeof__(...) typename __xlate_typeof<decltype(__VA_ARGS__)>::type
+#define __typeof(...) typename __xlate_typeof<decltype(__VA_ARGS__)>::type

@@ -92,6 +92,7 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
     for start, end in host_variables(unit):
         _blank(data_bytes, start, end)
     out = _blank_aliases_of(host_classes(unit, original), to_text(bytes(data_bytes)))
+    out = statement_expression_macros(out)
     headers = _headers()
     drop = set(headers["drop"])
     drop_prefixes = tuple(headers.get("drop_prefixes", ()))
@@ -155,3 +156,69 @@ def host_variables(unit: KernelUnit) -> list[tuple[int, int]]:
     """File-scope variables that live on the host (no __device__/__constant__/__managed__ and not constant):
     the device compiler refuses them, and device code cannot use them anyway."""
     return [(v.span.start_byte, v.span.end_byte) for v in unit.host_variables]
+
+
+DEFINE_BODY = re.compile(r"^([ \t]*#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?[ \t]+)((?:\\\r?\n|[^\n])*)", re.M)
+JUMP = re.compile(r"\b(?:return|break|continue|goto)\b")
+# `__typeof__ (a) _a = (a)`: a copy of a macro argument, as `auto` has it (a nested statement expression's lambda
+# may not stand in `decltype` before C++20)
+TYPEOF_COPY = re.compile(r"\b__typeof(?:__)?\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*(\w+)\s*=\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+STATEMENT_KEYWORD = re.compile(r"^\s*(?:if|for|while|do|switch|else)\b")
+
+
+def _last_statement(inner: str) -> int | None:
+    """Where the last top-level statement of a block's text begins (its text ends with `;`); None if it is
+    not an expression statement or the text cannot be read."""
+    depth = 0
+    start = 0
+    i = 0
+    while i < len(inner) - 1:  # the final `;` is the statement's own
+        c = inner[i]
+        if c in "\"'":
+            j = i + 1
+            while j < len(inner) and inner[j] != c:
+                j += 2 if inner[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0 and c == "}":
+                start = i + 1
+        elif c == ";" and depth == 0:
+            start = i + 1
+        i += 1
+    if depth != 0 or STATEMENT_KEYWORD.match(inner[start:]):
+        return None
+    return start
+
+
+def statement_expression_macros(text: str) -> str:
+    """`#define max(a,b) ({ __typeof__(a) _a = (a); ...; _a > _b ? _a : _b; })`: a GNU statement expression,
+    which nvcc takes and NVRTC cannot parse, becomes an immediately called lambda with the same value
+    (`([&]() { ...; return _a > _b ? _a : _b; }())`). Only macro bodies that are one statement expression, with
+    no jump out of it; other lines stay as they are."""
+
+    def rewrite(m: re.Match[str]) -> str:
+        head, body = m.group(1), m.group(2)
+        flat = re.sub(r"\\\r?\n", lambda c: " " * len(c.group(0)), body).rstrip()
+        if not (flat.startswith("({") and flat.endswith("})")) or JUMP.search(flat):
+            return m.group(0)
+        inner = body[2:len(flat) - 2]  # same offsets as `flat`: continuations kept
+        code = flat[2:-2].rstrip()
+        if not code.endswith(";"):
+            return m.group(0)
+        start = _last_statement(code)
+        if start is None:
+            return m.group(0)
+        value = code[start:-1]
+        if not value.strip():
+            return m.group(0)
+        decls = TYPEOF_COPY.sub(lambda d: f"auto {d.group(2)} = ({d.group(1)})" if d.group(1).strip() == d.group(3).strip()
+                                else d.group(0), inner[:start])
+        return f"{head}([&]() {{{decls} return {inner[start:len(code)]} }}()){body[len(flat):]}"
+
+    return DEFINE_BODY.sub(rewrite, text) if "({" in text else text
