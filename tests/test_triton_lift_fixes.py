@@ -411,3 +411,22 @@ __global__ void k(float* out, int n) {
     unit = parse_string(src, "k.cu")
     fir = build_function(unit, unit.kernels[0])
     assert privatize_shared_slots(fir) is fir
+
+
+def test_sizeof_of_a_name_is_its_type_or_the_variables_type(tmp_path):
+    # `sizeof(scalar_t)` and `sizeof(v)` both parse as sizeof of an expression: a template type or typedef name
+    # is a type, a local is its declared type
+    src = """
+typedef double real;
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void widths(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    short s = 3;
+    if (i < n) y[i] = x[i] * (float)(sizeof(real) + sizeof(s) + sizeof(i) + sizeof(x));
+}
+"""
+    t = ported(src, "widths")
+    n = 1000
+    x = rng(10).standard_normal(n).astype(np.float32)
+    out = run(t.text, "widths", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    assert np.array_equal(out["y"], x * np.float32(8 + 2 + 4 + 8))

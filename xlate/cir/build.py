@@ -512,6 +512,11 @@ class Builder:
             tnode = node.child_by_field_name("type")
             if tnode is not None:
                 return ir.Sizeof(loc, self.ctype(tnode))
+            value = node.child_by_field_name("value")
+            while value is not None and value.type == "parenthesized_expression" and value.named_child_count == 1:
+                value = value.named_children[0]
+            if value is not None and value.type in ("identifier", "type_identifier"):
+                return ir.Sizeof(loc, ir.CType(self.text(value)), of_name=True)
             raise self.fail("sizeof of an expression", node)
         if t == "call_expression":
             return self.call(node)

@@ -109,6 +109,7 @@ class Cast(Expr):
 @dataclass(frozen=True)
 class Sizeof(Expr):
     ctype: CType
+    of_name: bool = False  # `sizeof(x)`: the grammar cannot tell a type name from a variable; the lifter can
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,13 @@ from xlate.translate.triton.values import (
     FieldArray,
     LaneTokens,
     LiftError,
+    LocalArray,
     PtrVal,
     RefVal,
     SharedArr,
     SharedRead,
     StructVal,
+    TypeVal,
 )
 
 ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "<<": "shl", ">>": "shr", "&": "and", "|": "or",
@@ -167,8 +169,14 @@ class Expressions:
         if isinstance(e, ir.MethodCall):
             return self.method(e)
         if isinstance(e, ir.Sizeof):
-            base = self.resolve_type(e.ctype.base, e.loc)
-            if e.ctype.ptr:
+            ctype = e.ctype
+            bound = self.lookup(ctype.base) if e.of_name else None
+            if bound is not None and not isinstance(bound.val, TypeVal):  # `sizeof(var)`: the variable's type
+                if isinstance(bound.val, LocalArray | SharedArr | FieldArray):
+                    raise LiftError("XL2012", f"sizeof of the array '{ctype.base}'", e.loc)
+                ctype = bound.ctype
+            base = self.resolve_type(ctype.base, e.loc)
+            if ctype.ptr:
                 return S.const(8, "unsigned long")
             info = ctyping.row(base)
             vinfo = self.vec_info(base)
