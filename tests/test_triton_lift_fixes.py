@@ -430,3 +430,37 @@ __global__ void widths(const float* x, float* y, int n) {
     x = rng(10).standard_normal(n).astype(np.float32)
     out = run(t.text, "widths", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
     assert np.array_equal(out["y"], x * np.float32(8 + 2 + 4 + 8))
+
+
+def test_value_one_thread_loads_through_an_index_it_loaded_is_broadcast_whole(tmp_path):
+    # Thread 0 reads `pick[row]`, then `x[row * d + pick[row]]`, into shared scalars; every thread reads them
+    # after the barrier. Recomputing thread 0's value for the others must redo the inner load as thread 0 did
+    # (its mask named thread 0): the port used the other threads' masked-off zero as the index.
+    src = """
+// xlate: x: in[rows * d], pick: in[rows](0..d - 1), out: out[rows * d], rows: size(1..40), d: size(1..500),
+// xlate: grid: rows, block: 128
+__global__ void above_picked(const float* x, const int* pick, float* out, int rows, int d) {
+    __shared__ int s_col;
+    __shared__ float s_val;
+    int row = blockIdx.x;
+    if (threadIdx.x == 0) {
+        s_col = pick[row];
+        s_val = x[row * d + s_col];
+    }
+    __syncthreads();
+    const int col0 = s_col;
+    const float v = s_val;
+    for (int c = threadIdx.x; c < d; c += blockDim.x)
+        out[row * d + c] = (x[row * d + c] > v || c == col0) ? 1.0f : 0.0f;
+}
+"""
+    t = ported(src, "above_picked")
+    rows, d = 7, 300
+    x = rng(11).standard_normal(rows * d).astype(np.float32)
+    pick = rng(12).integers(1, d, rows).astype(np.int32)  # never column 0, whose value the bug used
+    out = run(t.text, "above_picked", [buf("x", x), buf("pick", pick), buf("out", poisoned(rows * d, np.float32)),
+                                       ScalarArg("rows", rows, "int32"), ScalarArg("d", d, "int32")], tmp_path)
+    xr = x.reshape(rows, d)
+    v = xr[np.arange(rows), pick][:, None]
+    want = ((xr > v) | (np.arange(d)[None, :] == pick[:, None])).astype(np.float32)
+    assert np.array_equal(out["out"].reshape(rows, d), want)

@@ -364,23 +364,43 @@ def _eval(s: Sym, lanes: dict[str, np.ndarray], memo: dict[int, Any]) -> Any:
 
 def substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym] | None = None) -> Sym:
     """`s` with each lane/red axis replaced (loads are rebuilt, unissued). Raises NotConcrete on opaque values."""
-    memo = {} if memo is None else memo
+    return _substitute(s, mapping, {} if memo is None else memo, frozenset(mapping), {})
+
+
+def _substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym], axes: frozenset[str],
+                deps: dict[int, bool]) -> Sym:
     if s.id in memo:
         return memo[s.id]
-    if not (s.lanes & set(mapping)) and not s.opaque:
+    if not s.opaque and not _depends_on(s, axes, deps):
         return s
     if s.opaque:
         raise NotConcrete("opaque value")
     if s.op in ("lane", "red"):
         out = mapping.get(s.axis, s)
     elif s.op == "load":
-        base, offset = (substitute(a, mapping, memo) for a in s.args)
-        mask = substitute(s.mask, mapping, memo) if s.mask is not None else None
+        base, offset = (_substitute(a, mapping, memo, axes, deps) for a in s.args)
+        mask = _substitute(s.mask, mapping, memo, axes, deps) if s.mask is not None else None
         out = load(base, offset, mask, s.ctype, s.root or "", s.epoch)
     else:
-        out = op(s.op, s.ctype, *(substitute(a, mapping, memo) for a in s.args), fn=s.name)
+        out = op(s.op, s.ctype, *(_substitute(a, mapping, memo, axes, deps) for a in s.args), fn=s.name)
     memo[s.id] = out
     return out
+
+
+def _depends_on(s: Sym, axes: frozenset[str], seen: dict[int, bool]) -> bool:
+    """Whether `s` varies along `axes`, the masks of its issued loads included: a load issued under a
+    thread-dependent mask (`if (threadIdx.x == 0) v = p[row];`) holds `other` on the threads it skipped, so it is
+    one thread's value only after its mask is substituted too (its `lanes`, fixed when it was built, miss that)."""
+    hit = seen.get(s.id)
+    if hit is not None:
+        return hit
+    dep = bool(s.lanes & axes)
+    if not dep and s.op == "load" and s.mask is not None:
+        dep = _depends_on(s.mask, axes, seen)
+    if not dep:
+        dep = any(_depends_on(a, axes, seen) for a in s.args)
+    seen[s.id] = dep
+    return dep
 
 
 def loads_in(s: Sym) -> list[Sym]:
