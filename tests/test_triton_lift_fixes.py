@@ -464,3 +464,49 @@ __global__ void above_picked(const float* x, const int* pick, float* out, int ro
     v = xr[np.arange(rows), pick][:, None]
     want = ((xr > v) | (np.arange(d)[None, :] == pick[:, None])).astype(np.float32)
     assert np.array_equal(out["out"].reshape(rows, d), want)
+
+
+def test_barrier_kept_where_threads_pass_values_through_a_global_buffer(tmp_path):
+    # Each row's value at column c comes from the previous row's c-1, c, c+1, which other threads stored: CUDA's
+    # __syncthreads makes those global stores visible to the block, so the port keeps a barrier there (without it
+    # a GPU may load a neighbour's element before its store lands; the CPU interpreter cannot show that).
+    src = """
+// xlate: m: inout[h * w], w: size(1..120), h: size(1..6), grid: 1, block: 128
+__global__ void min_paths(int* m, int w, int h) {
+    int c = threadIdx.x;
+    for (int r = 1; r < h; r++) {
+        if (c < w) {
+            int best = m[(r - 1) * w + c];
+            if (c > 0) best = min(best, m[(r - 1) * w + c - 1]);
+            if (c < w - 1) best = min(best, m[(r - 1) * w + c + 1]);
+            m[r * w + c] += best;
+        }
+        __syncthreads();
+    }
+}
+
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void staged(const float* x, float* y, int n) {
+    __shared__ float t[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    t[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    if (i < n) y[i] = t[127 - threadIdx.x];
+}
+"""
+    t = port(src)
+    assert t.kernels == ["min_paths", "staged"], [d.format() for d in t.diagnostics]
+    first = t.text.split("def _min_paths_kernel")[1].split("\ndef ")[0]
+    second = t.text.split("def _staged_kernel")[1].split("\ndef ")[0]
+    assert "tl.debug_barrier()" in first and "tl.debug_barrier()" not in second
+    w, h = 100, 5
+    m = rng(13).integers(0, 50, h * w).astype(np.int32)
+    out = run(t.text, "min_paths", [buf("m", m.copy()), ScalarArg("w", w, "int32"), ScalarArg("h", h, "int32")],
+              tmp_path)
+    want = m.reshape(h, w).astype(np.int64)
+    for r in range(1, h):
+        prev = want[r - 1]
+        left = np.concatenate([[np.iinfo(np.int64).max], prev[:-1]])
+        right = np.concatenate([prev[1:], [np.iinfo(np.int64).max]])
+        want[r] += np.minimum(prev, np.minimum(left, right))
+    assert np.array_equal(out["m"].reshape(h, w), want.astype(np.int32))

@@ -52,6 +52,7 @@ class Intrinsics:
     bx: int
     by: int
     nlanes: int
+    shared_globals: set[str]
 
     def call(self, e: ir.Call) -> Any:
         fn = e.fn
@@ -253,6 +254,9 @@ class Intrinsics:
             if (c.lanes or c.opaque) and c.key() not in exited:
                 raise LiftError("XL2015", "__syncthreads under a thread-dependent condition", loc)
         self.st.epoch += 1
+        if self.shared_globals and self.em.enabled:
+            # one thread's global store read by another after the barrier: the program's threads must wait too
+            self.em.line("tl.debug_barrier()")
 
     def math(self, fn: str, entry: dict[str, Any], e: ir.Call) -> Any:
         if entry.get("load"):

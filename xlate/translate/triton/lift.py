@@ -19,6 +19,7 @@ from typing import Any
 
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
+from xlate.cir.effects import read_and_written_params
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.cub import Cub
 from xlate.translate.triton.emit import Ctx, Emitter, sanitize, tl_of
@@ -54,6 +55,8 @@ class Lifter(Statements, Loops, Memory, Layout, Expressions, Intrinsics, Cub, Sc
         self.st = LiftState()
         self.boxed: dict[str, str] = {}  # scalar parameters passed boxed (one-element tensors): name -> C type
         self.ctx = Ctx("default", {"x": "lane_x", "y": "lane_y"}, "[BY, BX]" if kc.by > 1 else "[BX]")
+        # buffers the kernel reads and writes: threads may pass values through them across a __syncthreads
+        self.shared_globals = read_and_written_params(fir)
 
     @property
     def em(self) -> Emitter:
