@@ -510,3 +510,51 @@ __global__ void staged(const float* x, float* y, int n) {
         right = np.concatenate([prev[1:], [np.iinfo(np.int64).max]])
         want[r] += np.minimum(prev, np.minimum(left, right))
     assert np.array_equal(out["m"].reshape(h, w), want.astype(np.int32))
+
+
+def test_shared_element_stored_in_both_branches_is_one_store_of_a_select(tmp_path):
+    # `if (g < n) c[t] = ...; else c[t] = 0;` then a tree reduction: one store of a select, so the reduction is
+    # recognised as a block sum (it was lifted element by element into a 20,000-line port that did not compile).
+    # The second kernel overwrites part of a row after a full store: the later store wins where it ran.
+    src = """
+// xlate: x: in[n], out: out[cdiv(n, 256)], n: size(1..4096), grid: cdiv(n, 256), block: 256, shmem: 1024
+__global__ void count_valid(const int* x, int* out, int n) {
+    extern __shared__ int c[];
+    const int t = threadIdx.x;
+    const int g = blockIdx.x * blockDim.x + t;
+    if (g < n) c[t] = x[g] != -1 ? 1 : 0;
+    else c[t] = 0;
+    __syncthreads();
+    for (int i = blockDim.x / 2; i > 0; i /= 2) {
+        if (t < i) c[t] += c[t + i];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = c[0];
+}
+
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void patched(const float* x, float* y, int n) {
+    __shared__ float s[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0.0f;
+    if (threadIdx.x % 3 == 0) s[threadIdx.x] = -1.0f;
+    __syncthreads();
+    if (i < n) y[i] = s[127 - threadIdx.x];
+}
+"""
+    t = port(src)
+    assert t.kernels == ["count_valid", "patched"], [d.format() for d in t.diagnostics]
+    assert len(t.text.splitlines()) < 600
+    n = 1000
+    x = rng(14).integers(-1, 2, n).astype(np.int32)
+    out = run(t.text, "count_valid", [buf("x", x), buf("out", poisoned(4, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    assert np.array_equal(out["out"], np.add.reduceat((x != -1).astype(np.int32), np.arange(0, n, 256)))
+    xf = rng(15).standard_normal(n).astype(np.float32)
+    out = run(t.text, "patched", [buf("x", xf), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    pad = np.zeros(1024, np.float32)
+    pad[:n] = xf
+    s = pad.reshape(8, 128).copy()
+    s[:, np.arange(128) % 3 == 0] = -1.0
+    assert np.array_equal(out["y"], s[:, ::-1].reshape(-1)[:n])

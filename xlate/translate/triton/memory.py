@@ -357,9 +357,45 @@ class Memory:
             raise LiftError("XL2004", f"shared array '{arr.name}' of structs or pointers", loc)
         if isinstance(val, Sym):
             val = S.cast(val, arr.ctype)
+            merged = self.merge_rewrite(arr, idx, pred, val, loc)
+            if merged is not None:
+                pred, val = merged
+                arr.records.pop()
         rec = WriteRec(self.next_id(), arr, idx, pred, val, self.st.epoch, loc)
         self.st.records[rec.id] = rec
         arr.records.append(rec)
+
+    def merge_rewrite(self, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, ...], val: Sym,
+                      loc: ir.Loc) -> tuple[tuple[Sym, ...], Sym] | None:
+        """A store to the element the array's last store wrote, in the same barrier interval: one store of
+        `where(new condition, new value, old value)` under either condition (`if (i < n) s[t] = x[i]; else s[t]
+        = 0;` is one store of a select). Left as two records, each read is a chain over both, and reduction idioms
+        over the array are not recognised."""
+        if len(arr.records) <= arr.boundary:
+            return None
+        last = arr.records[-1]
+        if last.epoch != self.st.epoch or not isinstance(last.value, Sym) or len(last.idx) != len(idx):
+            return None
+        memo: dict = {}
+        if any(S.canon(a, memo) != S.canon(b, memo) for a, b in zip(last.idx, idx)):
+            return None
+        keys_old = [S.canon(c, memo) for c in last.pred]
+        keys_new = [S.canon(c, memo) for c in pred]
+        common = 0
+        while common < min(len(keys_old), len(keys_new)) and keys_old[common] == keys_new[common]:
+            common += 1
+        rest_old, rest_new = last.pred[common:], pred[common:]
+        if not rest_new:  # the new store covers every thread the old one did: it replaces it
+            return pred, val
+        new_cond = S.land(*rest_new)
+        value = S.where(new_cond, val, last.value, arr.ctype)
+        if not rest_old:  # the old store covered every thread the new one does
+            return tuple(last.pred), value
+        if len(rest_old) == 1 and len(rest_new) == 1 and rest_new[0].op == "lnot" and \
+                S.canon(rest_new[0].args[0], memo) == keys_old[common]:
+            return pred[:common], value  # if / else: together they cover what the enclosing conditions do
+        either = S.op("lor", "bool", S.land(*rest_old), new_cond)
+        return (*pred[:common], either), value
 
     def store_scalar(self, p: PtrVal, off: Sym, v: Sym, loc: ir.Loc) -> None:
         elem = v.ctype if self.vec_info(p.elem.base) else p.elem.base  # components of vector stores: their scalar
