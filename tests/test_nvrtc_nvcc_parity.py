@@ -93,3 +93,41 @@ def test_gnu_statement_expression_macros_compile(tmp_path):
     assert "({" not in text and text.count("[&]()") == 2
     assert len(text.splitlines()) == len(src.read_text().splitlines())  # lines kept: messages point at the source
     assert build(src, "clip_all").compile.ok
+
+
+def test_device_error_check_helper_compiles(tmp_path):
+    """An unused device-side check helper names cudaGetErrorString, which nvcc declares for device code."""
+    src = tmp_path / "guarded.cu"
+    src.write_text("#include <cstdio>\n#include <cassert>\n"
+                   "__device__ __forceinline__ void check(cudaError_t e, const char* f, int line) {\n"
+                   "  if (e != cudaSuccess) { printf(\"%s at %s:%d\\n\", cudaGetErrorString(e), f, line); assert(0); }\n"
+                   "}\n"
+                   "__global__ void halve(float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;"
+                   " if (i < n) y[i] *= 0.5f; }\n")
+    assert build(src, "halve").compile.ok
+
+
+def test_host_only_project_header_is_left_out_when_no_device_code_uses_it(tmp_path):
+    """A header-only host library (templates over std containers NVRTC lacks) that only main() uses goes;
+    a device-free header whose typedef the kernel names stays."""
+    (tmp_path / "memo.h").write_text(
+        "#pragma once\n#include <unordered_map>\n#include <functional>\n#include <cstring>\n"
+        "namespace memo {\n"
+        "template <typename K, typename V, typename H = std::hash<K>>\n"
+        "class Table {\n public:\n  V& at(const K& k) { return items_[k]; }\n"
+        "  bool has(const K& k) const { return items_.count(k) != 0; }\n"
+        " private:\n  std::unordered_map<K, V, H> items_;\n};\n"
+        "template <typename K> struct Counter : public Table<K, long> {};\n"
+        "inline std::function<int(int)> twice = [](int v) { return 2 * v; };\n"
+        "}  // namespace memo\n")
+    (tmp_path / "kinds.h").write_text("#pragma once\ntypedef float value_t;\nenum { WIDTH = 4 };\n")
+    src = tmp_path / "accumulate.cu"
+    src.write_text('#include "kinds.h"\n#include "memo.h"\n'
+                   "__global__ void accumulate(value_t* y, const value_t* x, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) y[i] += WIDTH * x[i];\n}\n"
+                   "int main() { memo::Counter<int> c; c.at(3) += 1; return c.has(3) ? 0 : 1; }\n")
+    text = sliced(src)
+    assert "typedef float value_t;" in text and "WIDTH = 4" in text
+    assert "class Table" not in text and "unordered_map<K, V, H>" not in text
+    assert build(src, "accumulate").compile.ok

@@ -140,3 +140,13 @@ template <class T> struct __xlate_typeof<T&> { typedef T type; };
 template <class T> struct __xlate_typeof<T&&> { typedef T type; };
 #define __typeof__(...) typename __xlate_typeof<decltype(__VA_ARGS__)>::type
 #define __typeof(...) typename __xlate_typeof<decltype(__VA_ARGS__)>::type
+
+// -- the device runtime's error functions, which cuda_runtime.h declares for device code under nvcc (an error
+// check helper `__device__ void check(cudaError_t e) { ... cudaGetErrorString(e) ... }`) and NVRTC does not.
+// Declarations only, as nvcc has them: a kernel that calls one still needs the device runtime to link.
+extern "C" {
+extern __device__ const char* cudaGetErrorString(cudaError_t error);
+extern __device__ const char* cudaGetErrorName(cudaError_t error);
+extern __device__ cudaError_t cudaGetLastError(void);
+extern __device__ cudaError_t cudaPeekAtLastError(void);
+}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xlate.model import KernelUnit, ProjectMacros
 from xlate.parse import normalize
@@ -60,11 +60,17 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
     # `#include "array.h"`): without them its device members would look like host code
     context = includer_macros(unit)
 
+    qualifiers = {name for name, words in context.qualifiers  # those that stand for an execution space
+                  if {"__device__", "__global__", "__host__", "__constant__", "__shared__", "__managed__"} & set(words)}
+
     def slice_header(header: str, path: str) -> str:
         from xlate.parse import parse_string
 
-        return _slice(parse_string(header, path, unit.language, context=context), header, hip,
-                      [os.path.dirname(path), *project], system_dirs)
+        out = _slice(parse_string(header, path, unit.language, context=context), header, hip,
+                     [os.path.dirname(path), *project], system_dirs)
+        if _device_free(out, qualifiers):  # marked, so that it can be left out when nothing uses it
+            return f"{HOST_BEGIN}{out}{HOST_END}"
+        return out
 
     seen: set[str] = set()
     includer = includer_preamble(context_path or path, includer_dirs)
@@ -75,7 +81,7 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
         preamble = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
         preamble = f'#line 1 "{line_name(tu)}"\n{preamble}\n#line 1 "{line_name(path)}"\n'
         defines = flags.preamble()
-    return defines + preamble + bundle(out, path, include_dirs, slice_header, seen)
+    return drop_unused_host_headers(defines + preamble + bundle(out, path, include_dirs, slice_header, seen))
 
 
 def includer_macros(unit: KernelUnit) -> ProjectMacros:
@@ -222,3 +228,121 @@ def statement_expression_macros(text: str) -> str:
         return f"{head}([&]() {{{decls} return {inner[start:len(code)]} }}()){body[len(flat):]}"
 
     return DEFINE_BODY.sub(rewrite, text) if "({" in text else text
+
+
+# -- project headers with no device code (a header-only host library: a hash map, a command line parser) -------
+
+HOST_BEGIN = "/*xlate:host-header{*/"
+HOST_END = "/*}xlate:host-header*/"
+DEVICE_WORD = re.compile(r"\b(?:__global__|__device__|__constant__|__shared__|__managed__|__host__)\b|<<<")
+_COMMENT = re.compile(r"//[^\n]*|/\*(?!xlate:|\}xlate:).*?\*/", re.S)
+IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+DECLARED_TYPES = re.compile(r"\b(?:class|struct|union|namespace|enum(?:\s+class|\s+struct)?)\s+"
+                            r"(?:__attribute__\s*\(\([^)]*\)\)\s*)?([A-Za-z_]\w*)")
+DECLARED_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+DECLARED_FUNCTION = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;{}]*>\s*)?\(")
+DECLARED = [
+    re.compile(r"\busing\s+([A-Za-z_]\w*)\s*="),
+    re.compile(r"\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=|;|,)"),  # variables, constants, typedefs, `} name;`
+    re.compile(r"\benum\b[^{;]*\{([^}]*)\}"),  # enumerators
+]
+_PREPROCESSOR = re.compile(r"^[ \t]*#(?:[^\n\\]|\\.)*", re.M | re.S)
+_NAMESPACE_OPEN = re.compile(r"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$")
+
+
+def _blank_nested(text: str, open_: str, close: str, keep: Callable[[str, int], bool] | None = None) -> str:
+    """`text` with what lies inside each outermost `open_ ... close` pair blanked (pairs `keep` accepts stay
+    open: a namespace's braces)."""
+    out = list(text)
+    depth = 0  # blanking depth
+    for i, c in enumerate(text):
+        if c == open_:
+            if depth == 0 and keep is not None and keep(text, i):
+                continue
+            if depth > 0:
+                out[i] = " "
+            depth += 1
+        elif c == close and depth > 0:
+            depth -= 1
+            if depth > 0:
+                out[i] = " "
+        elif depth > 0 and c not in "\n":
+            out[i] = " "
+    return "".join(out)
+
+
+def _top_level(text: str) -> str:
+    """A header's namespace-scope text: bodies of classes and functions, template parameter lists and
+    parameter lists blanked (their names are no one else's to use)."""
+    code = _PREPROCESSOR.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    code = _blank_nested(code, "{", "}", lambda t, i: bool(_NAMESPACE_OPEN.search(t[max(0, i - 80):i])))
+    code = re.sub(r"\btemplate\s*<", lambda m: "template (", code)
+    code = _blank_nested(code, "(", ")")
+    return code
+
+
+def _declared(text: str) -> set[str]:
+    """The names a header declares at namespace scope: types, namespaces, macros, functions, variables,
+    aliases, enumerators."""
+    top = _top_level(text)
+    names = set(DECLARED_MACRO.findall(text)) | set(DECLARED_TYPES.findall(top)) | set(DECLARED_FUNCTION.findall(top))
+    for rx in DECLARED:
+        for m in rx.finditer(top if rx is not DECLARED[2] else _PREPROCESSOR.sub(" ", text)):
+            names.update(IDENT.findall(m.group(1)))
+    return names
+
+
+KEPT_LINE = re.compile(r'^[ \t]*#[ \t]*(?:include|line)\b[^\n]*', re.M)
+
+
+def _device_free(text: str, qualifiers: set[str]) -> bool:
+    """No device code in a header's slice: no execution or memory space, launch, or qualifier macro of the
+    includer (`HD` standing for `__host__ __device__`)."""
+    code = _COMMENT.sub(" ", text)
+    if DEVICE_WORD.search(code):
+        return False
+    return not (qualifiers and any(w in qualifiers for w in IDENT.findall(code)))
+
+
+def _regions(text: str) -> list[tuple[int, int]]:
+    """The marked host header regions of a bundled text, (start, end) with both markers, nested ones too."""
+    out: list[tuple[int, int]] = []
+    stack: list[int] = []
+    for m in re.finditer(re.escape(HOST_BEGIN) + "|" + re.escape(HOST_END), text):
+        if m.group(0) == HOST_BEGIN:
+            stack.append(m.start())
+        elif stack:
+            out.append((stack.pop(), m.end()))
+    return out
+
+
+def drop_unused_host_headers(text: str) -> str:
+    """Blank each inlined project header with no device code none of whose names the rest of the compile uses
+    (nvcc parses a host library like a hash map's templates for the host; NVRTC cannot, and no kernel needs
+    it); its lines stay, so messages still point at the right lines. A header that declares a type, a macro or
+    a constant the device code names stays, as does one that includes device code."""
+    if HOST_BEGIN not in text:
+        return text
+    buf = list(text)
+    changed = True
+    while changed:
+        changed = False
+        current = "".join(buf)
+        for start, end in sorted(_regions(current), key=lambda r: r[0] - r[1]):  # outermost first
+            region = current[start:end]
+            if DEVICE_WORD.search(_COMMENT.sub(" ", region)):
+                continue  # a nested header with device code: kept with its includer
+            names = _declared(_COMMENT.sub(" ", region.replace(HOST_BEGIN, "").replace(HOST_END, ""))) - CPP_WORDS
+            rest = KEPT_LINE.sub(" ", _COMMENT.sub(" ", current[:start] + current[end:]))  # file names are no use
+            if names and not names & set(IDENT.findall(rest)):
+                # its declarations go; its #include lines stay, for what the rest gets through them
+                keep = [(m.start() + start, m.end() + start) for m in KEPT_LINE.finditer(region)]
+                for i in range(start, end):
+                    if buf[i] not in "\n\r" and not any(a <= i < b for a, b in keep):
+                        buf[i] = " "
+                changed = True
+                break
+    return "".join(buf).replace(HOST_BEGIN, " " * len(HOST_BEGIN)).replace(HOST_END, " " * len(HOST_END))
+
+
+CPP_WORDS = frozenset(["alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "class", "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "override", "final", "std", "size_t", "define", "include", "ifdef", "ifndef", "endif", "pragma", "once", "line"])
