@@ -558,3 +558,78 @@ __global__ void patched(const float* x, float* y, int n) {
     s = pad.reshape(8, 128).copy()
     s[:, np.arange(128) % 3 == 0] = -1.0
     assert np.array_equal(out["y"], s[:, ::-1].reshape(-1)[:n])
+
+
+SHARED_ATOMICS_SRC = """
+// xlate: x: in[n], sums: out[cdiv(n, 128)], hist: out[4 * cdiv(n, 128)], y: out[n], n: size(1..3000),
+// xlate: grid: cdiv(n, 128), block: 128
+__global__ void block_stats(const float* x, float* sums, int* hist, float* y, int n) {
+    __shared__ float total;
+    __shared__ int h[4];
+    __shared__ float first;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) total = 1.0f;
+    if (threadIdx.x < 4) h[threadIdx.x] = 0;
+    first = x[blockIdx.x * blockDim.x];  // every thread stores the same value
+    __syncthreads();
+    if (i < n) {
+        atomicAdd(&total, x[i]);
+        if (x[i] > 0.5f) atomicAdd(&h[0], 1);
+        else if (x[i] > 0.0f) atomicAdd(&h[1], 1);
+        else atomicSub(&h[2], -2);
+        atomicMax(&h[3], (int)(x[i] * 100.0f));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+    if (threadIdx.x < 4) hist[blockIdx.x * 4 + threadIdx.x] = h[threadIdx.x];
+    if (i < n) y[i] = x[i] - first;
+}
+"""
+
+
+def test_shared_atomics_on_one_element_are_block_reductions(tmp_path):
+    t = ported(SHARED_ATOMICS_SRC, "block_stats")
+    n = 1000
+    blocks = (n + 127) // 128
+    x = rng(16).standard_normal(n).astype(np.float32)
+    out = run(t.text, "block_stats", [buf("x", x), buf("sums", poisoned(blocks, np.float32)),
+                                      buf("hist", poisoned(4 * blocks, np.int32)), buf("y", poisoned(n, np.float32)),
+                                      ScalarArg("n", n, "int32")], tmp_path)
+    starts = np.arange(0, n, 128)
+    np.testing.assert_allclose(out["sums"], 1.0 + np.add.reduceat(x.astype(np.float64), starts), rtol=1e-5)
+    want = np.zeros((blocks, 4), np.int64)
+    for b, s in enumerate(starts):
+        xb = x[s:s + 128]
+        want[b] = [(xb > 0.5).sum(), ((xb > 0) & (xb <= 0.5)).sum(), 2 * (xb <= 0).sum(),
+                   max(0, int((xb * np.float32(100)).astype(np.int32).max()))]
+    assert np.array_equal(out["hist"].reshape(blocks, 4), want)
+    assert np.array_equal(out["y"], x - x[(np.arange(n) // 128) * 128])
+
+
+def test_shared_atomic_whose_result_is_read_or_per_thread_is_refused():
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void slots(const float* x, float* y, int n) {
+    __shared__ int count;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    int k = atomicAdd(&count, 1);
+    if (i < n) y[i] = x[i] + k;
+}
+
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void bins(const float* x, float* y, int n) {
+    __shared__ int h[8];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x < 8) h[threadIdx.x] = 0;
+    __syncthreads();
+    if (i < n) atomicAdd(&h[i % 8], 1);
+    __syncthreads();
+    if (i < n) y[i] = h[threadIdx.x % 8];
+}
+"""
+    t = port(src)
+    assert t.kernels == []
+    text = " ".join(d.message for d in t.diagnostics)
+    assert "result of atomicAdd on shared memory is used" in text and "per-thread element" in text

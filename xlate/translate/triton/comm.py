@@ -478,7 +478,17 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
             raise _Unsolvable("combined values")
         solved = solve(rec.idx, r.idx, axes)
         if solved is None:
-            raise _Unsolvable("the write index is not an invertible affine map of the thread index")
+            same = _same_value_write(L, rec, r, axes)
+            if same is None:
+                raise _Unsolvable("the write index is not an invertible affine map of the thread index")
+            kept, state = _simplify_conds(L, same)
+            if state == "never":
+                continue
+            chain.append((kept, rec.value))
+            if state == "always":
+                covered = True
+                break
+            continue
         sol, eqs = solved
         identity = all(sol.get(a) is not None and _is_lane(sol[a], a) for a, n in axes.items() if n > 1)
         if not identity and rec.epoch == r.epoch:
@@ -531,6 +541,35 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         else:
             result = S.where(valid, value, result, arr.ctype)
     return result
+
+
+def _same_value_write(L: Block, rec: WriteRec, r: SharedRead, axes: dict[str, int]) -> list[Sym] | None:
+    """The conditions under which a read sees `rec`, where every writing thread stored one and the same value at
+    one element (`s = x[blockIdx.x];` by all threads, a block's atomics on one element): which thread wrote it
+    does not matter, only that one did. None when the write is not of that kind."""
+    value = rec.value
+    if not isinstance(value, Sym) or value.opaque or S.varies(value, frozenset(axes)):
+        return None
+    if any(i.opaque or S.varies(i, frozenset(axes)) for i in rec.idx):
+        return None
+    conds = [S.op("eq", "bool", S.cast(ri, "int"), S.cast(wi, "int")) for wi, ri in zip(rec.idx, r.idx)]
+    if any(c.is_const and not c.value for c in conds):
+        return [S.const(0, "bool")]  # another element
+    if rec.epoch == r.epoch and (rec.pred or rec.atomic):  # other threads may not have written (or added) yet
+        raise LiftError("XL2009", f"'{r.arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
+    lane_conds = [c for c in rec.pred if c.opaque or S.varies(c, frozenset(axes))]
+    conds += [c for c in rec.pred if c not in lane_conds]
+    if lane_conds:
+        try:  # conditions on thread indices alone: decided now
+            act = active_lanes(L, lane_conds)
+        except NotTokenizable:
+            act = None
+        if act is not None:
+            return conds if act.any() else [S.const(0, "bool")]
+    if lane_conds:  # some thread wrote it
+        flag = S.where(S.land(*lane_conds), S.const(1, "int"), S.const(0, "int"), "int")
+        conds.append(S.op("gt", "bool", reduce_sym("max", flag, "int"), S.const(0, "int")))
+    return conds
 
 
 def _merge_same(L: Block, chain: list[tuple[list[Sym], Sym]], r: SharedRead) -> list[tuple[list[Sym], Sym]]:

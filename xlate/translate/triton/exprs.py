@@ -40,6 +40,7 @@ class Expressions:
     kc: KernelContext
     bx: int
     by: int
+    discarding: ir.Expr | None
 
     def data(self, v: Any, loc: ir.Loc | None) -> Sym:
         """A plain per-thread value (shared reads forwarded, tokens materialised)."""
@@ -122,7 +123,11 @@ class Expressions:
             one = ir.Num(e.loc, 1, "int")
             self.assign(ir.Assign(e.loc, e.target, "+=" if e.op == "++" else "-=", one))
         else:
-            self.ev(e)
+            before, self.discarding = self.discarding, e  # a call whose result nobody reads (shared atomics)
+            try:
+                self.ev(e)
+            finally:
+                self.discarding = before
 
     def chained(self, e: ir.Expr) -> Any:
         """The value of a statement's operand, where that operand may itself assign a variable (`a = b = 0;`,

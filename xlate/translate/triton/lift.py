@@ -57,6 +57,7 @@ class Lifter(Statements, Loops, Memory, Layout, Expressions, Intrinsics, Cub, Sc
         self.ctx = Ctx("default", {"x": "lane_x", "y": "lane_y"}, "[BY, BX]" if kc.by > 1 else "[BX]")
         # buffers the kernel reads and writes: threads may pass values through them across a __syncthreads
         self.shared_globals = read_and_written_params(fir)
+        self.discarding: ir.Expr | None = None  # the expression statement being evaluated for its effects only
 
     @property
     def em(self) -> Emitter:

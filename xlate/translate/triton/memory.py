@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
@@ -29,6 +31,7 @@ from xlate.translate.triton.values import (
 )
 
 MAX_SELECT = 64  # elements of a local array a run-time index may select among
+SHARED_ATOMIC_OPS = {"tl.atomic_add": "sum", "tl.atomic_max": "max", "tl.atomic_min": "min"}  # block reductions
 
 
 class Memory:
@@ -337,6 +340,8 @@ class Memory:
             raise LiftError("XL2001", f"store to __constant__ array '{base.name}'", loc)
         raise LiftError("XL2001", f"store into a {type(base).__name__}", loc)
 
+    discarding: ir.Expr | None
+
     def shared_write(self, arr: SharedArr, idx: tuple[Sym, ...], val: Any, loc: ir.Loc) -> None:
         pred = tuple(self.full_pred())
         if isinstance(val, SharedRead):
@@ -436,11 +441,48 @@ class Memory:
             return S.land(*(c for c in conds if c not in lane_conds))
         return S.land(*conds)
 
+    def shared_atomic(self, e: ir.Call, at: dict[str, Any], arr: SharedArr, idx: tuple[Sym, ...]) -> Sym:
+        """An atomic on one shared element that every thread names alike (`atomicAdd(&block_sum, v)`,
+        `atomicAdd(&histo[3], 1)`), its result unused: the element becomes its value before plus the reduction of
+        the active threads' operands, which is what any order of the atomics leaves. A per-thread element, a
+        result that is read, exchange and compare-and-swap are refused."""
+        op = SHARED_ATOMIC_OPS.get(at["tl"])
+        if op is None:
+            raise LiftError("XL2005", f"{e.fn} on shared memory", e.loc)
+        if self.discarding is not e:
+            raise LiftError("XL2005", f"the result of {e.fn} on shared memory is used", e.loc)
+        idx = tuple(S.cast(i, "int") for i in idx)
+        if any(i.lanes or i.opaque for i in idx):
+            raise LiftError("XL2005", f"{e.fn} on shared memory at a per-thread element", e.loc)
+        ct = arr.ctype
+        v = S.cast(self.data(self.ev(e.args[1]), e.loc), ct)
+        if at.get("negate"):
+            v = S.op("neg", ct, v)
+        last = arr.records[-1] if len(arr.records) > arr.boundary else None
+        memo: dict = {}
+        if last is not None and last.atomic and last.epoch == self.st.epoch and \
+                all(S.canon(a, memo) == S.canon(b, memo) for a, b in zip(last.idx, idx)):
+            before = last.value  # atomics on it since the last barrier: they combine in any order
+        else:
+            before = self.data(self.shared_read(arr, idx, e.loc), e.loc)
+        conds = self.full_pred()
+        mine = S.where(S.land(*conds), v, S.const(_identity(op, ct), ct), ct) if conds else v
+        total = comm.reduce_sym(op, comm.guarded(self, mine, op), ct)
+        after = S.op("add" if op == "sum" else op, ct, before, total)
+        rec = WriteRec(self.next_id(), arr, idx, (), after, self.st.epoch, e.loc, atomic=True)
+        self.st.records[rec.id] = rec
+        arr.records.append(rec)
+        self.idiom(f"{e.fn} on shared '{arr.name}' -> block {op} of the operands", e.loc)
+        return S.const(0, ct)  # unused (checked above)
+
     def atomic(self, e: ir.Call, at: dict[str, Any]) -> Sym:
         if len(e.args) != 2:
             raise LiftError("XL2001", f"{e.fn} with {len(e.args)} arguments", e.loc)
         target = e.args[0]
         if isinstance(target, ir.Unary) and target.op == "&":
+            ref = self.reference(target.arg, e.loc)
+            if ref is not None and ref.arr is not None:
+                return self.shared_atomic(e, at, ref.arr, ref.idx)
             p = self.address_of(target.arg, e.loc)
         else:
             p = self.ev(target)
@@ -466,3 +508,12 @@ class Memory:
         old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))
+
+
+def _identity(op: str, ctype: str) -> float | int:
+    if op == "sum":
+        return 0
+    if ctyping.is_float(ctype):
+        return float("-inf") if op == "max" else float("inf")
+    info = np.iinfo(ctyping.np_dtype(ctype))
+    return int(info.min) if op == "max" else int(info.max)

@@ -387,6 +387,11 @@ def _substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym], axes: fro
     return out
 
 
+def varies(s: Sym, axes: frozenset[str]) -> bool:
+    """Whether `s` differs between threads along `axes` (through its loads' masks too)."""
+    return _depends_on(s, axes, {})
+
+
 def _depends_on(s: Sym, axes: frozenset[str], seen: dict[int, bool]) -> bool:
     """Whether `s` varies along `axes`, the masks of its issued loads included: a load issued under a
     thread-dependent mask (`if (threadIdx.x == 0) v = p[row];`) holds `other` on the threads it skipped, so it is
@@ -395,6 +400,9 @@ def _depends_on(s: Sym, axes: frozenset[str], seen: dict[int, bool]) -> bool:
     if hit is not None:
         return hit
     dep = bool(s.lanes & axes)
+    if s.op == "reduce":  # one value for the whole block, whatever its operand
+        seen[s.id] = dep
+        return dep
     if not dep and s.op == "load" and s.mask is not None:
         dep = _depends_on(s.mask, axes, seen)
     if not dep:

@@ -120,6 +120,7 @@ class WriteRec:
     value: Any  # Sym or LaneTokens
     epoch: int
     loc: ir.Loc | None = None
+    atomic: bool = False  # the block's atomics on one element: its value after them, the same for every thread
 
 
 @dataclass
