@@ -131,3 +131,39 @@ def test_host_only_project_header_is_left_out_when_no_device_code_uses_it(tmp_pa
     assert "typedef float value_t;" in text and "WIDTH = 4" in text
     assert "class Table" not in text and "unordered_map<K, V, H>" not in text
     assert build(src, "accumulate").compile.ok
+
+
+def test_host_marked_members_are_left_out(tmp_path):
+    """A class device code uses, with members marked `__host__` alone (NVRTC refuses any such function)."""
+    src = tmp_path / "pool.cu"
+    src.write_text("#include <cuda_runtime.h>\n"
+                   "template <typename T>\nstruct Pool {\n"
+                   "  T* data; int size;\n"
+                   "  __host__ void release() {\n    cudaFree(data);\n    data = nullptr;\n  }\n"
+                   "  __host__ void upload(const T* from, int n);\n"
+                   "  __host__ __device__ T& operator[](int i) const { return data[i]; }\n"
+                   "};\n"
+                   "__global__ void bump(Pool<int> p, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] += 1;\n}\n")
+    text = sliced(src)
+    assert "release" not in text and "upload" not in text and "operator[]" in text
+    assert build(src, "bump").compile.ok
+
+
+def test_constexpr_host_helpers_that_device_code_calls_are_kept(tmp_path):
+    """nvcc --expt-relaxed-constexpr lets a kernel call unannotated constexpr functions (and constants made
+    of them); NVRTC gets them marked __host__ __device__, the others stay out."""
+    src = tmp_path / "tiles.cu"
+    src.write_text("constexpr int per_thread() { return 4; }\n"
+                   "constexpr int per_block() { return per_thread() * 64; }\n"
+                   "template <typename T> constexpr T sentinel() { return T(-1); }\n"
+                   "template <typename T> const T EMPTY = sentinel<T>();\n"
+                   "constexpr int host_only_default() { return 7; }\n"
+                   "__global__ void mark(int* y, int n) {\n"
+                   "  for (int k = 0; k < per_thread(); ++k) {\n"
+                   "    int i = blockIdx.x * per_block() + k * 64 + threadIdx.x;\n"
+                   "    if (i < n) y[i] = EMPTY<int>;\n  }\n}\n"
+                   "int main() { return host_only_default(); }\n")
+    text = sliced(src)
+    assert text.count("__host__ __device__ constexpr") == 3 and "host_only_default() {" not in text
+    assert build(src, "mark").compile.ok

@@ -97,7 +97,12 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
         _blank(data_bytes, host.span.start_byte, host.span.end_byte)
     for start, end in host_variables(unit):
         _blank(data_bytes, start, end)
+    for start, end, at in reversed(_constexpr_kept(unit, original, bytes(data_bytes))):
+        # nvcc (--expt-relaxed-constexpr) lets device code call a constexpr function; NVRTC needs it marked
+        data_bytes[start:end] = original[start:end]
+        data_bytes[at:at] = b"__host__ __device__ "
     out = _blank_aliases_of(host_classes(unit, original), to_text(bytes(data_bytes)))
+    out = blank_host_members(out)
     out = statement_expression_macros(out)
     headers = _headers()
     drop = set(headers["drop"])
@@ -127,6 +132,38 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
 
 def _found(name: str, project: Sequence[str], system_dirs: Sequence[str]) -> bool:
     return any(os.path.isfile(os.path.join(d, name)) for d in (*project, *system_dirs))
+
+
+CONSTEXPR = re.compile(rb"\bconstexpr\b")
+
+
+def _constexpr_kept(unit: KernelUnit, original: bytes, sliced: bytes) -> list[tuple[int, int, int]]:
+    """The constexpr host functions (`constexpr int block_work() { return 4 * 128; }`) that what the slice
+    keeps calls, directly or through another such function: (start, end, offset of `constexpr`) each,
+    ascending."""
+    found: dict[str, tuple[int, int, int]] = {}
+    for host in unit.host_functions:
+        start, end = host.span.start_byte, host.span.end_byte
+        fn = original[start:end]
+        paren = fn.find(b"(")
+        head = CONSTEXPR.search(fn, 0, max(paren, 0))
+        if head is None or "::" in host.name or b"__host__" in fn[:paren]:
+            continue
+        found[host.name] = (start, end, start + head.start())
+    if not found:
+        return []
+    words = set(re.findall(rb"\b[A-Za-z_]\w*\b", sliced))
+    kept: set[str] = set()
+    todo = [n for n in found if n.encode() in words]
+    while todo:
+        name = todo.pop()
+        if name in kept:
+            continue
+        kept.add(name)
+        start, end, _ = found[name]
+        called = set(re.findall(rb"\b[A-Za-z_]\w*\b", original[start:end]))
+        todo.extend(n for n in found if n not in kept and n.encode() in called)
+    return sorted((found[n] for n in kept), key=lambda f: f[0])
 
 
 CLASS_HEAD = re.compile(rb"\s*(?:template\s*<[^{;]*>\s*)?(?:class|struct)\b")
@@ -292,13 +329,14 @@ def _declared(text: str) -> set[str]:
     return names
 
 
+MARKED_CONSTEXPR = re.compile(r"\b__host__ __device__ constexpr\b")
 KEPT_LINE = re.compile(r'^[ \t]*#[ \t]*(?:include|line)\b[^\n]*', re.M)
 
 
 def _device_free(text: str, qualifiers: set[str]) -> bool:
     """No device code in a header's slice: no execution or memory space, launch, or qualifier macro of the
     includer (`HD` standing for `__host__ __device__`)."""
-    code = _COMMENT.sub(" ", text)
+    code = MARKED_CONSTEXPR.sub(" ", _COMMENT.sub(" ", text))  # a constexpr helper is no kernel to keep
     if DEVICE_WORD.search(code):
         return False
     return not (qualifiers and any(w in qualifiers for w in IDENT.findall(code)))
@@ -330,7 +368,7 @@ def drop_unused_host_headers(text: str) -> str:
         current = "".join(buf)
         for start, end in sorted(_regions(current), key=lambda r: r[0] - r[1]):  # outermost first
             region = current[start:end]
-            if DEVICE_WORD.search(_COMMENT.sub(" ", region)):
+            if DEVICE_WORD.search(MARKED_CONSTEXPR.sub(" ", _COMMENT.sub(" ", region))):
                 continue  # a nested header with device code: kept with its includer
             names = _declared(_COMMENT.sub(" ", region.replace(HOST_BEGIN, "").replace(HOST_END, ""))) - CPP_WORDS
             rest = KEPT_LINE.sub(" ", _COMMENT.sub(" ", current[:start] + current[end:]))  # file names are no use
@@ -346,3 +384,65 @@ def drop_unused_host_headers(text: str) -> str:
 
 
 CPP_WORDS = frozenset(["alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "class", "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "override", "final", "std", "size_t", "define", "include", "ifdef", "ifndef", "endif", "pragma", "once", "line"])
+
+
+HOST_WORD = re.compile(r"\b__host__\b")
+DECL_START = re.compile(r"[;{}]|\b(?:public|private|protected)\s*:(?!:)|^[ \t]*#[^\n]*\n", re.M)
+
+
+def _match(text: str, i: int, open_: str, close: str) -> int:
+    """The index just past the bracket that closes the one at `i`; -1 if it never closes."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == open_:
+            depth += 1
+        elif text[j] == close:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1
+
+
+def blank_host_members(text: str) -> str:
+    """Blank functions marked `__host__` alone (a class's `__host__ void free_buffers() { cudaFree(...); }`, or
+    its prototype): NVRTC refuses any function explicitly marked host, device code cannot call one, and nvcc
+    compiles it for the host only. `__host__ __device__` ones stay."""
+    if "__host__" not in text:
+        return text
+    buf = list(text)
+    pos = 0
+    while (m := HOST_WORD.search(text, pos)) is not None:
+        pos = m.end()
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue  # a macro's body
+        before = [d.end() for d in DECL_START.finditer(text, max(0, m.start() - 2000), m.start())]
+        start = before[-1] if before else max(0, m.start() - 2000)
+        paren = text.find("(", m.end())
+        if paren < 0 or re.search(r"[;{}]", text[m.end():paren]):
+            continue
+        head = text[start:paren]
+        if re.search(r"\b(?:__device__|__global__)\b|=", head):
+            continue
+        close = _match(text, paren, "(", ")")
+        if close < 0:
+            continue
+        tail = re.match(r"[^;{}]*", text[close:])
+        end = close + (tail.end() if tail else 0)
+        if end >= len(text):
+            continue
+        if text[end] == "{":
+            end = _match(text, end, "{", "}")
+            if end < 0:
+                continue
+        elif text[end] == ";":
+            end += 1
+        else:
+            continue
+        while start < m.start() and text[start].isspace():
+            start += 1
+        for i in range(start, end):
+            if buf[i] not in "\n\r":
+                buf[i] = " "
+        pos = end
+    return "".join(buf)
