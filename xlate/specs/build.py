@@ -20,6 +20,7 @@ from xlate.specs.language import (
     parse_items,
     parse_range,
     parse_tuple,
+    parse_values,
     split_top,
 )
 from xlate.specs.model import (
@@ -237,13 +238,14 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         if m:
             if not triton and not p.is_pointer:
                 raise SpecError(f"{where}error: '{p.name}' is annotated as a buffer but is not a pointer ({p.type})")
-            lo, hi, perm = parse_range(m.group(4), where)
+            lo, hi, perm, distinct = parse_values(m.group(4), where)
             dims = split_top(m.group(2))
             if not dims:
                 raise SpecError(f"{where}error: buffer '{p.name}' needs dimensions, e.g. {m.group(1)}[n]")
             if m.group(6):
                 ctype = m.group(6)  # explicit element dtype (Triton launchers have no C types)
-            spec.params.append(ParamSpec(p.name, m.group(1), pos, ctype, dims, lanes, lo, hi, perm))  # type: ignore[arg-type]
+            spec.params.append(ParamSpec(p.name, m.group(1), pos, ctype, dims, lanes, lo, hi, perm,  # type: ignore[arg-type]
+                                         distinct=distinct))
             continue
         m = CALL.match(value)
         if not m or m.group(1) not in ("size", "scalar", "const"):

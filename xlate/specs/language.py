@@ -61,6 +61,20 @@ def parse_range(text: str | None, where: str) -> tuple[str | None, str | None, b
     return lo.strip(), hi.strip(), False
 
 
+def parse_values(text: str | None, where: str) -> tuple[str | None, str | None, bool, bool]:
+    """A buffer's value range: `(LO..HI)`, `(perm)`, or `(LO..HI distinct)` (pairwise distinct values inside the
+    range: an index buffer through which threads write, which the program keeps free of repeats).
+    Returns (lo, hi, perm, distinct)."""
+    body = (text or "").strip()
+    distinct = re.search(r"\s+distinct$", body) is not None
+    if distinct:
+        body = body[: -len("distinct")].strip()
+        if ".." not in body:
+            raise SpecError(f"{where}error: '({text})' must be '(LO..HI distinct)', e.g. (0..m - 1 distinct)")
+    lo, hi, perm = parse_range(body or None, where)
+    return lo, hi, perm, distinct
+
+
 def parse_tuple(text: str) -> list[str]:
     t = text.strip()
     if t.startswith("(") and t.endswith(")") and "," in t:
@@ -125,6 +139,8 @@ def param_item(p: ParamSpec, dtype: str | None = None) -> str:
     suffix = f" as {dtype}" if dtype else ""
     if p.is_buffer:
         rng = "(perm)" if p.perm else _rng(p.lo, p.hi)
+        if p.distinct and rng:
+            rng = f"{rng[:-1]} distinct)"
         return f"{p.name}: {p.role}[{', '.join(p.dims)}]{rng}{suffix}"
     if p.role == "size":
         return f"{p.name}: size({p.lo}..{p.hi}){suffix}"

@@ -56,6 +56,7 @@ class ParamSpec:
     hi: str | None = None
     perm: bool = False  # buffer values: a permutation of 0..len-1
     const: str | None = None  # role const: the expression
+    distinct: bool = False  # buffer values: pairwise distinct, inside lo..hi (`(0..m - 1 distinct)`)
 
     @property
     def is_buffer(self) -> bool:

@@ -152,6 +152,35 @@ def _int_values(rng: np.random.Generator, n: int, profile: str, lo: int | None, 
     return drawn
 
 
+def distinct_room(p: ParamSpec, env: dict[str, Any], case: Case, spec: KernelSpec) -> tuple[int, int, int]:
+    """(lo, hi, count) of a `(LO..HI distinct)` buffer: the integers it draws from, clipped to its dtype."""
+    sizeof = sizeof_table(case, spec)
+    lo = math.ceil(float(expr.evaluate(p.lo or "0", env, sizeof)))
+    hi = math.floor(float(expr.evaluate(p.hi or "0", env, sizeof)))
+    dtype = ctype_dtype(p.ctype, case, spec)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = max(lo, int(info.min)), min(hi, int(info.max))
+    return lo, hi, max(0, hi - lo + 1)
+
+
+def distinct_fits(spec: KernelSpec, case: Case, env: dict[str, Any]) -> bool:
+    """The constraint every `distinct` buffer brings: no more elements than values in its range (the spec's
+    `where` should say it so the sizes are drawn to fit; this catches a spec that does not)."""
+    return all(buffer_length(p, env, case, spec) <= distinct_room(p, env, case, spec)[2]
+               for p in spec.buffers if p.distinct and p.role != "out")
+
+
+def _distinct_values(rng: np.random.Generator, n: int, lo: int, count: int, profile: str) -> np.ndarray:
+    """n pairwise distinct integers of lo..lo+count-1, in random order; `edges` puts both ends in when n >= 2."""
+    picks = rng.choice(count, size=n, replace=False).astype(np.int64)
+    if profile == "edges" and n >= 2 and count > 2:
+        ends = {0, count - 1}
+        rest = [v for v in picks.tolist() if v not in ends][: n - 2]
+        picks = rng.permutation(np.array([0, count - 1, *rest], dtype=np.int64))
+    return picks + lo
+
+
 def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, np.ndarray]:
     """Flat input arrays (buffer dtype) for every in/inout buffer."""
     out: dict[str, np.ndarray] = {}
@@ -167,6 +196,12 @@ def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, 
         hi = float(expr.evaluate(p.hi, env, sizeof)) if p.hi is not None else None
         if p.perm:
             values = rng.permutation(n).astype(np.int64)
+        elif p.distinct:
+            dlo, _, count = distinct_room(p, env, case, spec)
+            if n > count:
+                raise SpecError(f"xlate: error: '{p.name}' of '{spec.kernel}' must hold {n} distinct values of "
+                                f"{p.lo}..{p.hi}, which has {count} in this case: bound its length with a 'where'")
+            values = _distinct_values(rng, n, dlo, count, profile)
         elif is_float(dtype):
             values = _float_values(rng, n, profile, lo, hi, dtype, spec.values == "special")
         elif dtype.kind == "b":

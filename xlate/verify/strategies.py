@@ -18,6 +18,7 @@ from xlate.verify.cases import (
     Case,
     buffer_length,
     ctype_dtype,
+    distinct_fits,
     environment,
     is_float,
 )
@@ -208,6 +209,7 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
     env = environment(spec, case)
     for w in spec.where:
         assume(bool(expr.evaluate(w, env)))
+    assume(distinct_fits(spec, case, env))
     total = sum(buffer_length(p, env, case, spec) for p in spec.buffers)
     assume(total <= budget)
     grid = 1
@@ -281,7 +283,7 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
         case = Case(dict(sizes_), dict(bound), dict(scalars), dict(profiles), 1, "edge")
         try:
             env = environment(spec, case)
-            if not all(bool(expr.evaluate(w, env)) for w in spec.where):
+            if not all(bool(expr.evaluate(w, env)) for w in spec.where) or not distinct_fits(spec, case, env):
                 continue
             if sum(buffer_length(p, env, case, spec) for p in spec.buffers) > budget:
                 continue
