@@ -13,7 +13,7 @@ import tree_sitter as ts
 
 from xlate.parse import languages
 from xlate.parse.consteval import parse_int_literal
-from xlate.specs.infer.program import FuncDef, Program, text
+from xlate.specs.infer.program import FuncDef, Program, default_args, text
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, sizeof_symbol
 from xlate.specs.infer.values import Arr, Dim3, Num, Ptr, Ref, Value
 from xlate.specs.model import ctypes_table, normalise_ctype
@@ -157,9 +157,12 @@ class Evaluator:
 
     def _inline(self, fd: FuncDef, body: ts.Node, args: list[Value]) -> Value:
         frame: dict[str, Any] = {}
-        for (pname, ptype, _), v in zip(fd.params, args):
-            if pname:
-                frame[pname] = _retype(v, ptype)
+        defaults = default_args(fd.node)
+        for i, (pname, ptype, _) in enumerate(fd.params):
+            if i >= len(args) and i < len(defaults) and defaults[i] is not None:
+                args = [*args, self.ev(defaults[i], frame)]  # `int m = Align` where the call leaves m out
+            if pname and i < len(args):
+                frame[pname] = _retype(args[i], ptype)
         ret: ts.Node | None = None
         for st in body.named_children:
             if st.type == "return_statement":
@@ -442,9 +445,26 @@ class Evaluator:
         if len(params) != len(args) and not (params and params[-1] == "..."):
             return None
         mapping = dict(zip(params, args))
-        code = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({mapping[m.group(0)]})" if m.group(0) in mapping else m.group(0), body)
-        code = code.replace("##", "")
-        statement_like = re.match(r"\s*(\{|do\b|if\b|for\b|while\b|switch\b)", code) is not None
+        if params and params[-1] == "...":  # `f(__VA_ARGS__)`: every argument past the named ones
+            mapping.pop("...", None)
+            mapping["__VA_ARGS__"] = ", ".join(args[len(params) - 1:])
+
+        def subst(m: re.Match[str]) -> str:
+            word = m.group(0)
+            if word not in mapping:
+                return word
+            before, after = body[: m.start()].rstrip(), body[m.end():].lstrip()
+            if before.endswith("##") or after.startswith("##"):  # `A##_d` pastes the argument's own tokens
+                return _unparenthesised(mapping[word])
+            if word == "__VA_ARGS__":
+                return mapping[word]  # a list of arguments, not one expression to wrap
+            if re.fullmatch(r"\s*[A-Za-z_][\w:]*\s*", mapping[word]) and (after.startswith("<") or before.endswith("<")):
+                return mapping[word].strip()  # a template and its type stay names: `Func<T, 1><<<...>>>`
+            return f"({mapping[word]})"
+
+        code = re.sub(r"\b[A-Za-z_]\w*\b", subst, body)
+        code = re.sub(r"\s*##\s*", "", code)
+        statement_like = re.match(r"\s*(\{|do\b|if\b|for\b|while\b|switch\b)", code) is not None or _statements(code)
         _, expr_node = parse_expr(code) if not statement_like else (None, None)
         if expr_node is None:
             self._macro_active.add(name)
@@ -458,6 +478,34 @@ class Evaluator:
             return self.ev(expr_node, env, write=True) if write else self.ev(expr_node, env)  # type: ignore[call-arg]
         finally:
             self._macro_active.discard(name)
+
+
+def _statements(code: str) -> bool:
+    """A macro body of several statements (`A = malloc(..); float *A##_d; cudaMalloc(..);`): a `;` outside any
+    bracket before its end, which an expression never has."""
+    depth = 0
+    body = code.rstrip().rstrip(";")
+    for ch in body:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            return True
+    return False
+
+
+def _unparenthesised(code: str) -> str:
+    """`(pii)` as `pii`: an argument a nested macro wrapped, before it is pasted into a name."""
+    code = code.strip()
+    while code.startswith("(") and code.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(code):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0 and i < len(code) - 1:
+                return code
+        code = code[1:-1].strip()
+    return code
 
 
 def arith(op: str, a: Num, b: Num, conc: Any = concrete) -> Value:

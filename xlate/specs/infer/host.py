@@ -16,7 +16,7 @@ import tree_sitter as ts
 
 from xlate.resources import data
 from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal
-from xlate.specs.infer.program import FuncDef, Program, SourceFile, text
+from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, text
 from xlate.specs.infer.sym import concrete
 from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Obj, Ptr, Ref, Value
 from xlate.specs.model import Origin, normalise_ctype
@@ -24,6 +24,7 @@ from xlate.specs.model import Origin, normalise_ctype
 MAX_CALL_DEPTH = 8
 STATEMENT_BUDGET = 60000
 MAX_LOOP_VALUES = 64
+LITERAL_ARGUMENT = "a literal the call passes"  # Root.detail of `f(n, 2)`'s parameter: the program's number
 PROGRAM_SECONDS = 30.0  # host code read per program at most (sympy on a huge main is slow)
 
 
@@ -72,6 +73,7 @@ class Frame:
     in_branch: int = 0
     returned: Value = None
     this: Obj | None = None  # the object a method runs on
+    declared: dict[str, str] = field(default_factory=dict)  # the types of scalars declared without a value
 
 
 class HostInterpreter(Evaluator):
@@ -92,6 +94,7 @@ class HostInterpreter(Evaluator):
         self._next_suffix: dict[str, int] = {}  # fresh(): the next free suffix of each name (no quadratic search)
         self._template_roots: set[sp.Symbol] = set()
         self._elements: dict[tuple[int, Any], Value] = {}  # (allocation, byte offset) -> value stored there
+        self._callee_env: dict[str, Any] = {}  # the variables of the host function run last, as it left them
 
     # -- roots ------------------------------------------------------------------------------------------------
     def fresh(self, name: str, kind: str, where: str, value: int | float | None = None, values: list[int] | None = None,
@@ -113,7 +116,7 @@ class HostInterpreter(Evaluator):
             e = e.xreplace(self.const_values)
         return concrete(e)
 
-    def named_constant(self, name: str, value: Num, where: str, kind: str = "constant") -> Num:
+    def named_constant(self, name: str, value: Num, where: str, kind: str = "constant", detail: str = "") -> Num:
         """A value the program spells by name (a macro, a `const int`, `int n = 1024;`): kept as a symbol carrying
         its value, so that the name passed to the kernel stands for the same name in an allocation size."""
         c = concrete(value.e)
@@ -123,7 +126,7 @@ class HostInterpreter(Evaluator):
                 self.const_values[s] = value.e
                 return Num(s, True)
             return value
-        s = self.fresh(name, kind, where, c)
+        s = self.fresh(name, kind, where, c, detail=detail)
         self.const_values[s] = sp.Integer(c)
         return Num(s, value.flt)
 
@@ -173,10 +176,14 @@ class HostInterpreter(Evaluator):
         for i, (pname, ptype, indirect) in enumerate(fd.params):
             if not pname:
                 continue
+            default = default_args(fd.node)[i] if args is not None and i >= len(args) and i < len(
+                default_args(fd.node)) else None
+            if default is not None:  # `pad_to(w)` for `int pad_to(int n, int m = Align)`: m is Align
+                args = [*args, self.ev(default, env)]  # type: ignore[list-item]
             if args is not None and i < len(args):
                 v = _retype(args[i], ptype) if not indirect else args[i]
                 if isinstance(v, Num) and v.e.is_number:  # f(1000): the parameter's name stands for the literal
-                    v = self.named_constant(pname, v, where, "local")
+                    v = self.named_constant(pname, v, where, "local", detail=LITERAL_ARGUMENT)
                 env[pname] = v
                 continue
             if fd.name == "main":
@@ -204,6 +211,7 @@ class HostInterpreter(Evaluator):
                 self.block(body, frame)
         finally:
             self.frames.pop()
+        self._callee_env = env
         return frame.returned
 
     def new_object(self, cls: str, where: str, types: dict[str, str]) -> Obj:
@@ -238,7 +246,7 @@ class HostInterpreter(Evaluator):
     def construct(self, cls: str, type_node: ts.Node | None, args: list[ts.Node], frame: Frame, where: str) -> Obj:
         types = dict(frame.types)
         targs = next((n for n in _descendants(type_node) if n.type == "template_argument_list"), None) if type_node else None
-        ctor = self.program.method(cls, cls)
+        ctor = self.program.method(cls, cls, len(args))
         if targs is not None and ctor is not None:
             tparams = ctor.template_params or _class_template_params(self.program, cls)
             types.update(zip(tparams, [frame.types.get(text(c), text(c)) for c in targs.named_children]))
@@ -398,6 +406,7 @@ class HostInterpreter(Evaluator):
                 value = self.unknown_value(name, type_text, where, text(value_node), frame)
             elif value is None:
                 frame.env[name] = None
+                frame.declared[name] = type_text  # `float gamma;`, read later by `in >> gamma`
                 continue
             value = _retype(value, type_text)
             root = self.roots.get(value.e) if isinstance(value, Num) else None
@@ -448,14 +457,43 @@ class HostInterpreter(Evaluator):
             op = text(e.child_by_field_name("operator")) or ("++" if "++" in text(e) else "--")
             if target is not None and target.type == "identifier":
                 v = frame.env.get(text(target))
-                if isinstance(v, Num):
+                if isinstance(v, Ptr):  # `w5++;`: the pointer moves one element on (on one path: somewhere unknown)
+                    frame.env[text(target)] = self.ptr_add(v, sp.Integer(1 if op == "++" else -1)) if not (
+                        frame.in_branch) else Ptr(Alloc(None, v.elem, Origin("host", self.where(e), text(e))), elem=v.elem)
+                elif isinstance(v, Num):
                     frame.env[text(target)] = Num(v.e + (1 if op == "++" else -1), v.flt) if not frame.in_branch else (
                         self.unknown_value(text(target), "int", self.where(e), text(e), frame))
         elif t == "comma_expression":
             for c in e.named_children:
                 self.effect(c, frame)
+        elif t == "binary_expression" and text(e.child_by_field_name("operator")) == ">>":
+            self.extract(e, frame)
         else:
             self.ev(e, frame.env)
+
+    def extract(self, e: ts.Node, frame: Frame) -> None:
+        """`in >> w >> h;` as a statement: a shift whose value nobody uses is a stream read, so each variable on
+        the right is a value the program reads at run time (its declared type says integer or float)."""
+        targets: list[ts.Node] = []
+        cur: ts.Node | None = e
+        while cur is not None and cur.type == "binary_expression" and text(cur.child_by_field_name("operator")) == ">>":
+            right = cur.child_by_field_name("right")
+            if right is not None:
+                targets.append(right)
+            cur = cur.child_by_field_name("left")
+        if isinstance(self.ev(cur, frame.env), Num):
+            return  # a number shifted for nothing
+        for target in reversed(targets):
+            if target.type != "identifier":
+                continue
+            name = text(target)
+            env = frame.env if name in frame.env or name not in self.globals else self.globals
+            old = env.get(name)
+            if old is not None and not isinstance(old, Num):
+                continue
+            flt = (isinstance(old, Num) and old.flt) or is_float_type(frame.declared.get(name, "int"))
+            env[name] = Num(self.fresh(name, "runtime", self.where(e), self.concrete(old.e) if isinstance(old, Num) else None,
+                                       flt=flt, detail=" ".join(text(e).split())[:80]), flt)
 
     def assign(self, e: ts.Node, frame: Frame) -> None:
         left = e.child_by_field_name("left")
@@ -499,6 +537,12 @@ class HostInterpreter(Evaluator):
         old = env.get(key)
         if isinstance(value, Obj) or isinstance(old, Obj):
             env[key] = value
+            return
+        if op in ("+=", "-=") and isinstance(old, Ptr) and isinstance(value, Num) and not value.flt:
+            if frame.in_branch:  # moved on one path only: where it points after the branch is unknown
+                env[key] = Ptr(Alloc(None, old.elem, Origin("host", self.where(e), text(e)[:120])), elem=old.elem)
+            else:
+                env[key] = self.ptr_add(old, value.e if op == "+=" else -value.e)
             return
         if op != "=":
             if isinstance(old, Num) and isinstance(value, Num):
@@ -663,8 +707,25 @@ class HostInterpreter(Evaluator):
             if single is not None:
                 return True, single
             frame = self.frame
-            return True, self.run_function(fd, vals, frame.chain, frame.bound, types)
+            self._callee_env = {}
+            result = self.run_function(fd, vals, frame.chain, frame.bound, types)
+            self._write_back(fd, args, vals, self._callee_env, env)
+            return True, result
         return False, None
+
+    def _write_back(self, fd: FuncDef, args: list[ts.Node], vals: list[Value], callee: dict[str, Any],
+                    env: dict[str, Any]) -> None:
+        """`read_sizes(path, rows, cols)` with `void read_sizes(const char*, int &rows, int &cols)`: what the callee
+        left in a reference parameter is the caller's variable's value from then on (C++ passes the variable)."""
+        for i, is_ref in enumerate(_reference_params(fd)):
+            if not is_ref or i >= len(args) or i >= len(vals) or args[i].type != "identifier":
+                continue
+            pname = fd.params[i][0]
+            new = callee.get(pname)
+            if pname and isinstance(new, (Num, Ptr)) and new is not vals[i]:
+                ref = self.ref_of(text(args[i]), env)
+                if isinstance(ref, Ref):
+                    ref.env[ref.name] = new
 
     def _deduced(self, fd: FuncDef, args: list[Value] | None, types: dict[str, str]) -> dict[str, str]:
         """The template type parameters of a host function called without them (`stddev(d_std, d_data, D, N)` for
@@ -702,7 +763,7 @@ class HostInterpreter(Evaluator):
             this = self._this()
         if not isinstance(this, Obj):
             return None
-        fd = self.program.method(this.cls, mname)
+        fd = self.program.method(this.cls, mname, len(args))
         if fd is None:
             return None
         frame = self.frame
@@ -1006,6 +1067,23 @@ def _declarator(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
         else:
             return "", indirect, arrays
     return "", indirect, arrays
+
+
+@functools.lru_cache(maxsize=4096)
+def _reference_flags(node: ts.Node) -> tuple[bool, ...]:
+    decl = node.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    plist = decl.child_by_field_name("parameters") if decl is not None else None
+    return tuple(
+        (p.child_by_field_name("declarator") is not None and p.child_by_field_name("declarator").type == "reference_declarator")
+        for p in (plist.named_children if plist is not None else [])
+        if p.type in ("parameter_declaration", "optional_parameter_declaration"))
+
+
+def _reference_params(fd: FuncDef) -> tuple[bool, ...]:
+    """Which parameters are references (`int &n`, `float *&p`), in the order of `fd.params`."""
+    return _reference_flags(fd.node)
 
 
 def _class_of(program: Program, type_text: str) -> str | None:

@@ -220,8 +220,17 @@ class Program:
         if node.type in ("struct_specifier", "class_specifier"):
             self._struct(name, node)
 
-    def method(self, cls: str, name: str) -> FuncDef | None:
-        return next((fd for fd in self.functions.get(name, []) if fd.cls == cls), None)
+    def method(self, cls: str, name: str, arity: int | None = None) -> FuncDef | None:
+        """The method of that class the call runs: one with a body (not `Table() = delete;`) taking `arity`
+        arguments where one does, as overload resolution would pick by count."""
+        cands = [fd for fd in self.functions.get(name, []) if fd.cls == cls]
+        bodied = [fd for fd in cands if fd.node.child_by_field_name("body") is not None]
+        if arity is not None:
+            fits = [fd for fd in bodied if len(fd.params) == arity] or [
+                fd for fd in bodied if len(fd.params) > arity and _has_defaults(fd)]
+            if fits:
+                return fits[0]
+        return next(iter(bodied or cands), None)
 
     def _struct(self, name: str, node: ts.Node) -> None:
         body = node.child_by_field_name("body")
@@ -286,7 +295,8 @@ class Program:
     def _macro(self, f: SourceFile, node: ts.Node) -> None:
         name = text(node.child_by_field_name("name"))
         params_node = node.child_by_field_name("parameters")
-        params = [text(c) for c in params_node.named_children] if params_node is not None else None
+        params = [text(c) for c in params_node.children if c.is_named or text(c) == "..."] if (
+            params_node is not None) else None  # `...` is no named node: kept, or __VA_ARGS__ has nothing to take
         value = node.child_by_field_name("value")
         body = re.sub(r"\\\s*\n", " ", text(value))
         body = re.sub(r"/\*.*?\*/|//.*$", " ", body, flags=re.S | re.M).strip()  # comments after the value
@@ -411,6 +421,18 @@ def _root(node: ts.Node) -> ts.Node:
     while cur.parent is not None:
         cur = cur.parent
     return cur
+
+
+@functools.lru_cache(maxsize=4096)
+def default_args(node: ts.Node) -> tuple[ts.Node | None, ...]:
+    """Each parameter's default argument (`int m = Align`), None where it has none."""
+    decl = node.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    plist = decl.child_by_field_name("parameters") if decl is not None else None
+    return tuple(p.child_by_field_name("default_value") if p.type == "optional_parameter_declaration" else None
+                 for p in (plist.named_children if plist is not None else [])
+                 if p.type in ("parameter_declaration", "optional_parameter_declaration"))
 
 
 def _has_defaults(fd: FuncDef) -> bool:
