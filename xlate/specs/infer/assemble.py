@@ -12,7 +12,7 @@ import sympy as sp
 
 from xlate.model import Function, Param
 from xlate.specs.infer.ceval import ctype_size, sizeof_type
-from xlate.specs.infer.host import Launch, Root
+from xlate.specs.infer.host import LITERAL_ARGUMENT, Launch, Root
 from xlate.specs.infer.sym import concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr, Value
 from xlate.specs.model import Origin, ctypes_table, normalise_ctype
@@ -92,12 +92,50 @@ class Mapper:
             if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols:
                 self.m.derived[p.name] = rewritten
                 continue
+            if self._tie(p, rewritten):
+                continue
             ps = param_symbol(p.name)
             self.m.composite.append((rewritten, ps))
             single = [s for s in rewritten.free_symbols if s in self.roots and s not in self.m.subs]
             if len(single) == 1:
                 root = self.roots[single[0]]
                 self.m.roots_used.setdefault(p.name, root)
+
+    def _tie(self, p: Param, rewritten: sp.Expr) -> bool:
+        """`k<<<..>>>(.., NH, C / NH)`: an integer argument the host computes from another argument stays tied
+        to it (d: const(C / NH), C a size of its own), never a free value beside NH that races. Not where the
+        relation goes through the block size (the launch fixes it, a free copy of it would not be), a float the
+        program truncates, or a value the spec cannot write."""
+        i = self.fn.params.index(p)
+        arg = self.launch.args[i]
+        if not (rewritten.free_symbols & self._param_symbols()) or not _is_int(p.base_type) or not isinstance(
+                arg, Num) or arg.flt:
+            return False
+        block = self.launch.block
+        dims = block.dims if isinstance(block, Dim3) else (block.e,) if isinstance(block, Num) else ()
+        if any(rewritten.free_symbols & sp.sympify(d).free_symbols for d in dims):
+            return False
+        for a in self.launch.args:  # `eval_case(.., true, false)`: the host chose its branches by a literal the
+            e = a.e if isinstance(a, Num) else None  # spec draws freely; a tie read under it may not hold
+            if e is not None and (e.is_number or (e in self.roots and self.roots[e].detail == LITERAL_ARGUMENT)):
+                return False
+        literals = {s: sp.Integer(int(self.roots[s].value)) for s in rewritten.free_symbols  # type: ignore[arg-type]
+                    if s in self.roots and self.roots[s].detail == LITERAL_ARGUMENT and self.roots[s].value is not None}
+        rewritten = rewritten.xreplace(literals)  # `halves(n, 2)`: the 2 is the algorithm's, never a size drawn for it
+        free, axes = dict(self.m.free), dict(self.m.axes)
+        tied, _ = self.rewrite(rewritten)
+        ok = tied is not None and not tied.is_number and not any(
+            isinstance(a, sp.Float) or (isinstance(a, sp.Rational) and not a.is_Integer) for a in tied.atoms(sp.Number))
+        if ok:
+            try:
+                self.text(tied)
+            except ValueError:
+                ok = False
+        if ok:
+            self.m.derived[p.name] = tied
+        else:
+            self.m.free, self.m.axes = free, axes  # nothing tied: no sizes of its own left behind
+        return ok
 
     def _param_symbols(self) -> set[sp.Symbol]:
         return {param_symbol(n) for n in self.pnames}
@@ -110,7 +148,11 @@ class Mapper:
         out = sp.sympify(e).xreplace(self.m.subs)
         for big, ps in sorted(self.m.composite, key=lambda c: -sp.count_ops(c[0])):
             if big.free_symbols and big.free_symbols & out.free_symbols:
-                out = _solve_in(out.subs(big, ps), big, ps)
+                out = out.subs(big, ps)
+                flat = sp.expand(big)
+                if flat != big and flat.free_symbols & out.free_symbols:  # `h * (w + pad)` passed, `h*w + h*pad` used
+                    out = out.subs(flat, ps)
+                out = _solve_in(out, big, ps)
         missing: list[str] = []
         values: dict[sp.Symbol, sp.Expr] = {}
         for s in sorted(out.free_symbols, key=str):  # sorted: the sizes it creates come in one order every run
@@ -217,6 +259,11 @@ class Mapper:
         while len(out) > 1 and out[-1] == 1:
             out.pop()
         return out, []
+
+
+def _is_int(ctype: str) -> bool:
+    n = numpy_of(ctype)
+    return bool(n and n.startswith(("int", "uint")))
 
 
 def _solve_in(out: sp.Expr, big: sp.Expr, ps: sp.Symbol) -> sp.Expr:
