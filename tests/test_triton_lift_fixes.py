@@ -633,3 +633,28 @@ __global__ void bins(const float* x, float* y, int n) {
     assert t.kernels == []
     text = " ".join(d.message for d in t.diagnostics)
     assert "result of atomicAdd on shared memory is used" in text and "per-thread element" in text
+
+
+def test_shared_tile_written_at_a_strided_thread_index(tmp_path):
+    # Thread tx of the first row stores its point's three coordinates at tile[3 * tx + k]; every thread reads
+    # tile[3 * tx + k] of its own column after the barrier: the writer of element e is (e - k) / 3.
+    src = """
+// xlate: pts: in[3 * n], out: out[n * 4], n: size(1..400), grid: cdiv(n, 32), block: (32, 4)
+__global__ void spread(const float* pts, float* out, int n) {
+    __shared__ float tile[32 * 3];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int p = blockIdx.x * 32 + tx;
+    if (ty == 0 && p < n)
+        for (int k = 0; k < 3; k++) tile[tx * 3 + k] = pts[p * 3 + k];
+    __syncthreads();
+    if (p < n) out[p * 4 + ty] = tile[tx * 3 + 0] * ty + tile[tx * 3 + 1] - tile[tx * 3 + 2];
+}
+"""
+    t = ported(src, "spread")
+    n = 300
+    pts = rng(17).standard_normal(3 * n).astype(np.float32)
+    out = run(t.text, "spread", [buf("pts", pts), buf("out", poisoned(4 * n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    p = pts.reshape(n, 3)
+    want = p[:, :1] * np.arange(4, dtype=np.float32)[None, :] + p[:, 1:2] - p[:, 2:3]
+    np.testing.assert_allclose(out["out"].reshape(n, 4), want, rtol=1e-6, atol=1e-6)

@@ -408,8 +408,10 @@ def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sy
 # -- forwarding ----------------------------------------------------------------------------------------------
 
 
-def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int]) -> tuple[dict[str, Sym], list[Sym]] | None:
-    """The writer thread t' with w(t') = r(t) per lane axis, and the equalities the other subscripts need."""
+def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
+          rec: WriteRec | None = None) -> tuple[dict[str, Sym], list[Sym]] | None:
+    """The writer thread t' with w(t') = r(t) per lane axis, and the equalities the other subscripts need. An
+    axis the subscripts do not name is fixed by the write's condition (`if (ty == 0) s[tx] = ...`: t'.y = 0)."""
     sol: dict[str, Sym] = {}
     eqs: list[Sym] = []
     for w, r in zip(w_idx, r_idx):
@@ -424,16 +426,51 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int]) 
         if len(coefs) != 1:
             return None
         (axis, coef), = coefs.items()
-        if coef not in (1, -1) or axis in sol:
+        if not isinstance(coef, int) or coef == 0 or axis in sol:
             return None
         t = S.op("sub", "int", S.cast(r, "int"), S.cast(rest, "int"))
-        if coef == -1:
+        if coef < 0:
             t = S.op("neg", "int", t)
+        if abs(coef) != 1:  # `s[3 * tx + k]`: the writer of element e is (e - k) / 3, where 3 divides e - k
+            eqs.append(S.op("eq", "bool", S.op("mod", "int", t, S.const(abs(coef), "int")), S.const(0, "int")))
+            t = S.op("div", "int", t, S.const(abs(coef), "int"))
         sol[axis] = t
     for axis, size in axes.items():
         if size > 1 and axis not in sol:
-            return None  # every thread along `axis` writes the same element: no unique writer
+            pinned = _pinned_lane(rec, axis) if rec is not None else None
+            if pinned is None:
+                return None  # every thread along `axis` writes the same element: no unique writer
+            sol[axis] = pinned
     return sol, eqs
+
+
+def _reads_own_write(L: Block, sol: dict[str, Sym], r: SharedRead) -> bool:
+    """Whether every thread that makes the read is the writer it solved for (`if (t == 0) { s = a; b = s; }`)."""
+    try:
+        act = active_lanes(L, [c for c in r.pred if c.concrete])
+        for axis, t in sol.items():
+            same = concrete(L, S.op("eq", "bool", S.cast(t, "int"), S.cast(S.lane(axis), "int"))).astype(bool)
+            if not np.all(same[act]):
+                return False
+        return True
+    except (NotConcrete, NotTokenizable, ZeroDivisionError):
+        return False
+
+
+def _pinned_lane(rec: WriteRec, axis: str) -> Sym | None:
+    """c where the write's condition includes `lane(axis) == c` (c free of thread indices)."""
+    for c in rec.pred:
+        stack = [c]
+        while stack:
+            x = stack.pop()
+            if x.op == "land":
+                stack.extend(x.args)
+            elif x.op == "eq":
+                for a, b in (x.args, x.args[::-1]):
+                    aff = S.affine(a)
+                    if aff is not None and aff[0] == {axis: 1} and not b.lanes and not b.opaque:
+                        return S.op("sub", "int", S.cast(b, "int"), S.cast(aff[1], "int"))
+    return None
 
 
 def data_view(L: Block, r: SharedRead, allow_tokens: bool = True) -> Sym:
@@ -476,7 +513,7 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     for rec in reversed(recs):
         if isinstance(rec.value, LaneTokens):
             raise _Unsolvable("combined values")
-        solved = solve(rec.idx, r.idx, axes)
+        solved = solve(rec.idx, r.idx, axes, rec)
         if solved is None:
             same = _same_value_write(L, rec, r, axes)
             if same is None:
@@ -491,7 +528,7 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
             continue
         sol, eqs = solved
         identity = all(sol.get(a) is not None and _is_lane(sol[a], a) for a, n in axes.items() if n > 1)
-        if not identity and rec.epoch == r.epoch:
+        if not identity and rec.epoch == r.epoch and not _reads_own_write(L, sol, r):
             raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
         conds: list[Sym] = list(eqs)
         mapping: dict[str, Sym] = {}
