@@ -658,3 +658,27 @@ __global__ void spread(const float* pts, float* out, int n) {
     p = pts.reshape(n, 3)
     want = p[:, :1] * np.arange(4, dtype=np.float32)[None, :] + p[:, 1:2] - p[:, 2:3]
     np.testing.assert_allclose(out["out"].reshape(n, 4), want, rtol=1e-6, atol=1e-6)
+
+
+def test_cast_spelled_as_a_call_of_a_parenthesised_type_and_sizeof_a_template_type(tmp_path):
+    # `(word)(x)` with a typedef the grammar does not know parses as a call of `(word)`; sizeof(T) of a template
+    # type is the width of the launch's dtype
+    src = """
+typedef unsigned int word;
+template <typename T>
+__global__ void pack(const T* x, word* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (word)(x[i] * 3.0f) + (word)sizeof(T) * 1000u;
+}
+// xlate: x: in[n], out: out[n], n: size(1..3000), T: float32 | float64, grid: cdiv(n, 128), block: 128
+template __global__ void pack<float>(const float*, word*, int);
+"""
+    t = port(src)
+    assert t.kernels == ["pack"], [d.format() for d in t.diagnostics]
+    n = 1000
+    for dt, width in ((np.float32, 4), (np.float64, 8)):
+        x = rng(18).uniform(0, 50, n).astype(dt)
+        out = run(t.text, "pack", [buf("x", x), buf("out", poisoned(n, np.uint32)), ScalarArg("n", n, "int32")],
+                  tmp_path)
+        want = (x * dt(3.0)).astype(np.uint32) + np.uint32(width * 1000)
+        assert np.array_equal(out["out"], want), dt

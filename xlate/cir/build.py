@@ -562,6 +562,11 @@ class Builder:
             if len(args) != 1:
                 raise self.fail(f"constructor call '{self.text(node)[:40]}'", node)
             return ir.Cast(loc, ir.CType(canonical(" ".join(self.text(fn).split()))), args[0], "functional")
+        if fn.type == "parenthesized_expression" and fn.named_child_count == 1 and \
+                fn.named_children[0].type in ("identifier", "type_identifier"):
+            # `(uint32)(x)`: a cast to a type the grammar does not know parses as a call of `(uint32)`; the lifter
+            # tells a type (a cast) from a function (a call) by the name
+            return ir.Call(loc, self.text(fn.named_children[0]), args)
         raise self.fail(f"call of '{self.text(fn)[:40]}'", node)
 
     # -- functions -------------------------------------------------------------------------------------------

@@ -181,6 +181,8 @@ class Expressions:
                     raise LiftError("XL2012", f"sizeof of the array '{ctype.base}'", e.loc)
                 ctype = bound.ctype
             base = self.resolve_type(ctype.base, e.loc)
+            if not ctype.ptr and base in self.kc.types.values():  # a template type: its dtype is a constexpr
+                return S.uni(f"({base}.primitive_bitwidth // 8)", "int", nonneg=True)
             if ctype.ptr:
                 return S.const(8, "unsigned long")
             info = ctyping.row(base)
