@@ -682,3 +682,28 @@ template __global__ void pack<float>(const float*, word*, int);
                   tmp_path)
         want = (x * dt(3.0)).astype(np.uint32) + np.uint32(width * 1000)
         assert np.array_equal(out["out"], want), dt
+
+
+def test_bit_reverse_intrinsics(tmp_path):
+    src = """
+// xlate: x: in[n], r32: out[n], r64: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void reverse_bits(const unsigned int* x, unsigned int* r32, unsigned long long* r64, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        r32[i] = __brev(x[i]);
+        r64[i] = __brevll(((unsigned long long)x[i] << 32) | (x[i] ^ 0x5a5a5a5au));
+    }
+}
+"""
+    t = ported(src, "reverse_bits")
+    n = 1000
+    x = rng(19).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    out = run(t.text, "reverse_bits", [buf("x", x), buf("r32", poisoned(n, np.uint32)),
+                                       buf("r64", poisoned(n, np.uint64)), ScalarArg("n", n, "int32")], tmp_path)
+
+    def rev(v: int, bits: int) -> int:
+        return int(format(v, f"0{bits}b")[::-1], 2)
+
+    assert [int(v) for v in out["r32"]] == [rev(int(v), 32) for v in x]
+    wide = [(int(v) << 32) | (int(v) ^ 0x5A5A5A5A) for v in x]
+    assert [int(v) for v in out["r64"]] == [rev(w, 64) for w in wide]

@@ -34,6 +34,7 @@ from xlate.translate.triton.values import (
 
 MAX_INLINE_DEPTH = 16
 BIT_SCANS = {"__clz": 32, "__clzll": 64, "__ffs": 32, "__ffsll": 64}
+BIT_REVERSES = {"__brev": 32, "__brevll": 64}
 ATOMIC_SCOPE = re.compile(r"_(system|block)$")  # a scope wider or narrower than the device's: same effect here
 SINCOS = {"sincosf": ("sinf", "cosf"), "sincos": ("sin", "cos"), "__sincosf": ("__sinf", "__cosf"),
           "sincospif": ("sinpif", "cospif"), "sincospi": ("sinpi", "cospi")}
@@ -100,6 +101,8 @@ class Intrinsics:
             return self.atomic(e, at)
         if fn in BIT_SCANS and len(e.args) == 1:
             return self.bit_scan(fn, e)
+        if fn in BIT_REVERSES and len(e.args) == 1:
+            return self.bit_reverse(fn, e)
         if fn.removeprefix("::") in SINCOS and len(e.args) == 3:
             return self.sincos(fn.removeprefix("::"), e)
         spelled = self.lookup(fn)
@@ -202,6 +205,24 @@ class Intrinsics:
         if fn.startswith("__ffs"):
             return S.where(is_zero, S.const(0, "int"), S.op("sub", "int", S.const(bits, "int"), n), "int")
         return S.where(is_zero, S.const(bits, "int"), n, "int")
+
+    def bit_reverse(self, fn: str, e: ir.Call) -> Sym:
+        """__brev/__brevll: the bits in reverse order, by swapping halves, quarters, ... down to single bits."""
+        bits = BIT_REVERSES[fn]
+        ut = "unsigned int" if bits == 32 else "unsigned long long"
+        y = S.cast(self.data(self.ev(e.args[0]), e.loc), ut)
+        full = (1 << bits) - 1
+        step = bits // 2
+        while step:
+            low = 0  # the lower `step` bits of every 2*step-bit group
+            for k in range(0, bits, 2 * step):
+                low |= ((1 << step) - 1) << k
+            hi = full ^ low
+            shifted_down = S.op("shr", ut, S.op("and", ut, y, S.const(hi, ut)), S.const(step, "int"))
+            shifted_up = S.op("shl", ut, S.op("and", ut, y, S.const(low, ut)), S.const(step, "int"))
+            y = S.op("or", ut, shifted_down, shifted_up)
+            step //= 2
+        return y
 
     def sincos(self, fn: str, e: ir.Call) -> Sym:
         """sincosf(x, &s, &c): sin and cos of x stored through the two pointers (locals or memory)."""
