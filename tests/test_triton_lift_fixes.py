@@ -707,3 +707,36 @@ __global__ void reverse_bits(const unsigned int* x, unsigned int* r32, unsigned 
     assert [int(v) for v in out["r32"]] == [rev(int(v), 32) for v in x]
     wide = [(int(v) << 32) | (int(v) ^ 0x5A5A5A5A) for v in x]
     assert [int(v) for v in out["r64"]] == [rev(w, 64) for w in wide]
+
+
+def test_tree_reduction_that_keeps_the_running_sum_in_a_register(tmp_path):
+    # `red[t] = sum; for (k...) { sync; if (t < k) { sum += red[t + k]; red[t] = sum; } }`, thread 0 stores its
+    # register: the register and the slot hold one value per thread, so the exchange is one block sum
+    src = """
+template <typename Scalar, int BLOCK>
+__global__ void dot_blocks(const int n, const Scalar* x, const Scalar* y, Scalar* d) {
+    Scalar sum = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) sum += x[i] * y[i];
+    __shared__ Scalar red[BLOCK];
+    red[threadIdx.x] = sum;
+#pragma unroll
+    for (int k = BLOCK / 2; k > 0; k = k / 2) {
+        __syncthreads();
+        if (threadIdx.x < k) { sum += red[threadIdx.x + k]; red[threadIdx.x] = sum; }
+    }
+    if (threadIdx.x == 0) d[blockIdx.x] = sum;
+}
+// xlate: x: in[n], y: in[n], d: out[8], n: size(1..5000)
+void dot(int n, const float* x, const float* y, float* d) {
+    dot_blocks<float, 128><<<8, 128>>>(n, x, y, d);
+}
+"""
+    t = ported(src, "dot_blocks")
+    n = 3001
+    x = rng(20).standard_normal(n).astype(np.float32)
+    y = rng(21).standard_normal(n).astype(np.float32)
+    out = run(t.text, "dot_blocks", [ScalarArg("n", n, "int32"), buf("x", x), buf("y", y),
+                                      buf("d", poisoned(8, np.float32))], tmp_path)
+    prod = x.astype(np.float64) * y
+    want = [prod[(np.arange(n) // 128) % 8 == b].sum() for b in range(8)]
+    np.testing.assert_allclose(out["d"], want, rtol=1e-4, atol=1e-4)

@@ -360,6 +360,7 @@ class Memory:
                 val = self.data(val, loc)
         elif isinstance(val, StructVal | PtrVal):
             raise LiftError("XL2004", f"shared array '{arr.name}' of structs or pointers", loc)
+        stored = val
         if isinstance(val, Sym):
             val = S.cast(val, arr.ctype)
             merged = self.merge_rewrite(arr, idx, pred, val, loc)
@@ -369,6 +370,10 @@ class Memory:
         rec = WriteRec(self.next_id(), arr, idx, pred, val, self.st.epoch, loc)
         self.st.records[rec.id] = rec
         arr.records.append(rec)
+        if isinstance(stored, Sym) and stored is val and not stored.is_const:
+            # the value stays in a register too (`red[t] = sum; ... sum += red[t + n]`): as tokens, thread i's
+            # register is this record's value on thread i, so register and slot combine into one reduction
+            self.st.pseudo.setdefault(stored.id, rec)
 
     def merge_rewrite(self, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, ...], val: Sym,
                       loc: ir.Loc) -> tuple[tuple[Sym, ...], Sym] | None:
