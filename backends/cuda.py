@@ -165,7 +165,8 @@ class CudaBackend(BackendDefaults):
         sliced = device_slice(unit, source, include_dirs=options.include_dirs,
                               system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path, path=path)
         art = self._compiler.compile(sliced, kernel, options, path=path, extra=[],
-                                     name_expression=nvrtc.name_expression(unit, source, kernel, options.template_args))
+                                     name_expression=nvrtc.name_expression(unit, source, kernel, options.template_args,
+                                                                           compiled=sliced))
         art.meta["schedule_jitter"] = options.schedule_jitter
         return art
 

@@ -110,7 +110,31 @@ def enclosing_namespaces(text: bytes, pos: int) -> list[str]:
     return [s for s in stack if s]
 
 
-def name_expression(unit: KernelUnit, source: str, kernel: str, template_args: list[str]) -> str:
+def _other_arity(compiled: str | None, kernel: str, arity: int) -> bool:
+    """Does `compiled` declare a `__global__` function named `kernel` with another number of parameters?"""
+    for m in re.finditer(rf"__global__[^;{{}}()]*\b{re.escape(kernel)}\s*\(", compiled or ""):
+        depth, commas, empty = 1, 0, True
+        params = compiled[m.end():m.end() + 4000]
+        if re.match(r"\s*void\s*\)", params):  # `k(void)`: none
+            params = ")"
+        for c in params:
+            if c in "(<[{":
+                depth += 1
+            elif c in ")>]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif c == "," and depth == 1:
+                commas += 1
+            if not c.isspace() and depth >= 1 and c != ")":
+                empty = False
+        if (0 if empty else commas + 1) != arity:
+            return True
+    return False
+
+
+def name_expression(unit: KernelUnit, source: str, kernel: str, template_args: list[str],
+                    compiled: str | None = None) -> str:
     """What NVRTC is asked to name (and to instantiate): the kernel qualified by its namespaces (`ns::k`), with
     its template arguments; a kernel that shares its name with other functions (overloads for __half and
     __nv_bfloat16) is picked by its parameter types, those of the kernel the model sees under that name."""
@@ -119,7 +143,9 @@ def name_expression(unit: KernelUnit, source: str, kernel: str, template_args: l
     if fn is None or fn.span is None:
         return kernel + targs
     name = "::".join([*enclosing_namespaces(to_bytes(source), fn.span.start_byte), kernel]) + targs
-    if sum(f.name == kernel for f in unit.functions) > 1:
+    # `compiled`: the text NVRTC gets; a header's stale prototype of the kernel with other parameters
+    # (`__global__ void k(int*, int);` beside the definition `k(int*, float*, int)`) overloads it there
+    if sum(f.name == kernel for f in unit.functions) > 1 or _other_arity(compiled, kernel, len(fn.params)):
         given = dict(zip((t.name for t in fn.template_params), template_args))
         types = [re.sub(r"\b[A-Za-z_]\w*\b", lambda m: given.get(m.group(0), m.group(0)), p.type) for p in fn.params]
         name = f"static_cast<void(*)({', '.join(types)})>({name})"

@@ -167,3 +167,15 @@ def test_constexpr_host_helpers_that_device_code_calls_are_kept(tmp_path):
     text = sliced(src)
     assert text.count("__host__ __device__ constexpr") == 3 and "host_only_default() {" not in text
     assert build(src, "mark").compile.ok
+
+
+def test_kernel_with_a_stale_prototype_in_a_header(tmp_path):
+    """A header declares the kernel with other parameters than its definition: an overload for NVRTC's name
+    lookup, which nvcc (compiling, never naming it) does not mind."""
+    (tmp_path / "walk.h").write_text("#pragma once\n__global__ void walk(int* cells, int n, int steps);\n")
+    src = tmp_path / "walk.cu"
+    src.write_text('#include "walk.h"\n'
+                   "__global__\nvoid walk(int* __restrict__ cells, float* __restrict__ weight, int n, int steps) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) cells[i] += steps * (weight[i] > 0.5f);\n}\n")
+    assert build(src, "walk").compile.ok
