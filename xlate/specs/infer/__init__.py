@@ -61,10 +61,13 @@ def _program(unit: KernelUnit, context: list[KernelUnit] | None) -> tuple[Progra
 
 def infer_kernel(unit: KernelUnit, fn: Function, context: list[KernelUnit] | None = None) -> Inference:
     """Every item of `fn`'s spec that the program shows, with its origin; holes for the rest."""
+    from xlate.specs.infer.fills import apply_fills
     from xlate.specs.infer.kernelspec import infer_from_program
 
     program, facts = _program(unit, context)
-    return infer_from_program(unit, fn, program, facts)
+    inf = infer_from_program(unit, fn, program, facts)
+    apply_fills(fn, program, facts[0], inf, facts[2].const_values)  # what the host writes before every launch
+    return inf
 
 
 def type_resolver(unit: KernelUnit, context: list[KernelUnit] | None = None):

@@ -18,7 +18,7 @@ from xlate.resources import data
 from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal
 from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, text
 from xlate.specs.infer.sym import concrete
-from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Obj, Ptr, Ref, Value
+from xlate.specs.infer.values import Alloc, Arr, Dim3, Fill, Num, Obj, Ptr, Ref, Value
 from xlate.specs.model import Origin, normalise_ctype
 
 MAX_CALL_DEPTH = 8
@@ -61,6 +61,7 @@ class Launch:
     arg_texts: list[str] = field(default_factory=list)
     fixed: set[sp.Symbol] = field(default_factory=set)  # program values given as template arguments: never fuzzed
     types: dict[str, str] = field(default_factory=dict)  # template types its scalar arguments give (deduced)
+    fills: dict[int, Fill] = field(default_factory=dict)  # argument -> the constant its whole buffer holds here
 
 
 @dataclass
@@ -95,6 +96,8 @@ class HostInterpreter(Evaluator):
         self._template_roots: set[sp.Symbol] = set()
         self._elements: dict[tuple[int, Any], Value] = {}  # (allocation, byte offset) -> value stored there
         self._callee_env: dict[str, Any] = {}  # the variables of the host function run last, as it left them
+        self._scopes: list[tuple[int, bool]] = []  # the branches and loops being run: (id, is a loop)
+        self._scope_count = 0
 
     # -- roots ------------------------------------------------------------------------------------------------
     def fresh(self, name: str, kind: str, where: str, value: int | float | None = None, values: list[int] | None = None,
@@ -309,22 +312,26 @@ class HostInterpreter(Evaluator):
                     self.statement(chosen, frame)
                 return
             frame.in_branch += 1
+            self._enter(False)
             try:
                 for part in (yes, no):
                     if part is not None:
                         self.statement(part, frame)
             finally:
                 frame.in_branch -= 1
+                self._scopes.pop()
         elif t == "for_statement":
             self.for_loop(node, frame)
         elif t in ("while_statement", "do_statement", "switch_statement", "for_range_loop"):
             frame.in_branch += 1
+            self._enter(t != "switch_statement")
             try:
                 body = node.child_by_field_name("body")
                 if body is not None:
                     self.statement(body, frame)
             finally:
                 frame.in_branch -= 1
+                self._scopes.pop()
         elif t == "return_statement":
             e = _first_named(node)
             if e is not None and frame.returned is None and frame.fd is not None:
@@ -450,6 +457,8 @@ class HostInterpreter(Evaluator):
     # -- effects ----------------------------------------------------------------------------------------------
     def effect(self, e: ts.Node, frame: Frame) -> None:
         t = e.type
+        if t in ("assignment_expression", "update_expression"):
+            self._written_through(e.child_by_field_name("left") or e.child_by_field_name("argument"), frame)
         if t == "assignment_expression":
             self.assign(e, frame)
         elif t == "update_expression":
@@ -470,6 +479,22 @@ class HostInterpreter(Evaluator):
             self.extract(e, frame)
         else:
             self.ev(e, frame.env)
+
+    def _written_through(self, target: ts.Node | None, frame: Frame) -> None:
+        """`h[i] = v`, `*p += 1`: the buffer written no longer holds the constant a fill left in it."""
+        while target is not None and target.type == "parenthesized_expression":
+            target = _first_named(target)
+        if target is None or target.type not in ("subscript_expression", "pointer_expression"):
+            return
+        if target.type == "pointer_expression" and not text(target).lstrip().startswith("*"):
+            return
+        base = target.child_by_field_name("argument")
+        while base is not None and base.type in ("parenthesized_expression", "binary_expression"):
+            base = _first_named(base) if base.type == "parenthesized_expression" else base.child_by_field_name("left")
+        if base is not None and base.type in ("identifier", "field_expression"):
+            v = self.ev(base, frame.env)
+            if isinstance(v, Ptr):
+                v.alloc.fill = None
 
     def extract(self, e: ts.Node, frame: Frame) -> None:
         """`in >> w >> h;` as a statement: a shift whose value nobody uses is a stream read, so each variable on
@@ -593,13 +618,18 @@ class HostInterpreter(Evaluator):
                 frame.env[var] = Num(self.fresh(var, "loop", where, self.concrete(start.e) if isinstance(start, Num) else None,
                                                 detail=text(cond)))
         frame.in_branch += 1
+        self._enter(True)
         try:
             body = node.child_by_field_name("body")
             if body is not None:
                 self.statement(body, frame)
         finally:
             frame.in_branch -= 1
+            self._scopes.pop()
 
+    def _enter(self, loop: bool) -> None:
+        self._scope_count += 1
+        self._scopes.append((self._scope_count, loop))
     def _loop_values(self, var: str, start: Value, cond: ts.Node | None, update: ts.Node | None,
                      frame: Frame) -> list[int] | None:
         s = self.concrete(start.e) if isinstance(start, Num) else None
@@ -656,6 +686,22 @@ class HostInterpreter(Evaluator):
                     nb = self.ev(args[n_i], env)
                     src = self.ev(args[src_i], env) if src_i is not None else None
                     self._copy(dst, src, nb.e if isinstance(nb, Num) else None, node)
+                    byte = self.ev(args[1], env) if src_i is None else None
+                    self._filled(dst, nb.e if isinstance(nb, Num) else None, node, src=src, byte=byte)
+            return True, None
+        if name in tables["fill_value"] or base in tables["fill_value"]:
+            last_i, value_i, counted = tables["fill_value"].get(name) or tables["fill_value"][base]
+            if max(last_i, value_i) < len(args):
+                dst, last = self.ev(args[0], env), self.ev(args[last_i], env)
+                value = self.ev(args[value_i], env)
+                nbytes = None
+                if isinstance(dst, Ptr) and counted and isinstance(last, Num) and dst.elem:
+                    nbytes = last.e * self.sizeof(dst.elem)
+                elif isinstance(dst, Ptr) and isinstance(last, Ptr) and last.alloc is dst.alloc:
+                    nbytes = last.offset - dst.offset
+                elif isinstance(dst, Ptr) and text(args[last_i]).replace(" ", "").endswith((".end()", "->end()")):
+                    nbytes = dst.alloc.bytes  # `v.begin(), v.end()`: the whole container
+                self._filled(dst, nbytes, node, value=value)
             return True, None
         props = tables["device_props"]
         if base in props["calls"] and len(args) > props["calls"][base]:
@@ -807,6 +853,40 @@ class HostInterpreter(Evaluator):
             if isinstance(p, Ptr) and p.alloc.bytes is None and nbytes is not None and p.offset == 0:
                 p.alloc.bytes, p.alloc.origin = nbytes, origin
 
+    def _filled(self, dst: Value, nbytes: sp.Expr | None, node: ts.Node, src: Value = None, byte: Value = None,
+                value: Value = None) -> None:
+        """What a memset, a fill or a copy leaves in `dst`'s allocation: one constant over all of it (a fact the
+        kernels launched next may read), or nothing known (a part written, a copy of unknown contents)."""
+        if not isinstance(dst, Ptr):
+            return
+        alloc = dst.alloc
+        alloc.fill = None
+        whole = nbytes is not None and alloc.bytes is not None and dst.offset == 0 and sp.expand(nbytes - alloc.bytes) == 0
+        if not whole:
+            return
+        scopes, where = tuple(self._scopes), self.where(node)
+        if isinstance(src, Ptr):  # a host array holding one constant, copied over the whole buffer
+            if src.alloc.fill is not None and src.offset == 0 and src.alloc.bytes is not None and (
+                    sp.expand(src.alloc.bytes - nbytes) == 0):
+                alloc.fill = Fill(src.alloc.fill.byte, src.alloc.fill.value, scopes, where)
+        elif isinstance(byte, Num) and not byte.flt and self.concrete(byte.e) is not None:
+            alloc.fill = Fill(self.concrete(byte.e) & 0xFF, None, scopes, where)  # memset keeps the low byte
+        elif isinstance(value, Num) and self.concrete(value.e) is not None and not value.flt:
+            alloc.fill = Fill(None, self.concrete(value.e), scopes, where)
+        elif isinstance(value, Num) and value.flt and value.e.is_number:
+            alloc.fill = Fill(None, float(value.e), scopes, where)
+
+    def fill_seen(self, p: Ptr) -> Fill | None:
+        """The constant a launch here finds in the buffer `p` points to: only where the fill ran in no loop the
+        launch does not (a launch inside a loop the fill is outside of may see what its previous round wrote)."""
+        f = p.alloc.fill
+        if f is None or p.offset != 0:
+            return None
+        n = len(f.scopes)
+        if tuple(self._scopes[:n]) != f.scopes or any(loop for _, loop in self._scopes[n:]):
+            return None
+        return f
+
     def _this(self) -> Obj | None:
         return self.frames[-1].this if self.frames else None
 
@@ -887,6 +967,8 @@ class HostInterpreter(Evaluator):
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
         # `read_image(path, &w, &h)`: a function we cannot follow sets the numbers whose address it gets
         for v in vals:
+            if isinstance(v, Ptr):  # and may write the buffers it gets (thrust::sort, a library call)
+                v.alloc.fill = None
             if isinstance(v, Ref) and (v.env.get(v.name) is None or isinstance(v.env.get(v.name), Num)):
                 old = v.env.get(v.name)
                 flt = isinstance(old, Num) and old.flt
@@ -934,6 +1016,7 @@ class HostInterpreter(Evaluator):
             old = base.items[i]
             slot: Any = (base.items, i)
         elif isinstance(base, Ptr):
+            base.alloc.fill = None  # one element written: the buffer no longer holds one constant
             key = (id(base.alloc), self._element_key(base, i))
             old = self._elements.get(key)
             slot = (self._elements, key)
@@ -1012,10 +1095,14 @@ class HostInterpreter(Evaluator):
     def _record(self, kernel: str, targs: list[str], grid: Value, block: Value, shmem: Value, args: list[Value],
                 node: ts.Node, arg_texts: list[str]) -> None:
         frame = self.frame
+        fills = {i: f for i, a in enumerate(args) if isinstance(a, Ptr) and (f := self.fill_seen(a)) is not None}
         self.launches.append(Launch(kernel, targs, grid, block, shmem, args, self.where(node),
                                     " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts,
-                                    set(self._template_roots), self._kernel_types(kernel, targs, args, arg_texts)))
+                                    set(self._template_roots), self._kernel_types(kernel, targs, args, arg_texts), fills))
         self._template_roots.clear()
+        for a in args:  # the kernel may write what it gets: the next launches do not see the constant
+            if isinstance(a, Ptr):
+                a.alloc.fill = None
 
     def _kernel_types(self, kernel: str, targs: list[str], args: list[Value], arg_texts: list[str]) -> dict[str, str]:
         """Template types of a kernel launched without them that its scalar arguments give: `k<<<g, b>>>(x, n)` for

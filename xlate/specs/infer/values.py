@@ -17,6 +17,17 @@ class Num:
     flt: bool = False  # a floating-point value (C division is real division then)
 
 
+@dataclass(frozen=True)
+class Fill:
+    """A constant the host writes over a whole allocation before launches read it: `cudaMemset(p, 0xff, bytes)`
+    (`byte` set: the pattern, read later as the element type) or `thrust::fill(b, e, -1)` (`value` set)."""
+
+    byte: int | None
+    value: int | float | None
+    scopes: tuple[tuple[int, bool], ...]  # the branches and loops (id, is a loop) the fill ran inside
+    where: str
+
+
 @dataclass
 class Alloc:
     """One allocation (device, managed or host), shared by every pointer into it."""
@@ -25,6 +36,7 @@ class Alloc:
     elem: str | None = None  # the element type the allocating code used
     origin: Origin | None = None
     copies: list[Alloc] = field(default_factory=list)  # host buffers copied into it (their sizes are evidence too)
+    fill: Fill | None = None  # what the whole allocation holds now, when the host wrote one constant over it last
 
 
 @dataclass
