@@ -359,7 +359,7 @@ class Builder:
         loc = self.loc(node)
         cond = node.child_by_field_name("condition")
         subject = self.expr(cond.named_children[0] if cond.type in ("condition_clause", "parenthesized_expression") else cond)
-        if _has_effects(subject):
+        if ir.has_effects(subject, calls=True):
             raise BuildError("switch on an expression with side effects", loc)
         groups: list[tuple[list[ir.Expr | None], list[ir.Stmt]]] = []  # (labels, None for default), statements
         body = node.child_by_field_name("body")
@@ -604,17 +604,6 @@ def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = Non
     """The IR of kernel or device function `fn` of `unit` (macros expanded). Raises BuildError."""
     return Builder(unit, function_source(unit, fn, lines)).function(fn)
 
-
-def _has_effects(e: ir.Expr) -> bool:
-    """Whether evaluating `e` may change something: an assignment, ++/--, or a call."""
-    if isinstance(e, ir.Assign | ir.IncDec | ir.Call | ir.MethodCall):
-        return True
-    for v in vars(e).values():
-        if isinstance(v, ir.Expr) and _has_effects(v):
-            return True
-        if isinstance(v, tuple) and any(isinstance(x, ir.Expr) and _has_effects(x) for x in v):
-            return True
-    return False
 
 
 def _end_of_case(stmts: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:

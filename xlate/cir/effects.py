@@ -15,14 +15,14 @@ def read_and_written_params(fir: ir.FunctionIR) -> set[str]:
     if not pointers:
         return set()
     origin = {p: p for p in pointers}  # local pointer -> the parameter it points into
-    for node in _walk(fir.body):
+    for node in ir.walk(fir.body):
         if isinstance(node, ir.Decl) and node.ctype.ptr and node.init is not None:
-            roots = _names(node.init) & set(origin)
+            roots = ir.names_in(node.init) & set(origin)
             if len(roots) == 1:
                 origin[node.name] = origin[roots.pop()]
     written: set[str] = set()
     read: set[str] = set()
-    for node in _walk(fir.body):
+    for node in ir.walk(fir.body):
         if isinstance(node, ir.Assign | ir.IncDec):
             root = _root_name(node.target)
             if root in origin:
@@ -82,17 +82,3 @@ def _subscript_reads(target: Any):
         target = target.base
 
 
-def _walk(node: Any):
-    if isinstance(node, tuple | list):
-        for x in node:
-            yield from _walk(x)
-        return
-    if dataclasses.is_dataclass(node) and isinstance(node, ir.Expr | ir.Stmt):
-        yield node
-        for f in dataclasses.fields(node):
-            if f.name != "loc":
-                yield from _walk(getattr(node, f.name))
-
-
-def _names(e: Any) -> set[str]:
-    return {n.id for n in _walk(e) if isinstance(n, ir.Name)}

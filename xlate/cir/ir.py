@@ -7,7 +7,10 @@ canonical C spellings ("float", "unsigned int", "const float*" becomes ctype "fl
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -297,3 +300,26 @@ def contains(stmts: tuple[Stmt, ...], kinds: tuple[type, ...]) -> Stmt | None:
         if found is not None:
             return found
     return None
+
+
+def walk(node: Any) -> Iterator[Expr | Stmt]:
+    """Every expression and statement in `node` (a node or a tuple/list of them), parents before children."""
+    if isinstance(node, tuple | list):
+        for x in node:
+            yield from walk(x)
+        return
+    if dataclasses.is_dataclass(node) and isinstance(node, Expr | Stmt):
+        yield node
+        for f in dataclasses.fields(node):
+            if f.name != "loc":
+                yield from walk(getattr(node, f.name))
+
+
+def names_in(node: Any) -> set[str]:
+    return {n.id for n in walk(node) if isinstance(n, Name)}
+
+
+def has_effects(e: Expr, calls: bool = False) -> bool:
+    """Whether evaluating `e` assigns something (an assignment or ++/-- inside it); with `calls`, a call counts too."""
+    kinds: tuple[type, ...] = (Assign, IncDec, Call, MethodCall) if calls else (Assign, IncDec)
+    return any(isinstance(n, kinds) for n in walk(e))

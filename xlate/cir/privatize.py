@@ -98,7 +98,7 @@ def _private_slot(loop: ir.For | ir.While, name: str) -> ir.Expr | None:
         for e in loop.step:
             a, _ = ir.assigned_names((ir.ExprStmt(e.loc, e),))
             assigned |= a
-    if any(_names(e) & assigned for e in subscripts) or any(_has_effects(e) for e in subscripts):
+    if any(ir.names_in(e) & assigned for e in subscripts) or any(ir.has_effects(e, calls=True) for e in subscripts):
         return None
     if ir.contains(loop.body, (ir.Return,)) is not None or _contains_return(loop.body):
         return None
@@ -207,42 +207,26 @@ def _walk_stmts(stmts: tuple[ir.Stmt, ...]):
             yield from _walk_stmts(s.body)
 
 
-def _walk(node: Any):
-    if isinstance(node, tuple | list):
-        for x in node:
-            yield from _walk(x)
-        return
-    if dataclasses.is_dataclass(node) and isinstance(node, ir.Expr | ir.Stmt):
-        yield node
-        for f in dataclasses.fields(node):
-            if f.name != "loc":
-                yield from _walk(getattr(node, f.name))
-
-
-def _names(e: ir.Expr) -> set[str]:
-    return {n.id for n in _walk(e) if isinstance(n, ir.Name)}
 
 
 def _mentions_name(e: ir.Expr, name: str) -> bool:
-    return name in _names(e)
+    return name in ir.names_in(e)
 
 
 def _writes(parts: list[Any], key: Any) -> bool:
-    return any(isinstance(n, ir.Assign | ir.IncDec) and _key(n.target) == key for n in _walk(parts))
+    return any(isinstance(n, ir.Assign | ir.IncDec) and _key(n.target) == key for n in ir.walk(parts))
 
 
-def _has_effects(e: ir.Expr) -> bool:
-    return any(isinstance(n, ir.Assign | ir.IncDec | ir.Call | ir.MethodCall) for n in _walk(e))
 
 
 def _contains_return(stmts: tuple[ir.Stmt, ...]) -> bool:
-    return any(isinstance(n, ir.Return) for n in _walk(stmts))
+    return any(isinstance(n, ir.Return) for n in ir.walk(stmts))
 
 
 def _has_barrier_or_call(parts: list[Any]) -> bool:
     """A barrier (another thread's write could become visible) or a call of anything but a math function (it
     could reach the array through a pointer taken elsewhere, or be a barrier under another name)."""
-    for n in _walk(parts):
+    for n in ir.walk(parts):
         if isinstance(n, ir.MethodCall):
             return True
         if isinstance(n, ir.Call):

@@ -459,11 +459,4 @@ class Expressions:
 
 def has_effects(e: ir.Expr) -> bool:
     """Whether evaluating `e` assigns something (an assignment or ++/-- inside it)."""
-    if isinstance(e, ir.Assign | ir.IncDec):
-        return True
-    for v in vars(e).values():
-        if isinstance(v, ir.Expr) and has_effects(v):
-            return True
-        if isinstance(v, tuple) and any(isinstance(x, ir.Expr) and has_effects(x) for x in v):
-            return True
-    return False
+    return ir.has_effects(e)
