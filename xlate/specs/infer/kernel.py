@@ -75,6 +75,7 @@ class Access:
     bounds: dict[sp.Symbol, sp.Expr]  # symbol -> exclusive upper bound in force
     write: bool
     where: str
+    atomic: bool = False  # through atomicAdd & co: threads may share the element
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Load:
     symbol: sp.Symbol
     param: str
     flt: bool
+    index: sp.Expr | None = None  # the element read (None: through code not followed)
 
 
 @dataclass
@@ -235,6 +237,147 @@ class KernelFacts:
                 for d in [*var.defs, *([var.hi] if var.hi is not None else []), *([var.lo] if var.lo is not None else [])]:
                     out |= self.loads_in(d, depth + 1)
         return out
+
+    def _reach(self, e: sp.Expr) -> set[sp.Symbol]:
+        """The symbols `e` is computed from, through the definitions of the locals it names (not their loop
+        bounds: `for (j = ptr[r]; j < ptr[r + 1]; j++) y[j]` takes j's values from a range, not from ptr)."""
+        out: set[sp.Symbol] = set()
+        todo = list(sp.sympify(e).free_symbols)
+        while todo and len(out) < 400:
+            x = todo.pop()
+            if x in out:
+                continue
+            out.add(x)
+            var = self.vars.get(x)
+            for d in (var.defs if var is not None else []):
+                todo.extend(d.free_symbols)
+        return out
+
+    def _through_loads(self, e: sp.Expr) -> sp.Expr:
+        """`e` with the locals that carry loaded values replaced by their definitions (`c[o * C + ch]` with
+        `o = out[op]` becomes `L_out * C + ch`); locals that do not (ch, bounded by its guards) stay."""
+        d = sp.expand(e)
+        for _ in range(8):
+            subs = {}
+            for v in d.free_symbols:
+                var = self.vars.get(v)
+                if var is not None and len(var.defs) == 1 and not var.unbounded and var.hi is None and any(
+                        x in self.loads for x in self._reach(var.defs[0])):
+                    subs[v] = var.defs[0]
+            if not subs:
+                break
+            d = sp.expand(d.xreplace(subs))
+        return d
+
+    def distinct_indexes(self, grid: list[sp.Expr] | None, block: list[sp.Expr] | None
+                         ) -> dict[str, list[tuple[sp.Expr, sp.Expr]]]:
+        """Integer index buffers whose values address a plain global write (a store or a read-modify-write, not an
+        atomic) that moves with the thread: `c[out[i] * C + j] += a[i]` is free of races only while out holds no
+        value twice, so such a buffer is drawn with distinct values. Only where distinct values do make the writes
+        apart: the index is `stride * value + rest` with rest in 0..stride-1 (j < C by the kernel's guards), or
+        with the clause that makes it so (`ld >= n` for a rest below n): buffer -> [(big, small)], big >= small.
+        A write that covers a run from the value (`y[off[i] + j]` for j < len[i]) gets nothing: distinct starts do
+        not keep runs apart. The kernel's own outputs are not drawn."""
+        if self.truncated:
+            return {}
+        if grid is None or block is None:
+            gg, bb = self.guessed_dims()
+            grid, block = grid or gg, block or bb
+        launch: dict[sp.Symbol, sp.Expr] = {}
+        for syms, vals in ((GRID, grid), (BLOCK, block)):
+            for i, s in enumerate(syms):
+                if vals is not None:
+                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        threads = {*TID, *BID}
+        const = {p.name for p in self.fn.params if p.is_const}  # `&a[i]` of a const buffer reads it
+        written = {a.param for a in self.accesses if a.write}
+        out: dict[str, list[tuple[sp.Expr, sp.Expr]]] = {}
+        refused: set[str] = set()
+        for a in self.accesses:
+            if not a.write or a.atomic or a.param in const:
+                continue
+            reach = self._reach(a.index)
+            loads = [self.loads[s] for s in reach if s in self.loads and not self.loads[s].flt]
+            if not loads or not (reach & threads or any(
+                    ld.index is not None and self._reach(ld.index) & threads for ld in loads)):
+                continue
+            owners = {ld.param for ld in loads} - written
+            d = self._through_loads(a.index)
+            mine = [s for s in d.free_symbols if s in self.loads]
+            if len(mine) != 1 or len(owners) != 1 or self.loads[mine[0]].param not in owners:
+                refused |= owners  # several values mixed (i + w * j): distinct values alone do not keep them apart
+                continue
+            s = mine[0]
+            coeff = sp.expand(d.coeff(s))
+            rest = sp.expand(d - coeff * s)
+            if s in rest.free_symbols or coeff.free_symbols & set(self.loads) or coeff == 0:
+                refused |= owners
+                continue
+            with self._load_minimum():
+                mn = _minval(rest, a.bounds, self)
+            mx = _maxval(rest, a.bounds, self)
+            mn = sp.expand(mn.xreplace(launch)) if mn is not None else None
+            mx = sp.expand(mx.xreplace(launch)) if mx is not None else None
+            final = all(_is_final(x) and not x.name.startswith(("U_", "D_")) and x not in GRID and x not in BLOCK
+                        for e in (mx, coeff) if e is not None for x in e.free_symbols)
+            if mn is None or mx is None or not final or not _never_negative(mn):
+                refused |= owners
+                continue
+            gap = sp.expand(coeff - 1 - mx)
+            q = self.loads[s].param
+            conds = out.setdefault(q, [])
+            if not _never_negative(gap):
+                conds.append((coeff, sp.expand(mx + 1)))
+        return {q: c for q, c in out.items() if q not in refused}
+
+    def stride_clauses(self, grid: list[sp.Expr] | None, block: list[sp.Expr] | None) -> list[tuple[sp.Expr, sp.Expr]]:
+        """Clauses that keep the threads' plain writes apart: `out[i * ld + j]` with i and j from the thread and
+        `j < n` by guard writes one element from two threads (i, j) and (i + 1, j - ld) unless `ld >= n`:
+        [(ld, n)], meaning ld >= n. Only where the index is one thread-dependent row times a stride of
+        parameters plus a rest that is never negative, and the rest's largest value is not already below the
+        stride (`x < w` before `out[y * w + x]` needs nothing)."""
+        if self.truncated:
+            return []
+        launch: dict[sp.Symbol, sp.Expr] = {}
+        if grid is None or block is None:
+            gg, bb = self.guessed_dims()
+            grid, block = grid or gg, block or bb
+        for syms, vals in ((GRID, grid), (BLOCK, block)):
+            for i, s in enumerate(syms):
+                if vals is not None:
+                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        threads = {*TID, *BID}
+        const = {p.name for p in self.fn.params if p.is_const}
+        out: list[tuple[sp.Expr, sp.Expr]] = []
+        for a in self.accesses:
+            if not a.write or a.atomic or a.param in const:
+                continue
+            d = sp.expand(a.index)
+            if self._reach(d) & set(self.loads):
+                continue  # through index values: distinct_indexes
+            rows = []
+            for t in sp.Add.make_args(d):
+                factors = sp.Mul.make_args(t)
+                stride = sp.Mul(*[f for f in factors if isinstance(f, sp.Symbol) and f.name.startswith("_P_")])
+                row = sp.Mul(*[f for f in factors if not (isinstance(f, sp.Symbol) and f.name.startswith("_P_"))])
+                if stride != 1 and isinstance(row, sp.Symbol) and self._reach(row) & threads:
+                    rows.append((t, stride, row))
+            if len(rows) != 1:
+                continue
+            t, stride, row = rows[0]
+            rest = sp.expand(d - t)
+            if row in self._reach(rest) or not self._reach(rest) & threads:
+                continue
+            mn, mx = _minval(rest, a.bounds, self), _maxval(rest, a.bounds, self)
+            if mn is None or mx is None:
+                continue
+            mn, mx = sp.expand(mn.xreplace(launch)), sp.expand(mx.xreplace(launch))
+            if not all(x.name.startswith("_P_") for x in mx.free_symbols) or not _never_negative(mn) or mx.has(
+                    FloorDiv, CeilDiv, sp.Mod, sp.Max, sp.Min):  # a bound from the launch's rounding, not a guard
+                continue
+            if not _never_negative(sp.expand(stride - 1 - mx)):
+                out.append((stride, sp.expand(mx + 1)))
+        return list(dict.fromkeys(out))
 
     def index_ranges(self, lengths: dict[str, sp.Expr], grid: list[sp.Expr] | None,
                      block: list[sp.Expr] | None) -> tuple[dict[str, tuple[sp.Expr, sp.Expr]], dict[str, str]]:
@@ -602,6 +745,25 @@ def _extreme(e: sp.Expr, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, u
     return None
 
 
+def _never_negative(e: sp.Expr) -> bool:
+    """Whether `e` (over positive sizes) is never negative: by its terms, or, for identities sympy does not see
+    through (`C - 4 * (C / 4) - C % 4`), at every point of a grid of small and odd sizes, where a real lower
+    bound (`ld - n`) is negative at once."""
+    import itertools
+
+    e = sp.expand(e)
+    if (e.is_number and e >= 0) or e.is_nonnegative or all(_nonneg_term(t) for t in sp.Add.make_args(e)):
+        return True
+    xs = sorted(e.free_symbols, key=str)
+    if len(xs) > 3:
+        return False
+    points = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 100, 255, 1000)
+    try:
+        return all(float(e.subs(dict(zip(xs, pt)))) >= 0 for pt in itertools.product(points, repeat=len(xs)))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return False
+
+
 def _outcomes(e: sp.Expr) -> set[sp.Symbol]:
     return {s for s in e.free_symbols if _is_final(s)}
 
@@ -701,6 +863,7 @@ class KernelInterpreter(Evaluator):
         self.eval_budget = KERNEL_EVAL_BUDGET
         self._frozen: set[str] = set()  # induction variables of the loops being run: their range covers every update
         self._aggregates: dict[sp.Symbol, tuple[str, str]] = {}  # by-value vector/struct parameter -> (name, scalar)
+        self._atomic = False  # evaluating the address an atomic operation receives
 
     def fresh(self, prefix: str, name: str) -> sp.Symbol:
         self._n += 1
@@ -1296,12 +1459,16 @@ class KernelInterpreter(Evaluator):
         last = sp.expand(first + p.width - 1)
         first, last = self._alias(first), self._alias(last)
         if p.param:
-            self.facts.accesses.append(Access(p.param, first, last, dict(self.bounds), write, self._where(node)))
+            self.facts.accesses.append(Access(p.param, first, last, dict(self.bounds), write, self._where(node),
+                                              self._atomic))
             self.facts.index_params |= self._params_through_locals(sp.expand(p.offset + index))  # row pointers too
         elif p.shared and ":" in p.shared:
             size = int(p.shared.split(":")[1])
             self.facts.shared_accesses.append((size, last, dict(self.bounds)))
-        return self.load_value(p, node)
+        value = self.load_value(p, node)
+        if isinstance(value, Num) and value.e in self.facts.loads:
+            self.facts.loads[value.e].index = first
+        return value
 
     def _params_through_locals(self, e: sp.Expr) -> set[str]:
         """Parameters an index depends on, also through the locals it names (`index = base + w * by` with
@@ -1378,13 +1545,17 @@ class KernelInterpreter(Evaluator):
     def special_call(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
         base = name.split("::")[-1]
         if base.startswith(("atomic", "__ldg", "__stcs", "__ldcs", "__ldca", "__stwt", "__ldcg", "__stcg")) and args:
-            p = self.ev(args[0], env)
-            for a in args[1:]:
-                self.ev(a, env)
-            if isinstance(p, KPtr):
-                if base.startswith("atomic"):  # read-modify-write: the old value matters
-                    self.touch(p, sp.Integer(0), node, False)
-                return True, self.touch(p, sp.Integer(0), node, base.startswith(("atomic", "__st")))
+            saved, self._atomic = self._atomic, base.startswith("atomic")  # `&c[idx[i]]` is an atomic's address
+            try:
+                p = self.ev(args[0], env)
+                for a in args[1:]:
+                    self.ev(a, env)
+                if isinstance(p, KPtr):
+                    if base.startswith("atomic"):  # read-modify-write: the old value matters
+                        self.touch(p, sp.Integer(0), node, False)
+                    return True, self.touch(p, sp.Integer(0), node, base.startswith(("atomic", "__st")))
+            finally:
+                self._atomic = saved
             return True, None
         fd = self.program.function(base, arity=len(args))
         if fd is not None and fd.space in ("device", "host") and self._inline_depth < MAX_INLINE:

@@ -14,7 +14,7 @@ from xlate.model import Function, KernelUnit, Param
 from xlate.specs.infer import Inference
 from xlate.specs.infer.assemble import DEFAULT_SIZE_HI, Mapper, numpy_of, param_symbol
 from xlate.specs.infer.host import Launch, Root
-from xlate.specs.infer.kernel import KernelFacts, _dominant, aggregate_of, kernel_facts
+from xlate.specs.infer.kernel import KernelFacts, _dominant, _never_negative, aggregate_of, kernel_facts
 from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr
@@ -552,19 +552,52 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
                   grid: list[sp.Expr] | None, block: list[sp.Expr] | None, mapper: Mapper | None) -> None:
     """Give index buffers the value range that keeps the accesses they drive in bounds."""
     ranges, bad = kf.index_ranges(lengths, grid, block)
+    distinct = kf.distinct_indexes(grid, block)
+    fits: list[str] = []
     for q, (lo, hi) in ranges.items():
         if q not in inf.items or "(" in inf.items[q][0].split("]", 1)[-1]:
             continue
         text, origin = inf.items[q]
         head, _, tail = text.partition("]")
-        inf.items[q] = (f"{head}]({_text(mapper, lo)}..{_text(mapper, hi)}){tail}", Origin(
-            origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
-            "values kept inside the buffers they index"))
+        # a buffer longer than its range whatever the sizes (nObjs + extra values of 0..nObjs - 1) cannot be
+        # distinct: the program does not use it as a one-to-one map
+        apart = q in distinct and q in lengths and not _always_negative(sp.expand(hi - lo + 1 - lengths[q]))
+        inf.items[q] = (f"{head}]({_text(mapper, lo)}..{_text(mapper, hi)}{' distinct' if apart else ''}){tail}",
+                        Origin(origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
+                               "values kept inside the buffers they index" + (
+                                   ", each once: threads write through them" if apart else "")))
+        if apart:  # n distinct values need n values in the range: the sizes are drawn to allow it
+            fits += _clauses(mapper, [(sp.expand(hi - lo + 1), lengths[q]), *distinct[q]])
+    fits += _clauses(mapper, kf.stride_clauses(grid, block))
+    if fits:
+        old = inf.items.get("where")
+        text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + fits))
+        inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
+            "kernel", kf.where, "threads write apart: index buffers written through hold distinct values (no more of "
+            "them than their range has) and rows are at least as far apart as the widest row written"))
     for q, why in bad.items():
         if q in inf.items:
             del inf.items[q]
             inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
                             f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")
+
+
+def _always_negative(e: sp.Expr) -> bool:
+    return bool(e < 0) if e.is_number else _never_negative(sp.expand(-e - 1))
+
+
+def _clauses(mapper: Mapper | None, pairs: list[tuple[sp.Expr, sp.Expr]]) -> list[str]:
+    """`big >= small` for each pair, as spec text; a pair the spec cannot write is left out (the gate still
+    refuses a case that breaks a `distinct` buffer's room)."""
+    out = []
+    for big, small in pairs:
+        if _never_negative(sp.expand(big - small)):  # holds for every size (`num_cols >= num_cols`)
+            continue
+        try:
+            out.append(f"{_text(mapper, big)} >= {_text(mapper, small)}")
+        except ValueError:
+            continue
+    return out
 
 
 def _text(mapper: Mapper | None, e: sp.Expr) -> str:
