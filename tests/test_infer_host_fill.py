@@ -259,3 +259,27 @@ def test_a_host_array_written_after_its_memset_is_no_constant(tmp_path):
     """, "scale")
     assert res.complete
     assert res.annotation() == "y: inout[n], k: inout[n], n: size(1..900), grid: cdiv(n, 256), block: 256"
+
+
+def test_a_probe_that_only_the_table_contents_end_is_a_hole_too(tmp_path):
+    res = resolve(tmp_path, """
+    __global__ void find(const int* table, const int* keys, int* pos, int n, int cap) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      int h = keys[i] * 31 % cap;
+      if (h < 0) h += cap;
+      while (table[h] != keys[i] && table[h] != -1) h = (h + 1) % cap;
+      pos[i] = h;
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]), cap = 2 * n + 1;
+      int *table, *keys, *pos;
+      cudaMalloc(&table, cap * sizeof(int));
+      cudaMalloc(&keys, n * sizeof(int));
+      cudaMalloc(&pos, n * sizeof(int));
+      cudaMemcpy(table, keys, cap * sizeof(int), cudaMemcpyDeviceToDevice);
+      find<<<(n + 127) / 128, 128>>>(table, keys, pos, n, cap);
+    }
+    """, "find")
+    assert not res.complete and set(res.holes) == {"table"}
+    assert "does not empty it before every launch" in res.holes["table"]

@@ -132,10 +132,13 @@ def apply_fills(fn: Function, program: Program, launches: list[Launch], inf: Inf
 
 
 def _unbounded(node: ts.Node) -> bool:
+    """`while (true)`, `for (;;)`, or a while loop that only the buffer contents it reads end (`while (t[h] != E)`:
+    no counter compared with a bound in its condition)."""
     t = node.type
     if t in ("while_statement", "do_statement"):
         cond = node.child_by_field_name("condition")
-        return cond is not None and text(cond).strip("() \t") in ("true", "1")
+        c = text(cond).strip("() \t") if cond is not None else ""
+        return c in ("true", "1") or ("[" in c and not re.search(r"<|>", c))
     if t == "for_statement":
         return node.child_by_field_name("condition") is None
     return False
@@ -163,7 +166,11 @@ def _probed(program: Program, fd: FuncDef, names: dict[str, str], depth: int,
             if "%" not in loop:
                 continue
             moduli = {names[m] for m in re.findall(r"%\s*\(?\s*([A-Za-z_]\w*)", loop) if m in names}
-            bufs = {kparam for local, kparam in names.items() if re.search(rf"\b{re.escape(local)}\s*\[", loop)}
+            # the buffers the wrapped index reads (`t[h]` with `h = (h + 1) % cap`): the table probed
+            wrapped = set(re.findall(r"\b([A-Za-z_]\w*)\s*=[^;=][^;]*%", loop))
+            bufs = {kparam for local, kparam in names.items() if re.search(
+                rf"\b{re.escape(local)}\s*\[[^\]]*\b({'|'.join(map(re.escape, wrapped))})\b" if wrapped else
+                rf"\b{re.escape(local)}\s*\[", loop)}
             if bufs:
                 out.append((bufs, moduli))
         elif n.type == "call_expression":
