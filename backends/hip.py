@@ -186,7 +186,10 @@ class HipBackend(BackendDefaults):
             sliced = device_slice(unit, source, hip=True, include_dirs=options.include_dirs,
                                   system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path,
                                   path=path)
-            art = self._nvrtc.compile(sliced, kernel, nv_options, path=path, extra=["-include", "xlate_hip_on_nvidia.h"])
+            # named as the CUDA route names it (namespaces, overloads told apart by their parameter types)
+            art = self._nvrtc.compile(sliced, kernel, nv_options, path=path, extra=["-include", "xlate_hip_on_nvidia.h"],
+                                      name_expression=nvrtc.name_expression(unit, source, kernel, options.template_args,
+                                                                            compiled=sliced))
             art.meta.update(platform="nvidia", caveat=NVIDIA_CAVEAT, amd_arch=amd_arch, schedule_jitter=options.schedule_jitter,
                             hipcc=bool(check), hipcc_log=check.log if check else None)
             return art

@@ -280,3 +280,26 @@ def test_hiprand_device_api_on_the_nvidia_route_is_curands():
     if not have:
         pytest.skip("no curand_kernel.h in this CUDA toolkit")
     assert _compiles_on_the_nvidia_route(text, "drop.hip", "drop")
+
+
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_a_port_on_the_nvidia_route_gets_its_sources_build_flags_and_overloaded_names(tmp_path, monkeypatch):
+    # The port is compiled from memory ("<candidate>.hip"): the Makefile -D flags of its source's folder reach it
+    # as they reach the source, and a kernel overloaded on its parameter types is named as the CUDA route names it
+    # (both were "rejected" ports on the H200: dfloat undefined; "cannot determine which instance").
+    from xlate.backends import hip as hip_backend
+    from xlate.backends.base import CompileOptions
+
+    prog = tmp_path / "prog"
+    prog.mkdir()
+    (prog / "Makefile").write_text("CFLAGS = -O3 -Dreal_t=double\nall:\n\tnvcc $(CFLAGS) main.cu\n")
+    cuda = ("__global__ void scale(real_t* x, real_t a, int n) { int i = threadIdx.x; if (i < n) x[i] *= a; }\n"
+            "__global__ void scale(float* x, float a, int n) { int i = threadIdx.x; if (i < n) x[i] *= a + 1.0f; }\n")
+    (prog / "main.cu").write_text(cuda)
+    port = "#include <hip/hip_runtime.h>\n" + cuda
+    monkeypatch.setattr(hip_backend, "run_platform", lambda: "nvidia")
+    monkeypatch.setattr(hip_backend, "hipcc_path", lambda: None)  # the NVIDIA route alone (a GPU machine has no hipcc)
+    backend = hip_backend.HipBackend()
+    art = backend.compile(port, "scale", CompileOptions("sm_90", [], {}, [], include_dirs=[str(prog)],
+                                                        context_path=str(prog / "main.cu")), path="<candidate>.hip")
+    assert art.compile.ok and art.meta["platform"] == "nvidia"

@@ -47,7 +47,9 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
     here = os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else ""
     # nvcc compiles the program with its Makefile's -D and -I flags (`-Ddfloat=float`, `-I../common`): the
     # defines go first in the slice, the folders join the project's
-    flags = build_flags(unit.path if os.path.isfile(unit.path) else path) if here else BuildFlags()
+    # (a port compiled from memory has no folder of its own: it gets its source's, through `context_path`)
+    flag_file = next((p for p in (unit.path, path, context_path) if p and os.path.isfile(p)), None)
+    flags = build_flags(flag_file) if flag_file and (here or include_dirs) else BuildFlags()
     includer_dirs = list(include_dirs)
     include_dirs = list(dict.fromkeys([*include_dirs, *flags.include_dirs]))
     project = [d for d in (here, *include_dirs) if d]
