@@ -740,3 +740,28 @@ void dot(int n, const float* x, const float* y, float* d) {
     prod = x.astype(np.float64) * y
     want = [prod[(np.arange(n) // 128) % 8 == b].sum() for b in range(8)]
     np.testing.assert_allclose(out["d"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_local_array_with_a_shorter_initialiser_has_its_declared_size(tmp_path):
+    # `float acc[3] = {0.f};` is three zeros (C fills what the list leaves out); it was lifted as one element, so
+    # acc[1] and acc[2] read acc[0] (meanshift's Triton port on the H200: 20,000 of 30,000 outputs wrong)
+    src = """
+#define D 3
+// xlate: x: in[3 * n], y: out[3 * n], n: size(1..1000), grid: cdiv(n, 64), block: 64
+__global__ void running(const float* x, float* y, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    float acc[D] = {0.f};
+    for (int i = 0; i <= t % 5; i++)
+        for (int j = 0; j < D; j++) acc[j] += x[3 * t + j] * (i + 1);
+    for (int j = 0; j < D; j++) y[3 * t + j] = acc[j];
+}
+"""
+    t = ported(src, "running")
+    n = 300
+    x = rng(22).standard_normal(3 * n).astype(np.float32)
+    out = run(t.text, "running", [buf("x", x), buf("y", poisoned(3 * n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    k = np.arange(n) % 5 + 1
+    want = x.reshape(n, 3) * (k * (k + 1) / 2)[:, None].astype(np.float32)
+    np.testing.assert_allclose(out["y"].reshape(n, 3), want, rtol=1e-6)

@@ -113,8 +113,16 @@ class Statements:
                 self.bind(s.name, s.ctype, LocalArray(base, int(size.value), loops=self.st.runtime_loops))
                 return
             if s.init_list is not None and len(s.dims) == 1:
-                arr = LocalArray(base, len(s.init_list), loops=self.st.runtime_loops)
-                for i, e in enumerate(s.init_list):
+                # `float a[3] = {0.f};`: the declared size; the elements the list leaves out are zero (C's rule)
+                size = len(s.init_list)
+                if s.dims[0] is not None:
+                    declared = self.data(self.ev(s.dims[0]), loc)
+                    if not declared.is_const or int(declared.value) < size:
+                        raise LiftError("XL2001", f"local array '{s.name}' with a run-time or too small size", loc)
+                    size = int(declared.value)
+                arr = LocalArray(base, size, loops=self.st.runtime_loops)
+                for i in range(size):
+                    e = s.init_list[i] if i < len(s.init_list) else ir.Num(loc, 0, "int")
                     arr.slots[i] = self.convert(self.ev(e), ir.CType(base), loc)
                 self.bind(s.name, s.ctype, arr)
                 return
