@@ -34,7 +34,7 @@ def parse_expr(code: str) -> tuple[ts.Tree, ts.Node | None]:
     """A standalone expression's node (macro bodies, expanded macro calls)."""
     wrapped = f"void __xlate_f() {{ __xlate_v = ({code}\n); }}".encode()
     tree = languages.parser("cuda").parse(wrapped)
-    for node in _walk(tree.root_node):
+    for node in walk_tree(tree.root_node):
         if node.type == "assignment_expression" and text(node.child_by_field_name("left")) == "__xlate_v":
             right = node.child_by_field_name("right")
             while right is not None and right.type == "parenthesized_expression" and right.named_child_count == 1:
@@ -54,7 +54,8 @@ def parse_statements(code: str) -> tuple[ts.Tree, ts.Node | None]:
     return tree, body
 
 
-def _walk(node: ts.Node):
+def walk_tree(node: ts.Node):
+    """Every node of a tree-sitter subtree, parents first, in source order."""
     stack = [node]
     while stack:
         n = stack.pop()

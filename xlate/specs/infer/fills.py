@@ -24,6 +24,7 @@ import tree_sitter as ts
 from xlate.model import Function
 from xlate.specs.infer import Inference
 from xlate.specs.infer.assemble import numpy_of
+from xlate.specs.infer.ceval import walk_tree
 from xlate.specs.infer.host import Launch
 from xlate.specs.infer.program import FuncDef, Program, text
 from xlate.specs.infer.values import Fill, Num
@@ -144,13 +145,6 @@ def _unbounded(node: ts.Node) -> bool:
     return False
 
 
-def _walk(node: ts.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
 
 def _probed(program: Program, fd: FuncDef, names: dict[str, str], depth: int,
             out: list[tuple[set[str], set[str]]]) -> None:
@@ -160,7 +154,7 @@ def _probed(program: Program, fd: FuncDef, names: dict[str, str], depth: int,
     body = fd.node.child_by_field_name("body")
     if body is None or depth > MAX_DEPTH:
         return
-    for n in _walk(body):
+    for n in walk_tree(body):
         if _unbounded(n):
             loop = text(n)
             if "%" not in loop:

@@ -23,6 +23,7 @@ from xlate.specs.infer.ceval import (
     is_float_type,
     parse_expr,
     parse_statements,
+    walk_tree,
 )
 from xlate.specs.infer.program import FuncDef, Program, text
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
@@ -892,7 +893,7 @@ class KernelInterpreter(Evaluator):
         body = node.child_by_field_name("body")
         if body is not None:
             self.facts.body_text = text(body)
-            self.facts.names_used |= {text(n) for n in _walk(body) if n.type == "identifier"}
+            self.facts.names_used |= {text(n) for n in walk_tree(body) if n.type == "identifier"}
             self.block(body, env)
         if self.budget <= 0 or self.eval_budget <= 0:
             self.facts.unknown = True
@@ -1293,7 +1294,7 @@ class KernelInterpreter(Evaluator):
         """Locals a loop body assigns take unknown values in it (and after it)."""
         if node is None:
             return
-        for n in _walk(node):
+        for n in walk_tree(node):
             target = None
             if n.type == "assignment_expression":
                 target = n.child_by_field_name("left")
@@ -1625,7 +1626,7 @@ def aggregate_of(program: Program, ctype: str) -> tuple[str, int] | None:
 def _pure(node: ts.Node | None) -> bool:
     """An expression evaluating which touches no memory and calls nothing (safe to evaluate twice)."""
     return node is not None and not any(n.type in ("subscript_expression", "call_expression", "assignment_expression",
-                                                   "update_expression", "pointer_expression") for n in _walk(node))
+                                                   "update_expression", "pointer_expression") for n in walk_tree(node))
 
 
 def _unit_step(update: ts.Node | None, var: str, ev: Evaluator, env: dict[str, Any]) -> sp.Expr | None:
@@ -1710,13 +1711,6 @@ def _mutable_references(fd: FuncDef) -> set[int]:
 def _is_global_index(d: sp.Expr, axis: int) -> bool:
     return sp.expand(d - (BID[axis] * BLOCK[axis] + TID[axis])) == 0
 
-
-def _walk(node: ts.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
 
 
 def _decl(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
