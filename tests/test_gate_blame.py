@@ -179,3 +179,20 @@ def test_a_source_compile_error_is_reported_by_its_first_error_not_a_warning_bef
     v = blame_source(Verdict("unverified", "k", spec={"source": "inferred"}),
                      Counterexample("compile error", "k", {}, {}, {}, 0, {}, side="source", message=log), "main.cu", "k")
     assert v.blame == "source" and v.reason.endswith('main.cu(80): error: identifier "TILE" is undefined')
+
+
+def test_a_port_in_memory_finds_kernels_qualified_by_its_sources_header_macro(tmp_path):
+    # `GLOBAL void k(...)` with `#define GLOBAL __global__` in the source's header: the port, held in memory with
+    # no folder of its own, is read with its source's include context; otherwise it had no kernel at all and the
+    # gate "rejected" it ("no kernel named ... (kernels: none)", frna on the H200)
+    from xlate.verify.runner import Side
+
+    (tmp_path / "qual.h").write_text("#ifdef __CUDACC__\n#define GLOBAL __global__\n#else\n#define GLOBAL\n#endif\n")
+    body = '#include "qual.h"\nGLOBAL static void bump(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] += 1.0f; }\n'
+    src = tmp_path / "main.cu"
+    src.write_text(body)
+    port = "#include <hip/hip_runtime.h>\n" + body
+    side = Side("<candidate>", "bump", text=port, language="hip", include_dirs=[str(tmp_path)], context_path=str(src))
+    assert side.has_kernel()
+    alone = Side("<candidate>", "bump", text=port, language="hip")
+    assert not alone.has_kernel()  # what the port's text alone shows: the context is what finds it

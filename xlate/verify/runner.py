@@ -17,6 +17,7 @@ from xlate.cir.ctype import template_spellings
 from xlate.errors import SpecError
 from xlate.model import KernelUnit, TemplateParam
 from xlate.parse import parse_string
+from xlate.parse.frontend import ProjectMacros, include_macros
 from xlate.parse.source import read_source
 from xlate.specs import KernelSpec
 from xlate.targets import of_language
@@ -102,7 +103,7 @@ class Side:
         self.text = text
         # Grammar gaps are warnings on either side: a candidate that does not compile gets a verdict from its
         # compiler, and a source nvcc accepts is never refused for what tree-sitter cannot read.
-        self.unit: KernelUnit = parse_string(text, path, language)  # type: ignore[arg-type]
+        self.unit: KernelUnit = parse_string(text, path, language, context=self._context())  # type: ignore[arg-type]
         self.language = self.unit.language
         self.kernel = kernel
         self.arch = arch
@@ -115,6 +116,18 @@ class Side:
         self.jit_variants = 0  # variants a JIT backend (Triton) built at launch, as its worker counts them
         self.platform: str | None = None
         self.caveats: list[str] = []
+
+    def _context(self) -> ProjectMacros | None:
+        """A text with no file of its own (a port held in memory) is read with the qualifier macros of its
+        source's include context: `GLOBAL void k()` with `#define GLOBAL __global__` in the source's header."""
+        if os.path.isfile(self.path) or not self.context_path:
+            return None
+        try:
+            with open(self.context_path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        return include_macros(self.context_path, data, tuple(self.include_dirs))
 
     @property
     def specialisations(self) -> int:
