@@ -160,6 +160,19 @@ class KernelFacts:
             grid.pop()
         return (grid[0] if len(grid) == 1 else f"({', '.join(grid)})"), _dims_text(block), origin
 
+    def launch_values(self, grid: list[sp.Expr] | None, block: list[sp.Expr] | None
+                      ) -> tuple[list[sp.Expr] | None, list[sp.Expr] | None, dict[sp.Symbol, sp.Expr]]:
+        """The launch's grid and block (guessed from the kernel where not given) and gridDim/blockDim's values."""
+        if grid is None or block is None:
+            gg, bb = self.guessed_dims()
+            grid, block = grid or gg, block or bb
+        launch: dict[sp.Symbol, sp.Expr] = {}
+        for syms, vals in ((GRID, grid), (BLOCK, block)):
+            for i, s in enumerate(syms):
+                if vals is not None:
+                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        return grid, block, launch
+
     def guessed_dims(self) -> tuple[list[sp.Expr] | None, list[sp.Expr] | None]:
         g, b, _ = self.guess_launch()
         from xlate.specs import expr as spec_expr
@@ -189,18 +202,11 @@ class KernelFacts:
         mine = [a for a in self.accesses if a.param == pname]
         if not mine:
             return None
-        if grid is None or block is None:
-            gg, bb = self.guessed_dims()
-            grid, block = grid or gg, block or bb
+        grid, block, launch = self.launch_values(grid, block)
         key = (pname, tuple(grid or ()), tuple(block or ()), loads)
         if key in self._extents_cache:
             return self._extents_cache[key]
         self._extents_cache[key] = None
-        launch: dict[sp.Symbol, sp.Expr] = {}
-        for syms, vals in ((GRID, grid), (BLOCK, block)):
-            for i, s in enumerate(syms):
-                if vals is not None:
-                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
         # sizes of the spec the launch brings in (`length` of grid = length / block_size): as final as parameters
         spec_sizes = {x for v in launch.values() for x in sp.sympify(v).free_symbols}
         tops: list[sp.Expr] = []
@@ -281,14 +287,7 @@ class KernelFacts:
         not keep runs apart. The kernel's own outputs are not drawn."""
         if self.truncated:
             return {}
-        if grid is None or block is None:
-            gg, bb = self.guessed_dims()
-            grid, block = grid or gg, block or bb
-        launch: dict[sp.Symbol, sp.Expr] = {}
-        for syms, vals in ((GRID, grid), (BLOCK, block)):
-            for i, s in enumerate(syms):
-                if vals is not None:
-                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        grid, block, launch = self.launch_values(grid, block)
         threads = {*TID, *BID}
         const = {p.name for p in self.fn.params if p.is_const}  # `&a[i]` of a const buffer reads it
         written = {a.param for a in self.accesses if a.write}
@@ -339,14 +338,7 @@ class KernelFacts:
         stride (`x < w` before `out[y * w + x]` needs nothing)."""
         if self.truncated:
             return []
-        launch: dict[sp.Symbol, sp.Expr] = {}
-        if grid is None or block is None:
-            gg, bb = self.guessed_dims()
-            grid, block = grid or gg, block or bb
-        for syms, vals in ((GRID, grid), (BLOCK, block)):
-            for i, s in enumerate(syms):
-                if vals is not None:
-                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        grid, block, launch = self.launch_values(grid, block)
         threads = {*TID, *BID}
         const = {p.name for p in self.fn.params if p.is_const}
         out: list[tuple[sp.Expr, sp.Expr]] = []
@@ -387,14 +379,7 @@ class KernelFacts:
         be found for (float values used as indices, products of index values, an index the kernel cannot keep
         non-negative). An index value the kernel guards itself (`if (j >= n) return;`) needs no bound of its own
         past the guard's."""
-        if grid is None or block is None:
-            gg, bb = self.guessed_dims()
-            grid, block = grid or gg, block or bb
-        launch: dict[sp.Symbol, sp.Expr] = {}
-        for syms, vals in ((GRID, grid), (BLOCK, block)):
-            for i, s in enumerate(syms):
-                if vals is not None:
-                    launch[s] = vals[i] if i < len(vals) else sp.Integer(1)
+        grid, block, launch = self.launch_values(grid, block)
         his: dict[str, list[sp.Expr]] = {}
         los: dict[str, list[sp.Expr]] = {}
         bad: dict[str, str] = {}
