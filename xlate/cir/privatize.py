@@ -93,14 +93,13 @@ def _private_slot(loop: ir.For | ir.While, name: str) -> ir.Expr | None:
     subscripts = _subscripts(slot)
     if not _writes(parts, keys.pop()):
         return None
-    assigned, _ = ir.assigned_names((*loop.body, *(loop.init if isinstance(loop, ir.For) else ())))
+    head: tuple[ir.Stmt, ...] = ()
     if isinstance(loop, ir.For):
-        for e in loop.step:
-            a, _ = ir.assigned_names((ir.ExprStmt(e.loc, e),))
-            assigned |= a
+        head = (*loop.init, *(ir.ExprStmt(e.loc, e) for e in loop.step))
+    assigned, _ = ir.assigned_names((*loop.body, *head))
     if any(ir.names_in(e) & assigned for e in subscripts) or any(ir.has_effects(e, calls=True) for e in subscripts):
         return None
-    if ir.contains(loop.body, (ir.Return,)) is not None or _contains_return(loop.body):
+    if any(isinstance(n, ir.Return) for n in ir.walk(loop.body)):
         return None
     if _has_barrier_or_call(parts):
         return None
@@ -219,13 +218,10 @@ def _writes(parts: list[Any], key: Any) -> bool:
 
 
 
-def _contains_return(stmts: tuple[ir.Stmt, ...]) -> bool:
-    return any(isinstance(n, ir.Return) for n in ir.walk(stmts))
-
-
 def _has_barrier_or_call(parts: list[Any]) -> bool:
-    """A barrier (another thread's write could become visible) or a call of anything but a math function (it
-    could reach the array through a pointer taken elsewhere, or be a barrier under another name)."""
+    """A barrier, fence, atomic or warp shuffle (another thread's write could become visible through it), or a
+    method call (a cooperative-groups `sync()` among them). Calls that could reach the array through a pointer
+    are excluded already: the array's address is never taken."""
     for n in ir.walk(parts):
         if isinstance(n, ir.MethodCall):
             return True
