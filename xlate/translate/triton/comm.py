@@ -304,14 +304,17 @@ def guarded(L: Block, v: Sym, op: str) -> Sym:
     """`v` on the threads, the identity of `op` on the lanes padding the block (a reduction reads every lane)."""
     if L.lane_guard is None or ctyping.is_symbolic(v.ctype):
         return v
+    return S.where(L.lane_guard, v, S.const(identity(op, v.ctype), v.ctype), v.ctype)
+
+
+def identity(op: str, ctype: str) -> float | int:
+    """The value that leaves a sum, max or min of `ctype` values unchanged."""
     if op == "sum":
-        ident: float | int = 0
-    elif ctyping.is_float(v.ctype):
-        ident = float("-inf") if op == "max" else float("inf")
-    else:
-        info = np.iinfo(ctyping.np_dtype(v.ctype))
-        ident = int(info.min) if op == "max" else int(info.max)
-    return S.where(L.lane_guard, v, S.const(ident, v.ctype), v.ctype)
+        return 0
+    if ctyping.is_float(ctype):
+        return float("-inf") if op == "max" else float("inf")
+    info = np.iinfo(ctyping.np_dtype(ctype))
+    return int(info.min) if op == "max" else int(info.max)
 
 
 def reduce_sym(op: str, base: Sym, ctype: str) -> Sym:

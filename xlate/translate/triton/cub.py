@@ -96,11 +96,4 @@ class Cub:
 
 
 def _identity(op: str, ctype: str) -> Sym:
-    import numpy as np
-
-    if op == "sum":
-        return S.const(0, ctype)
-    if ctyping.is_float(ctype):
-        return S.const(float("-inf") if op == "max" else float("inf"), ctype)
-    info = np.iinfo(ctyping.np_dtype(ctype))
-    return S.const(int(info.min) if op == "max" else int(info.max), ctype)
+    return S.const(comm.identity(op, ctype), ctype)

@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
@@ -471,7 +469,7 @@ class Memory:
         else:
             before = self.data(self.shared_read(arr, idx, e.loc), e.loc)
         conds = self.full_pred()
-        mine = S.where(S.land(*conds), v, S.const(_identity(op, ct), ct), ct) if conds else v
+        mine = S.where(S.land(*conds), v, S.const(comm.identity(op, ct), ct), ct) if conds else v
         total = comm.reduce_sym(op, comm.guarded(self, mine, op), ct)
         after = S.op("add" if op == "sum" else op, ct, before, total)
         rec = WriteRec(self.next_id(), arr, idx, (), after, self.st.epoch, e.loc, atomic=True)
@@ -513,12 +511,3 @@ class Memory:
         old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))
-
-
-def _identity(op: str, ctype: str) -> float | int:
-    if op == "sum":
-        return 0
-    if ctyping.is_float(ctype):
-        return float("-inf") if op == "max" else float("inf")
-    info = np.iinfo(ctyping.np_dtype(ctype))
-    return int(info.min) if op == "max" else int(info.max)
