@@ -192,7 +192,8 @@ class Fuzzer:
                     return CaseResult(False, self._cx(case, inputs, env, "nondeterministic",
                                                       f"two runs of the source gave different '{p.name}'" + _jitter_note(src_run),
                                                       side=self.source.label if self.source else None, buffer=p.name,
-                                                      flat=int(np.flatnonzero(nondet)[0]), shape=shape))
+                                                      flat=int(np.flatnonzero(nondet)[0]), shape=shape,
+                                                      count=int(nondet.sum())))
             elif recorded is not None:
                 expected = recorded.outputs[p.name]
                 written = recorded.written[p.name]
@@ -208,7 +209,8 @@ class Fuzzer:
                 return CaseResult(False, self._cx(case, inputs, env, "nondeterministic",
                                                   f"two runs of the candidate gave different '{p.name}'" + _jitter_note(cand_run),
                                                   side=self.candidate.label if self.candidate else None, buffer=p.name,
-                                                  flat=int(np.flatnonzero(got.nondeterministic)[0]), shape=shape))
+                                                  flat=int(np.flatnonzero(got.nondeterministic)[0]), shape=shape,
+                                                  count=int(got.nondeterministic.sum())))
             missing = written & ~got.written
             if missing.any():
                 i = int(np.flatnonzero(missing)[0])
