@@ -402,6 +402,8 @@ class Evaluator:
         else:
             name = text(fn)
         name = "".join(name.split())
+        if len(args) == 1 and self._number_type(text(fn)):  # `Index_t(8) * i`, `int(x)`: a functional cast
+            return self.cast(self.program.resolve_type(text(fn)), self.ev(args[0], env))
         handled, v = self.special_call(name, node, args, env)
         if handled:
             return v
@@ -439,6 +441,15 @@ class Evaluator:
 
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
         return None
+
+    def _number_type(self, name: str) -> bool:
+        """Whether `name(...)` names a number type (a C type or a typedef of one), not a function."""
+        name = " ".join(name.split())
+        if self.program.function(name.split("::")[-1]) is not None or name in self.program.macros:
+            return False
+        if name in ctypes_table():
+            return True
+        return name in self.program.typedefs and self.program.resolve_type(name) in ctypes_table()
 
     def expand(self, name: str, params: list[str], body: str, args: list[str], env: dict[str, Any],
                write: bool = False) -> Value:

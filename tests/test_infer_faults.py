@@ -1,0 +1,46 @@
+"""Inferred specs under which a correct source faulted on the GPU (issue #15): index values that must stay inside
+the buffer they index, read through functional casts (`Index_t(8) * i`), pointers into the index buffer and
+locals. Each program is written for its test (host and kernel), with the exact spec inferred."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from xlate.parse import parse_string
+from xlate.specs import resolve_spec
+
+
+def annotation(tmp_path: Path, program: str, kernel: str) -> str:
+    path = tmp_path / "prog.cu"
+    path.write_text(textwrap.dedent(program).lstrip())
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), kernel)
+    assert res.complete, res.holes
+    return res.annotation()
+
+
+def test_functional_cast_of_a_typedef_keeps_the_index_value_range(tmp_path):
+    # `Idx(4) * e` is a cast, not a call: the pointer into the corner list stays known, so the corners' values
+    # get the range of the point arrays they index (read as an unknown call they indexed out of bounds)
+    got = annotation(tmp_path, """
+    typedef int Idx;
+    __global__ void corners(float* sum, const float* px, const Idx* __restrict__ corner, const Idx nelem) {
+      Idx e = blockDim.x * blockIdx.x + threadIdx.x;
+      if (e >= nelem) return;
+      const Idx* mine = corner + Idx(4) * e;
+      Idx c0 = mine[0];
+      Idx c3 = mine[3];
+      sum[e] = px[c0] + px[c3];
+    }
+    int main() {
+      int nelem = 301, npts = 77;
+      float *sum, *px; int* corner;
+      cudaMalloc(&sum, nelem * sizeof(float));
+      cudaMalloc(&px, npts * sizeof(float));
+      cudaMalloc(&corner, 4 * nelem * sizeof(int));
+      corners<<<(nelem + 127) / 128, 128>>>(sum, px, corner, nelem);
+      return 0;
+    }
+    """, "corners")
+    assert got == ("sum: out[nelem], px: in[npts], corner: in[4 * nelem](0..npts - 1), nelem: size(1..301), "
+                   "npts: size(1..77), grid: cdiv(nelem, 128), block: 128")
