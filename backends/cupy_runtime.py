@@ -62,6 +62,9 @@ class CupyRuntime:
 
 
 def _scalar(value: Any, dtype: str) -> Any:
+    if dtype.startswith("record"):  # a struct of mixed fields: its bytes in C layout (xlate/specs/records.py);
+        raw = np.asarray(value, dtype=np.uint8)  # the driver reads each argument at the offset the cubin gives it
+        return raw.view(np.dtype((np.void, raw.nbytes)))
     if isinstance(value, list):  # float3, a struct of numbers: one by-value argument of all its bytes
         lanes = np.ascontiguousarray(np.asarray(value, dtype=np.dtype(dtype)))
         return lanes.view(np.dtype((np.void, lanes.nbytes)))  # a size-one array: CuPy passes its bytes by value

@@ -330,6 +330,15 @@ class HipAmdRuntime:
 
 
 def _ctype(value: Any, dtype: str) -> Any:
+    if dtype.startswith("record") or isinstance(value, list):  # a by-value struct: its bytes, aligned as C aligns it
+        raw = np.asarray(value, dtype=np.uint8) if dtype.startswith("record") else np.ascontiguousarray(
+            np.asarray(value, dtype=np.dtype(dtype))).view(np.uint8)
+        align = int(dtype[len("record"):] or 1) if dtype.startswith("record") else np.dtype(dtype).itemsize
+        word = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32}.get(align, ctypes.c_uint64)
+        count = -(-raw.nbytes // ctypes.sizeof(word))
+        padded = np.zeros(count * ctypes.sizeof(word), dtype=np.uint8)
+        padded[: raw.nbytes] = raw
+        return (word * count).from_buffer_copy(padded.tobytes())
     table = {
         "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
         "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,

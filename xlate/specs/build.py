@@ -21,6 +21,7 @@ from xlate.specs.language import (
     parse_range,
     parse_tuple,
     parse_values,
+    split_record,
     split_top,
 )
 from xlate.specs.model import (
@@ -234,6 +235,9 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         ctype, lanes = param_ctype(p, resolve) if not triton else ("", 1)
         if value is None:
             raise SpecError(f"{where}error: no spec for '{p.name}': annotate it")
+        value, record = split_record(value)
+        if record is not None:  # a struct of mixed number types: `as {S: float32, T: int32}`
+            ctype, lanes = _record_ctype(record, p.name, template_types, where), 1
         m = BUFFER.match(value)
         if m:
             if not triton and not p.is_pointer:
@@ -254,6 +258,8 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         kind, arg = m.group(1), m.group(3)
         if m.group(5):
             ctype = m.group(5)  # explicit value type (Triton launchers have no C types): n: scalar(0..9) as int32
+        if record is not None and kind != "scalar":
+            raise SpecError(f"{where}error: '{p.name}' has a record type: it can be a buffer or a scalar, not a {kind}")
         if kind == "const":
             if not arg:
                 raise SpecError(f"{where}error: const needs an expression: {p.name}: const(n)")
@@ -344,6 +350,30 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
     return spec
 
 
+def _record_ctype(text: str, name: str, template_types: set[str], where: str) -> str:
+    """The canonical text of a record element type, checked: it parses, its field types are dtypes or template
+    types of the kernel, and it has a C layout."""
+    from xlate.specs.records import layout, parse_record, record_text, type_names
+
+    try:
+        rec = parse_record(text)
+        unknown = type_names(rec) - template_types
+        if unknown:
+            raise SpecError(f"xlate: error: field type {', '.join(sorted(unknown))} is neither a dtype nor a template "
+                            "type of the kernel")
+        layout(rec, lambda t: np_dtype("float32") if t in template_types else np_dtype(t))
+    except SpecError as exc:
+        raise SpecError(f"{where}error: the record type of '{name}': {str(exc).removeprefix('xlate: error: ')}") from None
+    return record_text(rec)
+
+
+def np_dtype(name: str) -> Any:
+    """A NumPy dtype by name (bfloat16 through ml_dtypes)."""
+    from xlate.specs.records import _base_dtype
+
+    return _base_dtype(name, None)
+
+
 def _fold_sizeof(spec: KernelSpec, where: str) -> None:
     """`sizeof(T)` of a template type, where the gate evaluates an expression without the case's dtypes (the
     `where` filter, the grid's size check, size and scalar ranges, constants), becomes a number: T's size when T
@@ -398,6 +428,14 @@ def _fold_sizeof(spec: KernelSpec, where: str) -> None:
 def check_names(spec: KernelSpec, where: str) -> None:
     known = {p.name for p in spec.params} | set(spec.value_params) | set(spec.axes) | {"block"}
     exprs = [e for p in spec.params for e in (*p.dims, p.lo, p.hi, p.const) if e]
+    from xlate.specs.records import is_record, names_of, parse_record
+
+    for p in spec.params:
+        if is_record(p.ctype):
+            missing = names_of(parse_record(p.ctype)) - known
+            if missing:
+                raise SpecError(f"{where}error: a field range of '{p.name}' names {', '.join(sorted(missing))}, not a "
+                                f"parameter of '{spec.kernel}'")
     exprs += spec.grid + spec.block + [spec.shmem, *spec.where] + ([spec.op_length] if spec.op_length else [])
     for e in exprs:
         missing = expr.names(e) - known

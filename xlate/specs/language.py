@@ -75,6 +75,20 @@ def parse_values(text: str | None, where: str) -> tuple[str | None, str | None, 
     return lo, hi, perm, distinct
 
 
+def split_record(value: str) -> tuple[str, str | None]:
+    """`in[n](0..9) as {a: float32, b: int32}` -> ("in[n](0..9)", "{a: float32, b: int32}"): a record element
+    type after `as` (xlate/specs/records.py), kept apart so the brackets inside it do not read as dimensions."""
+    depth = 0
+    for i, ch in enumerate(value):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and i > 0 and value[i - 1].isspace() and re.match(r"as\s+\{", value[i:]):
+            return value[:i].rstrip(), value[i + 2 :].strip()
+    return value, None
+
+
 def parse_tuple(text: str) -> list[str]:
     t = text.strip()
     if t.startswith("(") and t.endswith(")") and "," in t:
@@ -136,6 +150,10 @@ def _rng(lo: str | None, hi: str | None) -> str:
 
 def param_item(p: ParamSpec, dtype: str | None = None) -> str:
     """One parameter as an annotation item (`dtype`: an explicit element type, for launchers without C types)."""
+    from xlate.specs.records import is_record
+
+    if dtype is None and is_record(p.ctype):
+        dtype = p.ctype  # a record element type: `opts: in[n] as {S: float32, T: int32}`
     suffix = f" as {dtype}" if dtype else ""
     if p.is_buffer:
         rng = "(perm)" if p.perm else _rng(p.lo, p.hi)

@@ -12,6 +12,7 @@ import numpy as np
 from xlate.cir.ctype import numpy_name
 from xlate.errors import SpecError
 from xlate.specs import KernelSpec, ParamSpec, expr, normalise_ctype
+from xlate.specs.records import Leaf, is_record, leaves, parse_record, record_dtype
 
 FLOAT_PROFILES = ("normal", "uniform", "integers", "wide", "edges", "tiny", "special")
 INT_PROFILES = ("uniform", "edges")
@@ -51,7 +52,10 @@ def is_float(dtype: np.dtype) -> bool:
 
 
 def ctype_dtype(ctype: str, case: Case, spec: KernelSpec) -> np.dtype:
-    """NumPy dtype of a C element type under this case's template bindings."""
+    """NumPy dtype of a C element type under this case's template bindings; a record type (`{a: float32, n:
+    int32}`) is a structured dtype with C's layout."""
+    if is_record(ctype):
+        return record_dtype(ctype, lambda t: np_dtype(case.dtypes.get(t, t)))
     c = normalise_ctype(ctype)
     if c in case.dtypes:
         return np_dtype(case.dtypes[c])
@@ -194,6 +198,9 @@ def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, 
         profile = case.profiles.get(p.name, "uniform")
         lo = float(expr.evaluate(p.lo, env, sizeof)) if p.lo is not None else None
         hi = float(expr.evaluate(p.hi, env, sizeof)) if p.hi is not None else None
+        if dtype.fields is not None:  # a buffer of records: each field from its own dtype and range
+            out[p.name] = record_values(p.ctype, dtype, n, case, env, profile, spec, [case.seed, index])
+            continue
         if p.perm:
             values = rng.permutation(n).astype(np.int64)
         elif p.distinct:
@@ -214,9 +221,78 @@ def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, 
     return out
 
 
+def record_leaves(ctype: str, dtype: np.dtype) -> list[Leaf]:
+    return leaves(parse_record(ctype), dtype)
+
+
+def record_values(ctype: str, dtype: np.dtype, n: int, case: Case, env: dict[str, Any], profile: str,
+                  spec: KernelSpec, seed: list[int], lo: str | None = None, hi: str | None = None) -> np.ndarray:
+    """n records: every number field drawn from its own dtype, in its own range (else `lo..hi`, the range the
+    whole parameter has), under the buffer's profile (integer fields take `edges` or `uniform`); a bool field
+    is 0 or 1; padding bytes are zero."""
+    sizeof = sizeof_table(case, spec)
+    out = np.zeros(n, dtype=dtype)
+    for k, leaf in enumerate(record_leaves(ctype, dtype)):
+        rng = np.random.default_rng([*seed, 1000 + k])
+        count = n * leaf.count
+        flo, fhi = (leaf.lo, leaf.hi) if leaf.lo is not None else (lo, hi)
+        a = float(expr.evaluate(flo, env, sizeof)) if flo is not None else None
+        b = float(expr.evaluate(fhi, env, sizeof)) if fhi is not None else None
+        ldt = leaf.dtype
+        if ldt.kind == "b":
+            v = rng.random(count) < 0.5
+        elif is_float(ldt):
+            v = _float_values(rng, count, profile, a, b, ldt, spec.values == "special")
+        else:
+            v = _int_values(rng, count, "edges" if profile == "edges" else "uniform",
+                            math.ceil(a) if a is not None else None, math.floor(b) if b is not None else None, ldt)
+        target = out
+        for name in leaf.path[:-1]:
+            target = target[name]
+        with np.errstate(over="ignore", invalid="ignore"):
+            target[leaf.path[-1]] = np.asarray(v).astype(ldt).reshape(target[leaf.path[-1]].shape)
+    return out
+
+
+def record_scalar(ctype: str, value: dict[str, Any], dtype: np.dtype) -> np.ndarray:
+    """A by-value record's drawn fields ({"dt": 0.5, "m": [1, 2, 3], "inner.a": [1, 2]}: each number field by
+    its dotted path, its numbers in C order) as one record of `dtype`; fields not given are zero."""
+    out = np.zeros(1, dtype=dtype)
+    for leaf in record_leaves(ctype, dtype):
+        if leaf.label not in value:
+            continue
+        target = out
+        for name in leaf.path[:-1]:
+            target = target[name]
+        field = target[leaf.path[-1]]
+        with np.errstate(over="ignore", invalid="ignore"):
+            target[leaf.path[-1]] = np.asarray(value[leaf.label]).astype(leaf.dtype).reshape(field.shape)
+    return out
+
+
+def scalar_arg_value(p: ParamSpec, value: Any, dtype: np.dtype, case: Case) -> tuple[Any, str]:
+    """(value, dtype name) of a by-value argument as the backends take it: a number, the lanes of a vector or
+    struct of one type (a list), or a record's bytes (a list of uint8, dtype `recordN` with N its C alignment)."""
+    if dtype.fields is not None:
+        from xlate.specs.records import layout
+
+        rec = record_scalar(p.ctype, value, dtype)
+        align = layout(parse_record(p.ctype), lambda t: np_dtype(case.dtypes.get(t, t)))[1]
+        return rec.view(np.uint8).tolist(), f"record{align}"
+    if isinstance(value, list):  # a vector or struct of numbers passed by value: its lanes
+        return np.asarray(value, dtype=dtype).astype(np.float64 if is_float(dtype) else np.int64).tolist(), dtype.name
+    if is_float(dtype):
+        return float(np.asarray(value, dtype=dtype).astype(np.float64)), dtype.name
+    return int(value), dtype.name
+
+
 def summarize(a: np.ndarray, limit: int = 4) -> str:
     if a.size == 0:
         return "empty"
+    if a.dtype.fields is not None:  # records: the first one, field by field
+        first = ", ".join(f"{name}={_fmt(a.reshape(-1)[0][name]) if a.dtype.fields[name][0].shape == () else a.reshape(-1)[0][name].tolist()}"
+                          for name in a.dtype.names or ())
+        return f"{a.size} records of {a.dtype.itemsize} bytes; first: {{{first}}}"
     flat = a.reshape(-1)
     head = ", ".join(_fmt(x) for x in flat[:limit])
     if np.issubdtype(a.dtype, np.number) or a.dtype.name == "bfloat16":

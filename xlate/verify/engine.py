@@ -20,7 +20,16 @@ from xlate.errors import SpecError, ToolchainMissing, XlateError
 from xlate.resources import cache_dir
 from xlate.specs import KernelSpec
 from xlate.verdict import Counterexample
-from xlate.verify.cases import Case, buffer_shape, ctype_dtype, environment, is_float, make_inputs, summarize
+from xlate.verify.cases import (
+    Case,
+    buffer_shape,
+    ctype_dtype,
+    environment,
+    is_float,
+    make_inputs,
+    record_leaves,
+    summarize,
+)
 from xlate.verify.compare import compare, output_scale, scale_of, tolerance
 from xlate.verify.golden import Golden, GoldenCase
 from xlate.verify.oracle import ReferenceOracle
@@ -101,7 +110,9 @@ class FuzzResult:
 
 def tolerance_terms(spec: KernelSpec, case: Case, env: dict[str, Any], inputs: dict[str, np.ndarray]) -> tuple[int | None, float]:
     """What a case's tolerances scale with: the reduction length (None: no reduction) and the inputs' magnitude."""
-    in_arrays = [inputs[p.name] for p in spec.buffers if p.role != "out"] + [np.asarray([v]) for v in case.scalars.values()]
+    in_arrays = [inputs[p.name] for p in spec.buffers if p.role != "out"] + [
+        np.asarray([v]) for v in case.scalars.values() if not isinstance(v, dict)]
+    in_arrays = [b for a in in_arrays for b in (_leaf_arrays(a) if a.dtype.fields is not None else [a])]
     length = None
     if spec.op_length:
         from xlate.specs import expr
@@ -220,6 +231,14 @@ class Fuzzer:
                                                   shape=shape, count=int(missing.sum()),
                                                   exp=expected[i] if expected is not None else None))
             ref_oracle = oracle.get(p.name) if oracle is not None else None
+            if dtype.fields is not None:
+                cx = self._compare_records(p, dtype, case, inputs, env, shape, expected, got, written, ref_oracle,
+                                           src_run.buffers[p.name].fields_written if src_run is not None else None,
+                                           length, term_scale)
+                self._track_degenerate(p.name, expected, inputs)
+                if cx is not None:
+                    return CaseResult(False, cx)
+                continue
             tol = tolerance(spec, dtype, length, term_scale, output_scale(ref_oracle if ref_oracle is not None else expected))
             self.tolerance_text = tol.text
             cmp = compare(got.values, expected, ref_oracle, tol, written)
@@ -236,6 +255,51 @@ class Fuzzer:
                                                   exp=(expected if expected is not None else ref_oracle)[i],
                                                   got=got.values[i], oracle=ref_oracle[i] if ref_oracle is not None else None))
         return result
+
+    def _compare_records(self, p: Any, dtype: np.dtype, case: Case, inputs: dict[str, np.ndarray], env: dict[str, Any],
+                         shape: tuple[int, ...], expected: np.ndarray | None, got: Any, written: np.ndarray,
+                         oracle: np.ndarray | None, src_fields: dict[str, np.ndarray] | None, length: int | None,
+                         term_scale: float) -> Counterexample | None:
+        """A buffer of records compared field by field: integer and bool fields exactly, float fields within
+        their dtype's tolerance, each where the source wrote the element; the counterexample names the field
+        (`opts[3].X`)."""
+        side = self.candidate.label if self.candidate else None
+        for leaf in record_leaves(p.ctype, dtype):
+            got_leaf = leaf.values(got.values)
+            exp_leaf = leaf.values(expected) if expected is not None else None
+            orc_leaf = leaf.values(oracle) if oracle is not None and oracle.dtype.fields is not None else None
+            mask = np.repeat(written, leaf.count)
+
+            def where(i: int, leaf: Any = leaf) -> str:
+                elem, sub = divmod(i, leaf.count)
+                index = [int(x) for x in np.unravel_index(elem, shape)] if shape and elem < int(np.prod(shape)) else [elem]
+                return f"{p.name}[{', '.join(map(str, index))}]{leaf.element_label(sub)}"
+
+            if src_fields is not None and got.fields_written is not None and leaf.label in src_fields:
+                missing = (src_fields[leaf.label] & ~got.fields_written[leaf.label]).reshape(-1)
+                if missing.any():
+                    i = int(np.flatnonzero(missing)[0])
+                    return self._cx(case, inputs, env, "unwritten output",
+                                    f"the candidate left '{where(i)}' unwritten, which the source writes", side=side,
+                                    buffer=p.name, flat=i // leaf.count, shape=shape, count=int(missing.sum()),
+                                    exp=exp_leaf.reshape(-1)[i] if exp_leaf is not None else None)
+            ref = orc_leaf.reshape(-1) if orc_leaf is not None else None
+            scale = output_scale(ref if ref is not None else exp_leaf.reshape(-1) if exp_leaf is not None else None)
+            tol = tolerance(self.spec, leaf.dtype, length, term_scale, scale)
+            if is_float(leaf.dtype):
+                self.tolerance_text = tol.text
+            cmp = compare(got_leaf.reshape(-1), exp_leaf.reshape(-1) if exp_leaf is not None else None, ref, tol, mask)
+            self.max_error = max(self.max_error, cmp.max_error)
+            if math.isfinite(cmp.ratio):
+                self.max_ratio = max(self.max_ratio, cmp.ratio)
+            if not cmp.ok:
+                i = int(np.flatnonzero(cmp.bad)[0])
+                exp = (exp_leaf if exp_leaf is not None else orc_leaf).reshape(-1)[i]  # type: ignore[union-attr]
+                return self._cx(case, inputs, env, "mismatch",
+                                f"'{where(i)}' differs beyond tolerance (field {leaf.label}: {tol.text})", side=side,
+                                buffer=p.name, flat=i // leaf.count, shape=shape, count=int(cmp.bad.sum()), exp=exp,
+                                got=got_leaf.reshape(-1)[i], oracle=ref[i] if ref is not None else None)
+        return None
 
     def _cx(self, case: Case, inputs: dict[str, np.ndarray], env: dict[str, Any], failure: str, message: str, *,
             side: str | None, buffer: str | None = None, flat: int | None = None, shape: tuple[int, ...] | None = None,
@@ -261,6 +325,8 @@ class Fuzzer:
         """Remember what each output looked like, to warn when agreement on it proves little."""
         if values is None or values.size == 0:
             return
+        if values.dtype.fields is not None:  # records: their number fields side by side
+            values = np.concatenate([a.astype(np.float64) for a in _leaf_arrays(values)] or [np.zeros(0)])
         d = self._degenerate.setdefault(name, {"nonzero": False, "outputs": set(), "by_size": {}})
         f = values.astype(np.float64)
         with np.errstate(invalid="ignore"):
@@ -387,6 +453,21 @@ def run_fuzz(fuzzer: Fuzzer, *, budget: int, size_cap: int, cases: list[Case] | 
         max_error=fuzzer.max_error, max_ratio=fuzzer.max_ratio, tolerance=fuzzer.tolerance_text,
         seconds=time.perf_counter() - t0, warnings=fuzzer.warnings(), recorded=fuzzer.recorded,
     )
+
+
+def _leaf_arrays(a: np.ndarray) -> list[np.ndarray]:
+    """A structured array's number fields, each flat (for magnitudes and output tracking)."""
+    out: list[np.ndarray] = []
+
+    def walk(v: np.ndarray) -> None:
+        if v.dtype.fields is None:
+            out.append(np.asarray(v).reshape(-1))
+            return
+        for name in v.dtype.names or ():
+            walk(v[name])
+
+    walk(a)
+    return out
 
 
 def _jitter_note(run: SideRun) -> str:

@@ -3,6 +3,7 @@ bands, each case twice (two poison patterns), every misbehaviour classified."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,16 @@ from xlate.parse.frontend import ProjectMacros, include_macros
 from xlate.parse.source import read_source
 from xlate.specs import KernelSpec
 from xlate.targets import of_language
-from xlate.verify.cases import Case, buffer_length, ctype_dtype, environment, is_float, launch_dims
+from xlate.verify.cases import (
+    Case,
+    buffer_length,
+    ctype_dtype,
+    environment,
+    is_float,
+    launch_dims,
+    record_leaves,
+    scalar_arg_value,
+)
 
 # Exception names a worker reports that mean "the candidate does not compile" rather than "it crashed".
 COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"}
@@ -41,6 +51,9 @@ def template_arguments(unit: KernelUnit, kernel: str, language: str, dtype: Call
 
 def guard_elements(dtype: np.dtype) -> int:
     # 256 bytes of guard on each side keeps the kernel's view 256-byte aligned (vector loads, Triton hints).
+    if dtype.fields is not None:  # records of any size (12 bytes...): a whole number of 256-byte blocks
+        unit = 256 // math.gcd(dtype.itemsize, 256)
+        return -(-max(64, -(-256 // dtype.itemsize)) // unit) * unit
     return max(64, 256 // dtype.itemsize)
 
 
@@ -66,6 +79,8 @@ class BufferResult:
     values: np.ndarray  # final contents (run with pattern 1)
     written: np.ndarray  # bool: elements the kernel wrote (out buffers), all True for inout
     nondeterministic: np.ndarray | None = None  # bool mask of elements differing between the two runs
+    # records: each number field's written mask, (elements, numbers of the field per element), by field label
+    fields_written: dict[str, np.ndarray] | None = None
 
 
 @dataclass
@@ -197,22 +212,21 @@ class Side:
                     dtype = ctype_dtype(p.ctype, case, spec)
                     n = buffer_length(p, env, case, spec) // max(1, p.lanes) * max(1, p.lanes)
                     g = guard_elements(dtype)
-                    data = poison(dtype, pattern, n + 2 * g).copy()
+                    data = _copy(poison(dtype, pattern, n + 2 * g))
                     if p.role in ("in", "inout"):
                         data[g : g + n] = inputs[p.name]
-                    fills[p.name] = data.copy()
+                    fills[p.name] = _copy(data)
                     layouts[p.name] = (g, n, dtype)
-                    args.append(BufferArg(p.name, data, g, n))
+                    if dtype.fields is not None:  # records travel as their bytes: every backend passes byte buffers
+                        size = dtype.itemsize
+                        args.append(BufferArg(p.name, data.view(np.uint8), g * size, n * size))
+                    else:
+                        args.append(BufferArg(p.name, data, g, n))
                 else:
                     value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
                     dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
-                    if isinstance(value, list):  # a vector or struct of numbers passed by value: its lanes
-                        value = np.asarray(value, dtype=dtype).astype(np.float64 if is_float(dtype) else np.int64).tolist()
-                    elif is_float(dtype):
-                        value = float(np.asarray(value, dtype=dtype).astype(np.float64))
-                    else:
-                        value = int(value)
-                    args.append(ScalarArg(p.name, value, dtype.name))
+                    value, dname = scalar_arg_value(p, value, dtype, case)
+                    args.append(ScalarArg(p.name, value, dname))
             if skip_launch:
                 results.append({a.name: a.data for a in args if isinstance(a, BufferArg)})
                 continue
@@ -232,14 +246,16 @@ class Side:
                 detail = (res.message + ("\n" + res.stderr.strip()[-2000:] if res.stderr.strip() else "")).strip()
                 return SideRun(failure=SideFailure(kind, detail or res.status), seconds=total_seconds)
             for name, before in fills.items():
-                after = res.buffers[name]
                 g, n, dtype = layouts[name]
+                if dtype.fields is not None:
+                    res.buffers[name] = np.ascontiguousarray(res.buffers[name]).reshape(-1).view(dtype)
+                after = res.buffers[name]
                 failure = _check_guards(name, before, after, g, n)
                 if failure:
                     return SideRun(failure=failure, seconds=total_seconds)
                 p = spec.param(name)
                 if p is not None and p.role == "in":
-                    changed = np.flatnonzero(_bits(before[g : g + n]) != _bits(after[g : g + n]))
+                    changed = np.flatnonzero(_differs(before[g : g + n], after[g : g + n]))
                     if changed.size:
                         i = int(changed[0])
                         return SideRun(failure=SideFailure("input modified", f"input '{name}' changed at element {i} "
@@ -252,6 +268,10 @@ class Side:
                 continue
             g, n, dtype = layouts[p.name]
             last = results[-1][p.name][g : g + n]
+            if dtype.fields is not None:
+                out.buffers[p.name] = _record_result(p.ctype, dtype, [r[p.name][g : g + n] for r in results], p.role,
+                                                     tolerant_repeat, repeat_atol)
+                continue
             if p.role == "out" and runs >= 2:
                 first = results[0][p.name][g : g + n]
                 unwritten = (_bits(first) == _bits(poison(dtype, 0, n))) & (_bits(last) == _bits(poison(dtype, 1, n)))
@@ -283,9 +303,60 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(f"<u{size}") if size in (1, 2, 4, 8) else a
 
 
+def _copy(a: np.ndarray) -> np.ndarray:
+    """A copy, byte for byte: NumPy copies records field by field and drops their padding."""
+    return a.view(np.uint8).copy().view(a.dtype) if a.dtype.fields is not None else a.copy()
+
+
+def _differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per element: any bit differs (records: any byte, padding included)."""
+    if a.dtype.fields is not None:
+        size = a.dtype.itemsize
+        return (a.view(np.uint8).reshape(-1, size) != b.view(np.uint8).reshape(-1, size)).any(axis=1)
+    return _bits(a) != _bits(b)
+
+
+def _leaf_bits(values: np.ndarray) -> np.ndarray:
+    """A record field's numbers as unsigned integers of their size, (elements, numbers per element)."""
+    size = values.dtype.itemsize
+    return np.ascontiguousarray(values).view(f"<u{size}") if size in (2, 4, 8) else np.ascontiguousarray(values).view(np.uint8)
+
+
+def _record_result(ctype: str, dtype: np.dtype, runs: list[np.ndarray], role: str, tolerant: bool,
+                   repeat_atol: Callable[[np.dtype], float] | None) -> BufferResult:
+    """A buffer of records after the runs, judged field by field (padding bytes are nobody's output): a field
+    is written where it is not the poison of both runs; an element where any of its fields is."""
+    n = runs[-1].shape[0]
+    fields: dict[str, np.ndarray] = {}
+    written = np.zeros(n, dtype=bool)
+    nondet = np.zeros(n, dtype=bool)
+    poisons = [poison(dtype, k, n) for k in range(2)]
+    for leaf in record_leaves(ctype, dtype):
+        last = leaf.values(runs[-1])
+        if role == "out" and len(runs) >= 2:
+            first = leaf.values(runs[0])
+            unwritten = (_leaf_bits(first) == _leaf_bits(leaf.values(poisons[0]))) & (
+                _leaf_bits(last) == _leaf_bits(leaf.values(poisons[1])))
+            w = ~unwritten
+        else:
+            w = np.ones(last.shape, dtype=bool)
+        fields[leaf.label] = w
+        written |= w.any(axis=1)
+        if len(runs) >= 2:
+            first = leaf.values(runs[0])
+            differs = (_leaf_bits(first) != _leaf_bits(last)) & w
+            if tolerant and is_float(leaf.dtype):
+                a, b = first.astype(np.float64), last.astype(np.float64)
+                tol = repeat_atol(leaf.dtype) if repeat_atol is not None else 0.0
+                with np.errstate(invalid="ignore"):
+                    differs &= ~((np.abs(a - b) <= tol + 4e-6 * np.abs(b)) | (np.isnan(a) & np.isnan(b)))
+            nondet |= differs.any(axis=1)
+    return BufferResult(runs[-1].copy(), written, nondet if nondet.any() else None, fields)
+
+
 def _check_guards(name: str, before: np.ndarray, after: np.ndarray, g: int, n: int) -> SideFailure | None:
-    lo_bad = np.flatnonzero(_bits(before[:g]) != _bits(after[:g]))
-    hi_bad = np.flatnonzero(_bits(before[g + n :]) != _bits(after[g + n :]))
+    lo_bad = np.flatnonzero(_differs(before[:g], after[:g]))
+    hi_bad = np.flatnonzero(_differs(before[g + n :], after[g + n :]))
     if lo_bad.size:
         i = int(lo_bad[0]) - g
         return SideFailure("out-of-bounds write", f"wrote '{name}'[{i}], {-i} element(s) before the start "

@@ -20,9 +20,9 @@ from xlate.verify.cases import (
     buffer_length,
     ctype_dtype,
     environment,
-    is_float,
     launch_dims,
     make_inputs,
+    scalar_arg_value,
 )
 from xlate.verify.runner import Side, guard_elements, poison
 
@@ -51,14 +51,15 @@ def _args(spec: KernelSpec, case: Case, env: dict, inputs: dict[str, np.ndarray]
             dtype = ctype_dtype(p.ctype, case, spec)
             n = buffer_length(p, env, case, spec)
             g = guard_elements(dtype)
-            data = poison(dtype, 0, n + 2 * g).copy()
+            data = poison(dtype, 0, n + 2 * g).view(np.uint8).copy().view(dtype)
             if p.role != "out":
                 data[g : g + n] = inputs[p.name]
-            args.append(BufferArg(p.name, data, g, n))
+            size = dtype.itemsize if dtype.fields is not None else 1  # records travel as their bytes
+            args.append(BufferArg(p.name, data.view(np.uint8) if size > 1 else data, g * size, n * size))
         else:
             value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
             dtype = ctype_dtype(p.ctype, case, spec)
-            args.append(ScalarArg(p.name, float(value) if is_float(dtype) else int(value), dtype.name))
+            args.append(ScalarArg(p.name, *scalar_arg_value(p, value, dtype, case)))
     return args
 
 

@@ -3,6 +3,7 @@ one below/above every block and wavefront multiple, large sizes within the backe
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from xlate.errors import SpecError
 from xlate.specs import KernelSpec, ParamSpec, expr
+from xlate.specs.records import Leaf
 from xlate.verify.cases import (
     FLOAT_PROFILES,
     INT_PROFILES,
@@ -21,6 +23,7 @@ from xlate.verify.cases import (
     distinct_fits,
     environment,
     is_float,
+    record_leaves,
 )
 
 WIDTHS = (16, 32, 64, 128, 256, 512, 1024)
@@ -148,6 +151,47 @@ def _width(dtype: np.dtype) -> int:
     return 16 if dtype.itemsize == 2 else 32 if dtype.itemsize == 4 else 64
 
 
+def _leaf_bounds(lo_text: str | None, hi_text: str | None, dtype: np.dtype, env: dict) -> tuple[float, float]:
+    """A number's drawing range: the stated one, else the defaults of `scalar` (floats -4..4, integers
+    -100..100, unsigned from 0, bool 0..1), clipped to the dtype."""
+    if dtype.kind == "b":
+        return 0, 1
+    if is_float(dtype):
+        lo = float(expr.evaluate(lo_text, env)) if lo_text else -4.0
+        hi = float(expr.evaluate(hi_text, env)) if hi_text else 4.0
+        return float_bounds(min(lo, hi), max(lo, hi), dtype)
+    info = np.iinfo(dtype)
+    lo = math.ceil(float(expr.evaluate(lo_text, env))) if lo_text else (0 if dtype.kind == "u" else -100)
+    hi = math.floor(float(expr.evaluate(hi_text, env))) if hi_text else 100
+    lo, hi = max(lo, int(info.min)), min(hi, int(info.max))
+    return lo, max(lo, hi)
+
+
+def _leaf_draw(leaf: Leaf, p: ParamSpec, env: dict, draw) -> int | float | list[int | float]:
+    """One number field of a by-value record: its own range, else the parameter's, else the defaults."""
+    lo_t, hi_t = (leaf.lo, leaf.hi) if leaf.lo is not None else (p.lo, p.hi)
+    lo, hi = _leaf_bounds(lo_t, hi_t, leaf.dtype, env)
+    if is_float(leaf.dtype):
+        specials = [v for v in (0.0, 1.0, -1.0, lo, hi, 0.5) if lo <= v <= hi]
+        one = st.one_of(st.sampled_from(specials), st.floats(lo, hi, allow_nan=False, allow_infinity=False,
+                                                             width=_width(leaf.dtype)))
+    else:
+        one = st.integers(int(lo), int(hi))
+    label = f"{p.name}.{leaf.label}"
+    if leaf.count == 1 and not any(leaf.shapes):
+        return draw(one, label=label)
+    return draw(st.lists(one, min_size=leaf.count, max_size=leaf.count), label=label)
+
+
+def _leaf_middle(leaf: Leaf, p: ParamSpec) -> int | float | list[int | float]:
+    """The explicit cases' value of a by-value record's field: the middle of its range (not 0 if avoidable)."""
+    lo_t, hi_t = (leaf.lo, leaf.hi) if leaf.lo is not None else (p.lo, p.hi)
+    lo, hi = _leaf_bounds(lo_t, hi_t, leaf.dtype, {})
+    mid = (lo + hi) / 2 if is_float(leaf.dtype) else (int(lo) + int(hi)) // 2
+    v = mid if mid != 0 else hi
+    return v if leaf.count == 1 and not any(leaf.shapes) else [v] * leaf.count
+
+
 @st.composite
 def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, list[str]] | None = None) -> Case:
     blocks = _literal_blocks(spec)
@@ -177,6 +221,9 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
     for p in spec.scalars:
         dtype = ctype_dtype(p.ctype, probe, spec)
         env = {**sizes}
+        if dtype.fields is not None:  # a record passed by value: each field from its own dtype and range
+            scalars[p.name] = {leaf.label: _leaf_draw(leaf, p, env, draw) for leaf in record_leaves(p.ctype, dtype)}  # type: ignore[assignment]
+            continue
         if is_float(dtype):
             lo = float(expr.evaluate(p.lo, env)) if p.lo else -4.0
             hi = float(expr.evaluate(p.hi, env)) if p.hi else 4.0
@@ -200,8 +247,10 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
         if p.role == "out":
             continue
         dtype = ctype_dtype(p.ctype, probe, spec)
-        options = FLOAT_PROFILES if is_float(dtype) else INT_PROFILES
-        if is_float(dtype) and spec.values == "finite":
+        floats = is_float(dtype) or (dtype.fields is not None and any(
+            is_float(leaf.dtype) for leaf in record_leaves(p.ctype, dtype)))
+        options = FLOAT_PROFILES if floats else INT_PROFILES
+        if floats and spec.values == "finite":
             options = tuple(o for o in options if o != "special")
         profiles[p.name] = draw(st.sampled_from(options), label=f"{p.name} values")
     seed = draw(st.integers(0, 2**32 - 1), label="data seed")
@@ -255,6 +304,10 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
     scalars: dict[str, int | float] = {}
     for p in spec.scalars:
         dtype = ctype_dtype(p.ctype, probe, spec)
+        if dtype.fields is not None:
+            with contextlib.suppress(SpecError):  # a field range over sizes: the random draws cover it
+                scalars[p.name] = {leaf.label: _leaf_middle(leaf, p) for leaf in record_leaves(p.ctype, dtype)}  # type: ignore[assignment]
+            continue
         try:
             lo = float(expr.evaluate(p.lo, {})) if p.lo else (-4.0 if is_float(dtype) else 0)
             hi = float(expr.evaluate(p.hi, {})) if p.hi else (4.0 if is_float(dtype) else 100)
