@@ -44,3 +44,35 @@ def test_functional_cast_of_a_typedef_keeps_the_index_value_range(tmp_path):
     """, "corners")
     assert got == ("sum: out[nelem], px: in[npts], corner: in[4 * nelem](0..npts - 1), nelem: size(1..301), "
                    "npts: size(1..77), grid: cdiv(nelem, 128), block: 128")
+
+
+def test_template_typed_offsets_get_the_range_of_the_buffer_they_index(tmp_path):
+    # `Off` is a template type bound to int at the launch: its values start and end segments of `src`, so they
+    # must stay inside it (drawn freely, a correct kernel wrote far outside `dst`); begin and end are summed
+    # through the guard `t < end - begin`, so each gets half of the room
+    got = annotation(tmp_path, """
+    template <class V, class Off>
+    __global__ void seg_copy(const V* src, V* dst, const Off* begin, const Off* end, const int* which, int nsel) {
+      int g = threadIdx.x + blockIdx.x * blockDim.x;
+      int s = g >> 1;
+      int t = threadIdx.x & 1;
+      if (s < nsel) {
+        int b = begin[which[s]];
+        int len = end[which[s]] - begin[which[s]];
+        if (t < len) dst[b + t] = src[b + t];
+      }
+    }
+    int main() {
+      int nseg = 45, nel = 999, nsel = 31;
+      float *src, *dst; int *bounds, *which;
+      cudaMalloc(&src, nel * sizeof(float));
+      cudaMalloc(&dst, nel * sizeof(float));
+      cudaMalloc(&bounds, (nseg + 1) * sizeof(int));
+      cudaMalloc(&which, nsel * sizeof(int));
+      seg_copy<float, int><<<(2 * nsel + 127) / 128, 128>>>(src, dst, bounds, bounds + 1, which, nsel);
+      return 0;
+    }
+    """, "seg_copy")
+    assert got == ("src: in[nel], dst: out[nel], begin: in[nseg + 1](0..nel / 2), end: in[nseg](0..nel / 2), "
+                   "which: in[nsel](0..nseg - 1), nsel: size(1..31), nel: size(1..999), nseg: size(1..45), V: float32, "
+                   "Off: int32, grid: cdiv(2 * nsel, 128), block: 128")

@@ -85,6 +85,7 @@ class Load:
     param: str
     flt: bool
     index: sp.Expr | None = None  # the element read (None: through code not followed)
+    guessed: bool = False  # of a template type, followed as an integer without knowing it is one
 
 
 @dataclass
@@ -430,6 +431,10 @@ class KernelFacts:
                     bad.setdefault(q, why)
                 else:
                     his.setdefault(q, []).append(cap)
+        # a template-typed buffer was followed as integers on a guess: where no range is found it stays as before
+        # (no range) rather than a hole; where one is found it is the range integers need
+        guessed = {ld.param for ld in self.loads.values() if ld.guessed}
+        bad = {q: why for q, why in bad.items() if q not in guessed}
         out: dict[str, tuple[sp.Expr, sp.Expr]] = {}
         for q, caps_q in his.items():
             if q in bad:
@@ -845,6 +850,7 @@ class KernelInterpreter(Evaluator):
         self._n = 0
         self._inline_depth = 0
         self._param_types = {p.name: normalise_ctype(p.base_type) for p in fn.params}
+        self._template_types = {t.name for t in fn.template_params if t.kind == "type"}
         self._aliases: dict[sp.Expr, sp.Symbol] = {}
         self.eval_budget = KERNEL_EVAL_BUDGET
         self._frozen: set[str] = set()  # induction variables of the loops being run: their range covers every update
@@ -1485,9 +1491,11 @@ class KernelInterpreter(Evaluator):
     def load_value(self, p: Value, node: ts.Node) -> Value:
         if isinstance(p, KPtr) and p.param:
             ty = self._param_types.get(p.param, "float")
-            flt = is_float_type(ty) or ctype_size(ty) is None
+            # a template type (`const Offset* seg_begins`) may be bound to an integer: its values are followed like
+            # integers, so values that index other buffers get a range (drawn as floats, a range still holds)
+            flt = is_float_type(ty) or (ctype_size(ty) is None and ty not in self._template_types)
             s = sp.Symbol(f"L_{p.param}_{self._next()}", integer=not flt, nonnegative=True)
-            self.facts.loads[s] = Load(s, p.param, flt)
+            self.facts.loads[s] = Load(s, p.param, flt, guessed=ty in self._template_types)
             return Num(s, flt)
         return Num(self.fresh("l", "shared"), True)
 
