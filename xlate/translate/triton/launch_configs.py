@@ -4,7 +4,8 @@ For each launcher whose kernel can run several CUDA blocks per program (batching
 batched kernel (`<kernel>_blocks`), a launcher that launches whichever configuration it is given, and an entry
 in the module's table `_XL_CONFIGS` (launcher -> list of configurations). The first configuration is the
 default and launches exactly what the launcher launched before: the same kernel on the CUDA grid with the same
-arguments and num_warps. The others come from xlate/data/triton/launch_configs.yaml. The runtime that picks one
+arguments and num_warps. The others come from xlate/data/triton/launch_configs.yaml, and for a row
+kernel (rows.py) also from xlate/data/triton/row_configs.yaml. The runtime that picks one
 (templates/triton/launch_runtime.py) is appended once.
 
 Nothing here decides what a port keeps: xlate.port verifies every configuration through the gate and writes
@@ -19,6 +20,7 @@ import json
 
 from xlate.resources import templates_dir
 from xlate.translate.triton.batching import GRID_X, ROWS, batch_kernel, rules
+from xlate.translate.triton.rows import free_lanes, row_configurations
 
 TABLE = "_XL_CONFIGS"
 DOC_NOTE = ("\nLaunch configurations: `_XL_CONFIGS` at the end lists each launcher's; the first is CUDA's launch, the\n"
@@ -52,8 +54,9 @@ def configurations(bx: int, num_warps: int) -> list[dict[str, int]]:
     return out
 
 
-def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str) -> list[str]:
-    """Lines replacing the launch statement: a local function launching one configuration, and the runtime call."""
+def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str, lanes: bool = False) -> list[str]:
+    """Lines replacing the launch statement: a local function launching one configuration, and the runtime call.
+    With `lanes`, a configuration may also set the lanes per row (BX of the batched kernel, rows.py)."""
     call = stmt.value
     assert isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and isinstance(call.func.slice, ast.Name)
     grid = call.func.slice.id
@@ -66,12 +69,16 @@ def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str
     blocks.args = [*blocks.args, ast.parse(f"{grid}[0]", mode="eval").body]
     blocks.keywords = [k for k in blocks.keywords if k.arg != "num_warps"] + [
         ast.keyword(ROWS, ast.parse(f'{CONFIG}["blocks"]', mode="eval").body), ast.keyword("num_warps", pick)]
+    if lanes:
+        blocks.keywords = [ast.keyword("BX", ast.parse(f'{CONFIG}.get("lanes", {ast.unparse(k.value)})', mode="eval").body)
+                           if k.arg == "BX" else k for k in blocks.keywords]
     params = [a.arg for a in launcher.args.args]
     pad = " " * stmt.col_offset
     return ["", f"{pad}def {RUN}({CONFIG}):",
-            f'{pad}    if {CONFIG}["blocks"] == 1:',
+            f'{pad}    if {CONFIG}["blocks"] == 1' + (f' and "lanes" not in {CONFIG}:' if lanes else ":"),
             f"{pad}        {ast.unparse(default)}",
-            f"{pad}    else:  # {CONFIG}['blocks'] consecutive CUDA blocks per program",
+            f"{pad}    else:  # {CONFIG}['blocks'] consecutive CUDA blocks per program"
+            + (f", {CONFIG}['lanes'] lanes per row if given" if lanes else ""),
             f"{pad}        {ast.unparse(blocks)}",
             f"{pad}_xl_launch({name!r}, {RUN}, {grid}, ({', '.join(params)}{',' if len(params) == 1 else ''}))"]
 
@@ -99,14 +106,19 @@ def add_launch_configs(text: str) -> str:
         configs = configurations(bx.value, int(warps.value))
         kernel = kernels[call.func.value.id]  # type: ignore[attr-defined]
         name = f"{kernel.name}_blocks"
-        if len(configs) < 2 or name in kernels:
+        if name in kernels:
             continue
-        source, _why = batch_kernel(kernel, name)
+        free, _why = free_lanes(kernel, bx.value)  # a row kernel: its lanes per row may vary too
+        if free is not None:
+            configs += row_configurations(bx.value)
+        if len(configs) < 2:
+            continue
+        source, _why = batch_kernel(free or kernel, name)
         if source is None:
             continue
         table[fn.name] = configs
         added.append(source)
-        edits.append((stmt.lineno, stmt.end_lineno or stmt.lineno, _dispatch(stmt, name, fn, fn.name)))
+        edits.append((stmt.lineno, stmt.end_lineno or stmt.lineno, _dispatch(stmt, name, fn, fn.name, free is not None)))
     if not table:
         return text
     for first, last, new in sorted(edits, reverse=True):
