@@ -25,7 +25,7 @@ from xlate.errors import SpecError
 NAME = re.compile(r"[A-Za-z_]\w*$")
 ALIGN = re.compile(r"^(.*?)\s*\balign\s*\(\s*(\d+)\s*\)\s*$", re.S)
 RANGE = re.compile(r"^(.*?)\s*\(([^()]*\.\.[^()]*)\)\s*$", re.S)
-SHAPE = re.compile(r"^(.*?)\s*\[([\d\s,]+)\]\s*$", re.S)
+SHAPE = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]\s*$", re.S)
 
 
 @dataclass(frozen=True)

@@ -101,11 +101,14 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         ctype, _ = param_ctype(p)
         elem = _elem_type(p, fn, launch, program.resolve_type)
         struct = program.struct_lanes(ctype) if normalise_ctype(ctype) not in ctypes_table() else None
-        if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and struct is None and not (
+        record, why_not = (None, "")
+        if struct is None and p.pointer_depth == 1 and normalise_ctype(ctype) not in ctypes_table() and not p.is_template_dependent:
+            record, why_not = _record(program, fn, p, ctype, role != "out")
+        if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and struct is None and record is None and not (
                 p.is_template_dependent and _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program)))):
-            inf.holes[p.name] = (f"cannot fuzz '{p.name}' of type '{p.type}' in '{fn.name}': only buffers of numbers "
-                                 "(or of structs of one number type) can be generated; annotate the kernel by hand or "
-                                 "test it through a wrapper")
+            inf.holes[p.name] = (f"cannot fuzz '{p.name}' of type '{p.type}' in '{fn.name}': " + (why_not or (
+                "only buffers of numbers (or of structs of numbers) can be generated")) + "; annotate the kernel by "
+                "hand or test it through a wrapper")
             continue
         length = None
         origin = None
@@ -136,8 +139,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         if struct is not None:  # struct { float re, im; }*: n elements of 2 floats each, laid out alike
             dims += f", {struct[1]}"
             buffer_lanes[p.name] = int(struct[1])
-        text = f"{p.name}: {role}[{dims}]" + (f"({rng[0]}..{rng[1]})" if rng else "") + (
-            f" as {numpy_of(struct[0])}" if struct is not None else "")
+        text = f"{p.name}: {role}[{dims}]" + (f"({rng[0]}..{rng[1]})" if rng and record is None else "") + (
+            f" as {numpy_of(struct[0])}" if struct is not None else f" as {record}" if record is not None else "")
         inf.items[p.name] = (text, origin or Origin("kernel"))
 
     _index_ranges(fn, kf, inf, lengths, grid_exprs, block_exprs, mapper)
@@ -165,6 +168,18 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 inf.items[p.name] = (f"{p.name}: scalar", Origin(
                     "kernel", kf.where, f"{agg[1]} x {agg[0]}, passed by value; the kernel uses them as data only"))
             continue
+        if numpy_of(normalise_ctype(p.base_type)) is None and not p.is_template_dependent and agg is None and (
+                normalise_ctype(p.base_type) not in ctypes_table()):
+            record, why_not = _record(program, fn, p, p.base_type, True)
+            if record is not None:
+                inf.items[p.name] = (f"{p.name}: scalar as {record}", Origin(
+                    "kernel", kf.where, "a struct of numbers passed by value; the kernel uses its integer fields as "
+                    "data only"))
+                continue
+            if why_not:
+                inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': {why_not}; "
+                                     "annotate the kernel by hand")
+                continue
         callable_ = p.is_template_dependent and re.search(rf"\b{re.escape(p.name)}\s*\(", kf.body_text)
         item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if not callable_ and (
             not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program))) else None
@@ -483,6 +498,29 @@ def _fresh_name(base: str, fn: Function, inf: Inference) -> str:
 
 
 # -- launches ------------------------------------------------------------------------------------------------
+
+
+def _record(program: Program, fn: Function, p: Param, ctype: str, drawn: bool) -> tuple[str | None, str]:
+    """The record type of a struct parameter or buffer element (`{S: float32, T: int32}`) and "", or None and why
+    not: a struct holding pointers, one with more numbers than the gate draws for one argument, or one whose
+    integer fields the kernel uses as indices, loop bounds or guards (`drawn`: its values are drawn; an `out`
+    buffer's are not)."""
+    from xlate.specs.infer.records import int_fields, risky_fields
+    from xlate.specs.records import leaves, parse_record, record_dtype
+
+    record, why = program.record_of(ctype)
+    if record is None:
+        return None, why if why and not why.startswith("no definition") else ""
+    numbers = sum(leaf.count for leaf in leaves(parse_record(record), record_dtype(record)))
+    if not p.is_pointer and numbers > MAX_LANES:
+        return None, f"it holds {numbers} numbers, more than the gate draws for one argument ({MAX_LANES})"
+    risky = risky_fields(program, fn.name, int_fields(record)) if drawn else {}
+    if risky:
+        name, reason = next(iter(sorted(risky.items())))
+        return None, (f"its fields {', '.join(f'{p.name}.{f}' for f in sorted(risky))} index buffers or bound loops "
+                      f"(the field {name} {reason}): give {'it' if len(risky) == 1 else 'them'} a range, e.g. "
+                      f"'{p.name}: ... as {{..., {name}: int32(0..9)}}'")
+    return record, ""
 
 
 def _elem_sizer(program: Program):

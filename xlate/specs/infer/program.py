@@ -16,6 +16,7 @@ import tree_sitter as ts
 from xlate.cir.cond import DEVICE_MACROS, Undecidable, evaluate
 from xlate.model import KernelUnit
 from xlate.resources import data
+from xlate.specs.model import normalise_ctype
 
 CONTEXT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inl", ".hip")
 MAX_CONTEXT_FILES = 48
@@ -75,6 +76,7 @@ class Program:
         self._cond_typedefs: dict[str, list[tuple[tuple[tuple[str, bool], ...], str]]] = {}
         self._settled: set[str] = set()
         self.structs: dict[str, list[tuple[str, int]]] = {}
+        self.struct_nodes: dict[str, ts.Node] = {}  # name -> the struct/class definition (record_of)
         self.classes: dict[str, dict[str, tuple[str, bool, ts.Node | None]]] = {}  # class -> member -> (type, pointer, init)
         self.class_tparams: dict[str, list[str]] = {}
         self._roots = {f.tree.root_node.id: f for f in files}
@@ -236,6 +238,7 @@ class Program:
         body = node.child_by_field_name("body")
         if body is None or name in self.structs:
             return
+        self.struct_nodes[name] = node
         fields: list[tuple[str, int]] = []
         for fd in body.named_children:
             if "virtual" in text(fd).split("(")[0].split():
@@ -278,6 +281,96 @@ class Program:
         if info is None or info.get("numpy") is None:
             return None
         return scalar, sum(count for _, count in fields)
+
+    def record_of(self, ctype: str, depth: int = 0) -> tuple[str | None, str]:
+        """A struct of numbers as a spec record type (xlate/specs/records.py): `({S: float32, T: int32}, "")`,
+        fields in declaration order with their fixed arrays (`float m[3]` -> `m: float32[3]`), nested structs,
+        vector types (`float4 v` -> `v: float32[4] align(16)`), `alignas`/`__align__`, template arguments bound
+        (`Pair<float>`). `(None, why)` when it is not plain numbers: a pointer or reference member, a bit-field,
+        a base class, virtual methods, a type we do not know."""
+        from xlate.specs.model import ctypes_table
+
+        t = normalise_ctype(ctype)
+        m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
+        name, args = (m.group(1), _template_args(m.group(2))) if m else (t, [])
+        name = self.resolve_type(name) if not args else name
+        name = name.split("::")[-1]
+        node = self.struct_nodes.get(name)
+        if node is None or depth > 4:
+            return None, f"no definition of '{t}' was found"
+        tparams = self.class_tparams.get(name, [])
+        binding = dict(zip(tparams, args, strict=False))
+        if any(c.type == "base_class_clause" for c in node.named_children):
+            return None, f"'{name}' derives from another class"
+        end = node.child_by_field_name("body").start_byte  # type: ignore[union-attr]
+        src = self.source_of(node)
+        align = _alignment(_original(src, node.start_byte, end) if src is not None else text(node), self)
+        fields: list[str] = []
+        body = node.child_by_field_name("body")
+        for fd in body.named_children if body is not None else []:
+            if "virtual" in text(fd).split("(")[0].split():
+                return None, f"'{name}' has virtual methods"
+            if fd.type in ("function_definition", "template_declaration", "access_specifier", "friend_declaration",
+                           "comment", "declaration", "type_definition", "alias_declaration"):
+                continue
+            if fd.type != "field_declaration":
+                return None, f"'{name}' has a member xlate cannot read ({fd.type})"
+            decls = fd.children_by_field_name("declarator")
+            if any(c.type == "storage_class_specifier" for c in fd.children) or any(d.type == "function_declarator" for d in decls):
+                continue
+            if any(c.type == "bitfield_clause" for c in fd.children):
+                return None, f"'{name}' has bit-fields"
+            ftype = " ".join(text(c) for c in fd.children if c.type in ("primitive_type", "type_identifier",
+                                                                           "sized_type_specifier", "template_type",
+                                                                           "qualified_identifier", "struct_specifier"))
+            ftype = binding.get(ftype.strip(), ftype.strip())
+            falign = _alignment(" ".join(text(c) for c in fd.children if c.type == "type_qualifier"), self)
+            base = self.resolve_type(ftype)
+            info = ctypes_table().get(base)
+            shape0: list[int] = []
+            if info is not None and info.get("numpy"):
+                ftext = str(info["numpy"])
+            elif info is not None and info.get("scalar") and ctypes_table().get(str(info["scalar"]), {}).get("numpy"):
+                lanes = int(info.get("lanes", 1))  # a vector type: its lanes, aligned as CUDA aligns it
+                ftext = str(ctypes_table()[str(info["scalar"])]["numpy"])
+                shape0 = [lanes]
+                if lanes in (2, 4):
+                    falign = max(falign, min(int(info["size"]), 16))
+            else:
+                inner, why = self.record_of(base, depth + 1)
+                if inner is None:
+                    return None, f"member of '{name}' of type '{ftype}': {why}" if "member" not in why else why
+                ftext = inner
+            for d in decls:
+                shape: list[int] = []
+                cur = d
+                while cur is not None and cur.type == "array_declarator":
+                    count = self._array_size(text(cur.child_by_field_name("size")), binding)
+                    if count is None or count <= 0:
+                        return None, f"member '{text(d)}' of '{name}' has an array size xlate cannot read"
+                    shape.insert(0, count)
+                    cur = cur.child_by_field_name("declarator")
+                if cur is None or cur.type != "field_identifier":
+                    return None, f"'{name}' holds a pointer or reference ('{text(d)}')"
+                dims = shape + shape0
+                item = ftext + (f"[{', '.join(map(str, dims))}]" if dims else "")
+                if falign:
+                    item += f" align({falign})"
+                fields.append(f"{text(cur)}: {item}")
+        if not fields:
+            return None, f"'{name}' has no data members"
+        return "{" + ", ".join(fields) + "}" + (f" align({align})" if align else ""), ""
+
+    def _array_size(self, size: str, binding: dict[str, str]) -> int | None:
+        size = binding.get(size.strip(), size.strip())
+        for _ in range(8):
+            if re.fullmatch(r"\d+[uUlL]*", size):
+                return int(re.sub(r"[uUlL]+$", "", size))
+            m = self.macros.get(size)
+            if m is None or m.params is not None:
+                return None
+            size = m.body.strip().strip("()").strip()
+        return None
 
     def _enumerators(self, f: SourceFile, node: ts.Node) -> None:
         """`enum { NOCTANT = 8, NDIM };`: each enumerator is a named constant, read like an object-like macro."""
@@ -393,6 +486,42 @@ class Program:
 
 
 @functools.cache
+@functools.lru_cache(maxsize=64)
+def _file_bytes(path: str, size: int) -> bytes | None:
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    return data if len(data) == size else None
+
+
+def _original(f: SourceFile, start: int, end: int) -> str:
+    """The source text of a span as written: the front end blanks qualifiers (`__align__(16)`) in place."""
+    data = _file_bytes(f.path, len(f.data)) or f.data
+    return bytes(data[start:end]).decode("utf-8", "replace")
+
+
+def _template_args(args: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        depth += (ch == "<") - (ch == ">")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur.strip()] if cur.strip() else out
+
+
+def _alignment(head: str, program: Program) -> int:
+    """`alignas(16)` / `__align__(16)` (a macro for the number included) in a declaration's text; 0: none."""
+    m = re.search(r"\b(?:alignas|__align__|__attribute__\s*\(\s*\(\s*aligned)\s*\(\s*(\w+)\s*\)", head)
+    if m is None:
+        return 0
+    value = program._array_size(m.group(1), {})
+    return value if value and not value & (value - 1) else 0
+
+
 def _define_query() -> ts.Query:
     from xlate.parse import languages
 

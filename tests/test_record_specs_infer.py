@@ -1,0 +1,114 @@
+"""Inference of record types: a struct of mixed number fields passed by value or as a buffer's element becomes
+`as {...}` from the struct's definition (fixed arrays, nested structs, vector types, alignas, template arguments
+bound); one holding a pointer, or whose integer fields index buffers or bound loops, stays a hole that says why.
+Programs written for these tests."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from xlate.parse import parse_string
+from xlate.specs import resolve_spec
+from xlate.specs.infer.program import Program, load_file
+
+PROGRAM = """
+#include <cstdio>
+#define NAXES 3
+struct Option { float S, X; int T; bool call; };
+struct Params { float dt; int steps; double scale; };
+struct Holder { float* data; int n; };
+struct Edge { float w; int col; };
+struct Body { float3 pos; float m[NAXES]; unsigned char tag; };
+template <typename T> struct Pair { T a; int b; };
+
+__device__ float value(const Option& o, float dt) { return o.S * dt - o.X + (float)o.T; }
+
+__global__ void price(const Option* __restrict__ opts, float* out, Params p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = value(opts[i], p.dt) * (float)p.scale;
+    out[i] = opts[i].call ? v : -v + p.steps;
+  }
+}
+__global__ void scale_held(Holder h, float s) { int i = threadIdx.x; if (i < h.n) h.data[i] *= s; }
+__global__ void gather(const Edge* e, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = e[i].w * x[e[i].col];
+}
+__global__ void repeat(Params p, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.f;
+  for (int k = 0; k < p.steps; k++) acc += p.dt;
+  y[i] = acc;
+}
+__global__ void move(Body* b, Pair<double> q, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { b[i].pos.x += b[i].m[0] * (float)q.a; b[i].tag = (unsigned char)q.b; }
+}
+
+int main() {
+  const int n = 1000;
+  Option* d_o; float* d_out; Params p; p.dt = 0.5f; p.steps = 3; p.scale = 2.0;
+  cudaMalloc(&d_o, n * sizeof(Option)); cudaMalloc(&d_out, n * sizeof(float));
+  price<<<(n + 255) / 256, 256>>>(d_o, d_out, p, n);
+  Holder h; scale_held<<<1, 256>>>(h, 2.0f);
+  Edge* d_e; float *d_x, *d_y;
+  cudaMalloc(&d_e, n * sizeof(Edge)); cudaMalloc(&d_x, n * sizeof(float)); cudaMalloc(&d_y, n * sizeof(float));
+  gather<<<(n + 127) / 128, 128>>>(d_e, d_x, d_y, n);
+  repeat<<<(n + 127) / 128, 128>>>(p, d_y, n);
+  Body* d_b; Pair<double> q; q.a = 1.0; q.b = 2;
+  cudaMalloc(&d_b, n * sizeof(Body));
+  move<<<(n + 63) / 64, 64>>>(d_b, q, n);
+  return 0;
+}
+"""
+
+
+def _resolve(tmp_path: Path, kernel: str):
+    path = tmp_path / "main.cu"
+    path.write_text(textwrap.dedent(PROGRAM).lstrip())
+    return resolve_spec(parse_string(path.read_text(), str(path), "cuda"), kernel)
+
+
+def test_a_buffer_of_records_and_a_record_by_value(tmp_path):
+    res = _resolve(tmp_path, "price")
+    assert res.complete, res.holes
+    assert res.annotation() == (
+        "opts: in[n] as {S: float32, X: float32, T: int32, call: bool}, out: out[n], "
+        "p: scalar as {dt: float32, steps: int32, scale: float64}, n: size(1..1000), grid: cdiv(n, 256), block: 256")
+    spec = res.spec
+    assert spec is not None and spec.param("opts").ctype == "{S: float32, X: float32, T: int32, call: bool}"
+
+
+def test_nested_arrays_vectors_and_bound_template_arguments(tmp_path):
+    res = _resolve(tmp_path, "move")
+    assert res.complete, res.holes
+    assert res.annotation() == (
+        "b: inout[n] as {pos: float32[3], m: float32[3], tag: uint8}, q: scalar as {a: float64, b: int32}, "
+        "n: size(1..1000), grid: cdiv(n, 64), block: 64")
+
+
+def test_a_struct_holding_a_pointer_stays_a_hole_that_says_so(tmp_path):
+    res = _resolve(tmp_path, "scale_held")
+    assert not res.complete and set(res.holes) == {"h"}
+    assert "holds a pointer" in res.holes["h"] and "data" in res.holes["h"]
+
+
+def test_integer_fields_that_index_or_bound_loops_stay_holes(tmp_path):
+    gather = _resolve(tmp_path, "gather")
+    assert set(gather.holes) == {"e"} and "e.col" in gather.holes["e"] and "indexes a buffer" in gather.holes["e"]
+    repeat = _resolve(tmp_path, "repeat")
+    assert set(repeat.holes) == {"p"} and "p.steps" in repeat.holes["p"] and "bounds a loop" in repeat.holes["p"]
+
+
+def test_record_of_reads_alignas_and_the_blanked_align_qualifier(tmp_path):
+    path = tmp_path / "a.cu"
+    path.write_text("struct __align__(16) A { float x; int n; };\n"
+                    "struct alignas(8) B { short s; A a[2]; bool ok; };\n"
+                    "struct C { int bits : 3; };\n")
+    program = Program([load_file(str(path))])
+    assert program.record_of("A") == ("{x: float32, n: int32} align(16)", "")
+    assert program.record_of("B") == ("{s: int16, a: {x: float32, n: int32} align(16)[2], ok: bool} align(8)", "")
+    assert program.record_of("C") == (None, "'C' has bit-fields")

@@ -1,0 +1,150 @@
+"""Record parameters (structs of mixed number fields): which integer fields the kernel uses where a drawn value
+could break a correct kernel -- an index, a loop bound, a guard compared with something other than a constant,
+an argument of a function that does so -- read from the kernel's syntax tree. Such a field needs a range the
+program gives (none is inferred yet), so its parameter stays a hole; fields used as data are drawn freely."""
+
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from xlate.specs.infer.program import FuncDef, Program, text
+
+STATEMENT_TYPES = {"expression_statement", "declaration", "return_statement", "compound_statement", "if_statement",
+                   "for_statement", "while_statement", "do_statement", "switch_statement", "case_statement",
+                   "for_range_loop"}
+LOOP_TYPES = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
+MATH = {"sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "cos", "sinf", "cosf", "fabs", "fabsf", "pow", "powf",
+        "fmin", "fmax", "fminf", "fmaxf", "floor", "floorf", "ceil", "ceilf", "erf", "erff", "tanh", "tanhf", "abs",
+        "__expf", "__logf", "__sinf", "__cosf", "rsqrt", "rsqrtf", "exp2f", "log2f", "float", "double", "printf"}
+
+
+def _walk(node: ts.Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.named_children))
+
+
+def _is_literal(node: ts.Node | None) -> bool:
+    while node is not None and node.type in ("parenthesized_expression", "unary_expression", "cast_expression"):
+        node = node.named_children[-1] if node.named_children else None
+    return node is not None and node.type in ("number_literal", "true", "false", "char_literal")
+
+
+def _within(node: ts.Node, outer: ts.Node | None) -> bool:
+    return outer is not None and outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
+
+
+def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int) -> str | None:
+    """Why the value at `node` is not plain data (None: it is)."""
+    cur = node
+    pending = None  # a comparison with a computed value: risky unless it only picks a branch by a constant
+    while cur.parent is not None and cur.id != body.id:
+        parent = cur.parent
+        t = parent.type
+        if t == "subscript_expression" and not _within(node, parent.child_by_field_name("argument")):
+            return "indexes a buffer"
+        if t in LOOP_TYPES and not _within(node, parent.child_by_field_name("body")):
+            return "bounds a loop"
+        if t in ("if_statement", "conditional_expression") and _within(node, parent.child_by_field_name("condition")):
+            return None if _compared_with_constant(node, parent) and pending is None else "is compared in a guard"
+        if t == "binary_expression" and text(parent.child_by_field_name("operator")) in ("<", "<=", ">", ">=", "==", "!="):
+            other = parent.child_by_field_name("right") if _within(node, parent.child_by_field_name("left")) else \
+                parent.child_by_field_name("left")
+            if not _is_literal(other):
+                pending = pending or "is compared with a computed value"
+        if t == "init_declarator" or (t == "assignment_expression" and _within(node, parent.child_by_field_name("right"))):
+            target = parent.child_by_field_name("declarator") if t == "init_declarator" else parent.child_by_field_name("left")
+            if target is not None and target.type == "identifier" and depth < 2:
+                why = _name_risk(text(target), body, program, depth + 1)
+                return f"flows into '{text(target)}', which {why}" if why else None
+            if target is not None and target.type in ("subscript_expression", "field_expression"):
+                return None  # stored into memory: data
+            return "is stored where xlate cannot follow it" if target is not None and target.type != "identifier" else None
+        if t == "argument_list":
+            call = parent.parent
+            callee = text(call.child_by_field_name("function")) if call is not None else ""
+            if callee.split("::")[-1] in MATH:
+                return None
+            fd = program.function(callee)
+            if fd is None or depth >= 2:
+                return None if fd is None else "is passed to a function too deep to follow"
+            k = next(i for i, a in enumerate(parent.named_children) if _within(node, a))
+            why = _param_risk(fd, k, program, depth + 1)
+            return f"is passed to '{callee}', where it {why}" if why else None
+        if t in STATEMENT_TYPES:
+            return pending
+        cur = parent
+    return pending
+
+
+def _compared_with_constant(node: ts.Node, cond_owner: ts.Node) -> bool:
+    """The field inside a guard is only compared with literals (`if (p.mode == 1)`): any value just picks a
+    branch."""
+    cur = node
+    while cur.parent is not None and cur.parent.id != cond_owner.id:
+        parent = cur.parent
+        if parent.type == "binary_expression":
+            op = text(parent.child_by_field_name("operator"))
+            if op in ("<", "<=", ">", ">=", "==", "!="):
+                other = parent.child_by_field_name("right") if _within(node, parent.child_by_field_name("left")) else \
+                    parent.child_by_field_name("left")
+                return _is_literal(other)
+        cur = parent
+    return True  # used as a truth value
+
+
+def _name_risk(name: str, body: ts.Node, program: Program, depth: int) -> str | None:
+    for n in _walk(body):
+        if n.type == "identifier" and text(n) == name:
+            parent = n.parent
+            if parent is not None and parent.type == "init_declarator" and parent.child_by_field_name("declarator") == n:
+                continue
+            why = _risk(n, body, program, depth)
+            if why:
+                return why
+    return None
+
+
+def _param_risk(fd: FuncDef, k: int, program: Program, depth: int) -> str | None:
+    body = fd.node.child_by_field_name("body")
+    if body is None or k >= len(fd.params):
+        return None
+    return _name_risk(fd.params[k][0], body, program, depth)
+
+
+def int_fields(record: str) -> set[str]:
+    """Names of a record type's integer fields (bool and float fields are safe to draw anywhere)."""
+    from xlate.specs.records import leaves, parse_record, record_dtype
+
+    return {leaf.path[-1] for leaf in leaves(parse_record(record), record_dtype(record)) if leaf.dtype.kind in "iu"}
+
+
+def risky_fields(program: Program, kernel: str, fields: set[str]) -> dict[str, str]:
+    """Integer fields (by name) the kernel uses where a wild value breaks it: field -> why ("indexes a buffer",
+    "bounds a loop", ...). A field is matched by name whatever struct it is read through (`o.T` of a local copy
+    `Option o = opts[i]` included): conservative."""
+    fd = program.function(kernel, "kernel")
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    todo = [(fd, 0)] if fd is not None else []
+    while todo:  # the kernel and the functions it calls (a struct handed to a device function is read there)
+        f, level = todo.pop()
+        body = f.node.child_by_field_name("body")
+        if body is None or f.name in seen:
+            continue
+        seen.add(f.name)
+        for n in _walk(body):
+            if n.type == "call_expression" and level < 3:
+                callee = program.function(text(n.child_by_field_name("function")))
+                if callee is not None:
+                    todo.append((callee, level + 1))
+            if n.type != "field_expression":
+                continue
+            name = text(n.child_by_field_name("field"))
+            if name in fields and name not in out:
+                why = _risk(n, body, program, 0)
+                if why:
+                    out[name] = why
+    return out
