@@ -141,7 +141,9 @@ class CFamilyBuilder:
                 continue
             functions.append((self._function(node, name, kind, qualifiers), node))
         device_names = {f.name for f, _ in functions if f.kind == "device"}
+        self.macro_atomics = self._macro_atomics(unit.macros)
         self._analyse_bodies(functions, device_names)
+        _inherit_atomics([f for f, _ in functions])
         unit.kernels = [f for f, _ in functions if f.kind == "kernel"]
         unit.device_functions = [f for f, _ in functions if f.kind == "device"]
         unit.host_functions = [HostFunction(name, self.src.span(_wrapper(n))) for name, n in host_nodes]
@@ -280,6 +282,22 @@ class CFamilyBuilder:
             path = m["path"][0]
             text = self.src.text(path)
             out.append(Include(text.strip('<>"'), path.type == "system_lib_string", self.src.span(m["include"][0])))
+        return out
+
+    def _macro_atomics(self, macros: list[Macro]) -> dict[str, str]:
+        """Function-like macros whose body calls an atomic (directly or through another such macro): name -> the
+        atomic, so a kernel using one has atomics like a kernel calling it."""
+        atomic_names = {n for n, c in self.cats.items() if c == "atomic"}
+        bodies = {m.name: m.value for m in macros if m.params is not None and m.value}
+        out: dict[str, str] = {}
+        for _ in range(4):  # macros using macros, a few levels
+            for name, body in bodies.items():
+                if name in out:
+                    continue
+                for called in re.findall(r"\b([A-Za-z_]\w*)\s*\(", body):
+                    if called in atomic_names or called in out:
+                        out[name] = called if called in atomic_names else out[called]
+                        break
         return out
 
     def _macros(self, root: ts.Node) -> list[Macro]:
@@ -524,6 +542,8 @@ class CFamilyBuilder:
                 category = cats.get(base)
                 if category == "atomic":
                     fn.atomics.append(AtomicUse(base, args, fn.name, span))
+                elif base in self.macro_atomics:  # RECORD(...) whose body does `atomicAdd(err, 1)`
+                    fn.atomics.append(AtomicUse(self.macro_atomics[base], args, fn.name, span))
                 elif category == "barrier":
                     fn.intrinsics.append(IntrinsicUse(base, category, args, fn.name, span))
                     if base == "__syncthreads" or base.startswith("__syncthreads_"):
@@ -672,3 +692,20 @@ class CFamilyBuilder:
 
 def build_unit(src: Source, language: str, grammar: str, root: ts.Node, blanked: list[tuple[int, str]]) -> KernelUnit:
     return CFamilyBuilder(src, language, grammar, blanked).build(root)
+
+
+def _inherit_atomics(functions: list[Function]) -> None:
+    """A kernel (or device function) calling device functions that use atomics has those atomics too, named with the
+    function they are in: the gate's tolerance of order-dependent results keys on them."""
+    direct = {f.name: list(f.atomics) for f in functions}
+    calls = {f.name: list(f.calls) for f in functions}
+    for f in functions:
+        seen = {f.name}
+        todo = list(calls.get(f.name, []))
+        while todo:
+            callee = todo.pop()
+            if callee in seen:
+                continue
+            seen.add(callee)
+            f.atomics.extend(direct.get(callee, []))
+            todo.extend(calls.get(callee, []))
