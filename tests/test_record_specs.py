@@ -273,3 +273,15 @@ def test_an_out_of_bounds_record_write_is_caught_by_the_guard_bands(toy):
     spill = NPY.replace('    r["k"][:] =', '    np.lib.stride_tricks.as_strided(res, shape=(res.size + 1,))[-1] = 1\n    r["k"][:] =')
     cx = _fuzz(spill).failure
     assert cx is not None and cx.failure == "out-of-bounds write" and cx.buffer == "res"
+
+
+def test_the_triton_lifter_refuses_record_specs_with_a_reason():
+    from xlate.translate.triton.structs import record_refusal
+
+    why = record_refusal(_spec())
+    assert why is not None and "opts, res, p" in why and "mixed field types" in why
+    lanes = _spec(SPEC.replace("opts: in[n] as {S: float32(1..100), X: float64, T: int32(1..50), call: bool}",
+                               "opts: in[n, 2] as float32").replace("res: out[n] as {v: float32, k: int32}",
+                                                                    "res: out[n]").replace(
+        "p: scalar as {dt: float32(0..1), steps: int32(0..9), m: float32[3], scale: float64}", "p: scalar"))
+    assert record_refusal(lanes) is None

@@ -142,3 +142,20 @@ class StructLayouts:
                 return None
             size = m.body.strip().strip("()").strip()
         return None
+
+
+def record_refusal(spec: Any) -> str | None:
+    """Why the lifter cannot port a kernel whose spec has record-typed parameters (`opts: in[n] as {S: float32,
+    T: int32}`, `p: scalar as {...}`), or None. The gate hands such a buffer to a port as raw bytes and a
+    by-value record as one argument of its C bytes; a Triton launcher receives neither as fields (a byte tensor
+    would need a field-by-field load at each field's offset and dtype, and Triton takes no struct arguments),
+    so the port is refused with the parameters named rather than lifted into loads of the wrong type.
+    Structs of one number type (lanes, `as float32`) are not records and stay supported."""
+    from xlate.specs.records import is_record
+
+    named = [p.name for p in getattr(spec, "params", []) if is_record(p.ctype)]
+    if not named:
+        return None
+    return (f"parameter{'s' if len(named) > 1 else ''} {', '.join(named)} hold{'' if len(named) > 1 else 's'} structs "
+            "of mixed field types (a record spec); the Triton lifter cannot load their fields: port the kernel to "
+            "CUDA or HIP, or split the struct into one buffer per field")
