@@ -1,0 +1,274 @@
+"""Row kernels (xlate/translate/triton/rows.py): a lifted kernel whose threads stride over a row's columns runs
+with any number of lanes per row and several rows per program. The kernels are written here; each configuration
+runs on the Triton interpreter against NumPy with poisoned outputs and sizes that are no multiples of anything,
+the lanes variants compile for sm_90 on the CPU, and kernels whose result depends on the lane count are refused."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from xlate.parse import parse_file
+from xlate.translate.base import TranslateOptions
+from xlate.translate.triton.rows import free_lanes, row_configurations
+from xlate.translate.triton.translator import CudaToTriton
+from xlate.verify.configs import declared
+
+ABSMAX = """
+#define W 128
+// xlate: a: in[nr, nc](-3..3), s: out[nr], nr: size(1..300), nc: size(1..700), grid: nr, block: 128,
+// xlate: op: reduction(nc), values: finite
+__global__ void row_absmax(const float* a, float* s, int nr, int nc) {
+    __shared__ float buf[W];
+    int r = blockIdx.x;
+    float best = 0.0f;
+    for (int j = threadIdx.x; j < nc; j += blockDim.x) best = fmaxf(best, fabsf(a[r * nc + j]));
+    buf[threadIdx.x] = best;
+    __syncthreads();
+    for (int h = W / 2; h > 0; h /= 2) {
+        if (threadIdx.x < h) buf[threadIdx.x] = fmaxf(buf[threadIdx.x], buf[threadIdx.x + h]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) s[r] = buf[0];
+}
+"""
+
+# two passes: the sum of squares of a row, then every element scaled by its root mean square
+RMS = """
+#define W 128
+// xlate: a: in[nr, nc](-3..3), b: out[nr, nc], nr: size(1..300), nc: size(1..700), grid: nr, block: 128,
+// xlate: op: reduction(nc), values: finite
+__global__ void row_rms(const float* a, float* b, int nr, int nc) {
+    __shared__ float part[W];
+    int r = blockIdx.x;
+    int t = threadIdx.x;
+    float q = 0.0f;
+    for (int j = t; j < nc; j += blockDim.x) { float v = a[r * nc + j]; q += v * v; }
+    part[t] = q;
+    __syncthreads();
+    for (int h = W / 2; h > 0; h >>= 1) {
+        if (t < h) part[t] += part[t + h];
+        __syncthreads();
+    }
+    float inv = rsqrtf(part[0] / nc + 1e-3f);
+    for (int j = t; j < nc; j += blockDim.x) b[r * nc + j] = a[r * nc + j] * inv;
+}
+"""
+
+
+def lift(src: str, kernel: str, tmp: Path) -> str:
+    path = tmp / f"{kernel}.cu"
+    path.write_text(src)
+    unit = parse_file(path)
+    t = CudaToTriton().translate(unit, unit.text, TranslateOptions(kernels=[kernel]))
+    assert kernel in t.kernels, t.diagnostics if hasattr(t, "diagnostics") else t
+    return t.text
+
+
+def jit_def(text: str, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def test_a_row_kernel_offers_lanes_per_row_and_its_batched_kernel_steps_by_bx(tmp_path):
+    text = lift(RMS, "row_rms", tmp_path)
+    table = declared(text)
+    assert table is not None
+    configs = table["row_rms"]
+    assert configs[0] == {"blocks": 1, "num_warps": 4}
+    assert [c for c in configs if "lanes" in c] == row_configurations(128)
+    assert {c["lanes"] for c in row_configurations(128)} == {32, 64, 512, 1024}  # not CUDA's own 128 again
+    batched = ast.unparse(jit_def(text, "_row_rms_kernel_blocks"))
+    assert batched.count(", nc, BX):") == 2  # both column loops step by the lanes per row
+    assert "128)" not in batched.split("def ", 1)[1].split("\n", 1)[1]  # no trace of CUDA's block in the loops
+    default = ast.unparse(jit_def(text, "_row_rms_kernel"))
+    assert default.count(", nc, 128):") == 2  # CUDA's own launch is as it was
+    assert "BX=_xl_c.get('lanes', 128)" in text and '"lanes" not in _xl_c' in text
+
+
+RUN = r'''
+import importlib.util, json, sys
+import numpy as np, torch
+from xlate.verify.configs import declared, only
+text = open(sys.argv[1]).read()
+kernel = sys.argv[2]
+out = []
+for i, config in enumerate(declared(text)[kernel]):
+    path = sys.argv[1] + f".{i}.py"
+    open(path, "w").write(only(text, kernel, i))
+    spec = importlib.util.spec_from_file_location(f"port{i}", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    for nr, nc in ((1, 1), (3, 37), (67, 5), (5, 129), (2, 1111), (37, 300)):
+        a = np.random.default_rng(nr * 1000 + nc).uniform(-3, 3, (nr, nc)).astype(np.float32)
+        if kernel == "row_absmax":
+            res = torch.full((nr + 3,), float("nan"))  # poisoned, with 3 guard elements past the end
+            m.row_absmax(torch.from_numpy(a.ravel()), res, nr, nc)
+            want = np.abs(a.astype(np.float64)).max(axis=1)
+        else:
+            res = torch.full((nr * nc + 3,), float("nan"))
+            m.row_rms(torch.from_numpy(a.ravel()), res, nr, nc)
+            a64 = a.astype(np.float64)
+            want = (a64 / np.sqrt((a64 * a64).mean(axis=1, keepdims=True) + 1e-3)).ravel()
+        got = res.numpy().astype(np.float64)
+        out.append({"config": config, "chosen": m._XL_CHOSEN[kernel], "nr": nr, "nc": nc,
+                    "err": float(np.max(np.abs(got[:len(want)] - want))) if np.all(np.isfinite(got[:len(want)])) else None,
+                    "guard": bool(np.all(np.isnan(got[len(want):])))})
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize(("src", "kernel"), [(ABSMAX, "row_absmax"), (RMS, "row_rms")])
+def test_every_configuration_of_a_row_kernel_matches_numpy_on_the_interpreter(tmp_path, src, kernel):
+    text = lift(src, kernel, tmp_path)
+    configs = declared(text)[kernel]
+    assert sum("lanes" in c for c in configs) >= 4
+    port = tmp_path / "port.py"
+    port.write_text(text)
+    script = tmp_path / "run.py"
+    script.write_text(RUN)
+    done = subprocess.run([sys.executable, str(script), str(port), kernel], capture_output=True, text=True,
+                          env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(rows) == 6 * len(configs)
+    for r in rows:
+        assert r["chosen"] == r["config"]
+        assert r["err"] is not None and r["err"] <= (0 if kernel == "row_absmax" else 2e-6), r  # max is exact
+        assert r["guard"], r  # nothing written past the output
+
+
+def test_the_lanes_variants_compile_for_sm90(tmp_path):
+    triton = pytest.importorskip("triton")
+    try:
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+    except ImportError:
+        pytest.skip("this Triton has no ASTSource/GPUTarget")
+    text = lift(RMS, "row_rms", tmp_path)
+    path = tmp_path / "rms_port.py"
+    path.write_text(text.replace("_INTERPRET = ", "_INTERPRET = False and "))  # the GPU lowering
+    spec = importlib.util.spec_from_file_location("rms_port", path)
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    sig = {"a": "*fp32", "b": "*fp32", "nr": "i32", "nc": "i32", "_xl_gx": "i32", "BX": "constexpr",
+           "_xl_r": "constexpr"}
+    for c in row_configurations(128):
+        try:
+            k = triton.compile(ASTSource(fn=mod._row_rms_kernel_blocks, signature=sig,
+                                         constexprs={"BX": c["lanes"], "_xl_r": c["blocks"]}),
+                               target=GPUTarget("cuda", 90, 32), options={"num_warps": c["num_warps"]})
+        except Exception as exc:
+            if "CompilationError" in type(exc).__name__:
+                raise
+            pytest.skip(f"Triton cannot compile for sm_90 here: {type(exc).__name__}")
+        assert "ttgir" in k.asm
+
+
+# -- what is refused: results that depend on how columns are dealt to lanes -------------------------------------
+
+HEAD = """
+@triton.jit
+def _k(x, y, nr, nc, BX: tl.constexpr):
+    pid_x = tl.program_id(0)
+    lane_x = tl.arange(0, BX)
+"""
+
+OK = HEAD + """
+    s = tl.full([BX], 0.0, tl.float32)
+    for c_base_it in range(0, nc, 256):
+        c_base = c_base_it + tl.zeros([], tl.int32)
+        v = tl.load(x + (pid_x * nc + (c_base + lane_x)), mask=(c_base + lane_x) < nc, other=0)
+        s_1 = tl.where((c_base + lane_x) < nc, s + v, s)
+        s = s_1
+    t = tl.sum(tl.broadcast_to(s, (BX,)), axis=0)
+    tl.store(y + pid_x, t)
+"""
+
+
+def kernel(src: str) -> ast.FunctionDef:
+    fn = ast.parse(textwrap.dedent(src)).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    return fn
+
+
+def test_a_plain_row_sum_is_free_and_only_its_loop_steps_change():
+    out, why = free_lanes(kernel(OK), 256)
+    assert out is not None, why
+    assert ast.unparse(out) == ast.unparse(kernel(OK)).replace("range(0, nc, 256)", "range(0, nc, BX)")
+    assert free_lanes(kernel(OK), 128)[0] is None  # a loop stepping by something else than the block
+
+
+REFUSED = {
+    # a sum starting at 1 in every lane: BX + the row's sum
+    "does not start at 0": OK.replace("tl.full([BX], 0.0", "tl.full([BX], 1.0"),
+    # a running max summed over the lanes: the sum of per-lane maxima
+    "another operation": OK.replace("s + v", "tl.maximum(s, v)"),
+    # the lane's partial sum stored per column
+    "reach a store": OK.replace("tl.store(y + pid_x, t)", "").replace(
+        "        s = s_1\n", "        s = s_1\n        tl.store(y + (c_base + lane_x), s_1)\n"),
+    # the maximum of each tile of lanes, inside the loop
+    "reduction other than of an accumulator": OK.replace(
+        "        s = s_1\n", "        s = s_1\n        tl.store(y + pid_x, tl.max(v, axis=0))\n"),
+    # a lane count: the sum of ones over the lanes
+    "summed without being accumulated": HEAD + """
+    one = tl.full([BX], 1, tl.int32)
+    tl.store(y + pid_x, tl.sum(one, axis=0))
+    for c_base_it in range(0, nc, 256):
+        c_base = c_base_it + tl.zeros([], tl.int32)
+        tl.store(y + (c_base + lane_x), 0.0, mask=(c_base + lane_x) < nc)
+""",
+    # every other column: not `base + lane`
+    "used other than as the column": OK.replace("(c_base + lane_x) < nc, other", "(c_base + 2 * lane_x) < nc, other"),
+    # the last iteration's lanes read after the loop
+    "read after its loop": OK.replace("tl.store(y + pid_x, t)", "tl.store(y + lane_x, v)"),
+    # a value per lane carried from one iteration to the next that is not an accumulator
+    "carried across iterations": OK.replace("    for c_base_it", "    w = tl.full([BX], 0.0, tl.float32) + 0.0\n"
+                                            "    for c_base_it").replace("s + v", "s + w").replace(
+        "        s = s_1\n", "        s = s_1\n        w = v\n"),
+    # BX used as a number
+    "BX is used": OK.replace("tl.store(y + pid_x, t)", "tl.store(y + pid_x, t / BX)"),
+    # the lanes outside a column loop
+    "outside the column loops": OK.replace("tl.store(y + pid_x, t)", "tl.store(y + pid_x + lane_x, t)"),
+}
+
+
+@pytest.mark.parametrize("reason", sorted(REFUSED))
+def test_a_kernel_whose_result_depends_on_the_lane_count_is_refused(reason):
+    out, why = free_lanes(kernel(REFUSED[reason]), 256)
+    assert out is None and reason in why, why
+
+
+def test_the_gate_verifies_and_keeps_a_lanes_configuration(tmp_path, monkeypatch):
+    from xlate.port import PortRequest, port_file
+    from xlate.translate.triton import launch_configs
+
+    src = tmp_path / "row_rms.cu"
+    src.write_text(RMS)
+    ref = tmp_path / "rms_ref.py"
+    ref.write_text(textwrap.dedent('''
+        import numpy as np
+
+        def row_rms(a, nr, nc, **_):
+            a = np.asarray(a, dtype=np.float64).reshape(nr, nc)
+            return {"b": a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-3)}
+    '''))
+    lanes = {"blocks": 8, "lanes": 32, "num_warps": 4}
+    monkeypatch.setattr(launch_configs, "configurations", lambda bx, w: [{"blocks": 1, "num_warps": w}])
+    monkeypatch.setattr(launch_configs, "row_configurations", lambda bx: [lanes])  # one, to keep the test short
+    out = tmp_path / "row_rms.py"
+    res = port_file(PortRequest(source=str(src), target="triton", output=str(out), engine="rules", examples=12,
+                                reference=f"{ref}:row_rms"))
+    assert res.status == "verified" and res.written
+    report = res.kernels[0].configs
+    assert report is not None and report.kept == [0, 1]
+    assert report.outcomes[1].config == lanes and report.outcomes[1].verdict.examples >= 12
+    assert declared(out.read_text()) == {"row_rms": [{"blocks": 1, "num_warps": 4}, lanes]}
