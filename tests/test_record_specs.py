@@ -285,3 +285,27 @@ def test_the_triton_lifter_refuses_record_specs_with_a_reason():
                                                                     "res: out[n]").replace(
         "p: scalar as {dt: float32(0..1), steps: int32(0..9), m: float32[3], scale: float64}", "p: scalar"))
     assert record_refusal(lanes) is None
+
+
+def test_records_survive_a_golden_file_and_replay_against_a_port(toy, tmp_path):
+    from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
+    from xlate.verify.golden import Golden, read_golden, write_golden
+    from xlate.verify.runner import Side
+
+    spec = _spec()
+    source = Side("src.py", "price", text=NPY, language="npy", label="source")
+    recorded = run_fuzz(Fuzzer(spec, None, source, config=FuzzConfig(examples=6)), budget=1 << 12, size_cap=1 << 9,
+                        record=True).recorded
+    assert recorded
+    path = str(tmp_path / "price.xg")
+    write_golden(path, Golden("price", "sig", spec.to_dict(), {}, recorded))
+    golden = read_golden(path)
+
+    def replay(text: str):
+        cand = Side("cand.py", "price", text=text, language="npy", label="candidate")
+        return run_fuzz(Fuzzer(spec, cand, None, golden=golden), budget=1 << 12, size_cap=1 << 9,
+                        cases=[g.case for g in golden.cases], golden=golden.cases)
+
+    assert replay(NPY).failure is None
+    cx = replay(NPY.replace('-o["T"])', '-o["T"] + 1)')).failure
+    assert cx is not None and cx.failure == "mismatch" and ".k'" in cx.message

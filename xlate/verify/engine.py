@@ -159,6 +159,9 @@ class Fuzzer:
         try:
             env = environment(spec, case)
             inputs = given_inputs if given_inputs is not None else make_inputs(spec, case, env)
+            if given_inputs is not None:  # a golden file keeps records as raw bytes (`void24`): their fields again
+                inputs = {k: _as_records(v, ctype_dtype(p.ctype, case, spec)) if (p := spec.param(k)) is not None else v
+                          for k, v in inputs.items()}
         except XlateError:
             raise
         except (ArithmeticError, ValueError, TypeError, MemoryError) as exc:  # a spec whose expressions fail on this case
@@ -206,7 +209,7 @@ class Fuzzer:
                                                       flat=int(np.flatnonzero(nondet)[0]), shape=shape,
                                                       count=int(nondet.sum())))
             elif recorded is not None:
-                expected = recorded.outputs[p.name]
+                expected = _as_records(recorded.outputs[p.name], dtype)
                 written = recorded.written[p.name]
             if written is None:
                 written = np.ones(int(np.prod(shape)), dtype=bool)
@@ -453,6 +456,13 @@ def run_fuzz(fuzzer: Fuzzer, *, budget: int, size_cap: int, cases: list[Case] | 
         max_error=fuzzer.max_error, max_ratio=fuzzer.max_ratio, tolerance=fuzzer.tolerance_text,
         seconds=time.perf_counter() - t0, warnings=fuzzer.warnings(), recorded=fuzzer.recorded,
     )
+
+
+def _as_records(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Raw record bytes (a golden file's `void24`) viewed as the spec's record dtype; anything else as it is."""
+    if dtype.fields is not None and a.dtype.fields is None and a.dtype.itemsize == dtype.itemsize:
+        return np.ascontiguousarray(a).view(dtype)
+    return a
 
 
 def _leaf_arrays(a: np.ndarray) -> list[np.ndarray]:

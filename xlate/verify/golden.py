@@ -56,7 +56,7 @@ class Golden:
 
 
 def _raw(a: np.ndarray) -> tuple[bytes, dict[str, Any]]:
-    dtype = a.dtype.name
+    dtype = a.dtype.name if a.dtype.fields is None else f"V{a.dtype.itemsize}"  # records: their bytes (engine views them)
     flat = np.ascontiguousarray(a)
     if flat.dtype.byteorder == ">":
         flat = flat.byteswap().view(flat.dtype.newbyteorder("<"))
