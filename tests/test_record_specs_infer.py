@@ -36,6 +36,10 @@ __global__ void gather(const Edge* e, const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = e[i].w * x[e[i].col];
 }
+__global__ void scatter(const Edge* e, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[e[i].col] = e[i].w;
+}
 __global__ void repeat(Params p, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -57,6 +61,7 @@ int main() {
   Edge* d_e; float *d_x, *d_y;
   cudaMalloc(&d_e, n * sizeof(Edge)); cudaMalloc(&d_x, n * sizeof(float)); cudaMalloc(&d_y, n * sizeof(float));
   gather<<<(n + 127) / 128, 128>>>(d_e, d_x, d_y, n);
+  scatter<<<(n + 127) / 128, 128>>>(d_e, d_y, n);
   repeat<<<(n + 127) / 128, 128>>>(p, d_y, n);
   Body* d_b; Pair<double> q; q.a = 1.0; q.b = 2;
   cudaMalloc(&d_b, n * sizeof(Body));
@@ -96,9 +101,15 @@ def test_a_struct_holding_a_pointer_stays_a_hole_that_says_so(tmp_path):
     assert "holds a pointer" in res.holes["h"] and "data" in res.holes["h"]
 
 
-def test_integer_fields_that_index_or_bound_loops_stay_holes(tmp_path):
+def test_an_integer_field_indexing_a_read_only_buffer_gets_its_range(tmp_path):
     gather = _resolve(tmp_path, "gather")
-    assert set(gather.holes) == {"e"} and "e.col" in gather.holes["e"] and "indexes a buffer" in gather.holes["e"]
+    assert gather.complete, gather.holes
+    assert gather.annotation().startswith("e: in[n] as {w: float32, col: int32(0..n - 1)}, x: in[n], y: out[n]")
+
+
+def test_integer_fields_that_bound_loops_or_index_written_buffers_stay_holes(tmp_path):
+    scatter = _resolve(tmp_path, "scatter")
+    assert set(scatter.holes) == {"e"} and "e.col" in scatter.holes["e"] and "writes" in scatter.holes["e"]
     repeat = _resolve(tmp_path, "repeat")
     assert set(repeat.holes) == {"p"} and "p.steps" in repeat.holes["p"] and "bounds a loop" in repeat.holes["p"]
 

@@ -89,6 +89,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     dim_exprs: list[sp.Expr] = [*(grid_exprs or []), *(block_exprs or [])]
     lengths: dict[str, sp.Expr] = {}
     buffer_lanes: dict[str, int] = {}
+    pending_records: dict[str, tuple[str | None, dict[str, set[str]]]] = {}
     for p in fn.params:
         if not p.is_pointer:
             continue
@@ -103,7 +104,9 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         struct = program.struct_lanes(ctype) if normalise_ctype(ctype) not in ctypes_table() else None
         record, why_not = (None, "")
         if struct is None and p.pointer_depth == 1 and normalise_ctype(ctype) not in ctypes_table() and not p.is_template_dependent:
-            record, why_not = _record(program, fn, p, ctype, role != "out")
+            record, why_not, targets = _record(program, fn, p, ctype, role != "out")
+            if targets:
+                pending_records[p.name] = (record, targets)  # fields indexing buffers: bounded once lengths are known
         if p.pointer_depth > 1 or (normalise_ctype(ctype) not in ctypes_table() and struct is None and record is None and not (
                 p.is_template_dependent and _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program)))):
             inf.holes[p.name] = (f"cannot fuzz '{p.name}' of type '{p.type}' in '{fn.name}': " + (why_not or (
@@ -143,6 +146,19 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             f" as {numpy_of(struct[0])}" if struct is not None else f" as {record}" if record is not None else "")
         inf.items[p.name] = (text, origin or Origin("kernel"))
 
+    for name, (record, targets) in pending_records.items():
+        if name not in inf.items or record is None:
+            continue
+        bounded = _bounded_record(record, targets, lengths, inf, mapper)
+        text, origin = inf.items[name]
+        if bounded is None:
+            del inf.items[name]
+            inf.holes[name] = (f"cannot fuzz '{name}' in '{fn.name}': its fields "
+                               f"{', '.join(f'{name}.{f}' for f in sorted(targets))} index buffers whose lengths are not "
+                               "known or that the kernel writes; give them a range by hand, e.g. "
+                               f"'{name}: ... as {{..., {min(targets)}: int32(0..9)}}'")
+            continue
+        inf.items[name] = (text.replace(f" as {record}", f" as {bounded}"), origin)
     _index_ranges(fn, kf, inf, lengths, grid_exprs, block_exprs, mapper)
     _positive_lengths(inf, {**lengths, **{f"grid {i}": g for i, g in enumerate(grid_exprs or [])}}, mapper)
 
@@ -170,7 +186,12 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             continue
         if numpy_of(normalise_ctype(p.base_type)) is None and not p.is_template_dependent and agg is None and (
                 normalise_ctype(p.base_type) not in ctypes_table()):
-            record, why_not = _record(program, fn, p, p.base_type, True)
+            record, why_not, targets = _record(program, fn, p, p.base_type, True)
+            if record is not None and targets:
+                record = _bounded_record(record, targets, lengths, inf, mapper)
+                why_not = why_not or ("" if record is not None else (
+                    f"its fields {', '.join(f'{p.name}.{f}' for f in sorted(targets))} index buffers whose lengths "
+                    "are not known or that the kernel writes"))
             if record is not None:
                 inf.items[p.name] = (f"{p.name}: scalar as {record}", Origin(
                     "kernel", kf.where, "a struct of numbers passed by value; the kernel uses its integer fields as "
@@ -500,27 +521,58 @@ def _fresh_name(base: str, fn: Function, inf: Inference) -> str:
 # -- launches ------------------------------------------------------------------------------------------------
 
 
-def _record(program: Program, fn: Function, p: Param, ctype: str, drawn: bool) -> tuple[str | None, str]:
-    """The record type of a struct parameter or buffer element (`{S: float32, T: int32}`) and "", or None and why
-    not: a struct holding pointers, one with more numbers than the gate draws for one argument, or one whose
-    integer fields the kernel uses as indices, loop bounds or guards (`drawn`: its values are drawn; an `out`
-    buffer's are not)."""
-    from xlate.specs.infer.records import int_fields, risky_fields
+def _record(program: Program, fn: Function, p: Param, ctype: str,
+            drawn: bool) -> tuple[str | None, str, dict[str, set[str]]]:
+    """The record type of a struct parameter or buffer element (`{S: float32, T: int32}`), "" and the integer
+    fields that need a range from the buffers they index directly (field -> buffers: `x[e[i].col]`); or None and
+    why not: a struct holding pointers, one with more numbers than the gate draws for one argument, or one whose
+    integer fields the kernel uses otherwise as indices, loop bounds or guards (`drawn`: its values are drawn;
+    an `out` buffer's are not)."""
+    from xlate.specs.infer.records import index_targets, int_fields, risky_fields
     from xlate.specs.records import leaves, parse_record, record_dtype
 
     record, why = program.record_of(ctype)
     if record is None:
-        return None, why if why and not why.startswith("no definition") else ""
+        return None, why if why and not why.startswith("no definition") else "", {}
     numbers = sum(leaf.count for leaf in leaves(parse_record(record), record_dtype(record)))
     if not p.is_pointer and numbers > MAX_LANES:
-        return None, f"it holds {numbers} numbers, more than the gate draws for one argument ({MAX_LANES})"
+        return None, f"it holds {numbers} numbers, more than the gate draws for one argument ({MAX_LANES})", {}
     risky = risky_fields(program, fn.name, int_fields(record)) if drawn else {}
-    if risky:
-        name, reason = next(iter(sorted(risky.items())))
-        return None, (f"its fields {', '.join(f'{p.name}.{f}' for f in sorted(risky))} index buffers or bound loops "
-                      f"(the field {name} {reason}): give {'it' if len(risky) == 1 else 'them'} a range, e.g. "
-                      f"'{p.name}: ... as {{..., {name}: int32(0..9)}}'")
-    return record, ""
+    if not risky:
+        return record, "", {}
+    pointers = {q.name for q in fn.params if q.is_pointer and q.name != p.name}
+    targets = {f: index_targets(program, fn.name, f, pointers) for f in risky}
+    if all(targets.values()):
+        return record, "", {f: t for f, t in targets.items() if t}
+    name, reason = next(iter(sorted(risky.items())))
+    return None, (f"its fields {', '.join(f'{p.name}.{f}' for f in sorted(risky))} index buffers or bound loops "
+                  f"(the field {name} {reason}): give {'it' if len(risky) == 1 else 'them'} a range, e.g. "
+                  f"'{p.name}: ... as {{..., {name}: int32(0..9)}}'"), {}
+
+
+def _bounded_record(record: str, targets: dict[str, set[str]], lengths: dict[str, sp.Expr], inf: Inference,
+                    mapper: Mapper | None) -> str | None:
+    """The record with each index field's range `0..L - 1`, L the shortest length of the read-only buffers it
+    indexes (`x[e[i].col]` with `x: in[m]` gives `col: int32(0..m - 1)`); None when a length is unknown or a
+    buffer is written through it (repeated values would race, as for index buffers)."""
+    from dataclasses import replace as dc_replace
+
+    from xlate.specs.records import Record, parse_record, record_text
+
+    bounds: dict[str, str] = {}
+    for field, buffers in targets.items():
+        if any(b not in lengths or not inf.items.get(b, ("", None))[0].startswith(f"{b}: in[") for b in buffers):
+            return None
+        texts = sorted({_text(mapper, lengths[b]) for b in buffers})
+        length = texts[0] if len(texts) == 1 else f"min({', '.join(texts)})"
+        bounds[field] = f"{length} - 1" if re.fullmatch(r"[\w.]+", length) else f"({length}) - 1"
+
+    def bound(rec: Record) -> Record:
+        fields = tuple(dc_replace(f, type=bound(f.type)) if isinstance(f.type, Record) else
+                       dc_replace(f, lo="0", hi=bounds[f.name]) if f.name in bounds else f for f in rec.fields)
+        return dc_replace(rec, fields=fields)
+
+    return record_text(bound(parse_record(record)))
 
 
 def _elem_sizer(program: Program):

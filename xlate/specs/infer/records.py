@@ -148,3 +148,51 @@ def risky_fields(program: Program, kernel: str, fields: set[str]) -> dict[str, s
                 if why:
                     out[name] = why
     return out
+
+
+def index_targets(program: Program, kernel: str, field: str, pointers: set[str]) -> set[str] | None:
+    """The pointer parameters a field indexes directly (`x[e[i].col]`, `x[(int)o.k]`) when those are its only
+    risky uses, in the kernel's own body; None when it is used otherwise (a loop bound, arithmetic in an index, a
+    device function): then no range of the field follows from the buffers' lengths."""
+    fd = program.function(kernel, "kernel")
+    body = fd.node.child_by_field_name("body") if fd is not None else None
+    if body is None:
+        return None
+    out: set[str] = set()
+    for f in [fd, *(g for g in _callees(program, fd) if g is not fd)]:
+        fbody = f.node.child_by_field_name("body")
+        for n in _walk(fbody) if fbody is not None else []:
+            if n.type != "field_expression" or text(n.child_by_field_name("field")) != field:
+                continue
+            why = _risk(n, fbody, program, 0)
+            if not why:
+                continue
+            if why != "indexes a buffer" or f is not fd:
+                return None
+            cur = n
+            while cur.parent is not None and cur.parent.type in ("parenthesized_expression", "cast_expression",
+                                                                 "subscript_argument_list"):
+                cur = cur.parent
+            sub = cur.parent
+            arg = sub.child_by_field_name("argument") if sub is not None and sub.type == "subscript_expression" else None
+            if arg is None or arg.type != "identifier" or text(arg) not in pointers or _within(n, arg):
+                return None
+            out.add(text(arg))
+    return out or None
+
+
+def _callees(program: Program, fd: FuncDef, limit: int = 3) -> list[FuncDef]:
+    out, todo, seen = [], [(fd, 0)], set()
+    while todo:
+        f, level = todo.pop()
+        if f.name in seen:
+            continue
+        seen.add(f.name)
+        out.append(f)
+        body = f.node.child_by_field_name("body")
+        for n in _walk(body) if body is not None and level < limit else []:
+            if n.type == "call_expression":
+                g = program.function(text(n.child_by_field_name("function")))
+                if g is not None:
+                    todo.append((g, level + 1))
+    return out
