@@ -76,3 +76,30 @@ def test_template_typed_offsets_get_the_range_of_the_buffer_they_index(tmp_path)
     assert got == ("src: in[nel], dst: out[nel], begin: in[nseg + 1](0..nel / 2), end: in[nseg](0..nel / 2), "
                    "which: in[nsel](0..nseg - 1), nsel: size(1..31), nel: size(1..999), nseg: size(1..45), V: float32, "
                    "Off: int32, grid: cdiv(2 * nsel, 128), block: 128")
+
+
+def test_pointer_moved_by_compound_assignment_keeps_its_accesses(tmp_path):
+    # `row += b * (width - 1)` moves the pointer to the block's row: the loop bounded by `count[b] - 1` still reads
+    # it, so `count` gets the range that keeps the loop inside a row (the accesses were dropped, count drawn freely)
+    got = annotation(tmp_path, """
+    __global__ void row_sums(float* total, const float* row, const int* count, const int width, const int rows) {
+      int b = blockIdx.x;
+      int t = threadIdx.x;
+      int c = count[b];
+      row += b * (width - 1);
+      float acc = 0.0f;
+      for (int k = t; k < c - 1; k += blockDim.x) acc += row[k];
+      if (t == 0) total[b] = acc;
+    }
+    int main(int argc, char** argv) {
+      int width = atoi(argv[1]), rows = atoi(argv[2]);
+      float *total, *row; int* count;
+      cudaMalloc(&total, rows * sizeof(float));
+      cudaMalloc(&row, rows * (width - 1) * sizeof(float));
+      cudaMalloc(&count, rows * sizeof(int));
+      row_sums<<<rows, 128>>>(total, row, count, width, rows);
+      return 0;
+    }
+    """, "row_sums")
+    assert got == ("total: out[rows], row: in[rows * width - rows], count: in[rows](0..width), width: size(1..4096), "
+                   "rows: size(1..4096), grid: rows, block: 128, where: rows * width - rows >= 1")

@@ -1073,6 +1073,10 @@ class KernelInterpreter(Evaluator):
                     from xlate.specs.infer.ceval import arith
 
                     value = arith(op[:-1], old, value, self.concrete)
+                elif op in ("+=", "-=") and isinstance(old, KPtr) and isinstance(value, Num) and not value.flt:
+                    # `x += blockIdx.x * row`: the pointer moves on; accesses through it stay followed
+                    sign = 1 if op == "+=" else -1
+                    value = KPtr(old.param, old.offset + sign * value.e * old.width, old.width, old.shared, old.elem_size)
                 elif op != "=":
                     value = None
                 if isinstance(old, KPtr):
