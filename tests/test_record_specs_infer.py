@@ -40,6 +40,19 @@ __global__ void scatter(const Edge* e, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[e[i].col] = e[i].w;
 }
+struct Site { float v[2]; int x, y; char parity; };
+__global__ void loop_alias(const Option* opts, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  auto o = opts[i];
+  float s = 0.f;
+  for (int t = 0; t < o.T; t++) s += o.S;
+  out[i] = s;
+}
+__global__ void sites(const Site* a, float* out, int n) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x < n) out[x] = a[x].v[0] * (float)(a[x].x - a[x].y) + (a[x].parity == 1 ? 1.f : 0.f);
+}
 __global__ void repeat(Params p, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -63,6 +76,9 @@ int main() {
   gather<<<(n + 127) / 128, 128>>>(d_e, d_x, d_y, n);
   scatter<<<(n + 127) / 128, 128>>>(d_e, d_y, n);
   repeat<<<(n + 127) / 128, 128>>>(p, d_y, n);
+  loop_alias<<<(n + 127) / 128, 128>>>(d_o, d_y, n);
+  Site* d_s; cudaMalloc(&d_s, n * sizeof(Site));
+  sites<<<(n + 127) / 128, 128>>>(d_s, d_y, n);
   Body* d_b; Pair<double> q; q.a = 1.0; q.b = 2;
   cudaMalloc(&d_b, n * sizeof(Body));
   move<<<(n + 63) / 64, 64>>>(d_b, q, n);
@@ -123,3 +139,40 @@ def test_record_of_reads_alignas_and_the_blanked_align_qualifier(tmp_path):
     assert program.record_of("A") == ("{x: float32, n: int32} align(16)", "")
     assert program.record_of("B") == ("{s: int16, a: {x: float32, n: int32} align(16)[2], ok: bool} align(8)", "")
     assert program.record_of("C") == (None, "'C' has bit-fields")
+
+
+def test_fields_are_followed_through_auto_copies_and_not_confused_with_thread_indices(tmp_path):
+    alias = _resolve(tmp_path, "loop_alias")
+    assert set(alias.holes) == {"opts"} and "opts.T" in alias.holes["opts"] and "bounds a loop" in alias.holes["opts"]
+    sites = _resolve(tmp_path, "sites")  # `threadIdx.x` and `x < n` say nothing about the field Site::x
+    assert sites.complete, sites.holes
+    assert sites.annotation().startswith("a: in[n] as {v: float32[2], x: int32, y: int32, parity: int8}")
+
+
+def test_record_of_settles_ifs_in_the_body_skips_static_asserts_and_reads_sizes_from_macros(tmp_path):
+    path = tmp_path / "s.cu"
+    path.write_text(textwrap.dedent("""
+        #define PREC 1
+        #define NB 4
+        struct cplx { float e[2]; };
+        typedef struct {
+          cplx link[NB * 2];
+          int x, y;
+        #if (PREC == 1)
+          int pad[2];
+        #else
+          int pad[10];
+        #endif
+        #ifdef UNSET
+          double junk;
+        #endif
+          static_assert(sizeof(int) == 4, "int");
+        } site __attribute__ ((aligned));
+        struct Node { struct Node* next; int v; };
+        struct Q { float a[UNKNOWN + 1]; };
+    """))
+    program = Program([load_file(str(path))])
+    assert program.record_of("site") == (
+        "{link: {e: float32[2]}[8], x: int32, y: int32, pad: int32[2]} align(16)", "")
+    assert program.record_of("Node") == (None, "'Node' holds a pointer or reference ('* next')")
+    assert program.record_of("Q")[0] is None and "array size" in program.record_of("Q")[1]

@@ -537,11 +537,12 @@ def _record(program: Program, fn: Function, p: Param, ctype: str,
     numbers = sum(leaf.count for leaf in leaves(parse_record(record), record_dtype(record)))
     if not p.is_pointer and numbers > MAX_LANES:
         return None, f"it holds {numbers} numbers, more than the gate draws for one argument ({MAX_LANES})", {}
-    risky = risky_fields(program, fn.name, int_fields(record)) if drawn else {}
+    struct = program.resolve_type(normalise_ctype(ctype)).split("<")[0].split("::")[-1].strip()
+    risky = risky_fields(program, fn.name, int_fields(record), p.name, struct) if drawn else {}
     if not risky:
         return record, "", {}
     pointers = {q.name for q in fn.params if q.is_pointer and q.name != p.name}
-    targets = {f: index_targets(program, fn.name, f, pointers) for f in risky}
+    targets = {f: index_targets(program, fn.name, f, pointers, p.name, struct) for f in risky}
     if all(targets.values()):
         return record, "", {f: t for f, t in targets.items() if t}
     name, reason = next(iter(sorted(risky.items())))

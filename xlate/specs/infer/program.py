@@ -304,15 +304,21 @@ class Program:
             return None, f"'{name}' derives from another class"
         end = node.child_by_field_name("body").start_byte  # type: ignore[union-attr]
         src = self.source_of(node)
-        align = _alignment(_original(src, node.start_byte, end) if src is not None else text(node), self)
+        head = _original(src, node.start_byte, end) if src is not None else text(node)
+        if node.parent is not None and node.parent.type == "type_definition" and src is not None:
+            head += " " + _original(src, node.end_byte, node.parent.end_byte)  # `} site __attribute__((aligned));`
+        align = _alignment(head, self)
         fields: list[str] = []
-        body = node.child_by_field_name("body")
-        for fd in body.named_children if body is not None else []:
+        members = self._members(node.child_by_field_name("body"))
+        if members is None:
+            return None, f"'{name}' has members under a #if xlate cannot decide"
+        for fd in members:
             if "virtual" in text(fd).split("(")[0].split():
                 return None, f"'{name}' has virtual methods"
             if fd.type in ("function_definition", "template_declaration", "access_specifier", "friend_declaration",
-                           "comment", "declaration", "type_definition", "alias_declaration"):
-                continue
+                           "comment", "declaration", "type_definition", "alias_declaration",
+                           "static_assert_declaration", "preproc_def", "preproc_function_def", "preproc_call"):
+                continue  # methods, nested types, static_assert, #define: no bytes of the object
             if fd.type != "field_declaration":
                 return None, f"'{name}' has a member xlate cannot read ({fd.type})"
             decls = fd.children_by_field_name("declarator")
@@ -320,6 +326,9 @@ class Program:
                 continue
             if any(c.type == "bitfield_clause" for c in fd.children):
                 return None, f"'{name}' has bit-fields"
+            pointer = next((d for d in decls if d.type in ("pointer_declarator", "reference_declarator")), None)
+            if pointer is not None:
+                return None, f"'{name}' holds a pointer or reference ('{text(pointer)}')"
             ftype = " ".join(text(c) for c in fd.children if c.type in ("primitive_type", "type_identifier",
                                                                            "sized_type_specifier", "template_type",
                                                                            "qualified_identifier", "struct_specifier"))
@@ -362,15 +371,65 @@ class Program:
         return "{" + ", ".join(fields) + "}" + (f" align({align})" if align else ""), ""
 
     def _array_size(self, size: str, binding: dict[str, str]) -> int | None:
+        """An array member's length: a number, or an expression of numbers and object-like macros (`N * 2`,
+        `(NDIM + 1)`); None when it names anything else (a constexpr, sizeof): a wrong length is a wrong layout."""
         size = binding.get(size.strip(), size.strip())
         for _ in range(8):
-            if re.fullmatch(r"\d+[uUlL]*", size):
-                return int(re.sub(r"[uUlL]+$", "", size))
-            m = self.macros.get(size)
-            if m is None or m.params is not None:
-                return None
-            size = m.body.strip().strip("()").strip()
-        return None
+            names = [n for n in re.findall(r"\b[A-Za-z_]\w*\b", re.sub(r"\b\d\w*", " ", size))]
+            if not names:
+                break
+            for n in names:
+                m = self.macros.get(n)
+                if m is None or m.params is not None:
+                    return None
+                size = re.sub(rf"\b{n}\b", f"({m.body.strip()})", size)
+        else:
+            return None
+        try:
+            value = evaluate(size, {})
+        except (Undecidable, ValueError, ZeroDivisionError, TypeError):
+            return None
+        return int(value) if value > 0 else None
+
+    def _members(self, body: ts.Node | None) -> list[ts.Node] | None:
+        """A struct body's members with `#if`/`#ifdef` groups settled by the program's macros, as the compiler
+        would; None when a condition cannot be decided."""
+        macros: dict[str, str | None] = {**DEVICE_MACROS, **{n: (m.body if m.params is None else None)
+                                                             for n, m in self.macros.items()}}
+        out: list[ts.Node] = []
+
+        def take(group: ts.Node) -> bool:
+            node: ts.Node | None = group
+            while node is not None:
+                if node.type == "preproc_else":
+                    chosen = list(node.named_children)
+                else:
+                    try:
+                        hit = bool(evaluate(_condition(node) or "1", macros))
+                    except Undecidable:
+                        return False
+                    if not hit:
+                        node = node.child_by_field_name("alternative")
+                        continue
+                    skip = {h.id for h in (node.child_by_field_name("name"), node.child_by_field_name("condition"),
+                                           node.child_by_field_name("alternative")) if h is not None}
+                    chosen = [c for c in node.named_children if c.id not in skip]
+                for c in chosen:
+                    if c.type in ("preproc_if", "preproc_ifdef"):
+                        if not take(c):
+                            return False
+                    else:
+                        out.append(c)
+                return True
+            return True
+
+        for c in body.named_children if body is not None else []:
+            if c.type in ("preproc_if", "preproc_ifdef"):
+                if not take(c):
+                    return None
+            else:
+                out.append(c)
+        return out
 
     def _enumerators(self, f: SourceFile, node: ts.Node) -> None:
         """`enum { NOCTANT = 8, NDIM };`: each enumerator is a named constant, read like an object-like macro."""
@@ -515,7 +574,9 @@ def _template_args(args: str) -> list[str]:
 
 def _alignment(head: str, program: Program) -> int:
     """`alignas(16)` / `__align__(16)` (a macro for the number included) in a declaration's text; 0: none."""
-    m = re.search(r"\b(?:alignas|__align__|__attribute__\s*\(\s*\(\s*aligned)\s*\(\s*(\w+)\s*\)", head)
+    if re.search(r"__attribute__\s*\(\s*\(\s*(?:__)?aligned(?:__)?\s*\)\s*\)", head):
+        return 16  # `aligned` alone: the target's largest alignment (x86-64 hosts, which nvcc follows)
+    m = re.search(r"\b(?:alignas|__align__|__attribute__\s*\(\s*\(\s*(?:__)?aligned(?:__)?)\s*\(\s*(\w+)\s*\)", head)
     if m is None:
         return 0
     value = program._array_size(m.group(1), {})

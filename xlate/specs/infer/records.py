@@ -5,6 +5,8 @@ program gives (none is inferred yet), so its parameter stays a hole; fields used
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter as ts
 
 from xlate.specs.infer.program import FuncDef, Program, text
@@ -26,9 +28,13 @@ def _walk(node: ts.Node):
         stack.extend(reversed(n.named_children))
 
 
-def _is_literal(node: ts.Node | None) -> bool:
+def _is_literal(node: ts.Node | None, program: Program | None = None) -> bool:
+    """A constant: a literal, or a name the program defines as an object-like macro or an enumerator."""
     while node is not None and node.type in ("parenthesized_expression", "unary_expression", "cast_expression"):
         node = node.named_children[-1] if node.named_children else None
+    if node is not None and node.type == "identifier" and program is not None:
+        m = program.macros.get(text(node))
+        return m is not None and m.params is None
     return node is not None and node.type in ("number_literal", "true", "false", "char_literal")
 
 
@@ -48,11 +54,11 @@ def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int) -> str | N
         if t in LOOP_TYPES and not _within(node, parent.child_by_field_name("body")):
             return "bounds a loop"
         if t in ("if_statement", "conditional_expression") and _within(node, parent.child_by_field_name("condition")):
-            return None if _compared_with_constant(node, parent) and pending is None else "is compared in a guard"
+            return None if _compared_with_constant(node, parent, program) and pending is None else "is compared in a guard"
         if t == "binary_expression" and text(parent.child_by_field_name("operator")) in ("<", "<=", ">", ">=", "==", "!="):
             other = parent.child_by_field_name("right") if _within(node, parent.child_by_field_name("left")) else \
                 parent.child_by_field_name("left")
-            if not _is_literal(other):
+            if not _is_literal(other, program):
                 pending = pending or "is compared with a computed value"
         if t == "init_declarator" or (t == "assignment_expression" and _within(node, parent.child_by_field_name("right"))):
             target = parent.child_by_field_name("declarator") if t == "init_declarator" else parent.child_by_field_name("left")
@@ -79,7 +85,7 @@ def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int) -> str | N
     return pending
 
 
-def _compared_with_constant(node: ts.Node, cond_owner: ts.Node) -> bool:
+def _compared_with_constant(node: ts.Node, cond_owner: ts.Node, program: Program) -> bool:
     """The field inside a guard is only compared with literals (`if (p.mode == 1)`): any value just picks a
     branch."""
     cur = node
@@ -90,7 +96,7 @@ def _compared_with_constant(node: ts.Node, cond_owner: ts.Node) -> bool:
             if op in ("<", "<=", ">", ">=", "==", "!="):
                 other = parent.child_by_field_name("right") if _within(node, parent.child_by_field_name("left")) else \
                     parent.child_by_field_name("left")
-                return _is_literal(other)
+                return _is_literal(other, program)
         cur = parent
     return True  # used as a truth value
 
@@ -121,11 +127,47 @@ def int_fields(record: str) -> set[str]:
     return {leaf.path[-1] for leaf in leaves(parse_record(record), record_dtype(record)) if leaf.dtype.kind in "iu"}
 
 
-def risky_fields(program: Program, kernel: str, fields: set[str]) -> dict[str, str]:
+def _root_name(node: ts.Node | None) -> str:
+    """The variable an access starts from: `opts` of `opts[i].T`, `o` of `(*o).T`."""
+    while node is not None and node.type in ("subscript_expression", "field_expression", "parenthesized_expression",
+                                             "pointer_expression", "cast_expression"):
+        node = node.child_by_field_name("argument") or node.child_by_field_name("value") or (
+            node.named_children[-1] if node.named_children else None)
+    return text(node) if node is not None and node.type == "identifier" else ""
+
+
+def _typed_names(program: Program, functions: list[FuncDef], struct: str, seeds: set[str]) -> set[str]:
+    """Names of the parameters and locals declared with the struct's type (`const Option& o`, `Option o =
+    opts[i]`) in these functions: the field reads that may be the record's."""
+    word = re.compile(rf"\b{re.escape(struct)}\b")
+    out: set[str] = set()
+    for f in functions:
+        out |= {name for name, ptype, _ in f.params if word.search(ptype)}
+        body = f.node.child_by_field_name("body")
+        for n in _walk(body) if body is not None else []:
+            if n.type == "declaration":
+                for d in n.children_by_field_name("declarator"):
+                    value = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                    if not word.search(text(n.child_by_field_name("type"))) and (  # `auto o = opts[i]` too
+                            value is None or _root_name(value) not in (out | seeds)):
+                        continue
+                    while d is not None and d.type != "identifier":
+                        d = d.child_by_field_name("declarator") or next(
+                            (c for c in d.named_children if c.type == "identifier"), None)
+                    if d is not None:
+                        out.add(text(d))
+    return out
+
+
+def risky_fields(program: Program, kernel: str, fields: set[str], param: str = "", struct: str = "") -> dict[str, str]:
     """Integer fields (by name) the kernel uses where a wild value breaks it: field -> why ("indexes a buffer",
-    "bounds a loop", ...). A field is matched by name whatever struct it is read through (`o.T` of a local copy
-    `Option o = opts[i]` included): conservative."""
+    "bounds a loop", ...). A field read counts when it starts from the parameter or from a parameter or local of
+    the struct's type (`o.T` of a local copy `Option o = opts[i]`, of a device function's `const Option& o`);
+    without `param`, any read of a field of that name does."""
     fd = program.function(kernel, "kernel")
+    if fd is None:
+        return {}
+    typed = {param, *_typed_names(program, _callees(program, fd), struct, {param})} if param else set()
     out: dict[str, str] = {}
     seen: set[str] = set()
     todo = [(fd, 0)] if fd is not None else []
@@ -143,14 +185,15 @@ def risky_fields(program: Program, kernel: str, fields: set[str]) -> dict[str, s
             if n.type != "field_expression":
                 continue
             name = text(n.child_by_field_name("field"))
-            if name in fields and name not in out:
+            if name in fields and name not in out and (not typed or _root_name(n.child_by_field_name("argument")) in typed):
                 why = _risk(n, body, program, 0)
                 if why:
                     out[name] = why
     return out
 
 
-def index_targets(program: Program, kernel: str, field: str, pointers: set[str]) -> set[str] | None:
+def index_targets(program: Program, kernel: str, field: str, pointers: set[str], param: str = "",
+                  struct: str = "") -> set[str] | None:
     """The pointer parameters a field indexes directly (`x[e[i].col]`, `x[(int)o.k]`) when those are its only
     risky uses, in the kernel's own body; None when it is used otherwise (a loop bound, arithmetic in an index, a
     device function): then no range of the field follows from the buffers' lengths."""
@@ -159,10 +202,14 @@ def index_targets(program: Program, kernel: str, field: str, pointers: set[str])
     if body is None:
         return None
     out: set[str] = set()
-    for f in [fd, *(g for g in _callees(program, fd) if g is not fd)]:
+    callees = _callees(program, fd)
+    typed = {param, *_typed_names(program, callees, struct, {param})} if param else set()
+    for f in [fd, *(g for g in callees if g is not fd)]:
         fbody = f.node.child_by_field_name("body")
         for n in _walk(fbody) if fbody is not None else []:
             if n.type != "field_expression" or text(n.child_by_field_name("field")) != field:
+                continue
+            if typed and _root_name(n.child_by_field_name("argument")) not in typed:
                 continue
             why = _risk(n, fbody, program, 0)
             if not why:
