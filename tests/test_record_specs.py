@@ -309,3 +309,29 @@ def test_records_survive_a_golden_file_and_replay_against_a_port(toy, tmp_path):
     assert replay(NPY).failure is None
     cx = replay(NPY.replace('-o["T"])', '-o["T"] + 1)')).failure
     assert cx is not None and cx.failure == "mismatch" and ".k'" in cx.message
+
+
+def test_a_reference_receives_and_returns_records(toy, tmp_path):
+    from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
+    from xlate.verify.oracle import ReferenceOracle
+    from xlate.verify.runner import Side
+
+    ref = tmp_path / "ref.py"
+    ref.write_text(textwrap.dedent('''
+        import numpy as np
+
+        def price(opts, res, p, n):  # destination-passing: res arrives as zeroed records
+            v = opts["S"] * np.float32(p["dt"]) + opts["X"] * p["scale"] + p["m"][1]
+            res["v"][:] = v
+            res["k"][:] = np.where(opts["call"], opts["T"] + p["steps"], -opts["T"])
+    '''))
+    oracle = ReferenceOracle(f"{ref}:price")
+
+    def run(text: str):
+        cand = Side("cand.py", "price", text=text, language="npy", label="candidate")
+        return run_fuzz(Fuzzer(_spec(), cand, None, reference=oracle, config=FuzzConfig(examples=6)),
+                        budget=1 << 12, size_cap=1 << 9)
+
+    assert run(NPY).failure is None
+    cx = run(NPY.replace('o["T"] + q["steps"]', 'o["T"] - q["steps"]')).failure
+    assert cx is not None and cx.failure == "mismatch" and ".k'" in cx.message

@@ -62,7 +62,7 @@ class ReferenceOracle:
             if p.is_buffer:
                 shape = buffer_shape(p, env, case, spec)
                 dtype = ctype_dtype(p.ctype, case, spec)
-                wide_type = np.float64 if is_float(dtype) else np.int64
+                wide_type = np.float64 if is_float(dtype) else np.int64 if dtype.fields is None else dtype  # records: as they are
                 if p.role == "out":
                     if p.name in named:
                         given[p.name] = np.zeros(shape, dtype=wide_type)
@@ -109,7 +109,8 @@ class ReferenceOracle:
         for p in outs:
             if p.name not in result:
                 if p.role == "inout":
-                    out[p.name] = inputs[p.name].astype(np.float64).reshape(-1)
+                    a = inputs[p.name]
+                    out[p.name] = (a if a.dtype.fields is not None else a.astype(np.float64)).reshape(-1)
                     continue
                 raise ReferenceFailed(f"{self.path}: error: the reference did not return output '{p.name}'")
             try:
@@ -122,7 +123,8 @@ class ReferenceOracle:
                 raise ReferenceFailed(f"{self.path}: error: reference output '{p.name}' has {value.size} elements, "
                                       f"the spec says {expected} (case: {_case_text(case)})")
             try:
-                out[p.name] = value.reshape(-1).astype(np.float64 if is_float(dtype) else np.int64)
+                out[p.name] = value.reshape(-1).astype(
+                    dtype if dtype.fields is not None else np.float64 if is_float(dtype) else np.int64)
             except (TypeError, ValueError) as exc:
                 raise ReferenceFailed(f"{self.path}: error: reference output '{p.name}' is not numeric: {exc}") from None
         return out
