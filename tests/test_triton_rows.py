@@ -234,6 +234,11 @@ REFUSED = {
     "carried across iterations": OK.replace("    for c_base_it", "    w = tl.full([BX], 0.0, tl.float32) + 0.0\n"
                                             "    for c_base_it").replace("s + v", "s + w").replace(
         "        s = s_1\n", "        s = s_1\n        w = v\n"),
+    # a counter of iterations (uniform) carried from one to the next: its values depend on the lane count
+    "'k' carried across iterations": OK.replace("    for c_base_it", "    k = 0\n    for c_base_it").replace(
+        "s + v, s)", "s + v * k, s)").replace("        s = s_1\n", "        s = s_1\n        k = k + 1\n"),
+    # the range's own counter (the first column of the iteration)
+    "loop's counter": OK.replace("s + v, s)", "s + v * c_base_it, s)"),
     # BX used as a number
     "BX is used": OK.replace("tl.store(y + pid_x, t)", "tl.store(y + pid_x, t / BX)"),
     # the lanes outside a column loop

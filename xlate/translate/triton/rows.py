@@ -216,22 +216,28 @@ class _Check:
         accs = set(self.accs)
         env: dict[str, ast.expr] = {}  # this iteration's bindings, expanded
         temps: set[str] = set()
+        assigned = self.assigned(body)
         for s in body:
-            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
-                self.columns(s.value, base)
-                self.reductions(s.value, env, updating=self.assigned(body))
-                if _raw(_expand(s.value, env), accs):
-                    raise NotBatchable("an accumulator's lanes reach a store or call")
-                continue
-            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+            call = isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+            if not (call or (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name))):
                 raise NotBatchable(f"a column loop with a '{type(s).__name__}' statement")
-            self.columns(s.value, base)
-            self.reductions(s.value, env, updating=self.assigned(body))
-            target = s.targets[0].id
-            for name in _names(s.value) & lane_vals - accs - {self.lane}:
+            value = s.value  # type: ignore[attr-defined]
+            self.columns(value, base)
+            self.reductions(value, env, updating=assigned)
+            read = _names(value)
+            if loop.target.id in read:  # type: ignore[attr-defined]
+                raise NotBatchable("the loop's counter used other than through the column")
+            for name in read & (assigned - accs) - set(env):  # the iteration count decides its value
+                raise NotBatchable(f"'{name}' carried across iterations without being an accumulator")
+            for name in read & lane_vals - accs - {self.lane}:
                 if name not in temps:
                     raise NotBatchable(f"lane value '{name}' carried across iterations without being an accumulator")
-            env[target] = _expand(s.value, env)
+            if isinstance(s, ast.Expr):
+                if _raw(_expand(value, env), accs):
+                    raise NotBatchable("an accumulator's lanes reach a store or call")
+                continue
+            target = s.targets[0].id  # type: ignore[union-attr]
+            env[target] = _expand(value, env)
             if target in lane_vals and target not in accs:
                 temps.add(target)
         for acc in self.assigned(body) & accs:
