@@ -118,3 +118,25 @@ def test_designated_initializers_as_nvcc_takes_them(tmp_path):
     src.write_text("struct rgb { unsigned char r, g, b; };\n__constant__ rgb EDGE = {.r = 0, .g = 10, .b = 255};\n"
                    "__global__ void paint(rgb* p, int n) { int i = threadIdx.x; if (i < n) p[i] = EDGE; }\n")
     assert build(src, "paint").compile.ok
+
+
+def test_cuda_host_library_headers_are_dropped_where_the_toolkit_has_them(tmp_path):
+    """cuBLASLt, cuSPARSE, cuFFT... declare host functions only: a machine whose CUDA ships them (the H200's
+    /usr/local/cuda) must not let NVRTC open them, or every unannotated declaration is an error."""
+    from xlate.parse import parse_file
+    from xlate.parse.slice import device_slice
+
+    toolkit = tmp_path / "toolkit"
+    toolkit.mkdir()
+    for name in ("cublasLt.h", "cusparse.h", "cufftXt.h", "cusolverDn.h", "nvtx3/nvToolsExt.h"):
+        (toolkit / name).parent.mkdir(parents=True, exist_ok=True)
+        (toolkit / name).write_text("int cublasLtHostOnly(int);\n")  # a host declaration NVRTC refuses
+    src = tmp_path / "bias.cu"
+    src.write_text("#include <cublasLt.h>\n#include <cusparse.h>\n#include <cufftXt.h>\n#include <cusolverDn.h>\n"
+                   "#include <nvtx3/nvToolsExt.h>\n#include <curand_kernel.h>\n"
+                   "__global__ void bias(float* y, int n) { int i = threadIdx.x; if (i < n) y[i] += 1.0f; }\n")
+    unit = parse_file(src)
+    sliced = device_slice(unit, unit.text, system_dirs=[str(toolkit)])
+    for name in ("cublasLt.h", "cusparse.h", "cufftXt.h", "cusolverDn.h", "nvToolsExt.h"):
+        assert name not in sliced
+    assert "bias" in sliced
