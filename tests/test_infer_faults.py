@@ -103,3 +103,46 @@ def test_pointer_moved_by_compound_assignment_keeps_its_accesses(tmp_path):
     """, "row_sums")
     assert got == ("total: out[rows], row: in[rows * width - rows], count: in[rows](0..width), width: size(1..4096), "
                    "rows: size(1..4096), grid: rows, block: 128, where: rows * width - rows >= 1")
+
+
+def test_a_constant_the_kernel_uses_through_a_macro_and_a_device_function_keeps_its_value(tmp_path):
+    # FIELDS appears only in the AT macro, used only in a device function: the kernel still depends on it (records of
+    # six floats), so it is not drawn smaller than the program's 6 (the records no longer fit their buffer)
+    got = annotation(tmp_path, """
+    #define FIELDS 6
+    #define AT(i, f) rec[(i) * FIELDS + (f)]
+    __device__ float energy(const float* rec, int i) { return AT(i, 2) * AT(i, 5); }
+    __global__ void energies(const float* rec, float* e, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) e[i] = energy(rec, i);
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      float *rec, *e;
+      cudaMalloc(&rec, n * FIELDS * sizeof(float));
+      cudaMalloc(&e, n * sizeof(float));
+      energies<<<(n + 127) / 128, 128>>>(rec, e, n);
+      return 0;
+    }
+    """, "energies")
+    assert got == "rec: in[6 * n], e: out[n], n: size(1..4096), grid: cdiv(n, 128), block: 128"
+
+
+def test_a_constant_only_the_host_uses_is_still_drawn(tmp_path):
+    # the kernel never names CHUNK, directly or through what it calls: the program's value stays the upper end
+    got = annotation(tmp_path, """
+    #define CHUNK 700
+    __device__ float twice(float v) { return 2.0f * v; }
+    __global__ void scale(const float* x, float* y, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) y[i] = twice(x[i]);
+    }
+    int main() {
+      float *x, *y;
+      cudaMalloc(&x, CHUNK * sizeof(float));
+      cudaMalloc(&y, CHUNK * sizeof(float));
+      scale<<<(CHUNK + 255) / 256, 256>>>(x, y, CHUNK);
+      return 0;
+    }
+    """, "scale")
+    assert got == "x: in[n], y: out[n], n: size(1..700), grid: cdiv(n, 256), block: 256"

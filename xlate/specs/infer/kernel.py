@@ -475,6 +475,7 @@ class KernelFacts:
 
 
 DEFAULT_2D = (16, 16)
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _dims_text(block: list[int]) -> str:
@@ -884,12 +885,46 @@ class KernelInterpreter(Evaluator):
         body = node.child_by_field_name("body")
         if body is not None:
             self.facts.body_text = text(body)
-            self.facts.names_used |= {text(n) for n in walk_tree(body) if n.type == "identifier"}
+            self.facts.names_used |= self._names_through({text(n) for n in walk_tree(body) if n.type == "identifier"})
             self.block(body, env)
         if self.budget <= 0 or self.eval_budget <= 0:
             self.facts.unknown = True
             self.facts.truncated = True  # too big to follow in full: no extent from the kernel's own code
         return self.facts
+
+    def _names_through(self, names: set[str]) -> set[str]:
+        """The names the kernel uses, with those its macros, the constants it names and the device functions it calls
+        use in turn (`Node(i, iH)` expanding to `node[i * MAX_VARS_PER_NODE + iH]`): a program constant the kernel
+        depends on keeps its value in the spec (drawn smaller, the kernel's fixed layout no longer fits its buffers)."""
+        consts: dict[str, str] = {}
+        for _, decl in self.program.globals:
+            for d in decl.children_by_field_name("declarator"):
+                if d.type == "init_declarator" and d.child_by_field_name("value") is not None:
+                    name = d.child_by_field_name("declarator")
+                    if name is not None and name.type == "identifier":
+                        consts.setdefault(text(name), text(d.child_by_field_name("value")))
+        out = set(names)
+        todo = list(names)
+        while todo and len(out) < 5000:
+            n = todo.pop()
+            texts = []
+            m = self.program.macros.get(n)
+            if m is not None and m.body:
+                texts.append(m.body)
+            if n in consts:
+                texts.append(consts[n])
+            for fd in self.program.functions.get(n, []):
+                body = fd.node.child_by_field_name("body")
+                head = text(fd.node)[: body.start_byte - fd.node.start_byte] if body is not None else ""
+                callable_here = fd.space == "device" or "__device__" in head  # __host__ __device__ too, not host-only
+                if callable_here and not fd.cls and body is not None and body.end_byte - body.start_byte < 100_000:
+                    texts.append(text(body))
+            for t in texts:
+                for w in _IDENT.findall(t):
+                    if w not in out:
+                        out.add(w)
+                        todo.append(w)
+        return out
 
     # -- statements ---------------------------------------------------------------------------------------------
     def block(self, node: ts.Node, env: dict[str, Any]) -> None:
