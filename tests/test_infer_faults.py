@@ -146,3 +146,37 @@ def test_a_constant_only_the_host_uses_is_still_drawn(tmp_path):
     }
     """, "scale")
     assert got == "x: in[n], y: out[n], n: size(1..700), grid: cdiv(n, 256), block: 256"
+
+
+def test_a_number_copied_back_from_the_device_is_not_the_value_set_before(tmp_path):
+    # `pick` runs a kernel and copies its result into `*which` (main's `cur`, set to -1 before): the -1 is gone by
+    # the launch, so the index `cur` is a small non-negative run-time value, not scalar(-1..-1) (which read
+    # lengths[-1]); the buffers it reaches hold at least cur + 1
+    got = annotation(tmp_path, """
+    __global__ void next_one(const int* lengths, int* at) { *at = *at + 1; }
+    __global__ void use_it(const int* lengths, float* out, int cur, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = lengths[cur] * 0.5f;
+    }
+    void pick(const int* d_lengths, int* which) {
+      int* d_at;
+      cudaMalloc(&d_at, sizeof(int));
+      cudaMemcpy(d_at, which, sizeof(int), cudaMemcpyHostToDevice);
+      next_one<<<1, 1>>>(d_lengths, d_at);
+      cudaMemcpy(which, d_at, sizeof(int), cudaMemcpyDeviceToHost);
+    }
+    int main() {
+      int n = 500;
+      int* d_lengths; float* d_out;
+      cudaMalloc(&d_lengths, n * sizeof(int));
+      cudaMalloc(&d_out, n * sizeof(float));
+      int cur = -1;
+      while (cur < n - 1) {
+        pick(d_lengths, &cur);
+        use_it<<<(n + 255) / 256, 256>>>(d_lengths, d_out, cur, n);
+      }
+      return 0;
+    }
+    """, "use_it")
+    assert got == ("lengths: in[max(n, cur + 1)], out: out[n], cur: scalar(0..16), n: size(1..500), "
+                   "grid: cdiv(n, 256), block: 256")

@@ -685,6 +685,14 @@ class HostInterpreter(Evaluator):
                     dst = self.ev(args[dst_i], env)
                     nb = self.ev(args[n_i], env)
                     src = self.ev(args[src_i], env) if src_i is not None else None
+                    if isinstance(dst, Ref) and (dst.env.get(dst.name) is None or isinstance(dst.env.get(dst.name), Num)):
+                        # `cudaMemcpy(&r, d_r, sizeof(int), ...)` (or through a pointer parameter holding `&r`): the
+                        # number now holds what a kernel computed, not what the program set before
+                        old = dst.env.get(dst.name)
+                        flt = isinstance(old, Num) and old.flt
+                        dst.env[dst.name] = Num(self.fresh(dst.name, "runtime", self.where(node), flt=flt,
+                                                           detail=f"copied into by {name}(...)"), flt)
+                        return True, None
                     self._copy(dst, src, nb.e if isinstance(nb, Num) else None, node)
                     byte = self.ev(args[1], env) if src_i is None else None
                     self._filled(dst, nb.e if isinstance(nb, Num) else None, node, src=src, byte=byte)
