@@ -28,6 +28,7 @@ __global__ void price(const Option* __restrict__ opts, float* out, Params p, int
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     float v = value(opts[i], p.dt) * (float)p.scale;
+    if (opts[i].S > opts[i].X * p.dt) v = -v;  // floats compared: a branch, not a bound
     out[i] = opts[i].call ? v : -v + p.steps;
   }
 }
@@ -41,6 +42,13 @@ __global__ void scatter(const Edge* e, float* y, int n) {
   if (i < n) y[e[i].col] = e[i].w;
 }
 struct Site { float v[2]; int x, y; char parity; };
+struct Particle { double x, v; bool alive; };
+__device__ double to_cell(double x) { return (x - 0.5) / 0.1; }
+__device__ void deposit(double lc, float* den) { int c = (int)lc; atomicAdd(&den[c], 1.f); }
+__global__ void bins(const Particle* parts, float* den, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && parts[i].alive) deposit(to_cell(parts[i].x), den);
+}
 __global__ void loop_alias(const Option* opts, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -79,6 +87,8 @@ int main() {
   loop_alias<<<(n + 127) / 128, 128>>>(d_o, d_y, n);
   Site* d_s; cudaMalloc(&d_s, n * sizeof(Site));
   sites<<<(n + 127) / 128, 128>>>(d_s, d_y, n);
+  Particle* d_p; cudaMalloc(&d_p, n * sizeof(Particle));
+  bins<<<(n + 127) / 128, 128>>>(d_p, d_y, n);
   Body* d_b; Pair<double> q; q.a = 1.0; q.b = 2;
   cudaMalloc(&d_b, n * sizeof(Body));
   move<<<(n + 63) / 64, 64>>>(d_b, q, n);
@@ -176,3 +186,9 @@ def test_record_of_settles_ifs_in_the_body_skips_static_asserts_and_reads_sizes_
         "{link: {e: float32[2]}[8], x: int32, y: int32, pad: int32[2]} align(16)", "")
     assert program.record_of("Node") == (None, "'Node' holds a pointer or reference ('* next')")
     assert program.record_of("Q")[0] is None and "array size" in program.record_of("Q")[1]
+
+
+def test_a_float_field_turned_into_a_bin_number_stays_a_hole(tmp_path):
+    res = _resolve(tmp_path, "bins")
+    assert set(res.holes) == {"parts"} and "parts.x" in res.holes["parts"]
+    assert "deposit" in res.holes["parts"] and "indexes a buffer" in res.holes["parts"]

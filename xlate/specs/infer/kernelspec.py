@@ -528,7 +528,7 @@ def _record(program: Program, fn: Function, p: Param, ctype: str,
     why not: a struct holding pointers, one with more numbers than the gate draws for one argument, or one whose
     integer fields the kernel uses otherwise as indices, loop bounds or guards (`drawn`: its values are drawn;
     an `out` buffer's are not)."""
-    from xlate.specs.infer.records import index_targets, int_fields, risky_fields
+    from xlate.specs.infer.records import index_targets, number_fields, risky_fields
     from xlate.specs.records import leaves, parse_record, record_dtype
 
     record, why = program.record_of(ctype)
@@ -538,11 +538,12 @@ def _record(program: Program, fn: Function, p: Param, ctype: str,
     if not p.is_pointer and numbers > MAX_LANES:
         return None, f"it holds {numbers} numbers, more than the gate draws for one argument ({MAX_LANES})", {}
     struct = program.resolve_type(normalise_ctype(ctype)).split("<")[0].split("::")[-1].strip()
-    risky = risky_fields(program, fn.name, int_fields(record), p.name, struct) if drawn else {}
+    risky = risky_fields(program, fn.name, number_fields(record), p.name, struct, number_fields(record, "f")) if drawn else {}
     if not risky:
         return record, "", {}
     pointers = {q.name for q in fn.params if q.is_pointer and q.name != p.name}
-    targets = {f: index_targets(program, fn.name, f, pointers, p.name, struct) for f in risky}
+    ints = number_fields(record, "iu")
+    targets = {f: index_targets(program, fn.name, f, pointers, p.name, struct) if f in ints else None for f in risky}
     if all(targets.values()):
         return record, "", {f: t for f, t in targets.items() if t}
     name, reason = next(iter(sorted(risky.items())))

@@ -42,8 +42,9 @@ def _within(node: ts.Node, outer: ts.Node | None) -> bool:
     return outer is not None and outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
 
 
-def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int) -> str | None:
-    """Why the value at `node` is not plain data (None: it is)."""
+def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int, flt: bool = False) -> str | None:
+    """Why the value at `node` is not plain data (None: it is). `flt`: a float's value, which a comparison or a
+    guard only uses to pick a branch; an integer compared with a computed value may be what bounds an index."""
     cur = node
     pending = None  # a comparison with a computed value: risky unless it only picks a branch by a constant
     while cur.parent is not None and cur.id != body.id:
@@ -54,16 +55,18 @@ def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int) -> str | N
         if t in LOOP_TYPES and not _within(node, parent.child_by_field_name("body")):
             return "bounds a loop"
         if t in ("if_statement", "conditional_expression") and _within(node, parent.child_by_field_name("condition")):
+            if flt:
+                return None
             return None if _compared_with_constant(node, parent, program) and pending is None else "is compared in a guard"
         if t == "binary_expression" and text(parent.child_by_field_name("operator")) in ("<", "<=", ">", ">=", "==", "!="):
             other = parent.child_by_field_name("right") if _within(node, parent.child_by_field_name("left")) else \
                 parent.child_by_field_name("left")
-            if not _is_literal(other, program):
+            if not _is_literal(other, program) and not flt:
                 pending = pending or "is compared with a computed value"
         if t == "init_declarator" or (t == "assignment_expression" and _within(node, parent.child_by_field_name("right"))):
             target = parent.child_by_field_name("declarator") if t == "init_declarator" else parent.child_by_field_name("left")
             if target is not None and target.type == "identifier" and depth < 2:
-                why = _name_risk(text(target), body, program, depth + 1)
+                why = _name_risk(text(target), body, program, depth + 1, flt)
                 return f"flows into '{text(target)}', which {why}" if why else None
             if target is not None and target.type in ("subscript_expression", "field_expression"):
                 return None  # stored into memory: data
@@ -71,14 +74,17 @@ def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int) -> str | N
         if t == "argument_list":
             call = parent.parent
             callee = text(call.child_by_field_name("function")) if call is not None else ""
-            if callee.split("::")[-1] in MATH:
-                return None
-            fd = program.function(callee)
-            if fd is None or depth >= 2:
-                return None if fd is None else "is passed to a function too deep to follow"
-            k = next(i for i, a in enumerate(parent.named_children) if _within(node, a))
-            why = _param_risk(fd, k, program, depth + 1)
-            return f"is passed to '{callee}', where it {why}" if why else None
+            fd = program.function(callee) if callee.split("::")[-1] not in MATH else None
+            if fd is not None:
+                if depth >= 2:
+                    return "is passed to a function too deep to follow"
+                k = next(i for i, a in enumerate(parent.named_children) if _within(node, a))
+                why = _param_risk(fd, k, program, depth + 1, flt)
+                if why:
+                    return f"is passed to '{callee}', where it {why}"
+            if call is not None:  # the call's value depends on it (`XtoL(p.x)`): follow where that goes
+                cur = call
+                continue
         if t in STATEMENT_TYPES:
             return pending
         cur = parent
@@ -101,30 +107,32 @@ def _compared_with_constant(node: ts.Node, cond_owner: ts.Node, program: Program
     return True  # used as a truth value
 
 
-def _name_risk(name: str, body: ts.Node, program: Program, depth: int) -> str | None:
+def _name_risk(name: str, body: ts.Node, program: Program, depth: int, flt: bool = False) -> str | None:
     for n in _walk(body):
         if n.type == "identifier" and text(n) == name:
             parent = n.parent
             if parent is not None and parent.type == "init_declarator" and parent.child_by_field_name("declarator") == n:
                 continue
-            why = _risk(n, body, program, depth)
+            why = _risk(n, body, program, depth, flt)
             if why:
                 return why
     return None
 
 
-def _param_risk(fd: FuncDef, k: int, program: Program, depth: int) -> str | None:
+def _param_risk(fd: FuncDef, k: int, program: Program, depth: int, flt: bool = False) -> str | None:
     body = fd.node.child_by_field_name("body")
     if body is None or k >= len(fd.params):
         return None
-    return _name_risk(fd.params[k][0], body, program, depth)
+    return _name_risk(fd.params[k][0], body, program, depth, flt)
 
 
-def int_fields(record: str) -> set[str]:
-    """Names of a record type's integer fields (bool and float fields are safe to draw anywhere)."""
+def number_fields(record: str, kinds: str = "iuf") -> set[str]:
+    """Names of a record type's fields of these dtype kinds (integers and floats: a float turned into a bin
+    number indexes as well; bool fields are safe to draw anywhere)."""
     from xlate.specs.records import leaves, parse_record, record_dtype
 
-    return {leaf.path[-1] for leaf in leaves(parse_record(record), record_dtype(record)) if leaf.dtype.kind in "iu"}
+    return {leaf.path[-1] for leaf in leaves(parse_record(record), record_dtype(record))
+            if leaf.dtype.kind in kinds or (leaf.dtype.name == "bfloat16" and "f" in kinds)}
 
 
 def _root_name(node: ts.Node | None) -> str:
@@ -159,7 +167,8 @@ def _typed_names(program: Program, functions: list[FuncDef], struct: str, seeds:
     return out
 
 
-def risky_fields(program: Program, kernel: str, fields: set[str], param: str = "", struct: str = "") -> dict[str, str]:
+def risky_fields(program: Program, kernel: str, fields: set[str], param: str = "", struct: str = "",
+                 floats: set[str] | None = None) -> dict[str, str]:
     """Integer fields (by name) the kernel uses where a wild value breaks it: field -> why ("indexes a buffer",
     "bounds a loop", ...). A field read counts when it starts from the parameter or from a parameter or local of
     the struct's type (`o.T` of a local copy `Option o = opts[i]`, of a device function's `const Option& o`);
@@ -186,7 +195,7 @@ def risky_fields(program: Program, kernel: str, fields: set[str], param: str = "
                 continue
             name = text(n.child_by_field_name("field"))
             if name in fields and name not in out and (not typed or _root_name(n.child_by_field_name("argument")) in typed):
-                why = _risk(n, body, program, 0)
+                why = _risk(n, body, program, 0, name in (floats or set()))
                 if why:
                     out[name] = why
     return out
