@@ -277,3 +277,137 @@ def test_the_gate_verifies_and_keeps_a_lanes_configuration(tmp_path, monkeypatch
     assert report is not None and report.kept == [0, 1]
     assert report.outcomes[1].config == lanes and report.outcomes[1].verdict.examples >= 12
     assert declared(out.read_text()) == {"row_rms": [{"blocks": 1, "num_warps": 4}, lanes]}
+
+
+# -- rows of their own lengths: a column loop whose bounds are read per row ------------------------------------
+
+CSR = """
+// xlate: ptr: in[nr + 1](0..nnz), val: in[nnz](-2..2), col: in[nnz](0..nc - 1), x: in[nc](-2..2), y: out[nr],
+// xlate: nr: size(1..200), nnz: size(1..900), nc: size(1..100), grid: nr, block: 64, op: reduction(nnz),
+// xlate: values: finite
+__global__ void csr_rows(const int* ptr, const float* val, const int* col, const float* x, float* y, int nr,
+                         int nnz, int nc) {
+    __shared__ float p[64];
+    int r = blockIdx.x;
+    int a = ptr[r], b = ptr[r + 1];
+    float s = 0.0f;
+    for (int j = a + threadIdx.x; j < b; j += 64) s += val[j] * x[col[j]];
+    p[threadIdx.x] = s;
+    __syncthreads();
+    for (int h = 32; h > 0; h >>= 1) {
+        if (threadIdx.x < h) p[threadIdx.x] += p[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) y[r] = p[0];
+}
+"""
+
+RUN_CSR = r'''
+import importlib.util, json, sys
+import numpy as np, torch
+from xlate.verify.configs import declared, only
+text = open(sys.argv[1]).read()
+out = []
+for i, config in enumerate(declared(text)["csr_rows"]):
+    path = sys.argv[1] + f".{i}.py"
+    open(path, "w").write(only(text, "csr_rows", i))
+    spec = importlib.util.spec_from_file_location(f"port{i}", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    for nr, nnz, nc in ((1, 1, 1), (3, 37, 5), (67, 5, 3), (9, 1111, 13), (40, 700, 7)):
+        g = np.random.default_rng(nr * 7 + nnz)
+        ptr = np.sort(g.integers(0, nnz + 1, nr + 1)).astype(np.int32)  # rows of 0 to nnz entries
+        ptr[0] = 0
+        val = g.uniform(-2, 2, nnz).astype(np.float32)
+        col = g.integers(0, nc, nnz).astype(np.int32)
+        x = g.uniform(-2, 2, nc).astype(np.float32)
+        y = torch.full((nr + 3,), float("nan"))
+        m.csr_rows(*(torch.from_numpy(a) for a in (ptr, val, col, x)), y, nr, nnz, nc)
+        want = [float((val[ptr[r]:ptr[r + 1]].astype(np.float64) * x[col[ptr[r]:ptr[r + 1]]]).sum()) for r in range(nr)]
+        got = y.numpy().astype(np.float64)
+        out.append({"config": config, "chosen": m._XL_CHOSEN["csr_rows"], "empty": int(np.sum(np.diff(ptr) == 0)),
+                    "err": float(np.max(np.abs(got[:nr] - want))) if np.all(np.isfinite(got[:nr])) else None,
+                    "guard": bool(np.all(np.isnan(got[nr:])))})
+print(json.dumps(out))
+'''
+
+
+def test_rows_of_their_own_lengths_batch_and_match_numpy_in_every_configuration(tmp_path):
+    text = lift(CSR, "csr_rows", tmp_path)
+    configs = declared(text)["csr_rows"]
+    assert any("lanes" in c for c in configs) and any(c["blocks"] > 1 and "lanes" not in c for c in configs)
+    batched = ast.unparse(jit_def(text, "_csr_rows_kernel_blocks"))
+    assert "in range(0, tl.max(ptr_2 - ptr_1), BX):" in batched  # the longest row of the program
+    assert "j_base = ptr_1 + j_base_it" in batched  # each row from its own start
+    port = tmp_path / "port.py"
+    port.write_text(text)
+    script = tmp_path / "run.py"
+    script.write_text(RUN_CSR)
+    done = subprocess.run([sys.executable, str(script), str(port)], capture_output=True, text=True,
+                          env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(rows) == 5 * len(configs) and sum(r["empty"] for r in rows) > 0  # empty rows were drawn
+    for r in rows:
+        assert r["chosen"] == r["config"]
+        assert r["err"] is not None and r["err"] <= 2e-5, r
+        assert r["guard"], r
+
+
+def test_rows_of_their_own_lengths_compile_for_sm90(tmp_path):
+    triton = pytest.importorskip("triton")
+    try:
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+    except ImportError:
+        pytest.skip("this Triton has no ASTSource/GPUTarget")
+    path = tmp_path / "csr_port.py"
+    path.write_text(lift(CSR, "csr_rows", tmp_path).replace("_INTERPRET = ", "_INTERPRET = False and "))
+    spec = importlib.util.spec_from_file_location("csr_port", path)
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    sig = {"ptr": "*i32", "val": "*fp32", "col": "*i32", "x": "*fp32", "y": "*fp32", "nr": "i32", "nnz": "i32",
+           "nc": "i32", "_xl_gx": "i32", "BX": "constexpr", "_xl_r": "constexpr"}
+    for lanes, rows, warps in ((64, 16, 4), (32, 32, 4), (1024, 1, 8)):
+        try:
+            k = triton.compile(ASTSource(fn=mod._csr_rows_kernel_blocks, signature=sig,
+                                         constexprs={"BX": lanes, "_xl_r": rows}),
+                               target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+        except Exception as exc:
+            if "CompilationError" in type(exc).__name__:
+                raise
+            pytest.skip(f"Triton cannot compile for sm_90 here: {type(exc).__name__}")
+        assert "ttgir" in k.asm
+
+
+RAGGED = HEAD + """
+    n = tl.load(x + pid_x)
+    s = tl.full([BX], 0.0, tl.float32)
+    for c_base_it in range(0, n, 256):
+        c_base = c_base_it + tl.zeros([], tl.int32)
+        v = tl.load(x + (pid_x * nc + (c_base + lane_x)), mask=(c_base + lane_x) < n, other=0)
+        s_1 = tl.where((c_base + lane_x) < n, s + v, s)
+        s = s_1
+    t = tl.sum(tl.broadcast_to(s, (BX,)), axis=0)
+    tl.store(y + pid_x, t)
+"""
+
+
+def test_a_ragged_loop_batches_only_when_everything_it_does_is_masked_by_its_column_test():
+    from xlate.translate.triton.batching import batch_kernel
+
+    src, why = batch_kernel(kernel(RAGGED), "_k_blocks")
+    assert src is not None, why
+    assert "range(0, tl.max(n - 0), 256)" in src
+    for bad, reason in [
+        (RAGGED.replace("mask=(c_base + lane_x) < n, other=0", "mask=(c_base + lane_x) < nc, other=0"),
+         "tl.load in the loop not masked by its column test"),
+        (RAGGED.replace("tl.where((c_base + lane_x) < n, s + v, s)", "s + v"), "'s' is left behind"),
+        (RAGGED.replace("        s = s_1\n", "        s = s_1\n        tl.store(y + (c_base + lane_x), v)\n"),
+         "tl.store in the loop not masked"),
+        (RAGGED.replace("range(0, n, 256)", "range(0, n, 7)").replace("+ lane_x", "+ lane_x * 7"),
+         "used other than as the column"),
+    ]:
+        src, why = batch_kernel(kernel(bad), "_k_blocks")
+        assert src is None and "control flow depends on the block" in why and reason in why, why

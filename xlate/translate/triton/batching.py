@@ -251,15 +251,24 @@ def _per_block(bindings: dict[str, list[_Binding]], pid: str) -> set[str]:
     return names
 
 
-def _check_control(body: list[ast.stmt], per_block: set[str]) -> None:
+def _check_control(fn: ast.FunctionDef, body: list[ast.stmt], per_block: set[str], lane: str,
+                   ragged: list[ast.For]) -> None:
+    """Control flow the same in every block; column loops whose bounds differ per block (rows of their own
+    lengths) are collected in `ragged` where they may run to the longest row's bound (rows.ragged_loop)."""
+    from xlate.translate.triton.rows import ragged_loop
+
     for s in body:
         tests = [s.test] if isinstance(s, ast.If | ast.While) else [s.iter] if isinstance(s, ast.For) else []
         for t in tests:
             if _mentions(t, per_block):
-                raise NotBatchable(f"control flow depends on the block: `{ast.unparse(t)}`")
+                why = ragged_loop(fn, s, lane) if isinstance(s, ast.For) else "not a loop"
+                if isinstance(s, ast.For) and not why:
+                    ragged.append(s)
+                    continue
+                raise NotBatchable(f"control flow depends on the block: `{ast.unparse(t)}` ({why})")
         for inner in ("body", "orelse"):
             if isinstance(s, ast.If | ast.While | ast.For):
-                _check_control(getattr(s, inner), per_block)
+                _check_control(fn, getattr(s, inner), per_block, lane, ragged)
 
 
 def _find(body: list[ast.stmt], match) -> ast.Assign:
@@ -301,7 +310,8 @@ def _batch(fn: ast.FunctionDef, name: str) -> str:
     _bindings(fn.body, False, bindings)
     pid_name = pid.targets[0].id  # type: ignore[attr-defined]
     per_block = _per_block(bindings, pid_name)
-    _check_control(fn.body, per_block)
+    ragged: list[ast.For] = []
+    _check_control(fn, fn.body, per_block, lane.targets[0].id, ragged)  # type: ignore[attr-defined]
     for var, bs in bindings.items():
         kinds = {_mentions(b.value, per_block) for b in bs}
         if len(kinds) > 1 and any(b.nested for b in bs):
@@ -309,6 +319,16 @@ def _batch(fn: ast.FunctionDef, name: str) -> str:
     out = copy.deepcopy(fn)
     pid2, lane2 = (next(s for s in out.body if ast.dump(s) == ast.dump(x)) for x in (pid, lane))
     _Rewrite(per_block).visit(ast.Module([s for s in out.body if s is not pid2 and s is not lane2], []))
+    at = {id(loop) for loop in ragged}
+    for loop, twin in zip((n for n in ast.walk(fn) if isinstance(n, ast.For)),
+                          (n for n in ast.walk(out) if isinstance(n, ast.For)), strict=True):
+        if id(loop) in at:  # every row runs the longest row's count; a shorter row's extra columns are masked
+            start, stop, step = twin.iter.args  # type: ignore[attr-defined]
+            twin.iter.args = [ast.Constant(0), ast.parse(f"tl.max({ast.unparse(stop)} - ({ast.unparse(start)}))",
+                                                         mode="eval").body, step]  # type: ignore[attr-defined]
+            first = twin.body[0]
+            assert isinstance(first, ast.Assign) and isinstance(first.value, ast.BinOp)
+            first.value.left = ast.BinOp(copy.deepcopy(start), ast.Add(), first.value.left)
     pid2.value = ast.parse(f"tl.minimum(tl.program_id(0) * {ROWS} + tl.arange(0, {ROWS}), {GRID_X} - 1)[:, None]",
                            mode="eval").body
     lane2.value = ast.parse("tl.arange(0, BX)[None, :]", mode="eval").body

@@ -365,4 +365,85 @@ def free_lanes(fn: ast.FunctionDef, bx: int) -> tuple[ast.FunctionDef | None, st
     return ast.fix_missing_locations(out), ""
 
 
-__all__ = ["free_lanes", "row_configurations", "row_rules"]
+def _implies(cond: ast.AST, column: str) -> bool:
+    """`cond` (expanded) is false wherever the column test `column` (its ast.dump) is: a conjunction of it."""
+    if ast.dump(cond) == column:
+        return True
+    if isinstance(cond, ast.BinOp) and isinstance(cond.op, ast.BitAnd):
+        return _implies(cond.left, column) or _implies(cond.right, column)
+    if _tl(cond, "where") and len(cond.args) == 3 and isinstance(cond.args[2], ast.Constant) \
+            and cond.args[2].value is False:  # type: ignore[attr-defined]
+        return _implies(cond.args[0], column) or _implies(cond.args[1], column)  # type: ignore[attr-defined]
+    return False
+
+
+def _mask(call: ast.Call) -> ast.expr | None:
+    kw = next((k.value for k in call.keywords if k.arg == "mask"), None)
+    return kw if kw is not None else (call.args[2] if len(call.args) > 2 else None)
+
+
+def ragged_loop(fn: ast.FunctionDef, loop: ast.For, lane: str) -> str:
+    """Why the column loop `loop` may not run past its own bound (iterations a longer row of the same program
+    needs), or "" when it may: it is `for it in range(a, e, STEP or BX): base = it + tl.zeros(...)`, its lanes the
+    columns `base + lane`, and every load, store and value it leaves behind (for a later iteration or after
+    the loop) is masked by the lifter's column test `base + lane < e`."""
+    it = loop.iter
+    if not (isinstance(loop.target, ast.Name) and isinstance(it, ast.Call) and _name(it.func, "range")
+            and len(it.args) == 3 and (_name(it.args[2], "BX") or (isinstance(it.args[2], ast.Constant)
+                                                                    and type(it.args[2].value) is int
+                                                                    and it.args[2].value > 0))
+            and not loop.orelse and loop.body):  # a step of BX: the lanes (free_lanes' rewrite), positive
+        return "a loop other than a column loop of a constant step"
+    first = loop.body[0]
+    if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
+            and isinstance(first.value, ast.BinOp) and isinstance(first.value.op, ast.Add)
+            and _name(first.value.left, loop.target.id) and _tl(first.value.right, "zeros")):
+        return "a loop other than a column loop"
+    base = first.targets[0].id
+    column = ast.dump(ast.Compare(ast.BinOp(ast.Name(base, ast.Load()), ast.Add(), ast.Name(lane, ast.Load())),
+                                  [ast.Lt()], [it.args[1]]))
+    body = loop.body[1:]
+    assigned = {t.id for s in body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    inside = {id(n) for n in ast.walk(loop)}
+    after = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+             and id(n) not in inside}
+    env: dict[str, ast.expr] = {}
+    kept: set[str] = set(assigned & after)  # values the loop leaves behind
+    checker = _Check.__new__(_Check)
+    checker.lane = lane
+    for s in body:
+        if not (isinstance(s, ast.Assign | ast.Expr) and isinstance(s.value, ast.AST)):
+            return f"a column loop with a '{type(s).__name__}' statement"
+        if isinstance(s, ast.Assign) and not (len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+            return "an assignment to something other than a name"
+        try:
+            checker.columns(s.value, base)
+        except NotBatchable as exc:
+            return str(exc)
+        read = _names(s.value)
+        if loop.target.id in read:
+            return "the loop's counter used other than through the column"
+        kept |= read & assigned - set(env)  # carried from the previous iteration
+        value = _expand(s.value, env)
+        for n in ast.walk(value):
+            name = _tl(n)
+            if name == "load" or name == "store" or (name or "").startswith("atomic"):
+                mask = _mask(n)  # type: ignore[arg-type]
+                if mask is None or not _implies(mask, column):
+                    return f"a tl.{name} in the loop not masked by its column test"
+            elif isinstance(n, ast.Call) and name is None and not (isinstance(n.func, ast.Name)
+                                                                   and n.func.id.startswith("_xl_")):
+                return f"a call of '{ast.unparse(n.func)}' in the loop"
+        if isinstance(s, ast.Assign):
+            env[s.targets[0].id] = value  # type: ignore[union-attr]
+    for name in kept:
+        v = env.get(name)
+        if v is None or _name(v, name):
+            continue
+        if not (_tl(v, "where") and len(v.args) == 3 and _name(v.args[2], name)  # type: ignore[attr-defined]
+                and _implies(v.args[0], column)):  # type: ignore[attr-defined]
+            return f"'{name}' is left behind by the loop without its column test"
+    return ""
+
+
+__all__ = ["free_lanes", "ragged_loop", "row_configurations", "row_rules"]
