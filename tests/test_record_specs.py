@@ -335,3 +335,13 @@ def test_a_reference_receives_and_returns_records(toy, tmp_path):
     assert run(NPY).failure is None
     cx = run(NPY.replace('o["T"] + q["steps"]', 'o["T"] - q["steps"]')).failure
     assert cx is not None and cx.failure == "mismatch" and ".k'" in cx.message
+
+
+def test_field_ranges_over_sizes_hold_in_random_and_edge_cases():
+    spec = _spec(SPEC.replace("steps: int32(0..9)", "steps: int32(0..n - 1)").replace("T: int32(1..50)",
+                                                                                       "T: int32(0..n - 1)"))
+    for case in _draw(spec, 20):
+        n = case.sizes["n"]
+        assert 0 <= case.scalars["p"]["steps"] <= n - 1
+        opts = make_inputs(spec, case, environment(spec, case))["opts"]
+        assert ((opts["T"] >= 0) & (opts["T"] <= n - 1)).all()

@@ -183,10 +183,10 @@ def _leaf_draw(leaf: Leaf, p: ParamSpec, env: dict, draw) -> int | float | list[
     return draw(st.lists(one, min_size=leaf.count, max_size=leaf.count), label=label)
 
 
-def _leaf_middle(leaf: Leaf, p: ParamSpec) -> int | float | list[int | float]:
+def _leaf_middle(leaf: Leaf, p: ParamSpec, env: dict | None = None) -> int | float | list[int | float]:
     """The explicit cases' value of a by-value record's field: the middle of its range (not 0 if avoidable)."""
     lo_t, hi_t = (leaf.lo, leaf.hi) if leaf.lo is not None else (p.lo, p.hi)
-    lo, hi = _leaf_bounds(lo_t, hi_t, leaf.dtype, {})
+    lo, hi = _leaf_bounds(lo_t, hi_t, leaf.dtype, env or {})
     mid = (lo + hi) / 2 if is_float(leaf.dtype) else (int(lo) + int(hi)) // 2
     v = mid if mid != 0 else hi
     return v if leaf.count == 1 and not any(leaf.shapes) else [v] * leaf.count
@@ -334,6 +334,13 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
             continue
         seen.add(key)
         case = Case(dict(sizes_), dict(bound), dict(scalars), dict(profiles), 1, "edge")
+        try:  # records whose field ranges read sizes: their middle at this case's sizes
+            for p in spec.scalars:
+                if p.name not in case.scalars and (dtype := ctype_dtype(p.ctype, probe, spec)).fields is not None:
+                    case.scalars[p.name] = {leaf.label: _leaf_middle(leaf, p, dict(sizes_))  # type: ignore[assignment]
+                                            for leaf in record_leaves(p.ctype, dtype)}
+        except SpecError:
+            continue
         try:
             env = environment(spec, case)
             if not all(bool(expr.evaluate(w, env)) for w in spec.where) or not distinct_fits(spec, case, env):
