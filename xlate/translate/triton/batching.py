@@ -10,7 +10,10 @@ instruction), harmless for everything but atomics, which are not batched.
 
 The rewrite reads the emitted Python (ast), not the lifter's internals, and accepts only what it knows
 (xlate/data/triton/launch_configs.yaml): a body with any other call, statement or shape, or whose control flow
-depends on the block index, is not batched (the reason is returned). The gate still verifies every batched
+depends on the block index, is not batched (the reason is returned). One exception: a column loop whose bounds
+depend on the block (a row of its own length, `for (j = start[row] + tid; j < end[row]; j += blockDim.x)`)
+runs the longest row's count in every row of the program, each from its own start, where everything it does
+is masked by its column test (rows.ragged_loop). The gate still verifies every batched
 configuration before a port may keep it.
 """
 
