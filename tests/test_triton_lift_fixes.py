@@ -803,3 +803,35 @@ __global__ void bits(const unsigned int* x, int* y, int n) {
         if "libdevice" in str(exc) or "popc" in str(exc) or "CompilationError" in type(exc).__name__:
             raise
         pytest.skip(f"Triton cannot compile for sm_90 here: {type(exc).__name__}")
+
+
+def test_counted_loop_over_a_variable_declared_before_it_is_a_range_loop(tmp_path):
+    # `int i; for (i = start; i < n; i += 3)`: a counted loop even though i outlives it (HeCBench crs's loops):
+    # lifted as a masked `while` it could be neither pipelined nor unrolled (its port ran 38x slower than CUDA on
+    # the H200). After the loop i holds its exit value, also when the loop runs no iteration.
+    src = """
+// xlate: x: in[m * n], y: out[n], m: size(0..7), s: scalar(0..9) as int32, n: size(1..700), grid: cdiv(n, 128), block: 128
+__global__ void strided_sum(const float* x, float* y, int m, int s, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    int i, j = -1;
+    float acc = 0.0f;
+    for (i = s; i < m; i += 3) {
+        for (j = 0; j < 2; j++) acc += x[i * n + t] * (j + 1);
+    }
+    y[t] = acc + i + 10 * j;
+}
+"""
+    t = ported(src, "strided_sum")
+    body = t.text.split("def _strided_sum_kernel", 1)[1].split("\ndef ", 1)[0]
+    assert "for " in body and "while" not in body, body
+    for m, s in ((7, 1), (7, 0), (2, 5), (0, 0)):
+        n = 301
+        x = rng(m + s).standard_normal(max(1, m * n)).astype(np.float32)
+        out = run(t.text, "strided_sum", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("m", m, "int32"),
+                                          ScalarArg("s", s, "int32"), ScalarArg("n", n, "int32")], tmp_path)
+        rows = list(range(s, m, 3))
+        want = sum((x[i * n:(i + 1) * n].astype(np.float64) * 3 for i in rows), np.zeros(n))
+        i_exit = s + max(0, -(-(m - s) // 3)) * 3
+        j_exit = 2 if rows else -1
+        np.testing.assert_allclose(out["y"], want + i_exit + 10 * j_exit, rtol=1e-5, atol=1e-5)

@@ -193,7 +193,7 @@ class Loops:
     def canonical(self, s: ir.For) -> tuple[str, str, Sym, Sym] | None:
         """(variable, comparison, bound, step) of `for (v = a; v < b; v += c)` with an untouched v."""
         v = self.loop_var(s)
-        if v is None or s.test is None or len(s.step) != 1 or not isinstance(s.init[0], ir.Decl):
+        if v is None or s.test is None or len(s.step) != 1 or not (isinstance(s.init[0], ir.Decl) or _plain_assign(s.init[0], v)):
             return None
         assigned, _ = ir.assigned_names(s.body)
         if v in assigned or ir.contains(s.body, (ir.Break, ir.Continue, ir.Return)) is not None:
@@ -231,7 +231,12 @@ class Loops:
             start = self.data(b.val, s.loc)
             if start.uniform and step.is_const and step.value > 0:
                 self.range_loop(s, v, start, bound, step, None)
+                if not isinstance(s.init[0], ir.Decl):  # `int i; for (i = 0; i < n; i++)`: i outlives the loop
+                    self.set_var(v, _exit_value(start, bound, step.value), s.loc)
                 return
+            if not isinstance(s.init[0], ir.Decl):
+                self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
+                return  # a per-thread exit value of a variable that outlives the loop: the masked loop keeps it
             aff = S.affine(start) if ctyping.is_int(start.ctype) else None
             if aff is not None and step.nonneg and not (step.is_const and step.value <= 0):
                 coefs, rest = aff
@@ -698,6 +703,23 @@ class Loops:
                     scope[name] = replace(b, val=v)
                     if not v.is_const:
                         self.em.code(v, self.ctx)  # computed once, before the loop
+
+
+def _plain_assign(st: ir.Stmt, v: str) -> bool:
+    """`v = a` as a for-init: the loop's variable is declared before the loop (and outlives it)."""
+    return (isinstance(st, ir.ExprStmt) and isinstance(st.expr, ir.Assign) and st.expr.op == "="
+            and isinstance(st.expr.target, ir.Name) and st.expr.target.id == v)
+
+
+def _exit_value(start: Sym, bound: Sym, step: int) -> Sym:
+    """The value `for (v = start; v < bound; v += step)` leaves in v: start + max(0, ceil((bound - start) / step)) * step
+    (start itself when the loop runs no iteration)."""
+    span = S.op("sub", "int", S.cast(bound, "int"), S.cast(start, "int"))
+    if step == 1:
+        return S.op("add", "int", S.cast(start, "int"), S.op("max", "int", span, S.const(0, "int")))
+    trips = S.op("div", "int", S.op("add", "int", span, S.const(step - 1, "int")), S.const(step, "int"))
+    trips = S.op("max", "int", trips, S.const(0, "int"))
+    return S.op("add", "int", S.cast(start, "int"), S.op("mul", "int", trips, S.const(step, "int")))
 
 
 def _mentions(e: ir.Expr, name: str) -> bool:
