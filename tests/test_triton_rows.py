@@ -399,7 +399,7 @@ def test_a_ragged_loop_batches_only_when_everything_it_does_is_masked_by_its_col
 
     src, why = batch_kernel(kernel(RAGGED), "_k_blocks")
     assert src is not None, why
-    assert "range(0, tl.max(n - 0), 256)" in src
+    assert "range(0, tl.max(n), 256)" in src
     for bad, reason in [
         (RAGGED.replace("mask=(c_base + lane_x) < n, other=0", "mask=(c_base + lane_x) < nc, other=0"),
          "tl.load in the loop not masked by its column test"),
@@ -411,3 +411,11 @@ def test_a_ragged_loop_batches_only_when_everything_it_does_is_masked_by_its_col
     ]:
         src, why = batch_kernel(kernel(bad), "_k_blocks")
         assert src is None and "control flow depends on the block" in why and reason in why, why
+
+
+def test_a_barrier_batches():
+    # all the program's threads meet: R blocks' as well as one block's (a program's control flow is uniform)
+    from xlate.translate.triton.batching import batch_kernel
+
+    src, why = batch_kernel(kernel(RAGGED.replace("    t = tl.sum", "    tl.debug_barrier()\n    t = tl.sum")), "_k_blocks")
+    assert src is not None and "    tl.debug_barrier()\n" in src, why

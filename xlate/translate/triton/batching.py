@@ -132,6 +132,8 @@ class _Rewrite(ast.NodeTransformer):
             if not node.args or not isinstance(node.args[0], ast.Constant) or node.args[0].value == 0:
                 raise NotBatchable("the block index is read outside its definition")
             return node
+        if name == "debug_barrier" and not node.args:
+            return node  # all the program's threads meet: R blocks' threads as well as one block's (uniform flow)
         if name == "num_programs":
             if len(node.args) == 1 and _const(node.args[0], 0):
                 return ast.Name(GRID_X, ast.Load())  # gridDim.x: the CUDA grid, not the batched one
@@ -327,11 +329,13 @@ def _batch(fn: ast.FunctionDef, name: str) -> str:
                           (n for n in ast.walk(out) if isinstance(n, ast.For)), strict=True):
         if id(loop) in at:  # every row runs the longest row's count; a shorter row's extra columns are masked
             start, stop, step = twin.iter.args  # type: ignore[attr-defined]
-            twin.iter.args = [ast.Constant(0), ast.parse(f"tl.max({ast.unparse(stop)} - ({ast.unparse(start)}))",
-                                                         mode="eval").body, step]  # type: ignore[attr-defined]
+            zero = _const(start, 0)
+            span = ast.unparse(stop) if zero else f"{ast.unparse(stop)} - ({ast.unparse(start)})"
+            twin.iter.args = [ast.Constant(0), ast.parse(f"tl.max({span})", mode="eval").body, step]  # type: ignore[attr-defined]
             first = twin.body[0]
             assert isinstance(first, ast.Assign) and isinstance(first.value, ast.BinOp)
-            first.value.left = ast.BinOp(copy.deepcopy(start), ast.Add(), first.value.left)
+            if not zero:
+                first.value.left = ast.BinOp(copy.deepcopy(start), ast.Add(), first.value.left)
     pid2.value = ast.parse(f"tl.minimum(tl.program_id(0) * {ROWS} + tl.arange(0, {ROWS}), {GRID_X} - 1)[:, None]",
                            mode="eval").body
     lane2.value = ast.parse("tl.arange(0, BX)[None, :]", mode="eval").body
