@@ -835,3 +835,20 @@ __global__ void strided_sum(const float* x, float* y, int m, int s, int n) {
         i_exit = s + max(0, -(-(m - s) // 3)) * 3
         j_exit = 2 if rows else -1
         np.testing.assert_allclose(out["y"], want + i_exit + 10 * j_exit, rtol=1e-5, atol=1e-5)
+
+
+def test_a_kernel_with_a_record_spec_is_refused_by_the_lifter_with_its_reason():
+    # the gate hands a buffer of mixed-field structs to a port as raw bytes: a lifted `o[i].k = ...` would load
+    # and store the wrong type, so the translator refuses with the parameters named (XL2012), not a port
+    src = """
+struct Opt { float s; int k; };
+// xlate: o: inout[n] as {s: float32, k: int32(0..9)}, n: size(1..300), grid: cdiv(n, 128), block: 128
+__global__ void bump(Opt* o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { o[i].s *= 2.0f; o[i].k += 1; }
+}
+"""
+    t = port(src)
+    diags = [d for d in t.diagnostics if d.code == "XL2012"]
+    assert diags and "mixed field types" in diags[0].message and "o" in diags[0].message
+    assert "def _bump_kernel" not in (t.text or "")

@@ -32,7 +32,7 @@ from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BLOCK_ARG, BOXED, Lifter
 from xlate.translate.triton.state import KernelContext
-from xlate.translate.triton.structs import StructLayouts
+from xlate.translate.triton.structs import StructLayouts, record_refusal
 from xlate.translate.triton.sym import NotConcrete
 from xlate.translate.triton.values import ConstArray, LiftError
 
@@ -125,6 +125,9 @@ class CudaToTriton:
             spec = build_spec(unit, fn.name)
         except SpecError as exc:
             raise LiftError("XL2011", str(exc).split("error: ", 1)[-1], loc0) from None
+        why = record_refusal(spec)
+        if why:  # the gate hands records over as bytes: loads of the wrong type, never fields
+            raise LiftError("XL2012", why, loc0)
         blk = _block(spec.block, spec.value_params, loc0)
         bx, by = blk.lanes
         names = _program_names(unit)
