@@ -419,3 +419,10 @@ def test_a_barrier_batches():
 
     src, why = batch_kernel(kernel(RAGGED.replace("    t = tl.sum", "    tl.debug_barrier()\n    t = tl.sum")), "_k_blocks")
     assert src is not None and "    tl.debug_barrier()\n" in src, why
+
+
+def test_a_loop_whose_temporaries_double_at_each_step_is_refused_quickly():
+    chain = "".join(f"        d{i + 1} = d{i} + d{i}\n" for i in range(40))  # 2**40 nodes if expanded naively
+    src = OK.replace("        s_1 = tl.where", f"        d0 = v\n{chain}        s_1 = tl.where").replace("s + v", "s + d40")
+    out, why = free_lanes(kernel(src), 256)
+    assert out is None and "too large" in why

@@ -330,8 +330,17 @@ class _Check:
         return True
 
 
+EXPAND_LIMIT = 20000  # nodes of an expanded value: temporaries reused twice at each step would double it
+
+
 def _expand(value: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
     """`value` with the names bound earlier in this iteration replaced by their expanded values."""
+    size = 0
+    for n in ast.walk(value):
+        size += sum(1 for _ in ast.walk(env[n.id])) if isinstance(n, ast.Name) and n.id in env else 1
+        if size > EXPAND_LIMIT:
+            raise NotBatchable("a loop body too large to analyse")
+
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             return copy.deepcopy(env[node.id]) if node.id in env and isinstance(node.ctx, ast.Load) else node
@@ -424,7 +433,10 @@ def ragged_loop(fn: ast.FunctionDef, loop: ast.For, lane: str) -> str:
         if loop.target.id in read:
             return "the loop's counter used other than through the column"
         kept |= read & assigned - set(env)  # carried from the previous iteration
-        value = _expand(s.value, env)
+        try:
+            value = _expand(s.value, env)
+        except NotBatchable as exc:
+            return str(exc)
         for n in ast.walk(value):
             name = _tl(n)
             if name == "load" or name == "store" or (name or "").startswith("atomic"):
