@@ -14,6 +14,8 @@ from xlate.specs.infer.program import FuncDef, Program, text
 STATEMENT_TYPES = {"expression_statement", "declaration", "return_statement", "compound_statement", "if_statement",
                    "for_statement", "while_statement", "do_statement", "switch_statement", "case_statement",
                    "for_range_loop"}
+MAX_DEPTH = 6  # variables and device functions a value is followed through (deeper: not data, conservatively)
+_MEMO: dict[tuple[str, int, bool], str | None] = {}  # (name, body, float) -> _name_risk, per query
 LOOP_TYPES = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 MATH = {"sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "cos", "sinf", "cosf", "fabs", "fabsf", "pow", "powf",
         "fmin", "fmax", "fminf", "fmaxf", "floor", "floorf", "ceil", "ceilf", "erf", "erff", "tanh", "tanhf", "abs",
@@ -65,7 +67,9 @@ def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int, flt: bool 
                 pending = pending or "is compared with a computed value"
         if t == "init_declarator" or (t == "assignment_expression" and _within(node, parent.child_by_field_name("right"))):
             target = parent.child_by_field_name("declarator") if t == "init_declarator" else parent.child_by_field_name("left")
-            if target is not None and target.type == "identifier" and depth < 2:
+            if target is not None and target.type == "identifier":
+                if depth >= MAX_DEPTH:
+                    return f"flows into '{text(target)}' further than xlate follows"
                 why = _name_risk(text(target), body, program, depth + 1, flt)
                 return f"flows into '{text(target)}', which {why}" if why else None
             if target is not None and target.type in ("subscript_expression", "field_expression"):
@@ -76,7 +80,7 @@ def _risk(node: ts.Node, body: ts.Node, program: Program, depth: int, flt: bool 
             callee = text(call.child_by_field_name("function")) if call is not None else ""
             fd = program.function(callee) if callee.split("::")[-1] not in MATH else None
             if fd is not None:
-                if depth >= 2:
+                if depth >= MAX_DEPTH:
                     return "is passed to a function too deep to follow"
                 k = next(i for i, a in enumerate(parent.named_children) if _within(node, a))
                 why = _param_risk(fd, k, program, depth + 1, flt)
@@ -108,6 +112,14 @@ def _compared_with_constant(node: ts.Node, cond_owner: ts.Node, program: Program
 
 
 def _name_risk(name: str, body: ts.Node, program: Program, depth: int, flt: bool = False) -> str | None:
+    key = (name, body.id, flt)
+    if key not in _MEMO:
+        _MEMO[key] = None  # a variable that flows into itself (`v = -v`, `s += o.x`) is not followed again
+        _MEMO[key] = _uses_risk(name, body, program, depth, flt)
+    return _MEMO[key]
+
+
+def _uses_risk(name: str, body: ts.Node, program: Program, depth: int, flt: bool) -> str | None:
     for n in _walk(body):
         if n.type == "identifier" and text(n) == name:
             parent = n.parent
@@ -176,6 +188,7 @@ def risky_fields(program: Program, kernel: str, fields: set[str], param: str = "
     fd = program.function(kernel, "kernel")
     if fd is None:
         return {}
+    _MEMO.clear()
     typed = {param, *_typed_names(program, _callees(program, fd), struct, {param})} if param else set()
     out: dict[str, str] = {}
     seen: set[str] = set()
@@ -210,6 +223,7 @@ def index_targets(program: Program, kernel: str, field: str, pointers: set[str],
     body = fd.node.child_by_field_name("body") if fd is not None else None
     if body is None:
         return None
+    _MEMO.clear()
     out: set[str] = set()
     callees = _callees(program, fd)
     typed = {param, *_typed_names(program, callees, struct, {param})} if param else set()
