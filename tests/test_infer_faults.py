@@ -180,3 +180,49 @@ def test_a_number_copied_back_from_the_device_is_not_the_value_set_before(tmp_pa
     """, "use_it")
     assert got == ("lengths: in[max(n, cur + 1)], out: out[n], cur: scalar(0..16), n: size(1..500), "
                    "grid: cdiv(n, 256), block: 256")
+
+
+def test_if_constexpr_is_same_picks_the_branch_of_the_instantiation(tmp_path):
+    # the launcher is instantiated for double and for float; each `if constexpr (std::is_same_v<T, ...>)` branch
+    # launches its own kernel, so the float kernel's shared memory is C * sizeof(float): the double
+    # instantiation's 8 * C (both branches read for every instantiation) is not a size it is ever launched with
+    program = """
+    __global__ void rev_f(const float* src, float* dst, int C) {
+      extern __shared__ float rf[];
+      for (int i = threadIdx.x; i < C; i += blockDim.x) rf[i] = src[blockIdx.x * C + i];
+      __syncthreads();
+      for (int i = threadIdx.x; i < C; i += blockDim.x) dst[blockIdx.x * C + i] = rf[C - 1 - i];
+    }
+    __global__ void rev_d(const double* src, double* dst, int C) {
+      extern __shared__ double rd[];
+      for (int i = threadIdx.x; i < C; i += blockDim.x) rd[i] = src[blockIdx.x * C + i];
+      __syncthreads();
+      for (int i = threadIdx.x; i < C; i += blockDim.x) dst[blockIdx.x * C + i] = rd[C - 1 - i];
+    }
+    template <typename T>
+    void run(const T* src, T* dst, int rows, int C) {
+      int bytes = C * sizeof(T);
+      if constexpr (std::is_same_v<T, float>) {
+        rev_f<<<rows, 128, bytes>>>((const float*)src, (float*)dst, C);
+      } else if constexpr (std::is_same<T, double>::value) {
+        rev_d<<<rows, 64, bytes>>>((const double*)src, (double*)dst, C);
+      }
+    }
+    int main() {
+      int rows = 90, C = 300;
+      float *fs, *fd; double *ds, *dd;
+      cudaMalloc(&fs, rows * C * sizeof(float));
+      cudaMalloc(&fd, rows * C * sizeof(float));
+      cudaMalloc(&ds, rows * C * sizeof(double));
+      cudaMalloc(&dd, rows * C * sizeof(double));
+      run<double>(ds, dd, rows, C);
+      run<float>(fs, fd, rows, C);
+      return 0;
+    }
+    """
+    assert annotation(tmp_path, program, "rev_f") == (
+        "src: in[C * rows], dst: out[C * rows], C: size(1..300), rows: size(1..90), grid: rows, block: 128, "
+        "shmem: 4 * C")
+    assert annotation(tmp_path, program, "rev_d") == (
+        "src: in[C * rows], dst: out[C * rows], C: size(1..300), rows: size(1..90), grid: rows, block: 64, "
+        "shmem: 8 * C")

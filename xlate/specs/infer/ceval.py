@@ -211,6 +211,10 @@ class Evaluator:
             return Num(sp.Integer(ord(s[-1]))) if s else None
         if t == "identifier":
             return self.name(text(node), node, env)
+        if t in ("qualified_identifier", "template_function") and "is_same" in text(node):
+            same = self._is_same(node)
+            if same is not None:  # `if constexpr (std::is_same_v<T, float>)`: the branch of this instantiation
+                return Num(sp.Integer(int(same)))
         if t == "qualified_identifier":
             return self.name(text(node).split("::")[-1], node, env)
         if t in ("parenthesized_expression", "condition_clause"):  # `if (CHECK(cudaMalloc(...)))` runs it
@@ -441,6 +445,30 @@ class Evaluator:
 
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
         return None
+
+    def bound_type(self, name: str) -> str | None:
+        """A type name as the code being run binds it (template parameters bound by the caller), None if unbound."""
+        return None
+
+    def _is_same(self, node: ts.Node) -> bool | None:
+        """`std::is_same_v<A, B>` / `std::is_same<A, B>::value` when both types are known here."""
+        flat = "".join(text(node).split())
+        if not (flat.startswith(("std::is_same_v<", "is_same_v<")) or (
+                flat.startswith(("std::is_same<", "is_same<")) and flat.endswith("::value"))):
+            return None
+        args = next((n for n in walk_tree(node) if n.type == "template_argument_list"), None)
+        if args is None or len(args.named_children) != 2:
+            return None
+        known = []
+        for a in args.named_children:
+            name = " ".join(text(a).split())
+            bound = self.bound_type(name) or name
+            resolved = self.program.resolve_type(bound)
+            if resolved not in ctypes_table() and normalise_ctype(resolved) not in ("__half", "half", "__nv_bfloat16",
+                                                                                 "nv_bfloat16"):
+                return None  # a template parameter nobody bound here, or a type we cannot name
+            known.append(normalise_ctype(resolved))
+        return known[0] == known[1]
 
     def _number_type(self, name: str) -> bool:
         """Whether `name(...)` names a number type (a C type or a typedef of one), not a function."""

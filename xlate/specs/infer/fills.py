@@ -38,7 +38,10 @@ def typed_value(fill: Fill, dtype_name: str | None) -> int | float | None:
     """The element value a fill leaves, read as the buffer's type (a memset byte repeated over each element)."""
     if dtype_name is None:
         return None
-    dt = np.dtype(dtype_name)
+    try:
+        dt = np.dtype(dtype_name)
+    except TypeError:  # bfloat16 and other types NumPy does not name: no fact
+        return None
     if fill.byte is not None:
         if dt.kind == "f":
             return 0.0 if fill.byte == 0 else None  # 0xff.. is a NaN pattern: not a range

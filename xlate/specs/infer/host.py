@@ -246,6 +246,9 @@ class HostInterpreter(Evaluator):
         types = self.frames[-1].types if self.frames else {}
         return super().sizeof(types.get(ctype.strip(), ctype))
 
+    def bound_type(self, name: str) -> str | None:
+        return (self.frames[-1].types if self.frames else {}).get(name)
+
     def construct(self, cls: str, type_node: ts.Node | None, args: list[ts.Node], frame: Frame, where: str) -> Obj:
         types = dict(frame.types)
         targs = next((n for n in _descendants(type_node) if n.type == "template_argument_list"), None) if type_node else None
