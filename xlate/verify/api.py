@@ -54,6 +54,31 @@ def _side_info(side: Side) -> SideInfo:
                     side.compile_seconds, side.compiles, list(side.caveats), side.specialisations)
 
 
+def same_instantiation(names: list[str], kernel: str) -> str | None:
+    """The name among `names` of the instantiation `kernel` (`k<__nv_bfloat16, 4>`) spelt in another language's
+    types (`k<__hip_bfloat16, 4>`): the same template with arguments that are equal or the same number type."""
+    from xlate.specs.model import ctypes_table, normalise_ctype
+
+    def split(name: str) -> tuple[str, list[str]] | None:
+        if not name.endswith(">") or "<" not in name:
+            return None
+        base, _, args = name.partition("<")
+        return base.strip(), [a.strip() for a in args[:-1].split(",")]
+
+    def same(a: str, b: str) -> bool:
+        if a == b:
+            return True
+        ta, tb = (ctypes_table().get(normalise_ctype(x)) or {} for x in (a, b))
+        return ta.get("numpy") is not None and ta.get("numpy") == tb.get("numpy")
+
+    want = split(kernel)
+    if want is None:
+        return None
+    found = [n for n in names if (got := split(n)) is not None and got[0] == want[0] and len(got[1]) == len(want[1])
+             and all(same(a, b) for a, b in zip(got[1], want[1]))]
+    return found[0] if len(found) == 1 else None
+
+
 def _can_run(side: Side) -> tuple[bool, str | None, str | None]:
     info = side.backend.detect()
     if info.can_run:
@@ -111,6 +136,8 @@ def verify(
         candidate = Side(candidate_path or "<candidate>", candidate_kernel or kernel, text=candidate_text,
                          language=candidate_language, arch=arch, timeout=timeout, label="candidate",
                          include_dirs=beside_source, context_path=source.context_path)
+        if not candidate.has_kernel() and candidate_kernel is None:
+            candidate.kernel = same_instantiation(candidate.unit.callable_names(), kernel) or kernel
         require_kernel(candidate)
     elif oracle is None:
         raise InputError("xlate: error: nothing to compare with: give a second implementation, --reference or --against")
