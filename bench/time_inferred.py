@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--journal", required=True, help="bench/verify_inferred.py's JSONL journal")
     ap.add_argument("--targets", default="triton")
     ap.add_argument("--per-program", type=int, default=2)
+    ap.add_argument("--programs", help="comma-separated program names (default: every program of the journal)")
     ap.add_argument("--max-seconds", type=float, default=8.0, help="timing cap per kernel (both sides)")
     ap.add_argument("--timeout", type=float, default=150.0, help="subprocess limit per kernel (port, compile, time)")
     ap.add_argument("-j", "--jobs", type=int, default=8, help="parallel porting (CPU) before the timing")
@@ -139,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     corpus = Path(args.corpus)
     targets = args.targets.split(",")
     journal = [json.loads(ln) for ln in Path(args.journal).read_text().splitlines() if ln.strip()]
+    if args.programs:
+        journal = [r for r in journal if r["program"] in args.programs.split(",")]
     todo = choose(journal, targets, args.per_program)
     out = Path(args.out)
     done_path = out.with_suffix(".jsonl")
