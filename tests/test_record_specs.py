@@ -345,3 +345,15 @@ def test_field_ranges_over_sizes_hold_in_random_and_edge_cases():
         assert 0 <= case.scalars["p"]["steps"] <= n - 1
         opts = make_inputs(spec, case, environment(spec, case))["opts"]
         assert ((opts["T"] >= 0) & (opts["T"] <= n - 1)).all()
+
+
+def test_the_budget_counts_a_records_numbers_not_one():
+    from xlate.verify.cases import budget_length, buffer_length
+
+    spec = _spec(SPEC.replace("res: out[n] as {v: float32, k: int32}", "res: out[n] as {v: float32[1000], k: int32}"))
+    case = _draw(spec, 1)[0]
+    env = environment(spec, case)
+    res = spec.param("res")
+    assert budget_length(res, env, case, spec) == buffer_length(res, env, case, spec) * 1001
+    assert all(sum(budget_length(p, environment(spec, c), c, spec) for p in spec.buffers) <= 1 << 16
+               for c in _draw(spec, 10))

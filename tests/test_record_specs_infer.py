@@ -192,3 +192,11 @@ def test_a_float_field_turned_into_a_bin_number_stays_a_hole(tmp_path):
     res = _resolve(tmp_path, "bins")
     assert set(res.holes) == {"parts"} and "parts.x" in res.holes["parts"]
     assert "deposit" in res.holes["parts"] and "indexes a buffer" in res.holes["parts"]
+
+
+def test_members_of_an_array_typedef_are_fixed_arrays(tmp_path):
+    path = tmp_path / "t.cu"
+    path.write_text("#define LEN 8\ntypedef unsigned int Row[LEN];\ntypedef float Tile[2][3];\n"
+                    "struct Planes { Row a, b; Tile t[4]; double w; };\n")
+    program = Program([load_file(str(path))])
+    assert program.record_of("Planes") == ("{a: uint32[8], b: uint32[8], t: float32[4, 2, 3], w: float64}", "")

@@ -111,6 +111,13 @@ def buffer_length(p: ParamSpec, env: dict[str, Any], case: Case, spec: KernelSpe
     return math.prod(buffer_shape(p, env, case, spec))
 
 
+def budget_length(p: ParamSpec, env: dict[str, Any], case: Case, spec: KernelSpec) -> int:
+    """What a buffer costs of the gate's per-case budget, in 4-byte numbers' worth: its elements, a record
+    counted by its size (`{s0: uint32[4096], ...}` is not one number)."""
+    n = buffer_length(p, env, case, spec)
+    return n * max(1, ctype_dtype(p.ctype, case, spec).itemsize // 4) if is_record(p.ctype) else n
+
+
 def _float_values(rng: np.random.Generator, n: int, profile: str, lo: float | None, hi: float | None,
                   dtype: np.dtype, special_ok: bool) -> np.ndarray:
     bounded = lo is not None and hi is not None

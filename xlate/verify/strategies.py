@@ -18,7 +18,7 @@ from xlate.verify.cases import (
     FLOAT_PROFILES,
     INT_PROFILES,
     Case,
-    buffer_length,
+    budget_length,
     ctype_dtype,
     distinct_fits,
     environment,
@@ -259,7 +259,7 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
     for w in spec.where:
         assume(bool(expr.evaluate(w, env)))
     assume(distinct_fits(spec, case, env))
-    total = sum(buffer_length(p, env, case, spec) for p in spec.buffers)
+    total = sum(budget_length(p, env, case, spec) for p in spec.buffers)
     assume(total <= budget)
     grid = 1
     for g in spec.grid:
@@ -345,7 +345,7 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
             env = environment(spec, case)
             if not all(bool(expr.evaluate(w, env)) for w in spec.where) or not distinct_fits(spec, case, env):
                 continue
-            if sum(buffer_length(p, env, case, spec) for p in spec.buffers) > budget:
+            if sum(budget_length(p, env, case, spec) for p in spec.buffers) > budget:
                 continue
         except Exception:
             continue

@@ -20,6 +20,7 @@ from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr
 from xlate.specs.language import split_top
 from xlate.specs.model import Origin, ctypes_table, normalise_ctype, param_ctype
+from xlate.specs.records import record_dtype
 
 DEFAULT_BLOCK = 256
 DEFAULT_BLOCK_2D = (16, 16)
@@ -142,6 +143,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         if struct is not None:  # struct { float re, im; }*: n elements of 2 floats each, laid out alike
             dims += f", {struct[1]}"
             buffer_lanes[p.name] = int(struct[1])
+        if record is not None:  # the gate's budget counts numbers: a record holds several
+            buffer_lanes[p.name] = max(1, record_dtype(record).itemsize // 4)
         text = f"{p.name}: {role}[{dims}]" + (f"({rng[0]}..{rng[1]})" if rng and record is None else "") + (
             f" as {numpy_of(struct[0])}" if struct is not None else f" as {record}" if record is not None else "")
         inf.items[p.name] = (text, origin or Origin("kernel"))

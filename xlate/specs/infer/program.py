@@ -77,6 +77,7 @@ class Program:
         self._settled: set[str] = set()
         self.structs: dict[str, list[tuple[str, int]]] = {}
         self.struct_nodes: dict[str, ts.Node] = {}  # name -> the struct/class definition (record_of)
+        self.array_typedefs: dict[str, tuple[str, list[str]]] = {}  # `typedef T Name[N][M]` -> (T, [N, M])
         self.classes: dict[str, dict[str, tuple[str, bool, ts.Node | None]]] = {}  # class -> member -> (type, pointer, init)
         self.class_tparams: dict[str, list[str]] = {}
         self._roots = {f.tree.root_node.id: f for f in files}
@@ -131,6 +132,13 @@ class Program:
                     tnode = child.child_by_field_name("type")
                     base = text(tnode)
                     for d in child.children_by_field_name("declarator"):
+                        if d.type == "array_declarator":  # typedef unsigned int Row[16]: record members of it
+                            sizes, cur = [], d
+                            while cur is not None and cur.type == "array_declarator":
+                                sizes.insert(0, text(cur.child_by_field_name("size")))
+                                cur = cur.child_by_field_name("declarator")
+                            if cur is not None and cur.type == "type_identifier":
+                                self.array_typedefs.setdefault(text(cur), (base, sizes))
                         if d.type == "type_identifier":
                             if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("body"):
                                 self._struct(text(d), tnode)
@@ -334,6 +342,14 @@ class Program:
                                                                            "qualified_identifier", "struct_specifier"))
             ftype = binding.get(ftype.strip(), ftype.strip())
             falign = _alignment(" ".join(text(c) for c in fd.children if c.type == "type_qualifier"), self)
+            typedef_dims: list[int] = []
+            if ftype in self.array_typedefs:  # a member of an array typedef: its element type, its sizes first
+                ftype, sizes = self.array_typedefs[ftype]
+                for size in sizes:
+                    count = self._array_size(size, binding)
+                    if count is None:
+                        return None, f"the array type of a member of '{name}' has a size xlate cannot read ({size})"
+                    typedef_dims.append(count)
             base = self.resolve_type(ftype)
             info = ctypes_table().get(base)
             shape0: list[int] = []
@@ -361,7 +377,7 @@ class Program:
                     cur = cur.child_by_field_name("declarator")
                 if cur is None or cur.type != "field_identifier":
                     return None, f"'{name}' holds a pointer or reference ('{text(d)}')"
-                dims = shape + shape0
+                dims = shape + typedef_dims + shape0
                 item = ftext + (f"[{', '.join(map(str, dims))}]" if dims else "")
                 if falign:
                     item += f" align({falign})"
