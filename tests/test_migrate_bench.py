@@ -69,3 +69,33 @@ def test_fleet_bench_without_gpus_says_what_was_not_run():
                           text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "not run for 1, 2 GPUs" in proc.stdout and "--cpus" in proc.stdout
+
+
+def test_benchmark_arguments_are_the_gates_for_vectors_and_records():
+    # a float3 by value, a record by value and a buffer of records: the benchmark passed a float3 as one number
+    # and a record buffer as a structured array (the backends take lanes, and records as bytes, as the gate does)
+    import numpy as np
+
+    from xlate.migrate.bench import _args
+    from xlate.verify.cases import make_inputs
+
+    text = """
+struct P { float s; int k; };
+struct Q { float dt; int steps; };
+// xlate: n: size(1..4096), w: scalar(1..3), q: scalar as {dt: float32(0..1), steps: int32(2..8)},
+// xlate: ps: inout[n] as {s: float32, k: int32(0..9)}, grid: cdiv(n, 128), block: 128
+__global__ void k(int n, float3 w, Q q, P* ps) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { ps[i].s = ps[i].s * w.x + q.dt; ps[i].k += q.steps; }
+}
+"""
+    spec = build_spec(parse_string(text, "k.cu"), "k")
+    case = bench_case(spec, budget=1 << 12)
+    env = environment(spec, case)
+    args = {a.name: a for a in _args(spec, case, env, make_inputs(spec, case, env))}
+    assert args["w"].value == [2.0, 2.0, 2.0] and args["w"].dtype == "float32"
+    assert args["q"].dtype.startswith("record") and len(args["q"].value) == 8
+    rec = np.asarray(args["q"].value, dtype=np.uint8).view(np.dtype([("dt", "<f4"), ("steps", "<i4")]))[0]
+    assert 0 <= rec["dt"] <= 1 and 2 <= rec["steps"] <= 8
+    n = case.sizes["n"]
+    assert args["ps"].data.dtype == np.uint8 and args["ps"].length == 8 * n

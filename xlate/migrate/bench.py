@@ -39,10 +39,16 @@ def bench_case(spec: Any, budget: int = DEFAULT_BUDGET, beyond_range: bool = Fal
     scalars: dict[str, int | float] = {}
     for p in spec.scalars:
         dtype = ctype_dtype(p.ctype, probe, spec)
+        if dtype.fields is not None:  # a record by value: each field in the middle of its range, as the gate's edge cases
+            from xlate.verify.strategies import record_middle
+
+            scalars[p.name] = record_middle(p, dtype, dict(sizes))  # type: ignore[assignment]
+            continue
         lo = float(expr.evaluate(p.lo, sizes)) if p.lo else None
         hi = float(expr.evaluate(p.hi, sizes)) if p.hi else None
         mid = (lo + hi) / 2 if lo is not None and hi is not None else 1.0
-        scalars[p.name] = float(mid) if is_float(dtype) else round(mid)
+        one = float(mid) if is_float(dtype) else round(mid)
+        scalars[p.name] = [one] * p.lanes if p.lanes > 1 else one  # float3 by value: every lane
     profiles = {p.name: "uniform" for p in spec.buffers if p.role != "out"}
     for _ in range(240):
         case = Case(dict(sizes), dtypes, scalars, profiles, 0, "benchmark")
@@ -69,20 +75,26 @@ def bench_case(spec: Any, budget: int = DEFAULT_BUDGET, beyond_range: bool = Fal
 
 
 def _args(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, np.ndarray]) -> list[Any]:
+    """The kernel's arguments as the gate passes them (xlate/verify/runner.py): buffers of records as their
+    bytes, vectors and structs by value as their lanes or C bytes (scalar_arg_value)."""
     from xlate.backends.base import BufferArg, ScalarArg
-    from xlate.verify.cases import buffer_length, ctype_dtype, is_float
+    from xlate.verify.cases import buffer_length, ctype_dtype, scalar_arg_value
 
     args: list[Any] = []
     for p in sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position):  # -1: not passed
         if p.is_buffer:
             dtype = ctype_dtype(p.ctype, case, spec)
-            n = buffer_length(p, env, case, spec)
+            n = buffer_length(p, env, case, spec) // max(1, p.lanes) * max(1, p.lanes)
             data = inputs[p.name].copy() if p.name in inputs else np.zeros(n, dtype=dtype)
-            args.append(BufferArg(p.name, data, 0, n))
+            if dtype.fields is not None:  # records travel as their bytes, as in the gate
+                args.append(BufferArg(p.name, data.view(np.uint8), 0, n * dtype.itemsize))
+            else:
+                args.append(BufferArg(p.name, data, 0, n))
         else:
             value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
             dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
-            args.append(ScalarArg(p.name, float(value) if is_float(dtype) else int(value), dtype.name))
+            value, dname = scalar_arg_value(p, value, dtype, case)
+            args.append(ScalarArg(p.name, value, dname))
     return args
 
 

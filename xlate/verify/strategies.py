@@ -192,6 +192,11 @@ def _leaf_middle(leaf: Leaf, p: ParamSpec, env: dict | None = None) -> int | flo
     return v if leaf.count == 1 and not any(leaf.shapes) else [v] * leaf.count
 
 
+def record_middle(p: ParamSpec, dtype: np.dtype, env: dict | None = None) -> dict[str, object]:
+    """A by-value record whose every number field is in the middle of its range (record_scalar's form)."""
+    return {leaf.label: _leaf_middle(leaf, p, env) for leaf in record_leaves(p.ctype, dtype)}
+
+
 @st.composite
 def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, list[str]] | None = None) -> Case:
     blocks = _literal_blocks(spec)
@@ -306,7 +311,7 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
         dtype = ctype_dtype(p.ctype, probe, spec)
         if dtype.fields is not None:
             with contextlib.suppress(SpecError):  # a field range over sizes: the random draws cover it
-                scalars[p.name] = {leaf.label: _leaf_middle(leaf, p) for leaf in record_leaves(p.ctype, dtype)}  # type: ignore[assignment]
+                scalars[p.name] = record_middle(p, dtype)  # type: ignore[assignment]
             continue
         try:
             lo = float(expr.evaluate(p.lo, {})) if p.lo else (-4.0 if is_float(dtype) else 0)
@@ -337,8 +342,7 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
         try:  # records whose field ranges read sizes: their middle at this case's sizes
             for p in spec.scalars:
                 if p.name not in case.scalars and (dtype := ctype_dtype(p.ctype, probe, spec)).fields is not None:
-                    case.scalars[p.name] = {leaf.label: _leaf_middle(leaf, p, dict(sizes_))  # type: ignore[assignment]
-                                            for leaf in record_leaves(p.ctype, dtype)}
+                    case.scalars[p.name] = record_middle(p, dtype, dict(sizes_))  # type: ignore[assignment]
         except SpecError:
             continue
         try:
