@@ -226,3 +226,36 @@ def test_if_constexpr_is_same_picks_the_branch_of_the_instantiation(tmp_path):
     assert annotation(tmp_path, program, "rev_d") == (
         "src: in[C * rows], dst: out[C * rows], C: size(1..300), rows: size(1..90), grid: rows, block: 64, "
         "shmem: 8 * C")
+
+
+def test_a_one_element_counter_set_on_the_host_and_copied_before_each_launch_is_that_constant(tmp_path):
+    # `h_next[0] = 0` fills the whole one-int host buffer; copied to the device before each launch, the kernel's
+    # work counter starts at 0 (drawn freely, `atomicAdd` handed out negative tiles and the kernel wrote before its
+    # buffer)
+    got = annotation(tmp_path, """
+    __global__ void take_tiles(float* data, int* next, int ntiles) {
+      __shared__ int tile;
+      if (threadIdx.x == 0) tile = atomicAdd(&next[0], 1);
+      __syncthreads();
+      while (tile < ntiles) {
+        data[tile * 64 + threadIdx.x] *= 2.0f;
+        __syncthreads();
+        if (threadIdx.x == 0) tile = atomicAdd(&next[0], 1);
+        __syncthreads();
+      }
+    }
+    int main() {
+      int ntiles = 40, reps = 3;
+      int* h_next = (int*)malloc(sizeof(int));
+      float* d_data; int* d_next;
+      cudaMalloc(&d_data, ntiles * 64 * sizeof(float));
+      cudaMalloc(&d_next, sizeof(int));
+      h_next[0] = 0;
+      for (int r = 0; r < reps; r++) {
+        cudaMemcpy(d_next, h_next, sizeof(int), cudaMemcpyHostToDevice);
+        take_tiles<<<8, 64>>>(d_data, d_next, ntiles);
+      }
+      return 0;
+    }
+    """, "take_tiles")
+    assert got == "data: inout[64 * ntiles], next: inout[1](0..0), ntiles: size(1..40), grid: 8, block: 64"

@@ -1028,6 +1028,12 @@ class HostInterpreter(Evaluator):
             slot: Any = (base.items, i)
         elif isinstance(base, Ptr):
             base.alloc.fill = None  # one element written: the buffer no longer holds one constant
+            esize = self.sizeof(base.elem) if base.elem else None
+            if (not frame.in_branch and isinstance(value, Num) and esize is not None and base.alloc.bytes is not None
+                    and sp.expand(base.alloc.bytes - esize) == 0 and sp.expand(base.offset + i * esize) == 0):
+                # `h_head[0] = 0` into a one-element allocation: the whole buffer holds that constant (a counter the
+                # program resets and copies to the device before each launch)
+                self._filled(Ptr(base.alloc, sp.Integer(0), base.elem), base.alloc.bytes, left, value=value)
             key = (id(base.alloc), self._element_key(base, i))
             old = self._elements.get(key)
             slot = (self._elements, key)
