@@ -259,3 +259,26 @@ def test_a_one_element_counter_set_on_the_host_and_copied_before_each_launch_is_
     }
     """, "take_tiles")
     assert got == "data: inout[64 * ntiles], next: inout[1](0..0), ntiles: size(1..40), grid: 8, block: 64"
+
+
+def test_an_index_range_whose_ends_cross_at_small_sizes_gets_a_where_clause(tmp_path):
+    # x[idx[i] - 1] and x[idx[i]] keep idx in 1..m - 1, which is empty at m = 1: with no clause the gate drew a
+    # value outside it and the source read before the buffer (deredundancy mergeIndex wrote orders[-1])
+    got = annotation(tmp_path, """
+    __global__ void prev(float* y, const float* x, const int* idx, int n, int m) {
+      int i = blockDim.x * blockIdx.x + threadIdx.x;
+      if (i >= n) return;
+      y[i] = x[idx[i] - 1] + x[idx[i]];
+    }
+    int main() {
+      int n = 301, m = 77;
+      float *y, *x; int* idx;
+      cudaMalloc(&y, n * sizeof(float));
+      cudaMalloc(&x, m * sizeof(float));
+      cudaMalloc(&idx, n * sizeof(int));
+      prev<<<(n + 255) / 256, 256>>>(y, x, idx, n, m);
+      return 0;
+    }
+    """, "prev")
+    assert got == ("y: out[n], x: in[m], idx: in[n](1..m - 1), n: size(1..301), m: size(1..77), grid: cdiv(n, 256), "
+                   "block: 256, where: m - 1 >= 1")

@@ -661,6 +661,7 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
                         Origin(origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
                                "values kept inside the buffers they index" + (
                                    ", each once: threads write through them" if apart else "")))
+        fits += _clauses(mapper, [(hi, lo)])  # a range whose ends cross at small sizes has no value to draw
         if apart:  # n distinct values need n values in the range: the sizes are drawn to allow it
             fits += _clauses(mapper, [(sp.expand(hi - lo + 1), lengths[q]), *distinct[q]])
     fits += _clauses(mapper, kf.stride_clauses(grid, block))
@@ -668,8 +669,9 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
         old = inf.items.get("where")
         text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + fits))
         inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
-            "kernel", kf.where, "threads write apart: index buffers written through hold distinct values (no more of "
-            "them than their range has) and rows are at least as far apart as the widest row written"))
+            "kernel", kf.where, "index values fit their ranges: no range is empty, index buffers written through hold "
+            "distinct values (no more of them than their range has), and rows are at least as far apart as the "
+            "widest row written"))
     for q, why in bad.items():
         if q in inf.items:
             del inf.items[q]
