@@ -42,13 +42,19 @@ SOURCE = textwrap.dedent("""
 """).lstrip()
 
 # the same kernel written another way: a struct copy out, fields in another order
-RIGHT = SOURCE.replace("""        res[i].v = (o.call != p.flip) ? v : -v;
-        res[i].k = o.T * 3 + (o.call ? 1 : 0);
-        res[i].d = o.X * 2.0 + p.w[2];""", """        Res r;
-        r.d = o.X * 2.0 + p.w[2];
-        r.k = 3 * o.T + (int)o.call;
-        r.v = (o.call ^ p.flip) ? v : -v;
-        res[i] = r;""")
+def _mutant(text: str, old: str, new: str) -> str:
+    """`text` with `old` replaced; a mutation that does not apply would test nothing (the source against itself)."""
+    assert old in text, old
+    return text.replace(old, new)
+
+
+RIGHT = _mutant(SOURCE, """    res[i].v = (o.call != p.flip) ? v : -v;
+    res[i].k = o.T * 3 + (o.call ? 1 : 0);
+    res[i].d = o.X * 2.0 + p.w[2];""", """    Res r;
+    r.d = o.X * 2.0 + p.w[2];
+    r.k = 3 * o.T + (int)o.call;
+    r.v = (o.call ^ p.flip) ? v : -v;
+    res[i] = r;""")
 
 
 def _spec(tmp_path: Path):
@@ -84,18 +90,19 @@ def test_a_right_port_of_a_record_kernel_is_verified(tmp_path, monkeypatch, lang
 
 
 def test_a_wrong_field_is_a_mismatch_that_names_it(tmp_path):
-    cx = _fuzz(tmp_path, RIGHT.replace("r.k = 3 * o.T + (int)o.call;", "r.k = 3 * o.T;")).failure
+    cx = _fuzz(tmp_path, _mutant(RIGHT, "r.k = 3 * o.T + (int)o.call;", "r.k = 3 * o.T;")).failure
     assert cx is not None and cx.failure == "mismatch" and cx.buffer == "res"
     assert f"'res[{cx.flat_index}].k'" in cx.message
 
 
 def test_a_field_left_unwritten_is_named(tmp_path):
-    cx = _fuzz(tmp_path, SOURCE.replace("        res[i].d = o.X * 2.0 + p.w[2];\n", "")).failure
+    cx = _fuzz(tmp_path, _mutant(SOURCE, "    res[i].d = o.X * 2.0 + p.w[2];\n", "")).failure
     assert cx is not None and cx.failure == "unwritten output" and ".d'" in cx.message
 
 
 def test_a_by_value_field_read_at_the_wrong_offset_is_caught(tmp_path):
     # a port that declares the struct without alignas reads `scale` and `w` from other bytes
-    cx = _fuzz(tmp_path, RIGHT.replace("struct alignas(16) Params", "struct Params").replace(
-        "float dt; bool flip; double scale; float w[3];", "float dt; bool flip; float w[3]; double scale;")).failure
+    cx = _fuzz(tmp_path, _mutant(_mutant(RIGHT, "struct alignas(16) Params", "struct Params"),
+                                 "float dt; bool flip; double scale; float w[3];",
+                                 "float dt; bool flip; float w[3]; double scale;")).failure
     assert cx is not None and cx.failure == "mismatch"
