@@ -9,30 +9,13 @@ import re
 
 from xlate.errors import SpecError
 from xlate.specs.model import KernelSpec, ParamSpec
+from xlate.specs.text import split_top
 
 RANGE = re.compile(r"^\((.*)\)$")
 BUFFER = re.compile(r"^(in|out|inout)\s*\[(.*)\]\s*(\((.*)\))?\s*(as\s+(\w+))?$")
 CALL = re.compile(r"^(\w+)\s*(\((.*)\))?\s*(as\s+(\w+))?$")
 CHOICE = re.compile(r"^choice\s*\((.*)\)$")
 SPEC_KEYS = ("grid", "block", "shmem", "op", "where", "values", "rtol", "atol")
-
-
-def split_top(text: str, sep: str = ",") -> list[str]:
-    """Split on `sep` outside brackets and parentheses."""
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == sep and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return [x for x in out if x]
 
 
 def parse_items(text: str, where: str = "") -> dict[str, str]:

@@ -86,7 +86,7 @@ def is_record(text: str | None) -> bool:
 
 
 def _split(text: str) -> list[str]:
-    from xlate.specs.language import split_top
+    from xlate.specs.text import split_top
 
     return split_top(text)
 

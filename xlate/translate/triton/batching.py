@@ -26,6 +26,9 @@ import re
 from dataclasses import dataclass
 
 from xlate.resources import data
+from xlate.translate.triton.batchast import NotBatchable
+from xlate.translate.triton.batchast import single_assign as _find
+from xlate.translate.triton.batchast import tl_call as _tl
 
 GRID_X = "_xl_gx"  # the batched kernel's argument: CUDA's gridDim.x (the lifter's names never start with _xl)
 ROWS = "_xl_r"  # its constexpr: CUDA blocks per program
@@ -44,18 +47,6 @@ def elementwise() -> frozenset[str]:
         for key in ("tl", "interp"):
             names.update(re.findall(r"\btl\.(\w+)\(", entry.get(key, "")))
     return frozenset(names)
-
-
-class NotBatchable(Exception):
-    pass
-
-
-def _tl(node: ast.AST, *names: str) -> str | None:
-    """The name of a `tl.NAME(...)` call (one of `names` if given)."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
-            and node.func.value.id == "tl" and (not names or node.func.attr in names):
-        return node.func.attr
-    return None
 
 
 def _const(node: ast.AST | None, value: object) -> bool:
@@ -274,14 +265,6 @@ def _check_control(fn: ast.FunctionDef, body: list[ast.stmt], per_block: set[str
         for inner in ("body", "orelse"):
             if isinstance(s, ast.If | ast.While | ast.For):
                 _check_control(fn, getattr(s, inner), per_block, lane, ragged)
-
-
-def _find(body: list[ast.stmt], match) -> ast.Assign:
-    found = [s for s in body if isinstance(s, ast.Assign) and len(s.targets) == 1
-             and isinstance(s.targets[0], ast.Name) and match(s.value)]
-    if len(found) != 1:
-        raise NotBatchable("no single definition of the block index and the lanes")
-    return found[0]
 
 
 def batch_kernel(fn: ast.FunctionDef, name: str) -> tuple[str | None, str]:

@@ -29,7 +29,7 @@ import copy
 import functools
 
 from xlate.resources import data
-from xlate.translate.triton.batching import NotBatchable, _find, _tl
+from xlate.translate.triton.batchast import NotBatchable, single_assign, tl_call
 
 REDUCE = {"sum": "add", "max": "max", "min": "min"}  # tl reduction over the lanes -> the accumulator's operation
 
@@ -71,9 +71,9 @@ def _shape_uses(fn: ast.FunctionDef, lane_def: ast.Assign) -> None:
     for n in ast.walk(fn):
         if n is lane_def.value:
             allowed.add(id(n.args[1]))  # type: ignore[attr-defined]
-        elif _tl(n, "full", "zeros") and n.args and isinstance(n.args[0], ast.List | ast.Tuple):  # type: ignore[attr-defined]
+        elif tl_call(n, "full", "zeros") and n.args and isinstance(n.args[0], ast.List | ast.Tuple):  # type: ignore[attr-defined]
             allowed.update(id(e) for e in n.args[0].elts if _name(e, "BX"))  # type: ignore[attr-defined]
-        elif _tl(n, "broadcast_to") and len(n.args) == 2 and isinstance(n.args[1], ast.List | ast.Tuple):  # type: ignore[attr-defined]
+        elif tl_call(n, "broadcast_to") and len(n.args) == 2 and isinstance(n.args[1], ast.List | ast.Tuple):  # type: ignore[attr-defined]
             allowed.update(id(e) for e in n.args[1].elts if _name(e, "BX"))  # type: ignore[attr-defined]
     for n in ast.walk(fn):
         if _name(n, "BX") and isinstance(n.ctx, ast.Load) and id(n) not in allowed:  # type: ignore[attr-defined]
@@ -91,7 +91,7 @@ def _column_loop(s: ast.stmt, bx: int) -> str | None:
     first = s.body[0]
     if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
             and isinstance(first.value, ast.BinOp) and isinstance(first.value.op, ast.Add)
-            and _name(first.value.left, s.target.id) and _tl(first.value.right, "zeros")):
+            and _name(first.value.left, s.target.id) and tl_call(first.value.right, "zeros")):
         return None
     return first.targets[0].id
 
@@ -100,7 +100,7 @@ def _update(value: ast.expr, acc: str, accs: set[str]) -> str | None:
     """The operation of `acc`'s update `value` (already expanded), '' for no change, None if not one."""
     if _name(value, acc):
         return ""
-    if _tl(value, "where") and len(value.args) == 3 and not value.keywords:  # type: ignore[attr-defined]
+    if tl_call(value, "where") and len(value.args) == 3 and not value.keywords:  # type: ignore[attr-defined]
         cond, a, b = value.args  # type: ignore[attr-defined]
         if _raw(cond, accs):
             return None
@@ -113,7 +113,7 @@ def _update(value: ast.expr, acc: str, accs: set[str]) -> str | None:
     op = None
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         op, pair = "add", (value.left, value.right)
-    elif (name := _tl(value, "maximum", "minimum")) and len(value.args) == 2 and not value.keywords:  # type: ignore[attr-defined]
+    elif (name := tl_call(value, "maximum", "minimum")) and len(value.args) == 2 and not value.keywords:  # type: ignore[attr-defined]
         op, pair = name[:3], (value.args[0], value.args[1])  # type: ignore[attr-defined]
     if pair is None:
         return None
@@ -130,14 +130,14 @@ def _raw(node: ast.AST, accs: set[str]) -> bool:
 
 def _reduced(node: ast.AST) -> tuple[str, ast.AST] | None:
     """(operation, argument) of `tl.sum/max/min(x or tl.broadcast_to(x, ...), axis=0)`."""
-    name = _tl(node, *REDUCE)
+    name = tl_call(node, *REDUCE)
     if name is None or not node.args or len(node.args) > 2:  # type: ignore[attr-defined]
         return None
     axis = node.args[1] if len(node.args) == 2 else next((k.value for k in node.keywords if k.arg == "axis"), None)  # type: ignore[attr-defined]
     if not (isinstance(axis, ast.Constant) and axis.value == 0) or any(k.arg != "axis" for k in node.keywords):  # type: ignore[attr-defined]
         return None
     x = node.args[0]  # type: ignore[attr-defined]
-    if _tl(x, "broadcast_to") and len(x.args) == 2:  # type: ignore[attr-defined]
+    if tl_call(x, "broadcast_to") and len(x.args) == 2:  # type: ignore[attr-defined]
         x = x.args[0]  # type: ignore[attr-defined]
     return REDUCE[name], x
 
@@ -145,7 +145,7 @@ def _reduced(node: ast.AST) -> tuple[str, ast.AST] | None:
 class _Check:
     def __init__(self, fn: ast.FunctionDef, bx: int):
         self.fn, self.bx = fn, bx
-        lane_def = _find(fn.body, lambda v: _tl(v, "arange") is not None and len(v.args) == 2
+        lane_def = single_assign(fn.body, lambda v: tl_call(v, "arange") is not None and len(v.args) == 2
                          and isinstance(v.args[0], ast.Constant) and v.args[0].value == 0 and _name(v.args[1], "BX"))
         self.lane = lane_def.targets[0].id  # type: ignore[attr-defined]
         self.lane_def = lane_def
@@ -172,7 +172,7 @@ class _Check:
                 self.loops.append((s, base))  # type: ignore[arg-type]
                 continue
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-                    and _tl(s.value, "full", "zeros") and s.value.args and isinstance(s.value.args[0], ast.List) \
+                    and tl_call(s.value, "full", "zeros") and s.value.args and isinstance(s.value.args[0], ast.List) \
                     and [ast.unparse(e) for e in s.value.args[0].elts] == ["BX"]:  # type: ignore[attr-defined]
                 if not outer or s.targets[0].id in self.accs:
                     raise NotBatchable(f"lane value '{s.targets[0].id}' bound more than once outside the loops")
@@ -206,7 +206,7 @@ class _Check:
             return False
         if isinstance(node, ast.Name):
             return node.id in names
-        if _tl(node, "full", "zeros", "broadcast_to") and any(_name(n, "BX") for n in ast.walk(node)):
+        if tl_call(node, "full", "zeros", "broadcast_to") and any(_name(n, "BX") for n in ast.walk(node)):
             return True  # a value of the lanes' shape
         return any(_Check.has_lanes(c, names) for c in ast.iter_child_nodes(node))
 
@@ -275,7 +275,7 @@ class _Check:
         for n in ast.walk(node):
             r = _reduced(n)
             if r is None:
-                if _tl(n, *REDUCE) or _tl(n, "cumsum", "cumprod", "argmax", "argmin", "xor_sum", "reduce"):
+                if tl_call(n, *REDUCE) or tl_call(n, "cumsum", "cumprod", "argmax", "argmin", "xor_sum", "reduce"):
                     raise NotBatchable(f"a reduction other than of an accumulator: `{ast.unparse(n)}`")
                 continue
             op, x = r
@@ -362,7 +362,7 @@ def free_lanes(fn: ast.FunctionDef, bx: int) -> tuple[ast.FunctionDef | None, st
             return None, f"lane value '{acc}' is summed without being accumulated"
         if op is not None and by - {op}:
             return None, f"accumulator '{acc}' is reduced by another operation than its own"
-        value = init.args[1] if _tl(init, "full") and len(init.args) > 1 else ast.Constant(0)
+        value = init.args[1] if tl_call(init, "full") and len(init.args) > 1 else ast.Constant(0)
         if "add" in by | {op} and not (isinstance(value, ast.Constant) and value.value == 0):
             return None, f"sum accumulator '{acc}' does not start at 0"
     out = copy.deepcopy(fn)
@@ -380,7 +380,7 @@ def _implies(cond: ast.AST, column: str) -> bool:
         return True
     if isinstance(cond, ast.BinOp) and isinstance(cond.op, ast.BitAnd):
         return _implies(cond.left, column) or _implies(cond.right, column)
-    if _tl(cond, "where") and len(cond.args) == 3 and isinstance(cond.args[2], ast.Constant) \
+    if tl_call(cond, "where") and len(cond.args) == 3 and isinstance(cond.args[2], ast.Constant) \
             and cond.args[2].value is False:  # type: ignore[attr-defined]
         return _implies(cond.args[0], column) or _implies(cond.args[1], column)  # type: ignore[attr-defined]
     return False
@@ -406,7 +406,7 @@ def ragged_loop(fn: ast.FunctionDef, loop: ast.For, lane: str) -> str:
     first = loop.body[0]
     if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
             and isinstance(first.value, ast.BinOp) and isinstance(first.value.op, ast.Add)
-            and _name(first.value.left, loop.target.id) and _tl(first.value.right, "zeros")):
+            and _name(first.value.left, loop.target.id) and tl_call(first.value.right, "zeros")):
         return "a loop other than a column loop"
     base = first.targets[0].id
     column = ast.dump(ast.Compare(ast.BinOp(ast.Name(base, ast.Load()), ast.Add(), ast.Name(lane, ast.Load())),
@@ -438,7 +438,7 @@ def ragged_loop(fn: ast.FunctionDef, loop: ast.For, lane: str) -> str:
         except NotBatchable as exc:
             return str(exc)
         for n in ast.walk(value):
-            name = _tl(n)
+            name = tl_call(n)
             if name == "load" or name == "store" or (name or "").startswith("atomic"):
                 mask = _mask(n)  # type: ignore[arg-type]
                 if mask is None or not _implies(mask, column):
@@ -452,7 +452,7 @@ def ragged_loop(fn: ast.FunctionDef, loop: ast.For, lane: str) -> str:
         v = env.get(name)
         if v is None or _name(v, name):
             continue
-        if not (_tl(v, "where") and len(v.args) == 3 and _name(v.args[2], name)  # type: ignore[attr-defined]
+        if not (tl_call(v, "where") and len(v.args) == 3 and _name(v.args[2], name)  # type: ignore[attr-defined]
                 and _implies(v.args[0], column)):  # type: ignore[attr-defined]
             return f"'{name}' is left behind by the loop without its column test"
     return ""
