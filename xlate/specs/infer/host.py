@@ -15,7 +15,7 @@ import sympy as sp
 import tree_sitter as ts
 
 from xlate.resources import data
-from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal
+from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal, walk_tree
 from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, text
 from xlate.specs.infer.sym import concrete
 from xlate.specs.infer.values import Alloc, Arr, Dim3, Fill, Num, Obj, Ptr, Ref, Value
@@ -251,7 +251,7 @@ class HostInterpreter(Evaluator):
 
     def construct(self, cls: str, type_node: ts.Node | None, args: list[ts.Node], frame: Frame, where: str) -> Obj:
         types = dict(frame.types)
-        targs = next((n for n in _descendants(type_node) if n.type == "template_argument_list"), None) if type_node else None
+        targs = next((n for n in walk_tree(type_node) if n.type == "template_argument_list"), None) if type_node else None
         ctor = self.program.method(cls, cls, len(args))
         if targs is not None and ctor is not None:
             tparams = ctor.template_params or _class_template_params(self.program, cls)
@@ -1210,7 +1210,7 @@ def _class_template_params(program: Program, cls: str) -> list[str]:
 def _container_elem(type_node: ts.Node | None) -> str | None:
     if type_node is None or not _is_container(type_node):
         return None
-    for n in _descendants(type_node):
+    for n in walk_tree(type_node):
         if n.type == "template_argument_list":
             first = _first_named(n)
             return text(first) if first is not None else None
@@ -1225,12 +1225,6 @@ def _is_container(type_node: ts.Node | None) -> bool:
     return base in api()["containers"]
 
 
-def _descendants(node: ts.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
 
 
 def _expr_of(node: ts.Node) -> ts.Node:
@@ -1289,7 +1283,7 @@ def host_launches(program: Program) -> tuple[list[Launch], dict[sp.Symbol, Root]
             if fd.space != "host":
                 continue
             body = fd.node.child_by_field_name("body")
-            for n in _descendants(body) if body is not None else []:
+            for n in walk_tree(body) if body is not None else []:
                 if n.type == "call_expression":
                     f = n.child_by_field_name("function")
                     if f is not None and f.type == "field_expression":

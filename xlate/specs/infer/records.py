@@ -9,6 +9,7 @@ import re
 
 import tree_sitter as ts
 
+from xlate.specs.infer.ceval import walk_tree
 from xlate.specs.infer.program import FuncDef, Program, text
 
 STATEMENT_TYPES = {"expression_statement", "declaration", "return_statement", "compound_statement", "if_statement",
@@ -23,11 +24,8 @@ MATH = {"sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "cos", "sinf", "co
 
 
 def _walk(node: ts.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.named_children))
+    """The named nodes of a subtree, parents first, in source order (anonymous nodes are leaves: tokens)."""
+    return (n for n in walk_tree(node) if n.is_named)
 
 
 def _is_literal(node: ts.Node | None, program: Program | None = None) -> bool:
