@@ -686,8 +686,10 @@ def _extreme(e: sp.Expr, bounds: dict[sp.Symbol, sp.Expr], facts: KernelFacts, u
             if any(p is None for p in parts):
                 return None
             return (sp.Max if upper else sp.Min)(*parts)  # type: ignore[arg-type]
-        funcs = [f for f in e.atoms(FloorDiv, CeilDiv, sp.Mod, sp.Min, sp.Max, sp.floor, sp.ceiling)
-                 if any(not _is_final(x) for x in f.free_symbols)]
+        # outermost first, in a fixed order: atoms() is a set, and its order (hash-seeded) changed which bound
+        # was found (groupnorm's weight[c] extent came and went between identical runs)
+        funcs = sorted((f for f in e.atoms(FloorDiv, CeilDiv, sp.Mod, sp.Min, sp.Max, sp.floor, sp.ceiling)
+                        if any(not _is_final(x) for x in f.free_symbols)), key=lambda f: (-sp.count_ops(f), str(f)))
         if funcs:
             f = funcs[0]
             sign = _sign(e, f)
