@@ -5,7 +5,8 @@
 CORPUS is HeCBench's layout (src/<program>-cuda/, default ../shared/corpora/hecbench): each CUDA program is read
 as a whole (its kernels, its host code, its headers), exactly as `xlate spec` reads a file and its folder. A spec
 is complete when every parameter, the grid and the block are known; each item is counted by its origin (host
-code, the kernel's own code, a default). Writes bench/results/spec_coverage_cpu.json and .md.
+code, the kernel's own code, a default). A run over the whole corpus writes bench/results/spec_coverage_cpu.json
+and .md; a --programs run writes only the files --json/--md name (it never replaces the committed results).
 """
 
 from __future__ import annotations
@@ -241,9 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("corpus", nargs="?", default=str(ROOT.parent / "shared" / "corpora" / "hecbench"))
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--programs", help="comma-separated program names (default: all)")
-    ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "spec_coverage_cpu.json"))
-    ap.add_argument("--md", default=str(ROOT / "bench" / "results" / "spec_coverage_cpu.md"))
+    ap.add_argument("--json", help="where the results go (default: bench/results/spec_coverage_cpu.json for a run "
+                                    "over the whole corpus; a --programs run writes only where told)")
+    ap.add_argument("--md", help="the table (default: beside --json, as .md)")
     args = ap.parse_args(argv)
+    if args.json is None and not args.programs:  # the committed results are those of the whole corpus
+        args.json = str(ROOT / "bench" / "results" / "spec_coverage_cpu.json")
+    if args.md is None and args.json is not None:
+        args.md = str(Path(args.json).with_suffix(".md"))
     corpus = Path(args.corpus)
     if not corpus.is_dir():
         print(f"spec_coverage: no corpus at {corpus}", file=sys.stderr)
@@ -259,9 +265,12 @@ def main(argv: list[str] | None = None) -> int:
     summary["seconds"] = round(time.perf_counter() - t0, 1)
     doc = {"schema": "xlate.spec_coverage/1", "corpus": os.path.relpath(corpus, ROOT), "summary": summary,
            "details": programs}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    Path(args.md).write_text(markdown(summary, doc["corpus"]))
+    if args.json is not None:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    if args.md is not None:
+        Path(args.md).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.md).write_text(markdown(summary, doc["corpus"]))
     print(f"{summary['complete']} / {summary['kernels']} kernels complete ({summary['percent']} %), "
           f"{summary['usable']} usable by the gate, in "
           f"{summary['seconds']} s; items by origin {summary['items_by_origin']}")
