@@ -79,20 +79,17 @@ def lifted_kernels(only: set[str] | None) -> list[tuple[str, str]]:
 
 def _args(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, Any]) -> list[Any]:
     import numpy as np
-    from xlate.backends.base import BufferArg, ScalarArg
 
-    from xlate.verify.cases import buffer_length, ctype_dtype, is_float
+    from xlate.verify.cases import buffer_arg, buffer_length, ctype_dtype, scalar_arg
 
     args: list[Any] = []
     for p in sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position):
         if p.is_buffer:
             n = buffer_length(p, env, case, spec)
             data = inputs[p.name].copy() if p.name in inputs else np.zeros(n, ctype_dtype(p.ctype, case, spec))
-            args.append(BufferArg(p.name, data, 0, n))
+            args.append(buffer_arg(p.name, data, 0, n))
         else:
-            value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
-            dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64")
-            args.append(ScalarArg(p.name, float(value) if is_float(dtype) else int(value), dtype.name))
+            args.append(scalar_arg(p, case, env, spec))
     return args
 
 

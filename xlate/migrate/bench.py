@@ -77,24 +77,16 @@ def bench_case(spec: Any, budget: int = DEFAULT_BUDGET, beyond_range: bool = Fal
 def _args(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, np.ndarray]) -> list[Any]:
     """The kernel's arguments as the gate passes them (xlate/verify/runner.py): buffers of records as their
     bytes, vectors and structs by value as their lanes or C bytes (scalar_arg_value)."""
-    from xlate.backends.base import BufferArg, ScalarArg
-    from xlate.verify.cases import buffer_length, ctype_dtype, scalar_arg_value
+    from xlate.verify.cases import buffer_arg, buffer_length, ctype_dtype, scalar_arg
 
     args: list[Any] = []
     for p in sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position):  # -1: not passed
         if p.is_buffer:
-            dtype = ctype_dtype(p.ctype, case, spec)
             n = buffer_length(p, env, case, spec) // max(1, p.lanes) * max(1, p.lanes)
-            data = inputs[p.name].copy() if p.name in inputs else np.zeros(n, dtype=dtype)
-            if dtype.fields is not None:  # records travel as their bytes, as in the gate
-                args.append(BufferArg(p.name, data.view(np.uint8), 0, n * dtype.itemsize))
-            else:
-                args.append(BufferArg(p.name, data, 0, n))
+            data = inputs[p.name].copy() if p.name in inputs else np.zeros(n, dtype=ctype_dtype(p.ctype, case, spec))
+            args.append(buffer_arg(p.name, data, 0, n))
         else:
-            value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
-            dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
-            value, dname = scalar_arg_value(p, value, dtype, case)
-            args.append(ScalarArg(p.name, value, dname))
+            args.append(scalar_arg(p, case, env, spec))
     return args
 
 

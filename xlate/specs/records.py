@@ -80,6 +80,14 @@ class Leaf:
             v = v[name]
         return np.asarray(v).reshape(a.shape[0] if a.ndim else 1, self.count)
 
+    def assign(self, a: np.ndarray, v: np.ndarray | list | float) -> None:
+        """Set this leaf of every record of `a` from `v`'s numbers in C order, converted to the leaf's dtype."""
+        target = a
+        for name in self.path[:-1]:
+            target = target[name]
+        with np.errstate(over="ignore", invalid="ignore"):
+            target[self.path[-1]] = np.asarray(v).astype(self.dtype).reshape(target[self.path[-1]].shape)
+
 
 def is_record(text: str | None) -> bool:
     return bool(text) and text.strip().startswith("{")  # type: ignore[union-attr]

@@ -253,11 +253,7 @@ def record_values(ctype: str, dtype: np.dtype, n: int, case: Case, env: dict[str
         else:
             v = _int_values(rng, count, "edges" if profile == "edges" else "uniform",
                             math.ceil(a) if a is not None else None, math.floor(b) if b is not None else None, ldt)
-        target = out
-        for name in leaf.path[:-1]:
-            target = target[name]
-        with np.errstate(over="ignore", invalid="ignore"):
-            target[leaf.path[-1]] = np.asarray(v).astype(ldt).reshape(target[leaf.path[-1]].shape)
+        leaf.assign(out, v)
     return out
 
 
@@ -266,14 +262,8 @@ def record_scalar(ctype: str, value: dict[str, Any], dtype: np.dtype) -> np.ndar
     its dotted path, its numbers in C order) as one record of `dtype`; fields not given are zero."""
     out = np.zeros(1, dtype=dtype)
     for leaf in record_leaves(ctype, dtype):
-        if leaf.label not in value:
-            continue
-        target = out
-        for name in leaf.path[:-1]:
-            target = target[name]
-        field = target[leaf.path[-1]]
-        with np.errstate(over="ignore", invalid="ignore"):
-            target[leaf.path[-1]] = np.asarray(value[leaf.label]).astype(leaf.dtype).reshape(field.shape)
+        if leaf.label in value:
+            leaf.assign(out, value[leaf.label])
     return out
 
 
@@ -291,6 +281,25 @@ def scalar_arg_value(p: ParamSpec, value: Any, dtype: np.dtype, case: Case) -> t
     if is_float(dtype):
         return float(np.asarray(value, dtype=dtype).astype(np.float64)), dtype.name
     return int(value), dtype.name
+
+
+def buffer_arg(name: str, data: np.ndarray, offset: int, n: int) -> Any:
+    """A buffer argument as every backend takes it: `n` elements of `data` from `offset`; records as their bytes."""
+    from xlate.backends.base import BufferArg
+
+    if data.dtype.fields is not None:
+        size = data.dtype.itemsize
+        return BufferArg(name, data.view(np.uint8), offset * size, n * size)
+    return BufferArg(name, data, offset, n)
+
+
+def scalar_arg(p: ParamSpec, case: Case, env: dict[str, Any], spec: KernelSpec) -> Any:
+    """The by-value argument of `p` in this case (a size, a drawn scalar or a value the spec computes)."""
+    from xlate.backends.base import ScalarArg
+
+    value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
+    dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
+    return ScalarArg(p.name, *scalar_arg_value(p, value, dtype, case))
 
 
 def summarize(a: np.ndarray, limit: int = 4) -> str:

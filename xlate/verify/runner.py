@@ -24,13 +24,14 @@ from xlate.specs import KernelSpec
 from xlate.targets import of_language
 from xlate.verify.cases import (
     Case,
+    buffer_arg,
     buffer_length,
     ctype_dtype,
     environment,
     is_float,
     launch_dims,
     record_leaves,
-    scalar_arg_value,
+    scalar_arg,
 )
 
 # Exception names a worker reports that mean "the candidate does not compile" rather than "it crashed".
@@ -212,21 +213,14 @@ class Side:
                     dtype = ctype_dtype(p.ctype, case, spec)
                     n = buffer_length(p, env, case, spec) // max(1, p.lanes) * max(1, p.lanes)
                     g = guard_elements(dtype)
-                    data = _copy(poison(dtype, pattern, n + 2 * g))
+                    data = byte_copy(poison(dtype, pattern, n + 2 * g))
                     if p.role in ("in", "inout"):
                         data[g : g + n] = inputs[p.name]
-                    fills[p.name] = _copy(data)
+                    fills[p.name] = byte_copy(data)
                     layouts[p.name] = (g, n, dtype)
-                    if dtype.fields is not None:  # records travel as their bytes: every backend passes byte buffers
-                        size = dtype.itemsize
-                        args.append(BufferArg(p.name, data.view(np.uint8), g * size, n * size))
-                    else:
-                        args.append(BufferArg(p.name, data, g, n))
+                    args.append(buffer_arg(p.name, data, g, n))
                 else:
-                    value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
-                    dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
-                    value, dname = scalar_arg_value(p, value, dtype, case)
-                    args.append(ScalarArg(p.name, value, dname))
+                    args.append(scalar_arg(p, case, env, spec))
             if skip_launch:
                 results.append({a.name: a.data for a in args if isinstance(a, BufferArg)})
                 continue
@@ -303,7 +297,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(f"<u{size}") if size in (1, 2, 4, 8) else a
 
 
-def _copy(a: np.ndarray) -> np.ndarray:
+def byte_copy(a: np.ndarray) -> np.ndarray:
     """A copy, byte for byte: NumPy copies records field by field and drops their padding."""
     return a.view(np.uint8).copy().view(a.dtype) if a.dtype.fields is not None else a.copy()
 

@@ -12,19 +12,20 @@ from pathlib import Path
 
 import numpy as np
 
-from xlate.backends.base import BufferArg, LaunchConfig, ScalarArg
+from xlate.backends.base import LaunchConfig
 from xlate.backends.worker import finish_worker
 from xlate.specs import KernelSpec
 from xlate.verify.cases import (
     Case,
+    buffer_arg,
     buffer_length,
     ctype_dtype,
     environment,
     launch_dims,
     make_inputs,
-    scalar_arg_value,
+    scalar_arg,
 )
-from xlate.verify.runner import Side, guard_elements, poison
+from xlate.verify.runner import Side, byte_copy, guard_elements, poison
 
 TOOLS = ("memcheck", "racecheck")
 SUMMARY = re.compile(r"(ERROR SUMMARY|RACECHECK SUMMARY):\s*(\d+)\s+(?:errors?|hazards?)", re.I)
@@ -51,15 +52,12 @@ def _args(spec: KernelSpec, case: Case, env: dict, inputs: dict[str, np.ndarray]
             dtype = ctype_dtype(p.ctype, case, spec)
             n = buffer_length(p, env, case, spec)
             g = guard_elements(dtype)
-            data = poison(dtype, 0, n + 2 * g).view(np.uint8).copy().view(dtype)
+            data = byte_copy(poison(dtype, 0, n + 2 * g))
             if p.role != "out":
                 data[g : g + n] = inputs[p.name]
-            size = dtype.itemsize if dtype.fields is not None else 1  # records travel as their bytes
-            args.append(BufferArg(p.name, data.view(np.uint8) if size > 1 else data, g * size, n * size))
+            args.append(buffer_arg(p.name, data, g, n))
         else:
-            value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
-            dtype = ctype_dtype(p.ctype, case, spec)
-            args.append(ScalarArg(p.name, *scalar_arg_value(p, value, dtype, case)))
+            args.append(scalar_arg(p, case, env, spec))
     return args
 
 
