@@ -26,9 +26,7 @@ import re
 from dataclasses import dataclass
 
 from xlate.resources import data
-from xlate.translate.triton.batchast import NotBatchable
-from xlate.translate.triton.batchast import single_assign as _find
-from xlate.translate.triton.batchast import tl_call as _tl
+from xlate.translate.triton.batchast import NotBatchable, single_assign, tl_call
 
 GRID_X = "_xl_gx"  # the batched kernel's argument: CUDA's gridDim.x (the lifter's names never start with _xl)
 ROWS = "_xl_r"  # its constexpr: CUDA blocks per program
@@ -103,7 +101,7 @@ class _Rewrite(ast.NodeTransformer):
         raise NotBatchable(f"attribute '{ast.unparse(node)}'")
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
-        name = _tl(node)
+        name = tl_call(node)
         if name is not None:
             return self._tl_call(name, node)
         f = node.func
@@ -164,7 +162,7 @@ class _Rewrite(ast.NodeTransformer):
             if not _const(_axis(node), 0) or not node.args or any(k.arg != "axis" for k in node.keywords):
                 raise NotBatchable(f"tl.{name} other than over the lanes (axis=0)")
             x = node.args[0]
-            if _tl(x, "broadcast_to") and len(x.args) == 2 and _is_bx_shape(x.args[1]):  # type: ignore[attr-defined]
+            if tl_call(x, "broadcast_to") and len(x.args) == 2 and _is_bx_shape(x.args[1]):  # type: ignore[attr-defined]
                 x = x.args[0]  # type: ignore[attr-defined]
             body = ast.Call(ast.Attribute(ast.Name("tl", ast.Load()), "broadcast_to", ast.Load()),
                             [self.visit(x), ast.Tuple([ast.Name(ROWS, ast.Load()), ast.Name("BX", ast.Load())],
@@ -181,7 +179,7 @@ def _mentions(node: ast.AST, names: set[str]) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and n.id in names:
             return True
-        t = _tl(n)
+        t = tl_call(n)
         if t in r["reductions"] or t in r["scans"]:
             return True  # one value per block
         if t in r["shaped"] and n.args and _is_bx_shape(n.args[0]):  # type: ignore[attr-defined]
@@ -286,11 +284,11 @@ def _batch(fn: ast.FunctionDef, name: str) -> str:
         raise NotBatchable("a kernel signature with *args, **kwargs or keyword-only parameters")
     if any(isinstance(n, ast.Name) and n.id in (GRID_X, ROWS) for n in ast.walk(fn)):
         raise NotBatchable(f"the kernel already uses {GRID_X} or {ROWS}")
-    pid = _find(fn.body, lambda v: _tl(v, "program_id") is not None and len(v.args) == 1 and _const(v.args[0], 0))
-    lane = _find(fn.body, lambda v: _tl(v, "arange") is not None and len(v.args) == 2 and _const(v.args[0], 0)
+    pid = single_assign(fn.body, lambda v: tl_call(v, "program_id") is not None and len(v.args) == 1 and _const(v.args[0], 0))
+    lane = single_assign(fn.body, lambda v: tl_call(v, "arange") is not None and len(v.args) == 2 and _const(v.args[0], 0)
                  and isinstance(v.args[1], ast.Name) and v.args[1].id == "BX")
-    calls = [n for n in ast.walk(fn) if _tl(n, "program_id") and n.args and _const(n.args[0], 0)]
-    ranges = [n for n in ast.walk(fn) if _tl(n, "arange") and any(isinstance(a, ast.Name) and a.id == "BX"
+    calls = [n for n in ast.walk(fn) if tl_call(n, "program_id") and n.args and _const(n.args[0], 0)]
+    ranges = [n for n in ast.walk(fn) if tl_call(n, "arange") and any(isinstance(a, ast.Name) and a.id == "BX"
                                                                  for a in n.args)]  # type: ignore[attr-defined]
     if len(calls) != 1 or len(ranges) != 1:
         raise NotBatchable("the block index or the lanes are computed more than once")
