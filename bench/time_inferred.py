@@ -104,6 +104,11 @@ def choose(journal: list[dict[str, Any]], targets: list[str], per_program: int) 
     return order
 
 
+def journal_key(row: dict[str, Any], target: str) -> str:
+    """The key of a verify_inferred row's timing, as its row_of() row reads back: target/file:kernel."""
+    return f"{target}/{row['program']}/{row['file']}:{row['program']}:{row['kernel']}"
+
+
 def row_of(row: dict[str, Any], target: str, perf: dict[str, Any]) -> dict[str, Any]:
     """A row in bench/benchmark_ports.py's shape (so its table and verdicts apply)."""
     from benchmark_ports import row as port_row
@@ -151,12 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         for ln in done_path.read_text().splitlines():
             if ln.strip():
                 r = json.loads(ln)
-                done[f"{r['target']}/{r['file']}:{r['kernel']}"] = r
+                done[f"{r['target']}/{r['file']}:{r['kernel']}"] = r  # row_of's file and kernel: see key()
     start = time.monotonic()
     ports = Path(tempfile.mkdtemp(prefix="time-inferred-"))
     jobs: dict[str, dict[str, Any]] = {}
     for n, (row, target) in enumerate(todo):
-        key = f"{target}/{row['program']}/{row['file']}:{row['program']}:{row['kernel']}"
+        key = journal_key(row, target)
         if key not in done:
             jobs[key] = {"path": str(program_dir(corpus, row["program"]) / row["file"]), "kernel": row["kernel"],
                          "target": target, "max_seconds": args.max_seconds, "timeout": args.timeout,
@@ -171,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{(ref0.get('copy') or {}).get('gbs') or ref0}", file=sys.stderr, flush=True)
     with done_path.open("a") as fh:
         for n, (row, target) in enumerate(todo, 1):
-            key = f"{target}/{row['program']}/{row['file']}:{row['program']}:{row['kernel']}"
+            key = journal_key(row, target)
             if key in done:
                 continue
             if args.budget and time.monotonic() - start > args.budget:
