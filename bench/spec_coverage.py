@@ -62,7 +62,7 @@ def gate_problem(spec: Any) -> str | None:
     from hypothesis import HealthCheck, Phase, example, given, seed, settings
 
     from xlate.specs import expr
-    from xlate.verify.api import GPU_BUDGET, GPU_SIZE_CAP
+    from xlate.verify.api import GPU_BUDGET, GPU_SIZE_CAP, case_budget
     from xlate.verify.cases import buffer_length, ctype_dtype, environment, launch_dims, sizeof_table
     from xlate.verify.strategies import cases, explicit_cases
 
@@ -78,12 +78,15 @@ def gate_problem(spec: Any) -> str | None:
                     expr.evaluate(bound, env, sizeof)
 
     try:
+        budget, _, refusal = case_budget(spec, GPU_BUDGET, GPU_SIZE_CAP)
+        if refusal:
+            return refusal
         fn = check
-        for case in reversed(explicit_cases(spec, GPU_BUDGET, GPU_SIZE_CAP)):
+        for case in reversed(explicit_cases(spec, budget, GPU_SIZE_CAP)):
             fn = example(case=case)(fn)
         test = settings(max_examples=PROBE_EXAMPLES, deadline=None, database=None, derandomize=True,
                         suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])(
-            seed(0)(given(case=cases(spec, GPU_BUDGET, GPU_SIZE_CAP, dict(spec.dtype_axes)))(fn)))
+            seed(0)(given(case=cases(spec, budget, GPU_SIZE_CAP, dict(spec.dtype_axes)))(fn)))
         test()
     except TimeoutError:
         raise

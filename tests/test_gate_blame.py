@@ -196,3 +196,19 @@ def test_a_port_in_memory_finds_kernels_qualified_by_its_sources_header_macro(tm
     assert side.has_kernel()
     alone = Side("<candidate>", "bump", text=port, language="hip")
     assert not alone.has_kernel()  # what the port's text alone shows: the context is what finds it
+
+
+def test_a_case_larger_than_the_interpreter_fuzzes_is_could_not_verify_with_the_reason(tmp_path, triton_ok):
+    """A spec whose smallest case holds 200 M numbers (a kernel built for one large size): on the CPU interpreter
+    that is "could not verify" with the size and "run it on a GPU" (exit 3), not a Hypothesis error."""
+    big = write(tmp_path, "big.py", GOOD.replace("x: in[n], y: out[n], n: size(1..300), grid: cdiv(n, 64)",
+                                                 "x: in[n], y: out[n], n: const(100000000), grid: cdiv(n, 64)"))
+    write(tmp_path, "ref.py", """
+        def f(x, n):
+            return {"y": 2.0 * x}
+    """)
+    r = xlate("fuzz", str(big), "--reference", f"{tmp_path / 'ref.py'}:f", "--examples", "3", "--json", cwd=tmp_path)
+    assert r.returncode == 3, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "unverified" and "Traceback" not in r.stderr
+    assert "smallest case holds 200000000 numbers" in doc["reason"] and "run it on a GPU" in doc["reason"]

@@ -162,16 +162,16 @@ def test_a_grid_that_rounds_up_an_interior_needs_no_exact_division(tmp_path):
 
 
 def test_buffers_beyond_the_gates_budget_and_huge_by_value_structs_are_holes(tmp_path):
-    """A kernel compiled for `#define LEN 20000` samples of 8192 rows needs 327 M elements whatever is drawn: no
-    case fits the gate's budget (Hypothesis reported Unsatisfiable), so the spec is not complete; nor is a 4096
-    byte struct by value (Hypothesis cannot draw that many lanes)."""
+    """A kernel compiled for `#define LEN 80000` samples of 8192 rows needs 1.3 G numbers whatever is drawn: more
+    than the gate's largest case (LARGEST_CASE), so the spec is not complete; nor is a 4096 byte struct by value
+    (Hypothesis cannot draw that many lanes)."""
     res = resolve(tmp_path, """
     #define ROWS 8192
-    #define LEN 20000
+    #define LEN 80000
     struct Big { char bytes[4096]; };
     __global__ void rows(const float* x, float* y) {
       int r = blockIdx.x * blockDim.x + threadIdx.x;
-      for (int t = 0; t < LEN; ++t) y[r * LEN + t] = 2.0f * x[r * LEN + t];
+      if (r < ROWS) for (int t = 0; t < LEN; ++t) y[r * LEN + t] = 2.0f * x[r * LEN + t];
     }
     __global__ void big(Big b, int* out) { out[0] = b.bytes[7]; }
     int main() {
@@ -295,6 +295,42 @@ def test_sizes_of_the_grids_y_and_z_stop_at_what_a_launch_allows(tmp_path):
     """, "up")
     assert res.items["b"][0] == "b: size(1..255)" and res.items["c"][0] == "c: size(1..255)"
     usable(res)
+
+
+def test_a_kernel_built_for_fixed_large_sizes_gets_a_spec_the_gate_fuzzes_at_that_size(tmp_path):
+    """`#define N 100000000` (a kernel built for one large problem): 200 M numbers in its smallest case, more
+    than the gate's usual budget but within its largest case: the spec is complete, and the gate on a GPU fuzzes
+    it at that size with few examples, while an interpreter's budget refuses it with a reason."""
+    from xlate.specs.model import LARGEST_CASE
+    from xlate.verify.api import (
+        CPU_BUDGET,
+        CPU_SIZE_CAP,
+        GPU_BUDGET,
+        GPU_SIZE_CAP,
+        LARGE_CASE_EXAMPLES,
+        case_budget,
+    )
+
+    res = resolve(tmp_path, """
+    #define N 100000000
+    __global__ void twice(const float* x, float* y) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < N) y[i] = 2.0f * x[i];
+    }
+    int main() {
+      float *x, *y;
+      cudaMalloc((void**)&x, N * sizeof(float));
+      cudaMalloc((void**)&y, N * sizeof(float));
+      twice<<<(N + 255) / 256, 256>>>(x, y);
+    }
+    """, "twice")
+    assert res.annotation() == "x: in[100000000], y: out[100000000], grid: 390625, block: 256"
+    usable(res)
+    budget, note, refusal = case_budget(res.spec, GPU_BUDGET, GPU_SIZE_CAP)
+    assert budget == min(LARGEST_CASE, 400_000_000) and refusal is None
+    assert "200000000 numbers" in note and f"at most {LARGE_CASE_EXAMPLES} examples" in note
+    budget, note, refusal = case_budget(res.spec, CPU_BUDGET, CPU_SIZE_CAP)
+    assert budget == CPU_BUDGET and note is None and "run it on a GPU" in refusal and "200000000" in refusal
 
 
 def test_the_budget_is_checked_at_the_smallest_total_not_every_size_at_its_low(tmp_path):

@@ -17,6 +17,10 @@ OpClass = Literal["elementwise", "reduction", "scan", "matmul", "movement", "ato
 OriginKind = Literal["sidecar", "annotation", "host", "kernel", "default"]
 NUMERIC_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
                   "uint32", "uint64")
+# The largest case the gate fuzzes, in 4-byte numbers over all buffers (2 GiB): a kernel built for fixed large
+# sizes (`#define N 100000000`) is fuzzed on a GPU at its smallest case up to this; inference calls a spec whose
+# smallest case is larger a hole.
+LARGEST_CASE = 1 << 29
 
 
 @functools.cache

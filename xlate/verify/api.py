@@ -12,17 +12,20 @@ from typing import Any
 from xlate.backends.base import first_error
 from xlate.errors import InputError, SpecError, ToolchainMissing
 from xlate.specs import KernelSpec, build_spec, sidecar_overrides, sidecar_reference
+from xlate.specs.model import LARGEST_CASE
 from xlate.verdict import Counterexample, SideInfo, Verdict
 from xlate.verify.cases import Case
 from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
 from xlate.verify.golden import Golden, read_golden, signature_hash, write_golden
 from xlate.verify.oracle import ReferenceOracle
 from xlate.verify.runner import Side, describe_side, require_kernel
+from xlate.verify.strategies import smallest_total
 
 GPU_BUDGET = 1 << 23
 GPU_SIZE_CAP = 1 << 22
 CPU_BUDGET = 1 << 15
 CPU_SIZE_CAP = 1 << 13
+LARGE_CASE_EXAMPLES = 8  # a case past GPU_BUDGET costs seconds to draw, copy and compare: a few suffice
 
 
 @dataclass
@@ -90,6 +93,23 @@ def _can_run(side: Side) -> tuple[bool, str | None, str | None]:
 def _limits(sides: list[Side]) -> tuple[int, int]:
     cpu = any(s.backend.detect().interpreter for s in sides)  # an interpreter fuzzes smaller cases
     return (CPU_BUDGET, CPU_SIZE_CAP) if cpu else (GPU_BUDGET, GPU_SIZE_CAP)
+
+
+def case_budget(spec: KernelSpec, budget: int, cap: int) -> tuple[int, str | None, str | None]:
+    """The per-case budget for `spec`: `budget`, or for a kernel built for fixed large sizes (`#define N
+    100000000`) on a GPU, its smallest case up to LARGEST_CASE. Returns (budget, note, refusal): a note for the
+    verdict when cases are that large, a refusal when even the smallest case is over what this machine fuzzes."""
+    smallest = smallest_total(spec, cap)
+    if smallest is None or smallest <= budget:
+        return budget, None, None
+    if budget >= GPU_BUDGET and smallest <= LARGEST_CASE:
+        return (min(LARGEST_CASE, 2 * smallest),
+                f"the spec's smallest case holds {smallest} numbers (more than the usual {budget}): fuzzed near its "
+                f"smallest sizes, with at most {LARGE_CASE_EXAMPLES} examples", None)
+    where = "an interpreter" if budget < GPU_BUDGET else "the gate"
+    return budget, None, (f"the spec's smallest case holds {smallest} numbers, more than {where} fuzzes in one case "
+                          f"({budget if budget < GPU_BUDGET else LARGEST_CASE})"
+                          + ("; run it on a GPU" if budget < GPU_BUDGET and smallest <= LARGEST_CASE else ""))
 
 
 def verify(
@@ -182,6 +202,13 @@ def verify(
     fuzzer = Fuzzer(spec, candidate if candidate is not None else source,
                     source if use_source else None, oracle, gold, config)
     budget, cap = _limits([s for s in (source if use_source else None, candidate or source) if s is not None])
+    budget, large, refusal = case_budget(spec, budget, cap)
+    if refusal is not None and cases is None:
+        verdict.reason = f"could not verify: {refusal}"
+        return verdict
+    if large is not None:
+        config.examples = min(config.examples, LARGE_CASE_EXAMPLES)
+        verdict.caveats.append(large)
     try:
         result = run_fuzz(fuzzer, budget=budget, size_cap=cap, cases=cases, golden=gold.cases if gold and not replay else None)
     except ToolchainMissing as exc:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky, FlakyFailure, InvalidArgument
+from hypothesis.errors import Flaky, FlakyFailure, InvalidArgument, Unsatisfiable
 
 from xlate.errors import SpecError, ToolchainMissing, XlateError
 from xlate.resources import cache_dir
@@ -425,6 +425,8 @@ class Fuzzer:
         except InvalidArgument as exc:  # a spec Hypothesis cannot draw from (bounds, an empty range)
             raise SpecError(f"xlate: error: cannot generate cases for '{self.spec.kernel}' from its spec: {exc}") from None
         except _CaseFailed:
+            pass
+        except Unsatisfiable:  # no draw met the spec's constraints: the verdict says no case could be generated
             pass
         except ToolchainMissing:
             raise

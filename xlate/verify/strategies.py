@@ -274,6 +274,22 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
     return case
 
 
+def smallest_total(spec: KernelSpec, size_cap: int) -> int | None:
+    """What the spec's smallest case costs of the per-case budget (buffers' 4-byte numbers, every size at its low
+    end), or None where no such case can be built (a `where` no edge case meets)."""
+    edge = explicit_cases(spec, 1 << 62, size_cap)
+    if not spec.sizes:  # nothing to vary: the one case there is
+        edge = [Case({n: v[0] for n, v in spec.axes.items()}, {n: o[0] for n, o in spec.dtype_axes.items()}, {}, {}, 0)]
+    totals = []
+    for case in edge:
+        try:
+            env = environment(spec, case)
+            totals.append(sum(budget_length(p, env, case, spec) for p in spec.buffers))
+        except Exception:  # a length that does not evaluate here: the draws will say why
+            continue
+    return min(totals) if totals else None
+
+
 def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
     """Deterministic edge cases run before anything random: every size at its low end, at low+1 (n = 1 where 0
     is legal), and each size alone at its (capped) maximum with the others small. Bugs that live only there must

@@ -19,7 +19,7 @@ from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr
 from xlate.specs.language import split_top
-from xlate.specs.model import Origin, ctypes_table, normalise_ctype, param_ctype
+from xlate.specs.model import LARGEST_CASE, Origin, ctypes_table, normalise_ctype, param_ctype
 from xlate.specs.records import record_dtype
 
 DEFAULT_BLOCK = 256
@@ -373,7 +373,7 @@ def _may_exceed(reach: sp.Expr, length: sp.Expr, ranges: dict[str, list[float]],
 
 
 MAX_LANES = 1024  # numbers in one by-value argument: the gate draws each, and Hypothesis' buffer is finite
-FUZZ_BUDGET = 1 << 23  # elements over all buffers of one case: the gate's GPU budget (xlate.verify.api.GPU_BUDGET)
+FUZZ_BUDGET = LARGEST_CASE  # numbers over all buffers of the gate's largest case
 
 
 def _within_budget(fn: Function, inf: Inference, lengths: dict[str, sp.Expr], lanes: dict[str, int]) -> None:
