@@ -173,15 +173,15 @@ def makefile_flags(program_dir: Path) -> list[str]:
 
 def nvcc_check(path: str, program_dir: Path) -> dict[str, Any]:
     """Does nvcc accept the file (a header: the translation unit that includes it)?"""
-    from xlate.parse.bundle import includer_preamble
+    from xlate.parse.bundle import includer_chain
 
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not os.path.exists(nvcc):
         return {"ok": None, "error": "nvcc not found"}
-    inc = includer_preamble(path, [])  # a header, or a .cu file another one includes: compile the includer
-    if inc is None and not path.endswith(".cu"):
+    chain = includer_chain(path, [])  # a header, or a .cu file another one includes: compile the unit including it
+    if not chain and not path.endswith(".cu"):
         return {"ok": None, "error": "no translation unit includes this header"}
-    tu = inc[0] if inc is not None else path
+    tu = chain[0][0] if chain else path
     cmd = [nvcc, "-c", "-std=c++17", f"-arch={ARCH}", "-I", str(Path(tu).parent), *makefile_flags(program_dir),
            "-o", os.devnull, "-x", "cu", tu]
     try:

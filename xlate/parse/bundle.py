@@ -13,7 +13,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.M)
+# group 1: a marker comment the device slice puts before a header's first line (xlate/parse/slice.py), kept
+INCLUDE = re.compile(r'^((?:[ \t]*/\*xlate:[^\n]*?\*/)?)[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.M)
 MAX_FILES = 256
 MAX_BYTES = 8 << 20
 
@@ -46,26 +47,29 @@ def _bundle(text: str, path: str, dirs: tuple[str, ...], transform: Callable[[st
     out: list[str] = []
     pos = 0
     for m in INCLUDE.finditer(text):
-        found = resolve(m.group(1), here, dirs)
+        found = resolve(m.group(2), here, dirs)
         if found is None:
             continue
         real = os.path.realpath(found)
         line_after = text.count("\n", 0, m.end()) + 2  # the line that follows the #include
         out.append(text[pos : m.start()])
         pos = m.end()
+        directive = m.group(0)[len(m.group(1)):].strip()
+        if m.group(1):
+            out.append(f"{m.group(1)}\n#line {line_after - 1} \"{_quoted(line_name(path))}\"\n")
         if real in seen or len(seen) >= MAX_FILES:
-            out.append(f"/* {m.group(0).strip()}: inlined above */")
+            out.append(f"/* {directive}: inlined above */")
             continue
         seen.add(real)
         try:
             with open(found, "rb") as fh:
                 raw = fh.read(budget[0] + 1)
         except OSError:
-            out.append(m.group(0))
+            out.append(directive)
             continue
         budget[0] -= len(raw)
         if budget[0] < 0:
-            out.append(m.group(0))
+            out.append(directive)
             continue
         header = raw.decode("utf-8", "surrogateescape")
         if transform is not None:
@@ -89,6 +93,37 @@ def includer_preamble(path: str, dirs: Sequence[str] = ()) -> tuple[str, str] | 
     """A header's context: the first translation unit of its folder (or of `dirs`) that includes it, and that
     unit's text before the #include line (the macros, types and headers the header relies on without
     including them itself). None for a file no translation unit includes."""
+    return _direct_includer(path, dirs, TRANSLATION_UNIT_SUFFIXES)
+
+
+HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl", ".inc", ".tpp", ".ipp")
+
+
+def includer_chain(path: str, dirs: Sequence[str] = (), depth: int = 4) -> list[tuple[str, str]]:
+    """The files through which a translation unit reaches `path`, outermost (the unit) first, each with its
+    text before the #include line that leads on: [(main.cu, ...)] for a header main.cu includes, [(main.cu, ...),
+    (solver.h, ...)] for kernels.cu that only solver.h includes (`#include "kernels.cu"`), main.cu including
+    solver.h. Empty when no translation unit reaches it within `depth` headers."""
+    chain: list[tuple[str, str]] = []
+    seen = {os.path.realpath(path)} if path and not path.startswith("<") else set()
+    cur = path
+    while len(chain) < depth:
+        found = _direct_includer(cur, dirs, TRANSLATION_UNIT_SUFFIXES)
+        if found is not None and os.path.realpath(found[0]) not in seen:
+            return [found, *chain]
+        found = _direct_includer(cur, dirs, HEADER_SUFFIXES, seen)
+        if found is None:
+            return []
+        seen.add(os.path.realpath(found[0]))
+        chain.insert(0, found)
+        cur = found[0]
+    return []
+
+
+def _direct_includer(path: str, dirs: Sequence[str], suffixes: tuple[str, ...],
+                     skip: set[str] | None = None) -> tuple[str, str] | None:
+    """The first file of `path`'s folder (or of `dirs`) with one of `suffixes` that includes `path`, and its text
+    before that #include line; `skip`: real paths not to take."""
     if not path or path.startswith("<"):
         return None
     name = os.path.basename(path)
@@ -101,7 +136,8 @@ def includer_preamble(path: str, dirs: Sequence[str] = ()) -> tuple[str, str] | 
             continue
         for cand in names:
             full = os.path.join(folder, cand)
-            if not cand.lower().endswith(TRANSLATION_UNIT_SUFFIXES) or os.path.realpath(full) == os.path.realpath(path):
+            real = os.path.realpath(full)
+            if not cand.lower().endswith(suffixes) or real == os.path.realpath(path) or (skip and real in skip):
                 continue
             try:
                 with open(full, "rb") as fh:

@@ -14,11 +14,14 @@ from collections.abc import Callable, Sequence
 from xlate.model import KernelUnit, ProjectMacros
 from xlate.parse import normalize
 from xlate.parse.buildflags import BuildFlags, build_flags
-from xlate.parse.bundle import bundle, includer_preamble, line_name
+from xlate.parse.bundle import bundle, includer_chain, line_name
 from xlate.parse.source import to_bytes, to_text
 from xlate.resources import data
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
+# what nvcc predefines that NVRTC does not; defined in the slice, after xlate_nvcc_env.h (pre-included) has set up
+# libcu++, which would take itself for nvcc's
+NVCC_DEFINES = "#ifndef __NVCC__\n#define __NVCC__ 1\n#endif\n"
 
 
 @functools.cache
@@ -54,9 +57,12 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
     include_dirs = list(dict.fromkeys([*include_dirs, *flags.include_dirs]))
     project = [d for d in (here, *include_dirs) if d]
     out = _slice(unit, text, hip, project, system_dirs)
+    # nvcc defines __NVCC__, NVRTC does not: code written for nvcc tests it (`#ifdef __NVCC__` around operators of
+    # the vector types). A HIP port is compiled as HIP code: its `#ifdef __NVCC__` branch is not its own.
+    nvcc = "" if hip else NVCC_DEFINES
     if not project:
-        return out
-    defines = f'{flags.preamble()}#line 1 "{line_name(path)}"\n' if flags.defines else ""
+        return f'{nvcc}#line 1 "{line_name(path)}"\n{out}' if nvcc else out
+    defines = f'{nvcc}{flags.preamble()}#line 1 "{line_name(path)}"\n' if flags.defines or nvcc else ""
 
     # a header is read with its includer's qualifier macros (`#define HD __host__ __device__` in main.cu before
     # `#include "array.h"`): without them its device members would look like host code
@@ -75,14 +81,18 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
         return out
 
     seen: set[str] = set()
-    includer = includer_preamble(context_path or path, includer_dirs)
+    # the translation unit that includes the file (or a header that does, which a unit includes): what comes
+    # before each #include on that way is the file's context
+    chain = includer_chain(context_path or path, includer_dirs)
     preamble = ""
-    if includer is not None:
-        tu, before = includer
+    if chain:
         seen.add(os.path.realpath(context_path or path))
-        preamble = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
-        preamble = f'#line 1 "{line_name(tu)}"\n{preamble}\n#line 1 "{line_name(path)}"\n'
-        defines = flags.preamble()
+        seen.update(os.path.realpath(f) for f, _ in chain)
+        for tu, before in chain:
+            part = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
+            preamble += f'#line 1 "{line_name(tu)}"\n{part}\n'
+        preamble += f'#line 1 "{line_name(path)}"\n'
+        defines = nvcc + flags.preamble()
     return drop_unused_host_headers(defines + preamble + bundle(out, path, include_dirs, slice_header, seen))
 
 
