@@ -411,3 +411,68 @@ def test_a_functor_parameter_is_a_hole(tmp_path):
     }
     """, "apply")
     assert not res.complete and set(res.holes) == {"f"}
+
+
+def test_a_launch_in_a_branch_the_programs_values_rule_out_is_still_followed(tmp_path):
+    """`if (mode == INJECT) { if (rank == 0) k<<<...>>>(state, ...); }` where the program's values (a global
+    rank nobody sets here, a mode set otherwise) rule the branch out: the kernel's only launch is still read (a
+    last pass enters such branches for kernels no launch was found for), and only its launch is recorded there."""
+    res = resolve(tmp_path, """
+    #define INJECT 6
+    int rank;
+    int mode = 2;
+    __global__ void inject(float* state, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) state[i] = 50.0f * state[i];
+    }
+    __global__ void step(float* state, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) state[i] += 1.0f;
+    }
+    void halo(float* d, int n) {
+      if (mode == INJECT) {
+        if (rank == 0) inject<<<(n + 127) / 128, 128>>>(d, n);
+      }
+      if (mode != INJECT) step<<<(n + 255) / 256, 256>>>(d, n);
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      float* d;
+      cudaMalloc((void**)&d, n * sizeof(float));
+      halo(d, n);
+    }
+    """, "inject")
+    assert res.annotation() == "state: inout[n], n: size(1..4096), grid: cdiv(n, 128), block: 128"
+    usable(res)
+    step = resolve(tmp_path, (tmp_path / "main.cu").read_text(), "step")
+    assert step.annotation() == "state: inout[n], n: size(1..4096), grid: cdiv(n, 256), block: 256"
+
+
+def test_file_scope_constants_of_another_file_give_the_kernels_indices_their_largest_value(tmp_path):
+    """`const int ID_RHOT = 3;` in the program's main file, used by a kernel in a header: the largest index
+    `ID_RHOT * rows * cols + ...` is known, so a buffer allocated `NVARS * rows * cols` with the program constant
+    NVARS drawn smaller still covers what the kernel reaches."""
+    (tmp_path / "k.h").write_text(textwrap.dedent("""
+    __global__ void mix(double* state, int rows, int cols) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < rows * cols) state[ID_RHOT * rows * cols + i] = 2.0 * state[ID_DENS * rows * cols + i];
+    }
+    """).lstrip())
+    (tmp_path / "main.cu").write_text(textwrap.dedent("""
+    #define NVARS 4
+    const int ID_DENS = 0;
+    const int ID_RHOT = 3;
+    #include "k.h"
+    int main(int argc, char** argv) {
+      int rows = atoi(argv[1]), cols = atoi(argv[2]);
+      double* s;
+      cudaMalloc((void**)&s, NVARS * rows * cols * sizeof(double));
+      mix<<<(rows * cols + 255) / 256, 256>>>(s, rows, cols);
+    }
+    """).lstrip())
+    path = tmp_path / "k.h"
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "mix")
+    state = res.items["state"][0]
+    assert state in ("state: inout[max(NVARS * cols * rows, 4 * cols * rows)]",
+                     "state: inout[max(4 * cols * rows, NVARS * cols * rows)]"), state
+    usable(res)

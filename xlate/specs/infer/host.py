@@ -84,6 +84,9 @@ class HostInterpreter(Evaluator):
         self._names: set[str] = set()
         self.launches: list[Launch] = []
         self.kernels = {name for name, fds in program.functions.items() if any(f.space == "kernel" for f in fds)}
+        # kernels whose only launches sit in branches the program's own values rule out (`if (rank == 0)` with
+        # an MPI rank nobody sets here): a last pass enters those branches and records only their launches
+        self.explore: set[str] = set()
         self.budget = STATEMENT_BUDGET
         self.deadline = time.monotonic() + PROGRAM_SECONDS
         self.frames: list[Frame] = []
@@ -309,7 +312,8 @@ class HostInterpreter(Evaluator):
             cond = self.ev(node.child_by_field_name("condition"), frame.env)
             c = self.concrete(cond.e) if isinstance(cond, Num) else None
             yes, no = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
-            if c is not None:
+            other = no if c else yes
+            if c is not None and not (other is not None and self.explore and _launches_in(other, self.explore)):
                 chosen = yes if c else no
                 if chosen is not None:
                     self.statement(chosen, frame)
@@ -1112,6 +1116,9 @@ class HostInterpreter(Evaluator):
     def _record(self, kernel: str, targs: list[str], grid: Value, block: Value, shmem: Value, args: list[Value],
                 node: ts.Node, arg_texts: list[str]) -> None:
         frame = self.frame
+        if self.explore and kernel not in self.explore:  # the last pass adds only what the others missed
+            self._template_roots.clear()
+            return
         fills = {i: f for i, a in enumerate(args) if isinstance(a, Ptr) and (f := self.fill_seen(a)) is not None}
         self.launches.append(Launch(kernel, targs, grid, block, shmem, args, self.where(node),
                                     " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts,
@@ -1302,7 +1309,21 @@ def host_launches(program: Program) -> tuple[list[Launch], dict[sp.Symbol, Root]
         if fd.name != "main" and _launches_something(fd, interp.kernels - launched):
             interp.budget = STATEMENT_BUDGET
             interp.run_entry(fd)
+    missing = interp.kernels - {launch.kernel for launch in interp.launches}
+    if missing and any(_launches_something(fd, missing) for fd in program.host_functions()):
+        interp.explore = missing  # launches only in branches the program's values rule out: enter them
+        try:
+            for fd in entries:
+                interp.budget = STATEMENT_BUDGET
+                interp.run_entry(fd)
+        finally:
+            interp.explore = set()
     return interp.launches, interp.roots, interp
+
+
+def _launches_in(node: ts.Node, kernels: set[str]) -> bool:
+    code = text(node)
+    return "<<<" in code and any(k in code for k in kernels)
 
 
 def _launches_something(fd: FuncDef, kernels: set[str]) -> bool:

@@ -848,6 +848,7 @@ class KernelInterpreter(Evaluator):
         self.fn = fn
         self.unit = unit
         self.facts = KernelFacts(fn)
+        self._constants: dict[str, ts.Node] | None = None  # file-scope const declarations, read once
         self.bounds: dict[sp.Symbol, sp.Expr] = {}
         self.budget = STATEMENT_BUDGET
         self._n = 0
@@ -1473,7 +1474,33 @@ class KernelInterpreter(Evaluator):
     def name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
         if name == "warpSize":
             return Num(sp.Integer(32))
-        return super().name(name, node, env)
+        v = super().name(name, node, env)
+        if v is None and name not in env:
+            v = self._file_constant(name)
+        return v
+
+    def _file_constant(self, name: str) -> Value:
+        """A file-scope `const int ID_RHOT = 3;` (any file of the program): its value, as a macro's. Unknown, the
+        kernel's indices `ID_RHOT * (nz + 2 * hs) * ...` had no largest value, and the buffer no extent."""
+        if self._constants is None:
+            self._constants = {}
+            for _, decl in self.program.globals:
+                quals = {text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")}
+                if not quals & {"const", "constexpr"}:
+                    continue
+                for d in decl.children_by_field_name("declarator"):
+                    target = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
+                    if target is not None and target.type == "identifier" and d.child_by_field_name("value") is not None:
+                        self._constants.setdefault(text(target), d.child_by_field_name("value"))
+        value = self._constants.get(name)
+        if value is None or name in self._macro_active:
+            return None
+        self._macro_active.add(name)
+        try:
+            v = self.ev(value, {})
+        finally:
+            self._macro_active.discard(name)
+        return v if isinstance(v, Num) and v.e.is_number else None
 
     def access(self, node: ts.Node, env: dict[str, Any], write: bool = False) -> Value:
         base = self.ev(node.child_by_field_name("argument"), env)
