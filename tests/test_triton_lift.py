@@ -106,12 +106,20 @@ def test_renamed_and_reformatted_reduction_still_lifts(tmp_path):
     assert (out["sums"][:7] == 12345).all() and (out["sums"][11:] == 12345).all()
 
 
-def test_same_name_other_structure_is_not_mislifted():
-    # a tree that starts at blockDim/4: thread 0 ends with half the block, not a block sum
+def test_same_name_other_structure_is_not_mislifted(tmp_path):
+    # a tree that starts at blockDim/4: thread 0 ends with half the block, not a block sum, and is lifted as
+    # that (a sum over each aligned half of the block), never as the block sum its name suggests
     wrong = REDUCE.replace("for (int s = blockDim.x / 2;", "for (int s = blockDim.x / 4;")
     t = port(wrong, "reduce_sum_shared.cu")
-    assert "block_reduce_sum" in t.needs_llm and t.text == ""
-    assert [d.code for d in t.blocking] == ["XL2010"]
+    assert t.kernels == ["block_reduce_sum"], [d.format() for d in t.diagnostics]
+    assert any(d.code == "XL2021" and "sum over each 128 threads" in d.message for d in t.diagnostics)
+    assert not any("block sum" in d.message for d in t.diagnostics)
+    n = 1000
+    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    out = run(t.text, "block_reduce_sum", [buf("x", x), buf("partial", np.full(4, np.nan, np.float32)),
+                                           ScalarArg("n", n, "int32")], tmp_path)
+    halves = [x[b * 256:min(b * 256 + 128, n)].astype(np.float64).sum() for b in range(4)]
+    np.testing.assert_allclose(out["partial"][7:11], halves, rtol=1e-5)
     # a kernel named like the softmax that is elementwise: lifted as elementwise, no reduction
     fake = """
 // xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 128), block: 128
@@ -150,7 +158,8 @@ __global__ void k(float* x, int n) {
     assert (t.blocking[0].line, t.blocking[0].col) == (5, 31)
 
 
-def test_shuffle_outside_a_reduction_is_refused():
+def test_shuffle_outside_a_reduction_reads_the_source_lane(tmp_path):
+    # no reduction: each thread takes lane+1's value (the warp's last lane keeps its own, as CUDA defines)
     src = """
 // xlate: x: in[n], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256
 __global__ void shift(const float* x, float* y, int n) {
@@ -161,6 +170,17 @@ __global__ void shift(const float* x, float* y, int n) {
 }
 """
     t = port(src)
+    assert t.kernels == ["shift"], [d.format() for d in t.diagnostics]
+    n = 1000
+    x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    out = run(t.text, "shift", [buf("x", x), buf("y", np.full(n, np.nan, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    i = np.arange(n)
+    src_lane = np.where(i % 32 < 31, i + 1, i)
+    v = np.concatenate([x, np.zeros(32, np.float32)])
+    np.testing.assert_array_equal(out["y"][7:-7], v[src_lane])
+    # a data-dependent source lane stays refused
+    t = port(src.replace("__shfl_down_sync(0xffffffff, v, 1)", "__shfl_sync(0xffffffff, v, (int)v)"))
     assert "shift" in t.needs_llm
     assert t.blocking and t.blocking[0].code in ("XL2010", "XL2003")
 

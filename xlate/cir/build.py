@@ -459,6 +459,8 @@ class Builder:
             except ValueError:
                 raise self.fail(f"number '{self.text(node)}'", node) from None
             return ir.Num(loc, v, ct)
+        if t == "null":  # nullptr, NULL: the null pointer constant, which C also spells 0
+            return ir.Num(loc, 0, "int")
         if t in ("true", "false"):
             return ir.Num(loc, 1 if t == "true" else 0, "bool")
         if t == "char_literal":
@@ -520,6 +522,8 @@ class Builder:
             raise self.fail("sizeof of an expression", node)
         if t == "call_expression":
             return self.call(node)
+        if t == "compound_literal_expression":
+            return self.compound_literal(node)
         if t == "comma_expression":
             raise self.fail("comma expression", node)
         if t == "gnu_asm_expression":
@@ -568,6 +572,23 @@ class Builder:
             # tells a type (a cast) from a function (a call) by the name
             return ir.Call(loc, self.text(fn.named_children[0]), args)
         raise self.fail(f"call of '{self.text(fn)[:40]}'", node)
+
+    def compound_literal(self, node: ts.Node) -> ir.Expr:
+        """`T{}` (a value-initialised object, e.g. the functor `cg::plus<float>{}`): the call `T()` reads the same;
+        `T{x}` of a scalar type: the functional cast `T(x)`. Anything longer is a constructor the IR has not."""
+        loc = self.loc(node)
+        tnode = node.child_by_field_name("type")
+        vnode = node.child_by_field_name("value")
+        items = [c for c in vnode.named_children if c.type != "comment"] if vnode is not None else []
+        txt = "".join(self.text(tnode).split()) if tnode is not None else ""
+        if not items and tnode is not None and tnode.type in ("qualified_identifier", "type_identifier", "template_type"):
+            m = re.fullmatch(r"([\w:]+?)(?:<(.*)>)?", txt)
+            if m:
+                targs = tuple(x.strip() for x in m.group(2).split(",")) if m.group(2) else ()
+                return ir.Call(loc, m.group(1), (), targs)
+        if len(items) == 1 and tnode is not None and tnode.type in ("primitive_type", "sized_type_specifier"):
+            return ir.Cast(loc, ir.CType(canonical(" ".join(self.text(tnode).split()))), self.expr(items[0]), "functional")
+        raise self.fail(f"expression '{self.text(node)[:60]}' (compound_literal_expression)", node)
 
     # -- functions -------------------------------------------------------------------------------------------
 

@@ -182,13 +182,66 @@ def shuffle(L: Block, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | Non
         else:
             src = seg + ((pos ^ d) % width)
     src = np.where(src < n, src, lanes)
+    # a condition that is the same on every thread of a segment (a warp's row, `warp_id < n`) leaves whole
+    # segments in or out: no thread of a taking part segment reads one that does not
+    pred = [c for c in L.full_pred() if c.concrete or not segment_uniform(L, c, width)]
     try:
-        act = active_lanes(L, L.full_pred())
+        act = active_lanes(L, pred)
     except NotTokenizable as exc:
         raise LiftError("XL2003", f"warp shuffle under a data-dependent condition ({exc})", loc) from None
     if np.any(act & ~act[src]):
         raise LiftError("XL2003", "warp shuffle reads a thread that does not take part", loc)
-    return LaneTokens([t.toks[int(s)] for s in src], t.ctype)
+    alt = None
+    if L.by == 1 and isinstance(v, Sym) and not v.opaque and not (v.lanes - {"x"}):
+        src_x = _source_lane(kind, arg, width, n)
+
+        def alt(v: Sym = v, src_x: Sym = src_x) -> Sym:  # no reduction or scan: the source's value, recomputed
+            return L.issue(S.substitute(v, {"x": src_x}), S.land(*L.full_pred()), loc)
+
+    return LaneTokens([t.toks[int(s)] for s in src], t.ctype, alt=alt)
+
+
+def _source_lane(kind: str, arg: Sym, width: int, n: int) -> Sym:
+    """The thread a shuffle reads, as thread-index arithmetic of the reading thread (as `shuffle` computes it)."""
+    ut = "unsigned int"
+    x = S.lane("x")
+    w = S.const(width, ut)
+    pos = S.op("mod", ut, x, w)
+    seg = S.op("mul", ut, S.op("div", ut, x, w), w)
+    if kind == "idx":
+        src = S.op("add", ut, seg, S.op("mod", ut, S.cast(arg, ut), w))
+    elif kind == "down":
+        d = S.const(int(arg.value), ut)
+        src = S.where(S.op("lt", "bool", S.op("add", ut, pos, d), w), S.op("add", ut, x, d), x, ut)
+    elif kind == "up":
+        d = S.const(int(arg.value), ut)
+        src = S.where(S.op("ge", "bool", pos, d), S.op("sub", ut, x, d), x, ut)
+    else:
+        src = S.op("add", ut, seg, S.op("mod", ut, S.op("xor", ut, pos, S.const(int(arg.value), ut)), w))
+    return S.where(S.op("lt", "bool", src, S.const(n, ut)), src, x, ut)
+
+
+OPAQUE_OPS = frozenset({"var", "load", "reduce", "scan", "call_opaque", "red"})
+
+
+def segment_uniform(L: Block, c: Sym, width: int) -> bool:
+    """Whether `c` has one value on all threads of each aligned segment of `width` threads (for any values of the
+    uniform unknowns it reads): thread-index arithmetic is evaluated on every thread; any other node is a pure
+    function of segment-uniform arguments, or reads no thread index at all."""
+    if c.uniform:
+        return True
+    if c.concrete:
+        try:
+            v = concrete(L, c)
+        except (NotConcrete, ZeroDivisionError):
+            return False
+        w = min(width, L.nlanes)
+        if L.nlanes % w:
+            return False
+        return bool(np.all(v.reshape(-1, w) == v.reshape(-1, w)[:, :1]))
+    if c.op in OPAQUE_OPS or c.opaque or not c.args:
+        return False
+    return all(segment_uniform(L, a, width) for a in c.args)
 
 
 def token_view(L: Block, r: SharedRead) -> LaneTokens:
@@ -275,6 +328,11 @@ def materialize(L: Block, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None
                 if m & (m - 1) == 0 and first.op is None:
                     j = m.bit_length() - 1
                     return value_at(L, rec, j, loc)
+        seg = _segment_kind(L, toks, idx, full)
+        if seg is not None:
+            op, width, rid = seg
+            L.idiom(f"{op} over each {width} threads" + (f" ({note})" if note else ""), loc)
+            return segreduce_sym(op, width, guarded(L, L.st.records[rid].value, op), lt.ctype)
         scan = _scan_kind(toks, idx, full)
         if scan is not None:
             rid = scan[1]
@@ -323,6 +381,39 @@ def reduce_sym(op: str, base: Sym, ctype: str) -> Sym:
     s.opaque = False
     s.concrete = False
     return s
+
+
+def segreduce_sym(op: str, width: int, base: Sym, ctype: str) -> Sym:
+    s = Sym("segreduce", ctype, (base,), value=(op, width))
+    s.lanes = frozenset({"*"})
+    s.opaque = True
+    s.concrete = False
+    return s
+
+
+def _segment_kind(L: Block, toks: list[Tok], idx: np.ndarray, threads: int) -> tuple[str, int, int] | None:
+    """(op, width, record) where every active thread holds the op-combination of one per-thread value over the
+    threads of its aligned segment of `width` lanes (a shuffle butterfly over part of a warp, or over a warp of
+    a larger block); None otherwise. Segments run along x: a 2-D block's rows must hold whole segments."""
+    first = toks[0]
+    if first.op not in ("sum", "max", "min") or first.const is not None or len(first.masks) != 1:
+        return None
+    rid, m0 = next(iter(first.masks.items()))
+    width = 0
+    w = 2
+    while w < L.nlanes:
+        lo = (int(idx[0]) // w) * w
+        if m0 == (((1 << w) - 1) << lo) & threads:
+            width = w
+            break
+        w *= 2
+    if not width or (L.by > 1 and width > L.bx):
+        return None
+    for t, lane_i in zip(toks, idx):
+        lo = (int(lane_i) // width) * width
+        if t.bad or t.op != first.op or t.const is not None or t.masks != {rid: (((1 << width) - 1) << lo) & threads}:
+            return None
+    return first.op, width, rid
 
 
 def scan_sym(kind: str, base: Sym, L: Block) -> Sym:

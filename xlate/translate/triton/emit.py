@@ -283,6 +283,18 @@ class Emitter:
             if "," in ctx.shape:
                 base = f"tl.reshape({base}, ({ctx.shape[1:-1].replace(', ', ' * ')},))"
             return f"{fn}({base}, axis=0)", False
+        if o == "segreduce":
+            op, w = s.value
+            base = self.full(a[0], ctx)
+            fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[op]
+            dims = ctx.shape[1:-1]
+            if dims not in ("BX", "BY, BX"):
+                raise ValueError(f"cannot emit a segmented reduction over lanes {ctx.shape}")
+            outer = "BY, " if dims == "BY, BX" else ""
+            seg = f"({outer}BX // {w}, {w})"
+            axis = 2 if outer else 1
+            red = self.assign("seg", f"{fn}(tl.reshape({base}, {seg}), axis={axis}, keep_dims=True)")
+            return f"tl.reshape(tl.broadcast_to({red}, {seg}), ({dims},))", False
         if o == "scan":
             base = self.full(a[0], ctx)
             name = self.assign("scan", f"tl.cumsum({base}, axis=0)")

@@ -323,6 +323,10 @@ class Expressions:
     def binary(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Any:
         a, b = self.decay(a), self.decay(b)
         if isinstance(a, PtrVal) or isinstance(b, PtrVal):
+            null = b if isinstance(a, PtrVal) else a
+            if op in ("==", "!=") and isinstance(null, Sym) and null.is_const and null.value == 0:
+                # a buffer (or an element of one, or a shared array) is never the null pointer
+                return S.const(int(op == "!="), "bool")
             return self.ptr_arith(op, a, b, loc)
         if op == "+" and (isinstance(a, SharedRead | LaneTokens) or isinstance(b, SharedRead | LaneTokens)):
             try:
@@ -429,6 +433,9 @@ class Expressions:
         v = self.ev(e.arg)
         base = self.resolve_type(e.to.base, e.loc)
         if e.to.ptr:
+            v = self.decay(v)
+            if isinstance(v, PtrVal) and v.shared and self.resolve_type(v.elem.base, e.loc) == base:
+                return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)  # a typed shared array's own type
             if not isinstance(v, PtrVal) or v.shared:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
             if self.resolve_type(v.elem.base, e.loc) == base:

@@ -42,6 +42,7 @@ SINCOS = {"sincosf": ("sinf", "cosf"), "sincos": ("sin", "cos"), "__sincosf": ("
 LIMIT_MEMBERS = ("max", "min", "lowest", "epsilon", "infinity", "quiet_NaN")
 NUMERIC_LIMITS = re.compile(r"(?:(?:cuda::)?std::)?numeric_limits<(.+)>::(\w+)")
 INT_LITERAL_MACRO = re.compile(r"(U?INT)(8|16|32|64)_C")
+CG_REDUCE_OPS = {"plus": "sum", "greater": "max", "less": "min"}  # cg::reduce's functors, as token operators
 SHUFFLE = re.compile(r"__shfl(?:_(up|down|xor))?(_sync)?")  # __shfl_down_sync: kind down, a mask argument first
 
 
@@ -80,6 +81,8 @@ class Intrinsics:
             return comm.shuffle(self, v, kind, arg, width, e.loc)
         if lowering is not None:
             raise LiftError("XL2003", f"warp intrinsic {fn}", e.loc)
+        if fn in ("cg::reduce", "cooperative_groups::reduce") and len(e.args) == 3:
+            return self.cg_reduce(e)
         if fn in ("cg::this_thread_block",):
             return CGroup("block", self.real_bx * self.real_by if self.real_bx is not None else 0)
         if fn == "cg::tiled_partition":
@@ -280,6 +283,11 @@ class Intrinsics:
             self.em.line("tl.debug_barrier()")
 
     def math(self, fn: str, entry: dict[str, Any], e: ir.Call) -> Any:
+        if entry.get("store"):
+            if len(e.args) != 2:
+                raise LiftError("XL2008", f"{fn} with {len(e.args)} arguments", e.loc)
+            self.assign(ir.Assign(e.loc, ir.Unary(e.loc, "*", e.args[0]), "=", e.args[1]))
+            return S.const(0, "int")
         if entry.get("load"):
             p = self.ev(e.args[0]) if not isinstance(e.args[0], ir.Unary) else self.address_of(e.args[0].arg, e.loc)
             if not isinstance(p, PtrVal):
@@ -338,6 +346,38 @@ class Intrinsics:
                 return comm.shuffle(self, v, kind, arg, obj.size, e.loc)
             raise LiftError("XL2003", f"cooperative-groups member {m}()", e.loc)
         raise LiftError("XL2001", f"method call .{e.method}()", e.loc)
+
+    def cg_reduce(self, e: ir.Call) -> Any:
+        """cg::reduce(tile, v, cg::plus<T>{}) (or greater: max, less: min): every thread of the tile gets the
+        tile's reduction, which is a butterfly of xor shuffles over the tile (what CUDA computes it with)."""
+        group = self.ev(e.args[0])
+        opn = e.args[2]
+        name = opn.fn if isinstance(opn, ir.Call) and not opn.args else ""
+        space, _, functor = name.rpartition("::")
+        op = CG_REDUCE_OPS.get(functor) if space in ("cg", "cooperative_groups") else None
+        if op is None:
+            raise LiftError("XL2003", "cg::reduce with an operator other than plus, greater or less", e.loc)
+        if not isinstance(group, CGroup) or group.kind != "tile":
+            raise LiftError("XL2003", "cg::reduce over a group other than a thread-block tile", e.loc)
+        v = self.ev(e.args[1])
+        d = group.size // 2
+        while d:
+            other = comm.shuffle(self, v, "xor", S.const(d, "int"), group.size, e.loc)
+            try:
+                v = comm.token_binary(self, op, v, other, lambda a=v, b=other: self.pair_data(op, a, b, e.loc))
+            except comm.NotTokenizable as exc:
+                raise LiftError("XL2003", f"cg::reduce ({exc})", e.loc) from None
+            d //= 2
+        return v
+
+    def pair_data(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Sym:
+        """a + b, max(a, b) or min(a, b) of two per-thread values, as cg's functors compute them."""
+        if op == "sum":
+            return self.binary_data("+", a, b, loc)
+        x, y = self.data(a, loc), self.data(b, loc)
+        t = ctyping.arith(x.ctype, y.ctype)
+        x, y = S.cast(x, t), S.cast(y, t)
+        return S.where(S.op("lt" if op == "max" else "gt", "bool", x, y), y, x, t)
 
     def linear_tid(self) -> Sym:
         x = S.lane("x") if self.bx > 1 or self.real_bx is None else S.const(0, "unsigned int")

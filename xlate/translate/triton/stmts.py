@@ -22,11 +22,30 @@ from xlate.translate.triton.values import (
     TypeVal,
 )
 
+BYTE_TYPES = frozenset({"char", "signed char", "unsigned char", "int8_t", "uint8_t"})
+
 
 class Statements:
     """Statements of the kernel and of inlined device functions (mixed into the Lifter)."""
 
     st: LiftState
+
+    def typed_view(self, name: str, loc: ir.Loc | None) -> str | None:
+        """The element type T where every use of the dynamic shared byte array `name` in the kernel is a cast of
+        the whole array to one `T*` (the usual way to give dynamic shared memory a type): the array is then an
+        array of T. None where the array is used any other way (indexed as bytes, offset, cast to two types)."""
+        body = self.fir.body
+        casts = [e for e in ir.walk(body) if isinstance(e, ir.Cast) and isinstance(e.arg, ir.Name) and e.arg.id == name]
+        uses = sum(1 for e in ir.walk(body) if isinstance(e, ir.Name) and e.id == name)
+        if not casts or uses != len(casts) or any(c.to.ptr != 1 for c in casts):
+            return None
+        types = {self.resolve_type(c.to.base, loc) for c in casts}
+        if len(types) != 1:
+            return None
+        t = types.pop()
+        if (ctyping.row(t) is None and not ctyping.is_symbolic(t)) or t in BYTE_TYPES:
+            return None
+        return t
 
     def stmts(self, ss: tuple[ir.Stmt, ...] | list[ir.Stmt]) -> None:
         for s in ss:
@@ -85,6 +104,10 @@ class Statements:
             if reducer_type(owner) is not None:  # CUB's scratch space for a block reduction (cub.py)
                 self.bind(s.name, s.ctype, CubTemp(s.name))
                 return
+        if s.shared and s.extern and len(s.dims) == 1 and s.dims[0] is None and base in BYTE_TYPES:
+            typed = self.typed_view(s.name, loc)
+            if typed is not None:  # `extern __shared__ char raw[]; T* t = (T*)raw;`: the array holds T's
+                base = typed
         if s.shared:
             dims: list[int | None] = []
             for d in s.dims:

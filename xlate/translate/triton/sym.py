@@ -31,7 +31,8 @@ class NotConcrete(Exception):
 
 
 class Sym:
-    """One node. `op` is const, lane, red, uni, var, load, reduce, scan, or an operator name."""
+    """One node. `op` is const, lane, red, uni, var, load, reduce, scan, segreduce (a reduction over each aligned
+    segment of threads, every thread getting its segment's), or an operator name."""
 
     __slots__ = ("_canon", "_key", "_poly", "args", "axis", "concrete", "ctype", "epoch", "id", "lanes", "mask", "name", "nonneg",
                  "op", "opaque", "root", "size", "temp", "value")
@@ -60,7 +61,7 @@ class Sym:
         else:
             self.lanes = frozenset().union(*(a.lanes for a in args)) if args else frozenset()
         self.opaque = (op == "var" and varying) or any(a.opaque for a in args)
-        self.concrete = op in ("const", "lane", "red") or (op not in ("uni", "var", "load", "reduce", "scan", "call_opaque")
+        self.concrete = op in ("const", "lane", "red") or (op not in ("uni", "var", "load", "reduce", "scan", "segreduce", "call_opaque")
                                                          and bool(args) and all(a.concrete for a in args))
         if nonneg is None:
             if op == "const":
@@ -96,7 +97,7 @@ class Sym:
                 self._key = (self.op, self.axis)
             elif self.op in ("uni", "var"):
                 self._key = (self.op, self.name)
-            elif self.op in ("load", "reduce", "scan"):
+            elif self.op in ("load", "reduce", "scan", "segreduce"):
                 self._key = (self.op, self.id)
             else:
                 # interned: a nested tuple of a shared sub-DAG would hash as the whole tree, exponential in depth
@@ -302,7 +303,7 @@ def _eval(s: Sym, lanes: dict[str, np.ndarray], memo: dict[int, Any]) -> Any:
         if s.axis not in lanes:
             raise NotConcrete(s.axis)
         return np.asarray(lanes[s.axis], dtype=np.uint32 if s.op == "lane" else np.int32)
-    if s.op in ("uni", "var", "load", "reduce", "scan", "call"):
+    if s.op in ("uni", "var", "load", "reduce", "scan", "segreduce", "call"):
         raise NotConcrete(s.op)
     args = [evaluate(a, lanes, memo) for a in s.args]
     dt = _np(s.ctype)
@@ -517,7 +518,7 @@ def _struct(s: Sym, memo: dict[tuple[str, int], Any]) -> int:
     if s.op == "load":
         return _intern(("load", s.root, s.epoch, s.ctype, canon(s.args[0], memo), canon(s.args[1], memo),
                         canon(s.mask, memo) if s.mask is not None else None))
-    if s.op in ("reduce", "scan"):
+    if s.op in ("reduce", "scan", "segreduce"):
         return _intern((s.op, s.id))
     return _intern((s.op, s.ctype, s.name, s.value if isinstance(s.value, str | int | float | None) else repr(s.value),
                     tuple(canon(a, memo) for a in s.args), tuple(a.ctype for a in s.args)))
