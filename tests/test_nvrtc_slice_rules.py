@@ -49,3 +49,113 @@ def test_kernel_file_included_through_a_header_gets_the_unit_context(tmp_path):
     )
     (tmp_path / "app.cu").write_text('#include "sizes.h"\n#include "solver.h"\nint main() { return 0; }\n')
     assert build(tmp_path / "steps.cu", "tile_copy").compile.ok
+
+
+def test_other_kernels_needing_what_nvrtc_lacks_do_not_stop_this_one(tmp_path):
+    """A sibling kernel uses Thrust's sequential sort and random engine (host-side headers the slice drops), and a
+    host-only struct holds a std::string: the kernel under test needs none of it, and its closure compiles."""
+    src = tmp_path / "mixed.cu"
+    src.write_text(
+        "#include <string>\n#include <thrust/sort.h>\n#include <thrust/random.h>\nusing namespace std;\n"
+        "typedef struct record_t { string *label; double weight; } record_t;\n"
+        "__constant__ float gain;\n"
+        "__device__ int twice(int v) { return 2 * v; }\n"
+        "__global__ void shuffle_rows(int *rows, int n) {\n"
+        "  thrust::default_random_engine rng(threadIdx.x);\n"
+        "  thrust::sort(thrust::seq, rows, rows + n);\n  rows[0] = (int)rng();\n}\n"
+        "__global__ void scale(float *y, const int *k, int n) {\n"
+        "  int i = threadIdx.x; if (i < n) y[i] = gain * twice(k[i]);\n}\n"
+        "int main() { record_t r; r.weight = 1; return 0; }\n"
+    )
+    assert build(src, "scale").compile.ok
+
+
+def test_header_struct_with_a_host_constructor_is_kept_for_the_kernels_using_it(tmp_path):
+    """body.hpp has no device code, but the includer's kernels copy its struct; its unannotated constructor
+    (host-only under nvcc, refused by NVRTC) goes, the struct stays."""
+    (tmp_path / "body.hpp").write_text(
+        "#pragma once\nstruct Body {\n public:\n  Body() : pos{}, mass{} {};\n  float pos[3];\n  float mass;\n"
+        "  void dump() const;\n};\n"
+    )
+    (tmp_path / "step.hpp").write_text(
+        "__global__ void drift(Body *b, int n, float dt) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;\n"
+        "  auto p = b[i]; p.pos[0] += dt * p.mass; b[i] = p;\n}\n"
+    )
+    (tmp_path / "sim.cu").write_text(
+        '#include <vector>\n#include "body.hpp"\n#include "step.hpp"\n'
+        "void run(std::vector<Body> &v) { drift<<<1, 1>>>(v.data(), 1, 0.1f); }\n"
+    )
+    assert build(tmp_path / "step.hpp", "drift").compile.ok
+
+
+def test_class_with_friend_functions_behind_a_qualifier_macro(tmp_path):
+    """`QUAL friend inline T norm(...)` (QUAL standing for __host__ __device__) is device code; an unannotated
+    default constructor and a `friend std::ostream& operator<<` are host-only and go."""
+    (tmp_path / "cplx.h").write_text(
+        "#include <iostream>\n"
+        "#if defined(__NVCC__)\n#define QUAL __host__ __device__\n#else\n#define QUAL\n#endif\n"
+        "template <class T> class Cplx {\n public:\n  T re; T im;\n  explicit Cplx() { re = 0; im = 0; }\n"
+        "  QUAL Cplx(const T &a, const T &b) { re = a; im = b; }\n"
+        "  friend std::ostream &operator<<(std::ostream &os, const Cplx<T> &c) { return os << c.re; }\n"
+        "  QUAL\n  friend inline T norm2(const Cplx<T> &c) { return c.re * c.re + c.im * c.im; }\n};\n"
+    )
+    (tmp_path / "kern.h").write_text(
+        "__global__ void norms(const double *a, double *out, int n) {\n"
+        "  int i = threadIdx.x; if (i < n) { Cplx<double> c(a[i], 1.0); out[i] = norm2(c); }\n}\n"
+    )
+    (tmp_path / "main.cu").write_text('#include "cplx.h"\n#include "kern.h"\nint main() { return 0; }\n')
+    assert build(tmp_path / "kern.h", "norms").compile.ok
+
+
+def test_conditionally_defined_qualifier_macro_and_register_variables(tmp_path):
+    """`#if defined(__CUDACC__) #define DEV __inline__ __device__ #else #define DEV inline`: the functions it marks
+    are device code (the front end reads the last definition); `register` (removed in C++17, ignored by nvcc)
+    goes."""
+    (tmp_path / "mod.h").write_text(
+        "#if defined(__CUDACC__)\n  #define DEV __inline__ __device__\n#else\n  #define DEV inline\n#endif\n"
+        "typedef unsigned int u32;\nDEV\nu32 fold(u32 x) { return (x >> 16) ^ (x & 0xffffu); }\n"
+    )
+    src = tmp_path / "main.cu"
+    src.write_text(
+        '#include <cstdio>\n#include "mod.h"\n'
+        "__global__ void folds(u32 *v, int n) {\n"
+        "  register u32 t = v[threadIdx.x];\n  if ((int)threadIdx.x < n) v[threadIdx.x] = fold(t);\n}\n"
+        'int main() { printf("x\\n"); return 0; }\n'
+    )
+    assert build(src, "folds").compile.ok
+
+
+def test_conditional_in_a_host_function_signature_stays_balanced(tmp_path):
+    """A host function whose parameter list differs under `#ifdef`: blanking it keeps the #ifdef/#else/#endif."""
+    src = tmp_path / "bench.hpp"
+    src.write_text(
+        "#include <vector>\n"
+        "__global__ void axpy(const float *x, float *y, float a, int n) {\n"
+        "  int i = threadIdx.x;\n  if (i < n)\n#ifdef FUSED\n    y[i] = fmaf(a, x[i], y[i]);\n#else\n"
+        "    y[i] += a * x[i];\n#endif\n}\n"
+        "#ifdef FUSED\ndouble run(const std::vector<float> &x,\n#else\ndouble run(std::vector<float> &x,\n#endif\n"
+        "           int iterations) {\n  return (double)x.size() * iterations;\n}\n"
+    )
+    (tmp_path / "main.cu").write_text('#include "bench.hpp"\nint main() { return 0; }\n')
+    assert build(src, "axpy").compile.ok
+
+
+def test_host_qualifier_macro_goes_with_its_host_member(tmp_path):
+    """`#define HOST __host__`: a class's `HOST Acc(...) {...}` constructor and `HOST void check() const`
+    are host code; the macro must not be left on its own before the class's closing brace."""
+    (tmp_path / "acc.h").write_text(
+        "#include <algorithm>\n#define HOST __host__\n#define HOST_DEVICE __host__ __device__\n"
+        "template <typename T> class Acc {\n public:\n"
+        "  HOST Acc(T *d, const int *s) : data_(d) { std::copy(s, s + 2, sizes_); }\n"
+        "  HOST_DEVICE T &at(int i) { return data_[i]; }\n"
+        " protected:\n  T *data_;\n  int sizes_[2];\n"
+        "  // checks an index on the host\n  HOST void check(int i) const { (void)i; }\n};\n"
+    )
+    src = tmp_path / "main.cu"
+    src.write_text(
+        '#include "acc.h"\n'
+        "__global__ void bump(Acc<float> a, int n) { int i = threadIdx.x; if (i < n) a.at(i) += 1.f; }\n"
+        "int main() { return 0; }\n"
+    )
+    assert build(src, "bump").compile.ok

@@ -150,3 +150,10 @@ extern __device__ const char* cudaGetErrorName(cudaError_t error);
 extern __device__ cudaError_t cudaGetLastError(void);
 extern __device__ cudaError_t cudaPeekAtLastError(void);
 }
+
+// -- __NVCC__, which nvcc defines and NVRTC does not (`#ifdef __NVCC__` around a vector type's operator+=).
+// Defined here, after libcu++'s configuration above has taken NVRTC for NVRTC, and only for a CUDA source (the
+// CUDA backend passes -DXLATE_NVCC_SOURCE; a HIP port built by the same compiler is no nvcc code).
+#if defined(XLATE_NVCC_SOURCE) && !defined(__NVCC__)
+#define __NVCC__ 1
+#endif

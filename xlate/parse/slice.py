@@ -15,13 +15,11 @@ from xlate.model import KernelUnit, ProjectMacros
 from xlate.parse import normalize
 from xlate.parse.buildflags import BuildFlags, build_flags
 from xlate.parse.bundle import bundle, includer_chain, line_name
+from xlate.parse.kernel_closure import brace_end, code_view, declarations, top_depth_has
 from xlate.parse.source import to_bytes, to_text
 from xlate.resources import data
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
-# what nvcc predefines that NVRTC does not; defined in the slice, after xlate_nvcc_env.h (pre-included) has set up
-# libcu++, which would take itself for nvcc's
-NVCC_DEFINES = "#ifndef __NVCC__\n#define __NVCC__ 1\n#endif\n"
 
 
 @functools.cache
@@ -29,9 +27,16 @@ def _headers() -> dict:
     return data("device_headers.yaml")
 
 
+CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
+
+
 def _blank(buf: bytearray, start: int, end: int) -> None:
+    """Blank `buf[start:end]`, newlines and conditional directive lines kept: a host function whose signature
+    has an `#ifdef` ... `#else` ... `#endif` leaves the conditional balanced whatever part of it the span
+    covers."""
+    keep = [m.span() for m in CONDITIONAL.finditer(buf, start, end)] if b"#" in buf[start:end] else []
     for i in range(start, end):
-        if buf[i] not in (10, 13):
+        if buf[i] not in (10, 13) and not any(a <= i < b for a, b in keep):
             buf[i] = 32
 
 
@@ -57,13 +62,11 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
     include_dirs = list(dict.fromkeys([*include_dirs, *flags.include_dirs]))
     project = [d for d in (here, *include_dirs) if d]
     out = _slice(unit, text, hip, project, system_dirs)
-    # nvcc defines __NVCC__, NVRTC does not: code written for nvcc tests it (`#ifdef __NVCC__` around operators of
-    # the vector types). A HIP port is compiled as HIP code: its `#ifdef __NVCC__` branch is not its own.
-    nvcc = "" if hip else NVCC_DEFINES
     if not project:
-        return f'{nvcc}#line 1 "{line_name(path)}"\n{out}' if nvcc else out
-    defines = f'{nvcc}{flags.preamble()}#line 1 "{line_name(path)}"\n' if flags.defines or nvcc else ""
+        return out
+    defines = f'{flags.preamble()}#line 1 "{line_name(path)}"\n' if flags.defines else ""
 
+    device_names = set(IDENT.findall(_COMMENT.sub(" ", out)))
     # a header is read with its includer's qualifier macros (`#define HD __host__ __device__` in main.cu before
     # `#include "array.h"`): without them its device members would look like host code
     context = includer_macros(unit)
@@ -75,7 +78,7 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
         from xlate.parse import parse_string
 
         out = _slice(parse_string(header, path, unit.language, context=context), header, hip,
-                     [os.path.dirname(path), *project], system_dirs)
+                     [os.path.dirname(path), *project], system_dirs, device_names)
         if _device_free(out, qualifiers):  # marked, so that it can be left out when nothing uses it
             return f"{HOST_BEGIN}{out}{HOST_END}"
         return out
@@ -92,7 +95,7 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
             part = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
             preamble += f'#line 1 "{line_name(tu)}"\n{part}\n'
         preamble += f'#line 1 "{line_name(path)}"\n'
-        defines = nvcc + flags.preamble()
+        defines = flags.preamble()
     return drop_unused_host_headers(defines + preamble + bundle(out, path, include_dirs, slice_header, seen))
 
 
@@ -102,19 +105,38 @@ def includer_macros(unit: KernelUnit) -> ProjectMacros:
     return own.merged_under(unit.project_macros)
 
 
-def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], system_dirs: Sequence[str] | None) -> str:
+def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], system_dirs: Sequence[str] | None,
+           device_names: set[str] | frozenset[str] = frozenset()) -> str:
+    """`device_names`: names the device code of the rest of the compile uses (a header's struct that the
+    including file's kernels take is no host-only class, though nothing in the header itself is device code)."""
     original = to_bytes(text)
     data_bytes = bytearray(original)
+    device_macros = {n.encode() for n, words in includer_macros(unit).qualifiers
+                     if {"__device__", "__global__"} & set(words)}
+    # `#if defined(__CUDACC__) / #define ESS __device__ / #else / #define ESS inline`: the front end reads the
+    # last definition; a CUDA compiler takes the one that names the device
+    device_macros |= set(DEVICE_DEFINE.findall(original))
+    host_macros = {n.encode() for n, words in includer_macros(unit).qualifiers
+                   if not {"__device__", "__global__"} & set(words)} - device_macros
     for host in unit.host_functions:
-        _blank(data_bytes, host.span.start_byte, host.span.end_byte)
-    for start, end in host_variables(unit):
-        _blank(data_bytes, start, end)
+        if _qualified_before(original, host.span.start_byte, device_macros):
+            continue
+        _blank(data_bytes, _host_prefix(original, host.span.start_byte, host_macros), host.span.end_byte)
+    used_classes = set(host_classes(unit, original)) & set(device_names)
+    for v in unit.host_variables:
+        if v.name not in used_classes:
+            _blank(data_bytes, v.span.start_byte, v.span.end_byte)
     for start, end, at in reversed(_constexpr_kept(unit, original, bytes(data_bytes))):
         # nvcc (--expt-relaxed-constexpr) lets device code call a constexpr function; NVRTC needs it marked
         data_bytes[start:end] = original[start:end]
         data_bytes[at:at] = b"__host__ __device__ "
-    out = _blank_aliases_of(host_classes(unit, original), to_text(bytes(data_bytes)))
+    out = _blank_aliases_of([c for c in host_classes(unit, original) if c not in used_classes],
+                            to_text(bytes(data_bytes)))
     out = blank_host_members(out)
+    if not hip:
+        out = drop_register(out)
+        out = blank_unannotated_members(out, {n for n, words in includer_macros(unit).qualifiers
+                                              if EXECUTION_SPACES & set(words)})
     out = statement_expression_macros(out)
     headers = _headers()
     drop = set(headers["drop"])
@@ -140,6 +162,40 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
         return m.group(0)
 
     return INCLUDE.sub(repl, out)
+
+
+DEVICE_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(?:[A-Za-z_]\w*[ \t]+)*"
+                           rb"(?:__device__|__global__)\b[ \t\w]*$", re.M)
+DECL_BOUNDARY = re.compile(rb"[;{}]|\b(?:public|private|protected)\s*:(?!:)")
+
+
+def _qualified_before(text: bytes, start: int, macros: set[bytes]) -> bool:
+    """Does the declaration a function's span starts within name an execution space before the span (`ESS
+    friend inline T abs(...)`, the parser's span starting after `friend`)?"""
+    window = COMMENT_BYTES.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), text[max(0, start - 300):start])
+    cut = [m.end() for m in DECL_BOUNDARY.finditer(window)]
+    words = set(re.findall(rb"\b[A-Za-z_]\w*\b", window[cut[-1] if cut else 0:]))
+    return bool(words & {b"__device__", b"__global__"} or words & macros)
+
+
+COMMENT_BYTES = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
+HEAD_WORDS = frozenset({b"static", b"inline", b"friend", b"explicit", b"virtual", b"__host__", b"__inline__",
+                        b"__forceinline__", b"extern"})
+
+
+def _host_prefix(text: bytes, start: int, macros: set[bytes]) -> int:
+    """Where a host function's declaration begins when the parser's span starts after a host qualifier macro
+    (`#define HOST __host__` ... `HOST Accessor(T* p) {...}`): the macro goes with it, or it would be left on
+    its own before the next declaration."""
+    window = COMMENT_BYTES.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), text[max(0, start - 300):start])
+    cut = [m.end() for m in DECL_BOUNDARY.finditer(window)]
+    words = list(re.finditer(rb"\S+", window[cut[-1] if cut else 0:]))
+    base = max(0, start - 300) + (cut[-1] if cut else 0)
+    if not words or not any(w.group(0) in macros for w in words):
+        return start
+    if all(w.group(0) in macros or w.group(0) in HEAD_WORDS for w in words):
+        return base + words[0].start()
+    return start
 
 
 def _found(name: str, project: Sequence[str], system_dirs: Sequence[str]) -> bool:
@@ -457,4 +513,156 @@ def blank_host_members(text: str) -> str:
             if buf[i] not in "\n\r":
                 buf[i] = " "
         pos = end
+    return "".join(buf)
+
+
+# -- member functions with no execution space ---------------------------------------------------------------
+
+EXECUTION_SPACES = frozenset({"__device__", "__global__", "__host__"})
+CLASS_KEY = re.compile(r"\b(?:struct|class|union)\b")
+ACCESS = re.compile(r"^\s*(?:public|private|protected)\s*:(?!:)")
+MACRO_LIKE = re.compile(r"\b[A-Z_][A-Z0-9_]{2,}\b")
+
+
+def blank_unannotated_members(text: str, qualifiers: set[str]) -> str:
+    """Blank the member functions (and friends defined in a class) that name no execution space, in the
+    namespace-scope classes of `text`: nvcc compiles them for the host only, so device code cannot call them,
+    and NVRTC refuses them outright ("host functions are not allowed in JIT mode"), which would stop the class
+    that device code does use (`struct Particle { Particle() : pos{} {} float pos[3]; };`). A constexpr one is
+    marked `__host__ __device__` instead (nvcc's relaxed constexpr); `= default` / `= delete` ones stay, as does
+    one whose head has a macro this reading cannot tell from a qualifier."""
+    if not CLASS_KEY.search(text):
+        return text
+    code = code_view(text)
+    spans: list[tuple[int, int]] = []
+    marks: list[int] = []
+    for start, end in declarations(text, code):
+        brace = code.find("{", start, end)
+        if brace < 0:
+            continue
+        head = code[start:brace]
+        if CLASS_KEY.search(head) and not top_depth_has(head, "("):
+            _members(code, brace, brace_end(code, brace), qualifiers, spans, marks)
+    if not spans and not marks:
+        return text
+    buf = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            if buf[i] not in "\n\r":
+                buf[i] = " "
+    for at in sorted(marks, reverse=True):
+        buf.insert(at, "__host__ __device__ ")
+    return "".join(buf)
+
+
+def _members(code: str, open_: int, close: int, qualifiers: set[str], spans: list[tuple[int, int]],
+             marks: list[int]) -> None:
+    """Collect, in the class body `code[open_:close]`, the spans of unannotated member functions (and where
+    to mark constexpr ones); nested classes are gone into."""
+    i = open_ + 1
+    start = i
+    end_body = close - 1
+    while i < end_body:
+        c = code[i]
+        if c == ";":
+            _member(code, start, i + 1, None, qualifiers, spans, marks)
+            start = i + 1
+        elif c == ":" and code[i + 1:i + 2] != ":" and code[i - 1:i] != ":" and ACCESS.match(code[start:i + 1]):
+            start = i + 1
+        elif c == "{":
+            head = code[start:i]
+            if CLASS_KEY.search(head) and not top_depth_has(head, "("):  # a nested class
+                end = brace_end(code, i)
+                _members(code, i, end, qualifiers, spans, marks)
+                semi = code.find(";", end)
+                i = start = (semi + 1) if semi >= 0 else end
+                continue
+            if "(" not in head or top_depth_has(head.split("(", 1)[0], "="):
+                end = brace_end(code, i)  # a data member's braced initializer, an enum
+                semi = code.find(";", end)
+                i = start = (semi + 1) if semi >= 0 else end
+                continue
+            body = _body_brace(code, i, end_body)
+            end = brace_end(code, body)
+            _member(code, start, end, body, qualifiers, spans, marks)
+            i = start = end
+            continue
+        i += 1
+
+
+def _body_brace(code: str, i: int, limit: int) -> int:
+    """The function body's `{` from `i` on: past a constructor's braced member initializers (`: x{}, y{1}`)."""
+    head_close = code.rfind(")", 0, i)
+    tail = code[head_close + 1:i] if head_close >= 0 else ""
+    if not re.search(r"(?<!:):(?!:)", tail):
+        return i
+    j = i
+    while j < limit:
+        if code[j] == "{":
+            prev = code[:j].rstrip()[-1:]
+            if prev in (")", "}"):
+                return j
+            j = brace_end(code, j)
+            continue
+        if code[j] == "(":
+            depth = 0
+            while j < limit:
+                depth += code[j] == "("
+                depth -= code[j] == ")"
+                j += 1
+                if depth == 0:
+                    break
+            continue
+        j += 1
+    return i
+
+
+def _member(code: str, start: int, end: int, body: int | None, qualifiers: set[str],
+            spans: list[tuple[int, int]], marks: list[int]) -> None:
+    head = code[start:body if body is not None else end]
+    m = ACCESS.match(head)
+    if m:
+        start += m.end()
+        head = head[m.end():]
+    paren = head.find("(")
+    if paren < 0:
+        return
+    before = head[:paren]
+    if "operator" in before:  # `operator()(...)`: the name's own parentheses
+        paren = head.find("(", paren + 1) if re.search(r"\boperator\s*\($", before + "(") else paren
+        before = head[:paren] if paren >= 0 else before
+    if top_depth_has(before, "=") or re.search(r"\btypedef\b|\busing\b|\bstatic_assert\b", before):
+        return  # a data member, an alias
+    words = set(re.findall(r"\b[A-Za-z_]\w*\b", before))
+    if words & EXECUTION_SPACES or words & qualifiers:
+        return
+    if re.search(r"=\s*(?:default|delete|0)\s*;?\s*$", head):
+        return
+    if MACRO_LIKE.search(before.replace("__", "")) and not re.fullmatch(r"\s*", before):
+        caps = [w for w in MACRO_LIKE.findall(before) if not w.startswith("__")]
+        if caps:
+            return  # `ESS void f()` with ESS read as no qualifier: leave it to the compiler
+    cx = re.search(r"\bconstexpr\b", before)
+    if cx:
+        marks.append(start + cx.start())
+        return
+    while start < end and code[start].isspace():
+        start += 1
+    spans.append((start, end))
+
+
+REGISTER = re.compile(r"\bregister\b")
+
+
+def drop_register(text: str) -> str:
+    """Blank the `register` storage class: C++17 removed it, nvcc ignores it (a warning), NVRTC refuses it."""
+    if "register" not in text:
+        return text
+    code = code_view(text)
+    spans = [m.span() for m in REGISTER.finditer(code)]
+    if not spans:
+        return text
+    buf = list(text)
+    for a, b in spans:
+        buf[a:b] = " " * (b - a)
     return "".join(buf)
