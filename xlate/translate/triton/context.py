@@ -41,6 +41,7 @@ class ProgramNames:
         self._own = own
         self._exprs: dict[str, ir.Expr | None] = {}
         self._devices: dict[str, ir.FunctionIR | None] = {}
+        self._overloads: dict[str, list[ir.FunctionIR]] = {}
 
     # -- macros for the build -----------------------------------------------------------------------------------
 
@@ -124,6 +125,33 @@ class ProgramNames:
         if key not in self._devices:
             self._devices[key] = self._device(name, nargs)
         return self._devices[key]
+
+    def overloads(self, name: str) -> list[ir.FunctionIR]:
+        """IR of every device function called `name` in the program (this file first), for picking an overload
+        by its parameter types (`operator*` of helper_math.h's float2, float2 * float, float * float2 ...)."""
+        key = f"{name}/*"
+        if key not in self._overloads:
+            out: list[ir.FunctionIR] = []
+            mine = os.path.abspath(self.unit.path)
+            paths = [self.unit.path] + [fd.path for fd in self.program.functions.get(name, []) if not fd.cls]
+            seen: set[str] = set()
+            for path in paths:
+                if os.path.abspath(path) in seen:
+                    continue
+                seen.add(os.path.abspath(path))
+                unit = self.unit if os.path.abspath(path) == mine else _unit_of(path)
+                if unit is None:
+                    continue
+                built = self.build_unit() if unit is self.unit else ProgramNames(unit, self.program).build_unit()
+                for f in unit.device_functions:
+                    if f.name != name:
+                        continue
+                    try:
+                        out.append(build_function(built, f))
+                    except BuildError:
+                        continue
+            self._overloads[key] = out
+        return self._overloads[key]
 
     def _device(self, name: str, nargs: int) -> ir.FunctionIR | None:
         short = name.rsplit("::", 1)[-1]

@@ -322,6 +322,16 @@ class Expressions:
 
     def binary(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Any:
         a, b = self.decay(a), self.decay(b)
+        if op in OVERLOADABLE and (isinstance(a, StructVal) or isinstance(b, StructVal)):
+            f = self.operator_overload(op, a, b, loc)
+            if f is not None:  # `u * v` of float2s: the program's operator* (helper_math.h's, say), inlined
+                self.push_scope()
+                try:
+                    self.bind("lhs", ir.CType(a.ctype), a)
+                    self.bind("rhs", ir.CType(b.ctype), b)
+                    return self.inline(f, ir.Call(loc, f.name, (ir.Name(loc, "lhs"), ir.Name(loc, "rhs"))))
+                finally:
+                    self.pop_scope()
         if isinstance(a, PtrVal) or isinstance(b, PtrVal):
             null = b if isinstance(a, PtrVal) else a
             if op in ("==", "!=") and isinstance(null, Sym) and null.is_const and null.value == 0:
@@ -347,6 +357,41 @@ class Expressions:
         if op in ("&", "|", "^", "%", "<<", ">>") and not ctyping.is_symbolic(t) and ctyping.is_float(t):
             raise LiftError("XL2001", f"operator '{op}' on floating-point values", loc)
         return S.op(ARITH[op], t, x, y)
+
+    def operator_overload(self, op: str, a: Any, b: Any, loc: ir.Loc) -> ir.FunctionIR | None:
+        """The program's `operator<op>` for operands of these types: the overload whose parameters match them
+        exactly, else the only one that matches the struct operands exactly and the scalar ones up to an
+        arithmetic conversion (`v * 2` for `float2 operator*(float2, float)`); None where there is none or the
+        choice is ambiguous."""
+        if self.kc.program_overloads is None:
+            return None
+        have = [v.ctype if isinstance(v, StructVal | Sym | SharedRead | LaneTokens) else None for v in (a, b)]
+        if None in have:
+            return None
+        scored: list[tuple[int, ir.FunctionIR]] = []
+        for f in self.kc.program_overloads(f"operator{op}"):
+            if len(f.params) != 2 or f.template_types:
+                continue
+            score: int | None = 0
+            for (_, ct), t in zip(f.params, have):
+                want = self.resolve_type(ct.base, loc)
+                if ct.ptr or score is None:
+                    score = None
+                elif want == t:
+                    score += 2
+                elif self.is_scalar_type(want) and self.is_scalar_type(t):
+                    score += 1
+                else:
+                    score = None
+            if score is not None:
+                scored.append((score, f))
+        scored.sort(key=lambda p: -p[0])
+        if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+            return None
+        return scored[0][1]
+
+    def is_scalar_type(self, t: str) -> bool:
+        return ctyping.row(t) is not None and not self.vec_info(t)
 
     def decay(self, v: Any) -> Any:
         """A one-dimensional shared array used as a value is a pointer to its first element (C's decay), so
@@ -462,6 +507,9 @@ class Expressions:
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
         return S.cast(self.data(v, e.loc), base)
+
+
+OVERLOADABLE = ("+", "-", "*", "/")  # arithmetic a program may define for its vector types
 
 
 def has_effects(e: ir.Expr) -> bool:

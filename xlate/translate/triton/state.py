@@ -35,6 +35,8 @@ class KernelContext:
     program_device: Callable[[str, int], ir.FunctionIR | None] | None = None  # device functions of other files
     overloads: dict[str, list[ir.FunctionIR]] = field(default_factory=dict)  # names with several definitions
     real: tuple[int | None, int] | None = None  # CUDA's block when (bx, by) are padded lanes; None x: run time
+    # every device function of one name in the program (its own file's and other files'): operator overloads
+    program_overloads: Callable[[str], list[ir.FunctionIR]] | None = None
 
 
 @dataclass

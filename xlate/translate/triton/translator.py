@@ -148,7 +148,8 @@ class CudaToTriton:
         constants = _file_constants(unit)
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit), names.value,
-                           names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real)
+                           names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
+                           names.overloads)
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
