@@ -37,7 +37,7 @@ def test_code_guarded_by_nvcc_macro_is_seen(tmp_path):
 
 def test_kernel_file_included_through_a_header_gets_the_unit_context(tmp_path):
     """app.cu includes solver.h, which includes steps.cu: steps.cu's kernels use a macro app.cu's headers
-    define before that, through the header."""
+    define before that, through the header (whose include guard the context leaves open, and closes)."""
     (tmp_path / "sizes.h").write_text("#define TILE 8\n")
     (tmp_path / "steps.cu").write_text(
         "__global__ void tile_copy(float *out, const float *in) {\n"
@@ -45,7 +45,8 @@ def test_kernel_file_included_through_a_header_gets_the_unit_context(tmp_path):
         "  out[threadIdx.x] = t[threadIdx.x % TILE];\n}\n"
     )
     (tmp_path / "solver.h").write_text(
-        '#include <vector>\n#include "steps.cu"\nvoid run_steps(std::vector<float> &v) { (void)v; }\n'
+        '#ifndef SOLVER_H\n#define SOLVER_H\n#include <vector>\n#include "steps.cu"\n'
+        "void run_steps(std::vector<float> &v) { (void)v; }\n#endif\n"
     )
     (tmp_path / "app.cu").write_text('#include "sizes.h"\n#include "solver.h"\nint main() { return 0; }\n')
     assert build(tmp_path / "steps.cu", "tile_copy").compile.ok

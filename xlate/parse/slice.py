@@ -92,11 +92,24 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
         seen.add(os.path.realpath(context_path or path))
         seen.update(os.path.realpath(f) for f, _ in chain)
         for tu, before in chain:
+            # the text before the #include may leave conditionals open (the includer's include guard): closed
+            before += "\n#endif" * _open_conditionals(before)
             part = bundle(slice_header(before, tu), tu, include_dirs, slice_header, seen)
             preamble += f'#line 1 "{line_name(tu)}"\n{part}\n'
         preamble += f'#line 1 "{line_name(path)}"\n'
         defines = flags.preamble()
     return drop_unused_host_headers(defines + preamble + bundle(out, path, include_dirs, slice_header, seen))
+
+
+OPENING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
+
+
+def _open_conditionals(text: str) -> int:
+    """How many `#if`/`#ifdef`/`#ifndef` of `text` its end leaves open."""
+    depth = 0
+    for m in OPENING.finditer(_COMMENT.sub(lambda c: re.sub(r"[^\n]", " ", c.group(0)), text)):
+        depth = depth + 1 if m.group(1) != "endif" else max(0, depth - 1)
+    return depth
 
 
 def includer_macros(unit: KernelUnit) -> ProjectMacros:
