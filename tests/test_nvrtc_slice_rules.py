@@ -160,3 +160,17 @@ def test_host_qualifier_macro_goes_with_its_host_member(tmp_path):
         "int main() { return 0; }\n"
     )
     assert build(src, "bump").compile.ok
+
+
+def test_template_kernel_with_class_parameters_keeps_its_loop(tmp_path):
+    """`template <class T, class Op> __global__ void k(...)` is a function, not a class: its body's
+    declarations (`for (unsigned i = ...; ...)`) are no members to blank."""
+    src = tmp_path / "apply.cu"
+    src.write_text(
+        "struct Twice { __device__ float operator()(float v) const { return 2.f * v; } };\n"
+        "template <class T, class Op>\n__global__\nvoid apply(T *out, const unsigned n) {\n"
+        "  const auto stride = blockDim.x * gridDim.x;\n  Op op;\n"
+        "  for (unsigned i = threadIdx.x; i < n; i += stride)\n    out[i] = op(out[i]);\n}\n"
+        "int main() { apply<float, Twice><<<1, 32>>>(nullptr, 0); return 0; }\n"
+    )
+    assert build(src, "apply", ["float", "Twice"]).compile.ok

@@ -64,12 +64,12 @@ def brace_end(code: str, i: int) -> int:
 def top_depth_has(head: str, char: str) -> bool:
     depth = 0
     for c in head:
+        if c == char and depth == 0:
+            return True
         if c in "([":
             depth += 1
         elif c in ")]":
             depth -= 1
-        elif c == char and depth == 0:
-            return True
     return False
 
 
