@@ -174,3 +174,16 @@ def test_template_kernel_with_class_parameters_keeps_its_loop(tmp_path):
         "int main() { apply<float, Twice><<<1, 32>>>(nullptr, 0); return 0; }\n"
     )
     assert build(src, "apply", ["float", "Twice"]).compile.ok
+
+
+def test_function_pointer_members_are_data_not_host_functions(tmp_path):
+    """`void (*hook)(int);` in a struct a kernel takes is a data member: blanking it would change the struct's
+    layout (the static_assert checks it stays); `Holder()` is the host-only member that goes."""
+    src = tmp_path / "hooks.cu"
+    src.write_text(
+        "struct __align__(8) Holder {\n  Holder() : hook(nullptr), scale(1.f) {}\n  void (*hook)(int);\n"
+        '  float scale;\n};\nstatic_assert(sizeof(Holder) == 16, "layout");\n'
+        "__global__ void use(Holder h, float *y) { y[threadIdx.x] *= h.scale; }\n"
+        "int main() { Holder h; (void)h; return 0; }\n"
+    )
+    assert build(src, "use").compile.ok

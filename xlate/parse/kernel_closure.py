@@ -61,6 +61,16 @@ def brace_end(code: str, i: int) -> int:
     return len(code)
 
 
+ATTRIBUTE = re.compile(r"\b(?:__align__|alignas|__attribute__|__declspec)\s*\((?:[^()]|\([^()]*\))*\)")
+
+
+def is_type_head(head: str) -> bool:
+    """Does a declaration's text before its `{` open a class, struct, union or enum (`struct __align__(16) V`),
+    rather than a function (`struct V make()`, `template <class T> void f(T)`)?"""
+    plain = ATTRIBUTE.sub(" ", head)
+    return bool(_TYPE_HEAD.search(plain)) and not top_depth_has(plain, "(")
+
+
 def top_depth_has(head: str, char: str) -> bool:
     depth = 0
     for c in head:
@@ -98,7 +108,7 @@ def declarations(text: str, code: str | None = None) -> list[tuple[int, int]]:
                 i += 1
                 continue
             end = brace_end(code, i)
-            if top_depth_has(head, "=") or (_TYPE_HEAD.search(head) and not top_depth_has(head, "(")):
+            if top_depth_has(head, "=") or is_type_head(head):
                 semi = code.find(";", end)  # `struct S {...} s;`, `int t[] = {...};`
                 between = code[end:semi] if semi >= 0 else ""
                 end = semi + 1 if semi >= 0 and "{" not in between and "}" not in between else end

@@ -15,7 +15,7 @@ from xlate.model import KernelUnit, ProjectMacros
 from xlate.parse import normalize
 from xlate.parse.buildflags import BuildFlags, build_flags
 from xlate.parse.bundle import bundle, includer_chain, line_name
-from xlate.parse.kernel_closure import brace_end, code_view, declarations, top_depth_has
+from xlate.parse.kernel_closure import brace_end, code_view, declarations, is_type_head, top_depth_has
 from xlate.parse.source import to_bytes, to_text
 from xlate.resources import data
 
@@ -554,7 +554,7 @@ def blank_unannotated_members(text: str, qualifiers: set[str]) -> str:
         if brace < 0:
             continue
         head = code[start:brace]
-        if CLASS_KEY.search(head) and not top_depth_has(head, "("):
+        if CLASS_KEY.search(head) and is_type_head(head):
             _members(code, brace, brace_end(code, brace), qualifiers, spans, marks)
     if not spans and not marks:
         return text
@@ -584,7 +584,7 @@ def _members(code: str, open_: int, close: int, qualifiers: set[str], spans: lis
             start = i + 1
         elif c == "{":
             head = code[start:i]
-            if CLASS_KEY.search(head) and not top_depth_has(head, "("):  # a nested class
+            if CLASS_KEY.search(head) and is_type_head(head):  # a nested class
                 end = brace_end(code, i)
                 _members(code, i, end, qualifiers, spans, marks)
                 semi = code.find(";", end)
@@ -644,6 +644,9 @@ def _member(code: str, start: int, end: int, body: int | None, qualifiers: set[s
     if "operator" in before:  # `operator()(...)`: the name's own parentheses
         paren = head.find("(", paren + 1) if re.search(r"\boperator\s*\($", before + "(") else paren
         before = head[:paren] if paren >= 0 else before
+    named = re.sub(r"\boperator\b.*", "", before, flags=re.S)  # `operator<<` opens no template argument list
+    if named.count("<") > named.count(">") or re.match(r"\(\s*[*&^]", head[paren:]):
+        return  # `std::function<void(int)> f;`, `void (*callback)(int);`: data members
     if top_depth_has(before, "=") or re.search(r"\btypedef\b|\busing\b|\bstatic_assert\b", before):
         return  # a data member, an alias
     words = set(re.findall(r"\b[A-Za-z_]\w*\b", before))
