@@ -116,3 +116,15 @@ def test_hipify_choices_cases_exist():
     names = {c["name"] for c in cases}
     assert {"roc-cublas-sgemm", "roc-cusparse-descr", "curand-host-api", "cublaslt-matmul", "bf16-intrinsics",
             "cache-hinted-loads-stores", "project-names-from-other-files", "rocm-gating-new-api-diagnosed"} <= names
+
+
+def test_output_to_a_folder_writes_the_default_name_there(tmp_path):
+    """`-o DIR` (an existing folder) put the port in DIR under its default name; it died with IsADirectoryError."""
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL)
+    folder = tmp_path / "ports"
+    folder.mkdir()
+    r = CliRunner().invoke(cli, ["port", str(src), "--to", "hip", "--engine", "rules", "--no-verify", "-o", str(folder)])
+    assert r.exit_code in (0, 3), r.output
+    assert "hipLaunchKernelGGL" in (folder / "k.hip").read_text()
+    assert r.exception is None or isinstance(r.exception, SystemExit)

@@ -163,6 +163,8 @@ def _port_unit(req: PortRequest, unit: KernelUnit) -> PortResult:
     if target(req.target).language == unit.language:
         raise InputError(f"{req.source}: error: the source is already {unit.language}")
     out = req.output or default_output(req.source, req.target)
+    if os.path.isdir(out) or out.endswith(os.sep):  # `-o DIR/`: the default name, in that folder
+        out = os.path.join(out, os.path.basename(default_output(req.source, req.target)))
     if os.path.abspath(out) == src_path:
         raise InputError(f"{out}: error: the output would overwrite the source; choose another -o")
     available = unit.kernel_names()
