@@ -225,6 +225,8 @@ class Loops:
 
     def runtime_for(self, s: ir.For, test: Sym) -> None:
         can = self.canonical(s)
+        if self.staged_copy(s, can):
+            return
         if can is not None:
             v, _, bound, step = can
             b = self.lookup(v)

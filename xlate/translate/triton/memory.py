@@ -116,7 +116,9 @@ class Memory:
             flat = S.op("add", "int", S.op("mul", "int", flat, S.const(d, "int")), S.cast(i, "int"))
         return flat
 
-    def shared_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> SharedRead:
+    def shared_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> SharedRead | Sym:
+        if arr.staged is not None:
+            return self.staged_read(arr, idx, loc)
         if arr.clobbered:
             raise LiftError("XL2004", f"shared array '{arr.name}' is read after the run-time loop that wrote it", loc)
         in_loop = self.st.runtime_loops > 0

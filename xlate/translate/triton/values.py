@@ -136,6 +136,26 @@ class SharedArr:
     boundary: int = field(default=0, metadata=VALUE)  # records before this index belong to an enclosing loop's earlier code
     clobbered: bool = field(default=False, metadata=VALUE)  # written inside a runtime loop that has ended: contents unknown
     scalar: bool = field(default=False, metadata=VALUE)  # `__shared__ float s;`: one element, named without an index
+    staged: StagedCopy | None = field(default=None, metadata=VALUE)  # filled by a staging loop (staging.py)
+
+
+@dataclass(frozen=True)
+class StagedCopy:
+    """`for (k = tid + c; k < bound; k += threads) [if (cond)] s[k + d] = value;`: element e of s holds `value`
+    (and `cond` held) for k = e - d in [c, bound). The expressions are re-evaluated for the element a thread
+    reads, in the scopes the loop saw, with k bound to that element's iteration."""
+
+    var: str
+    var_type: str  # the loop variable's C type
+    value: Any  # ir.Expr
+    cond: Any  # ir.Expr | None
+    start: Any  # Sym: c
+    bound: Any  # Sym
+    shift: Any  # Sym: d
+    scopes: tuple  # the scopes at the loop (bindings are never changed in place)
+    pred: Any  # Sym: the (uniform) condition the loop ran under
+    epoch: int  # the barrier epoch of the loop
+    stores: tuple  # (buffer, store count) at the loop: the loads it stands for must see the same memory
 
 
 class Tok:
