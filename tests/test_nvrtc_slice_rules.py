@@ -187,3 +187,24 @@ def test_function_pointer_members_are_data_not_host_functions(tmp_path):
         "int main() { Holder h; (void)h; return 0; }\n"
     )
     assert build(src, "use").compile.ok
+
+
+def test_host_function_after_a_device_qualifier_macro_definition_is_still_host(tmp_path):
+    """`#define DEV __device__` just before a host function: the directive is no part of its declaration."""
+    src = tmp_path / "after_define.cu"
+    src.write_text(
+        "#include <vector>\n#define DEV __device__\n"
+        "std::vector<float> make(int n) { return std::vector<float>(n); }\n"
+        "DEV float sq(float v) { return v * v; }\n"
+        "__global__ void square(float *y) { y[threadIdx.x] = sq(y[threadIdx.x]); }\n"
+        "int main() { return (int)make(2).size(); }\n"
+    )
+    from xlate.backends.nvrtc import system_include_dirs
+
+    from xlate.parse import parse_file
+    from xlate.parse.slice import device_slice
+
+    unit = parse_file(src)
+    sliced = device_slice(unit, unit.text, system_dirs=system_include_dirs())
+    assert "make(int n)" not in sliced and "sq(float v)" in sliced
+    assert build(src, "square").compile.ok

@@ -191,7 +191,7 @@ def _qualified_before(text: bytes, start: int, macros: set[bytes]) -> bool:
     return bool(words & {b"__device__", b"__global__"} or words & macros)
 
 
-COMMENT_BYTES = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
+COMMENT_BYTES = re.compile(rb"//[^\n]*|/\*.*?\*/|^[ \t]*#(?:[^\n\\]|\\.)*", re.S | re.M)  # and directive lines
 HEAD_WORDS = frozenset({b"static", b"inline", b"friend", b"explicit", b"virtual", b"__host__", b"__inline__",
                         b"__forceinline__", b"extern"})
 
