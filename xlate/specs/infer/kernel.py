@@ -53,6 +53,7 @@ class KPtr:
     width: sp.Expr = sp.S.One  # parameter elements per element of this view (float4 view of float: 4)
     shared: str | None = None  # a __shared__ array's name
     elem_size: sp.Expr = field(default_factory=lambda: sp.Integer(4))  # bytes per element of this view
+    align: int = 1  # parameter elements the view's type must be aligned to (a float4 view of float: 4)
 
 
 @dataclass
@@ -66,6 +67,7 @@ class Var:
     lo: sp.Expr | None = None
     hi: sp.Expr | None = None  # exclusive, from a loop header
     via: set[str] = field(default_factory=set)  # parameters its value was computed from before it was havocked
+    step: sp.Expr | None = None  # a counted loop's variable: what each iteration adds to it (from defs[0] on)
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Access:
     write: bool
     where: str
     atomic: bool = False  # through atomicAdd & co: threads may share the element
+    align: int = 1  # through a vector view: `index` must be a multiple of this (a float4 load of floats: 4)
 
 
 @dataclass
@@ -110,6 +113,10 @@ class KernelFacts:
     _ranges: dict[str, tuple[str, str]] = field(default_factory=dict)
     _extents_cache: dict[Any, Any] = field(default_factory=dict)
     _keep_minimum: bool = False  # see index_ranges
+    # sizes the spec draws as multiples (`C % 4 == 0`, for the vector views' alignment) and the accesses they
+    # align: an aligned view's first index never passes the last multiple of its width below its bound
+    multiples: dict[sp.Symbol, int] = field(default_factory=dict)
+    aligned: set[int] = field(default_factory=set)  # id() of the accesses the multiples align
     body_text: str = ""
 
     # -- launch ---------------------------------------------------------------------------------------------
@@ -212,7 +219,8 @@ class KernelFacts:
         spec_sizes = {x for v in launch.values() for x in sp.sympify(v).free_symbols}
         tops: list[sp.Expr] = []
         for a in mine:
-            m = _maxval(a.last, a.bounds, self)
+            m = self._aligned_last(a, launch) if a.align > 1 and id(a) in self.aligned else None
+            m = m if m is not None else _maxval(a.last, a.bounds, self)
             if m is None:
                 return None
             m = sp.expand(m.xreplace(launch)) if launch else m
@@ -469,6 +477,118 @@ class KernelFacts:
         if caps:
             return caps[0] if len(caps) == 1 else sp.Min(*caps)
         return sp.expand(length - 1)
+
+    def _aligned_last(self, a: Access, launch: dict[sp.Symbol, sp.Expr]) -> sp.Expr | None:
+        """The last element an aligned vector access of W elements can touch: its first index is a multiple of W,
+        so at most W * (m // W) for m its largest value, and the access ends W - 1 past that. Read with the sizes
+        the spec draws as multiples (`n = 2 * n'`), so a guard `i < n` with n even gives n - 1, not n."""
+        w = sp.expand(a.last - a.index + 1)
+        if not w.is_Integer or int(w) != a.align:
+            return None
+        m = _maxval(a.index, a.bounds, self)
+        if m is None:
+            return None
+        m = sp.expand(m.xreplace(launch)) if launch else m
+        primes = {s: sp.Symbol(f"{s.name}__m", integer=True, positive=True) for s in self.multiples}
+        m = sp.expand(m.xreplace({s: k * primes[s] for s, k in self.multiples.items()}))
+        w = a.align
+        const, rest = m.as_coeff_Add()
+        if const.is_Integer and all((c := t.as_coeff_Mul()[0]).is_Integer and int(c) % w == 0 for t in sp.Add.make_args(rest)):
+            floor = sp.expand(rest + w * (int(const) // w))  # every term but the constant already a multiple of w
+        else:
+            q = FloorDiv(m, sp.Integer(w))
+            if isinstance(q, FloorDiv):
+                return None  # no simpler than the index itself: the plain bound says as much
+            floor = sp.expand(w * q)
+        return sp.expand((floor + w - 1).xreplace({primes[s]: s / k for s, k in self.multiples.items()}))
+
+    def alignment_needs(self, grid: list[sp.Expr] | None, block: list[sp.Expr] | None,
+                        values: dict[sp.Symbol, sp.Expr] | None = None) -> dict[int, list[tuple[int, frozenset]]] | None:
+        """What the kernel's vector views need of the sizes: for each access through a view aligned to W elements
+        (a float4 load of floats, W = 4), its first index must be a multiple of W for every thread. Each term of
+        the index (locals replaced by what they stand for, loop variables by their start plus any number of
+        steps) is `c * sizes * (anything)`: c a multiple of W needs nothing, else one of its sizes must be a
+        multiple of W / gcd(c, W). Where a guard bounds the first index (`i < n` before `*(float2*)&x[i]`), the
+        bound is the buffer's end the program keeps a multiple of W, or the last vector reads past it: n's terms
+        are needed too. id(access) -> [(k, sizes one of which must be a multiple of k)]; an access with a term
+        no size can fix (a constant offset of 1, a local we cannot follow) is left out."""
+        if self.truncated:
+            return None
+        grid, block, launch = self.launch_values(grid, block)
+        values = values or {}
+        out: dict[int, list[tuple[int, frozenset]]] = {}
+        for a in self.accesses:
+            if a.align <= 1:
+                continue
+            w = a.align
+            forms = self._forms(a.index)
+            if forms is None:
+                continue
+            needs: list[tuple[int, frozenset]] = []
+            ok = True
+            for f in forms:
+                got = _term_needs(sp.expand(f.xreplace(launch).xreplace(values)), w, opaque_ok=True)
+                if got is None:
+                    ok = False
+                    break
+                needs += got
+            if not ok:
+                continue
+            width = sp.expand(a.last - a.index + 1)
+            m = _maxval(a.index, a.bounds, self) if width == w else None
+            if m is not None:  # the bound the first index stays below (a guard, a loop's end)
+                end = sp.expand((m + 1).xreplace(launch).xreplace(values))
+                const = end.as_coeff_Add()[0]
+                if const.is_Integer and int(const) % w == 0 and not any(
+                        x in GRID or x in BLOCK or x.name.startswith(("U_", "D_")) for x in end.free_symbols):
+                    got = _term_needs(end, w, opaque_ok=False)
+                    needs += got or []
+            out[id(a)] = list(dict.fromkeys(needs))
+        return out
+
+    def _forms(self, e: sp.Expr) -> list[sp.Expr] | None:
+        """`e` over the kernel's parameters, thread indices and opaque integers: its locals replaced by their
+        definitions (each one of a local set in two branches), a counted loop's variable by `start + step * k`
+        (k any number), a local we cannot follow by an opaque integer; divisions, remainders, minima and loaded
+        values are opaque integers too. None past a few alternatives."""
+        def opaque(f: sp.Expr) -> sp.Expr:
+            atoms = {x: sp.Symbol(f"__o_{x}", integer=True, nonnegative=True) for x in f.atoms(
+                FloorDiv, CeilDiv, sp.Mod, sp.Min, sp.Max, sp.floor, sp.ceiling)}
+            return sp.expand(f.xreplace(atoms)) if atoms else sp.expand(f)
+
+        forms = [opaque(e)]
+        for _ in range(24):
+            nxt: list[sp.Expr] = []
+            changed = False
+            for f in forms:
+                locals_ = sorted((x for x in f.free_symbols if x in self.vars), key=str)
+                if not locals_:
+                    nxt.append(f)
+                    continue
+                changed = True
+                subs: dict[sp.Symbol, sp.Expr] = {}
+                branch: tuple[sp.Symbol, list[sp.Expr]] | None = None
+                for local in locals_:
+                    var = self.vars[local]
+                    k = sp.Symbol(f"__k_{local.name}", integer=True, nonnegative=True)
+                    if var.step is not None and len(var.defs) == 1 and not var.unbounded:
+                        subs[local] = var.defs[0] + var.step * k
+                    elif var.unbounded or var.hi is not None or var.lo is not None or not var.defs:
+                        subs[local] = k
+                    elif len(var.defs) == 1:
+                        subs[local] = var.defs[0]
+                    elif branch is None:
+                        branch = (local, list(var.defs))
+                if branch is None:
+                    nxt.append(opaque(f.xreplace(subs)))
+                else:
+                    nxt += [opaque(f.xreplace({**subs, branch[0]: d})) for d in branch[1]]
+            forms = list(dict.fromkeys(nxt))
+            if len(forms) > 16:
+                return None
+            if not changed:
+                return forms
+        return None
 
     def int_range(self, pname: str) -> tuple[int, int]:
         return 0, 16
@@ -843,8 +963,12 @@ def _symbol_extreme(s: sp.Symbol, bounds: dict[sp.Symbol, sp.Expr], facts: Kerne
 
 
 class KernelInterpreter(Evaluator):
-    def __init__(self, program: Program, fn: Function, unit: KernelUnit):
+    def __init__(self, program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None):
         super().__init__(program)
+        self._bindings = dict(bindings or {})  # the launch's template arguments: the types a vector view is read with
+        self._local_types: dict[str, str] = {}  # `using pack_t = uint4;` inside the kernel
+        self._values = {t.name: int(self._bindings[t.name]) for t in fn.template_params if t.kind != "type" and re.fullmatch(
+            r"\d+", self._bindings.get(t.name, "").strip())}  # template values the launch gives: `VEC` is 2
         self.fn = fn
         self.unit = unit
         self.facts = KernelFacts(fn)
@@ -1000,6 +1124,8 @@ class KernelInterpreter(Evaluator):
             for c in node.named_children:
                 if c.type.endswith("statement") or c.type in ("declaration", "compound_statement"):
                     self.statement(c, env)
+        elif t in ("alias_declaration", "type_definition"):
+            self._local_type(node)
         elif t == "return_statement":
             e = _first_named(node)
             if e is not None:
@@ -1021,7 +1147,7 @@ class KernelInterpreter(Evaluator):
                 env[name] = Num(self.new_var(name, [a.e, b.e]))
             elif isinstance(a, KPtr) and isinstance(b, KPtr) and a.param == b.param:
                 off = self.new_var(name, [a.offset, b.offset])
-                env[name] = KPtr(a.param, off, a.width, a.shared, a.elem_size)
+                env[name] = KPtr(a.param, off, a.width, a.shared, a.elem_size, a.align)
             elif isinstance(a, Num) and isinstance(b, Num):
                 env[name] = Num(self.fresh("l", name), True)
             else:
@@ -1055,7 +1181,7 @@ class KernelInterpreter(Evaluator):
             if indirect:
                 if isinstance(value, KPtr):
                     elem = self.sizeof(type_text)
-                    env[name] = self.view(value, elem)
+                    env[name] = self.view(value, elem, type_text)
                 else:
                     env[name] = None
                 continue
@@ -1069,15 +1195,58 @@ class KernelInterpreter(Evaluator):
                     if isinstance(v, Num) and not v.flt:
                         self.facts.vars[local.e].via |= self._params_through_locals(v.e)
 
-    def view(self, p: KPtr, elem_size: sp.Expr) -> KPtr:
-        """The same memory seen through another element type (float4* over float*)."""
-        if p.param and elem_size != p.elem_size:
-            base = self.sizeof(self._param_types.get(p.param, "float"))
-            width = sp.cancel(elem_size / base)
+    def view(self, p: KPtr, elem_size: sp.Expr, ctype: str | None = None) -> KPtr:
+        """The same memory seen through another element type (float4* over float*): its width and the alignment
+        its type needs, in the parameter's elements. Types are read through the kernel's own `using` aliases and
+        the launch's template arguments (`aligned_vector<scalar_t, VEC>` launched with float and 2)."""
+        if not p.param:
+            return p
+        layout = self._layout(ctype) if ctype is not None else None
+        base = self._layout(self._param_types.get(p.param, "float"))
+        if layout is not None and base is not None and layout[0] % base[0] == 0:
+            width = layout[0] // base[0]
+            align = max(1, layout[1] // base[0]) if layout[1] % base[0] == 0 else 1
+            if width == 1 and sp.Integer(layout[0]) == p.elem_size:
+                return p
+            return KPtr(p.param, p.offset, sp.Integer(width), p.shared, sp.Integer(layout[0]), align if width > 1 else 1)
+        if elem_size != p.elem_size:
+            width = sp.cancel(elem_size / self.sizeof(self._param_types.get(p.param, "float")))
             if not width.is_Integer:
-                return KPtr(p.param, p.offset, p.width, p.shared, p.elem_size)
+                return KPtr(p.param, p.offset, p.width, p.shared, p.elem_size, p.align)
             return KPtr(p.param, p.offset, width, p.shared, elem_size)
         return p
+
+    def sizeof(self, ctype: str) -> sp.Expr:
+        layout = self._layout(ctype) if (self._bindings or self._local_types) else None
+        return sp.Integer(layout[0]) if layout is not None else super().sizeof(ctype)
+
+    def _local_type(self, node: ts.Node) -> None:
+        """`using pack_t = uint4;` / `typedef float4 vec_t;` in the kernel: the name stands for the type."""
+        if node.type == "alias_declaration":
+            name, ty = node.child_by_field_name("name"), node.child_by_field_name("type")
+            if name is not None and ty is not None:
+                self._local_types[text(name)] = text(ty)
+            return
+        ty = node.child_by_field_name("type")
+        for d in node.children_by_field_name("declarator"):
+            if d.type == "type_identifier" and ty is not None:
+                self._local_types[text(d)] = text(ty)
+
+    def _view_type(self, ctype: str) -> str:
+        """A type named in the kernel with its local aliases and the launch's template arguments put in."""
+        t = normalise_ctype(ctype).replace("*", "").strip()
+        names = {**self._bindings, **self._local_types}
+        for _ in range(6):
+            new = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: names.get(m.group(0), m.group(0)), t)
+            if new == t:
+                break
+            t = normalise_ctype(new)
+        return self.program.resolve_type(t)
+
+    def _layout(self, ctype: str) -> tuple[int, int] | None:
+        """(size, alignment) in bytes of a type: numbers and CUDA vector types (float4: 16, aligned to 16; float3:
+        12, aligned to 4), structs of numbers with their `alignas` (template arguments bound); None if unknown."""
+        return type_layout(self.program, self._view_type(ctype))
 
     def local_value(self, name: str, type_text: str, value: Value, initialised: bool) -> Value:
         flt = is_float_type(type_text)
@@ -1114,7 +1283,7 @@ class KernelInterpreter(Evaluator):
                 elif op in ("+=", "-=") and isinstance(old, KPtr) and isinstance(value, Num) and not value.flt:
                     # `x += blockIdx.x * row`: the pointer moves on; accesses through it stay followed
                     sign = 1 if op == "+=" else -1
-                    value = KPtr(old.param, old.offset + sign * value.e * old.width, old.width, old.shared, old.elem_size)
+                    value = KPtr(old.param, old.offset + sign * value.e * old.width, old.width, old.shared, old.elem_size, old.align)
                 elif op != "=":
                     value = None
                 if isinstance(old, KPtr):
@@ -1134,7 +1303,7 @@ class KernelInterpreter(Evaluator):
                     env[text(arg)] = self.local_value(text(arg), "int", Num(old.e + step), True)
                 elif isinstance(old, KPtr):
                     env[text(arg)] = KPtr(old.param, old.offset + (1 if "++" in text(e) else -1) * old.width, old.width,
-                                          old.shared, old.elem_size)
+                                          old.shared, old.elem_size, old.align)
             else:
                 self.ev(arg, env, write=True)  # type: ignore[call-arg]
         elif t == "comma_expression":
@@ -1176,6 +1345,7 @@ class KernelInterpreter(Evaluator):
                 v.defs = [start.e]
             elif isinstance(start, Num):
                 v.lo = start.e
+                v.step = _step(update, var, self, env) if not start.flt else None
             if cond is not None:
                 self.constrain(cond, env)
                 if s in self.bounds and not decreasing:
@@ -1232,7 +1402,7 @@ class KernelInterpreter(Evaluator):
             elif isinstance(x0, KPtr):
                 s = self.new_var(name, [x0.offset])
                 self.facts.vars[s].lo, self.facts.vars[s].hi = x0.offset, sp.expand(x0.offset + total * x0.width + 1)
-                out[name] = KPtr(x0.param, s, x0.width, x0.shared, x0.elem_size)
+                out[name] = KPtr(x0.param, s, x0.width, x0.shared, x0.elem_size, x0.align)
         return out
 
     def _increments(self, node: ts.Node, env: dict[str, Any], mult: sp.Expr | None, per: dict[str, sp.Expr],
@@ -1308,7 +1478,7 @@ class KernelInterpreter(Evaluator):
                 return Num(self.fresh("l", "select"), True)
             return yes if sp.expand(yes.e - no.e) == 0 else Num(self.new_var("select", [yes.e, no.e]))
         if isinstance(yes, KPtr) and isinstance(no, KPtr) and yes.param == no.param and yes.width == no.width:
-            return KPtr(yes.param, self.new_var("select", [yes.offset, no.offset]), yes.width, yes.shared, yes.elem_size)
+            return KPtr(yes.param, self.new_var("select", [yes.offset, no.offset]), yes.width, yes.shared, yes.elem_size, yes.align)
         return None
 
     def opaque_loop(self, node: ts.Node, env: dict[str, Any]) -> None:
@@ -1344,7 +1514,7 @@ class KernelInterpreter(Evaluator):
                 if not old.flt:  # what it was computed from still flows into the indices it reaches
                     self.facts.vars[env[name].e].via = self._params_through_locals(old.e)
             elif isinstance(old, KPtr):
-                env[name] = KPtr(old.param, self.new_var(name, [], unbounded=True), old.width, old.shared, old.elem_size)
+                env[name] = KPtr(old.param, self.new_var(name, [], unbounded=True), old.width, old.shared, old.elem_size, old.align)
 
     # -- guards -------------------------------------------------------------------------------------------------
     def constrain(self, cond: ts.Node | None, env: dict[str, Any], negate: bool = False) -> None:
@@ -1396,6 +1566,9 @@ class KernelInterpreter(Evaluator):
         """Record e < bound."""
         e = sp.expand(e)
         target: sp.Symbol | None = None
+        c, rest = e.as_coeff_Mul()
+        if c.is_Integer and int(c) > 1 and isinstance(rest, sp.Symbol):  # `8 * j < width`: j < cdiv(width, 8)
+            e, bound = rest, CeilDiv(bound, c)
         if isinstance(e, sp.Symbol):
             target = e
         elif e.free_symbols & set(TID + BID) or any(s.name.startswith("v_") for s in e.free_symbols):
@@ -1474,6 +1647,8 @@ class KernelInterpreter(Evaluator):
     def name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
         if name == "warpSize":
             return Num(sp.Integer(32))
+        if name not in env and name in self._values:  # `idx * VEC` launched as k<float, 2>
+            return Num(sp.Integer(self._values[name]))
         v = super().name(name, node, env)
         if v is None and name not in env:
             v = self._file_constant(name)
@@ -1520,7 +1695,7 @@ class KernelInterpreter(Evaluator):
         first, last = self._alias(first), self._alias(last)
         if p.param:
             self.facts.accesses.append(Access(p.param, first, last, dict(self.bounds), write, self._where(node),
-                                              self._atomic))
+                                              self._atomic, p.align))
             self.facts.index_params |= self._params_through_locals(sp.expand(p.offset + index))  # row pointers too
         elif p.shared and ":" in p.shared:
             size = int(p.shared.split(":")[1])
@@ -1582,7 +1757,7 @@ class KernelInterpreter(Evaluator):
         idx = self.ev(_first_named(idx_nodes), env) if idx_nodes is not None else None
         if isinstance(base, KPtr) and isinstance(idx, Num) and not idx.flt:
             self.touch(base, idx.e, node, True)
-            return KPtr(base.param, base.offset + idx.e * base.width, base.width, base.shared, base.elem_size)
+            return KPtr(base.param, base.offset + idx.e * base.width, base.width, base.shared, base.elem_size, base.align)
         return None
 
     def binary(self, node: ts.Node, env: dict[str, Any]) -> Value:
@@ -1591,16 +1766,17 @@ class KernelInterpreter(Evaluator):
             a = self.ev(node.child_by_field_name("left"), env)
             b = self.ev(node.child_by_field_name("right"), env)
             if isinstance(a, KPtr) and isinstance(b, Num) and not b.flt:
-                return KPtr(a.param, a.offset + (b.e if op == "+" else -b.e) * a.width, a.width, a.shared, a.elem_size)
+                return KPtr(a.param, a.offset + (b.e if op == "+" else -b.e) * a.width, a.width, a.shared, a.elem_size, a.align)
             if isinstance(b, KPtr) and isinstance(a, Num) and op == "+" and not a.flt:
-                return KPtr(b.param, b.offset + a.e * b.width, b.width, b.shared, b.elem_size)
+                return KPtr(b.param, b.offset + a.e * b.width, b.width, b.shared, b.elem_size, b.align)
         return super().binary(node, env)
 
     def cast(self, type_text: str, v: Value) -> Value:
         if isinstance(v, KPtr):
             ty = normalise_ctype(type_text)
             if ty.endswith("*"):
-                return self.view(v, self.sizeof(ty.rstrip("*").strip()))
+                inner = ty.rstrip("*").strip()
+                return self.view(v, self.sizeof(inner), inner)
             return None
         return super().cast(type_text, v)
 
@@ -1643,7 +1819,7 @@ class KernelInterpreter(Evaluator):
             if not pname:
                 continue
             if isinstance(v, KPtr) and indirect:
-                env[pname] = self.view(v, self.sizeof(ptype)) if ctype_size(ptype) else v
+                env[pname] = self.view(v, self.sizeof(ptype), ptype) if ctype_size(ptype) else v
             else:
                 env[pname] = v
         saved = dict(self.bounds)
@@ -1684,6 +1860,112 @@ def aggregate_of(program: Program, ctype: str) -> tuple[str, int] | None:
     return program.struct_lanes(resolved_t)
 
 
+def _is_size(x: sp.Symbol) -> bool:
+    """A symbol the spec draws: a kernel parameter or a size of its own (not a local, a thread index, a load)."""
+    return x.name.startswith("_P_") or not (x.name.startswith(("v_", "l_", "L_", "U_", "D_", "__", "sizeof("))
+                                            or x in TID or x in BID or x in GRID or x in BLOCK)
+
+
+def _term_needs(e: sp.Expr, w: int, opaque_ok: bool) -> list[tuple[int, frozenset]] | None:
+    """For `e` to be a multiple of w whatever its non-size symbols hold: [(k, sizes)] per term, one of the sizes
+    a multiple of k; None when a term has no size to make so (a constant or an opaque value alone whose
+    coefficient is not a multiple of w), or, without `opaque_ok`, when a term holds anything but sizes."""
+    import math
+
+    out = []
+    for t in sp.Add.make_args(sp.expand(e)):
+        c, rest = t.as_coeff_Mul()
+        if not c.is_Integer:
+            return None
+        need = w // math.gcd(int(c), w)
+        if need == 1:
+            continue
+        factors = [f.base if f.is_Pow else f for f in sp.Mul.make_args(rest) if not f.is_number]
+        sizes = frozenset(f for f in factors if isinstance(f, sp.Symbol) and _is_size(f))
+        if not sizes or (not opaque_ok and len(sizes) != len(factors)):
+            return None
+        out.append((need, sizes))
+    return out
+
+
+def type_layout(program: Program, ctype: str) -> tuple[int, int] | None:
+    """(size, alignment) in bytes of a resolved type: a number, a CUDA vector type (2- and 4-lane ones aligned to
+    their size up to 16, 3-lane ones to their lane), a struct of numbers with its `alignas` (`template <typename T,
+    int N> struct alignas(sizeof(T) * N) vec { T v[N]; }` given its arguments); None where it is not known."""
+    from xlate.specs.model import ctypes_table
+    from xlate.specs.records import Record, parse_record
+
+    t = normalise_ctype(ctype)
+    info = ctypes_table().get(t)
+    if info is not None:
+        size = int(info["size"])
+        if info.get("kind") == "vector":
+            lanes = int(info.get("lanes", 1))
+            return size, (min(size, 16) if lanes in (1, 2, 4) else size // max(1, lanes))
+        return size, size
+    record, _ = program.record_of(t)
+    if record is None:
+        lanes = program.struct_lanes(t)
+        size = ctype_size(lanes[0]) if lanes is not None else None
+        return (size * lanes[1], size) if size else None
+    import numpy as np
+
+    from xlate.specs.records import record_dtype
+
+    def align_of(rec: Record) -> int:
+        out = rec.align
+        for f in rec.fields:
+            inner = align_of(f.type) if isinstance(f.type, Record) else np.dtype(f.type).itemsize if f.type in np.sctypeDict else 1
+            out = max(out, f.align, inner)
+        return max(out, 1)
+
+    try:
+        rec = parse_record(record)
+        size, align = record_dtype(record).itemsize, align_of(rec)
+    except Exception:
+        return None
+    align = max(align, _template_alignas(program, t))
+    return -(-size // align) * align, align
+
+
+def _template_alignas(program: Program, ctype: str) -> int:
+    """`alignas(sizeof(T) * N)` on a class template, for the arguments `ctype` gives it (`vec<float, 2>`: 8); 0
+    where there is none or it is not a number (plain `alignas(16)` is already in the struct's record)."""
+    m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", ctype)
+    if m is None:
+        return 0
+    name = m.group(1).split("::")[-1]
+    node = program.struct_nodes.get(name)
+    body = node.child_by_field_name("body") if node is not None else None
+    if body is None:
+        return 0
+    head = text(node)[: body.start_byte - node.start_byte]
+    a = re.search(r"\b(?:alignas|__align__)\s*\(", head)
+    if a is None:
+        return 0
+    depth, i = 1, a.end()
+    while i < len(head) and depth:
+        depth += {"(": 1, ")": -1}.get(head[i], 0)
+        i += 1
+    expr_text = head[a.end(): i - 1]
+    args = [x.strip() for x in re.split(r",(?![^<]*>)", m.group(2))]
+    binding = dict(zip(program.class_tparams.get(name, []), args))
+
+    def size_of(mm: re.Match) -> str:
+        size = ctype_size(program.resolve_type(binding.get(mm.group(1).strip(), mm.group(1).strip())))
+        return str(size) if size else "x"
+
+    expr_text = re.sub(r"\bsizeof\s*\(\s*([\w ]+?)\s*\)", size_of, expr_text)
+    expr_text = re.sub(r"\b[A-Za-z_]\w*\b", lambda mm: binding.get(mm.group(0), mm.group(0)), expr_text)
+    if not re.fullmatch(r"[\d\s*+()]+", expr_text):
+        return 0
+    try:
+        value = int(eval(expr_text, {"__builtins__": {}}))  # digits, + * and parentheses only
+    except Exception:
+        return 0
+    return value if value > 0 and not value & (value - 1) else 0
+
+
 def _pure(node: ts.Node | None) -> bool:
     """An expression evaluating which touches no memory and calls nothing (safe to evaluate twice)."""
     return node is not None and not any(n.type in ("subscript_expression", "call_expression", "assignment_expression",
@@ -1707,6 +1989,26 @@ def _unit_step(update: ts.Node | None, var: str, ev: Evaluator, env: dict[str, A
         r = ev.ev(right, env)
         c = ev.concrete(r.e) if isinstance(r, Num) and not r.flt else None
         return sp.Integer(c) if c is not None and c > 0 else None
+    return None
+
+
+def _step(update: ts.Node | None, var: str, ev: Evaluator, env: dict[str, Any]) -> sp.Expr | None:
+    """What a loop adds to its variable each iteration, as an expression (`i += blockDim.x * gridDim.x * VEC`,
+    `i++`); None for anything else (a decrement, a product, a call)."""
+    if update is None:
+        return None
+    if update.type == "update_expression" and text(update.child_by_field_name("argument")) == var:
+        return sp.Integer(1) if "++" in text(update) else None
+    if update.type == "assignment_expression" and text(update.child_by_field_name("left")) == var:
+        op = text(update.child_by_field_name("operator"))
+        right = update.child_by_field_name("right")
+        if op == "=" and right is not None and right.type == "binary_expression" and text(
+                right.child_by_field_name("operator")) == "+" and text(right.child_by_field_name("left")) == var:
+            op, right = "+=", right.child_by_field_name("right")
+        if op != "+=" or not _pure(right):
+            return None
+        r = ev.ev(right, env)
+        return sp.expand(r.e) if isinstance(r, Num) and not r.flt else None
     return None
 
 
@@ -1785,13 +2087,14 @@ def _cache_key(path: str, name: str, text_hash: int) -> int:
     return hash((path, name, text_hash))
 
 
-def kernel_facts(program: Program, fn: Function, unit: KernelUnit) -> KernelFacts:
+def kernel_facts(program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None) -> KernelFacts:
+    """What the kernel's code says; `bindings`: the launch's template arguments (the types its vector views read)."""
     base = fn.name.split("<")[0].strip()
     line = fn.span.line if fn.span is not None else 0
     mine = [f for f in program.functions.get(base, []) if f.space == "kernel"]
     fd = next((f for f in mine if f.path == unit.path and abs(f.node.start_point[0] + 1 - line) <= 3), None) or next(
         (f for f in mine if f.path == unit.path), None) or (mine[0] if mine else None)
-    interp = KernelInterpreter(program, fn, unit)
+    interp = KernelInterpreter(program, fn, unit, bindings)
     if fd is None:
         interp.facts.unknown = True
         return interp.facts

@@ -4,6 +4,7 @@ defaults; every item with its origin."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
@@ -43,8 +44,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     launches, roots, _ = facts
     fn = resolved(fn, program)
     inf = Inference()
-    kf = kernel_facts(program, fn, unit)
     launch = _best_launch(fn, launches)
+    kf = kernel_facts(program, fn, unit, template_bindings(fn, launch, program.resolve_type))
     elem_size = _elem_sizer(program)
     mapper = Mapper(fn, launch, roots, kf.names_used, elem_size) if launch is not None else None
     if launch is not None:
@@ -85,6 +86,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                     inf.holes["shmem"] = f"cannot infer the dynamic shared memory of '{fn.name}': annotate it, e.g. 'shmem: 256 * sizeof(float)'"
     if "block" not in inf.items or "grid" not in inf.items:
         _launch_from_kernel(fn, kf, inf, have_launch=launch is not None)
+
+    _aligned_views(fn, kf, inf, mapper, grid_exprs, block_exprs, launch, program.resolve_type)
 
     # -- buffers --------------------------------------------------------------------------------------------------
     dim_exprs: list[sp.Expr] = [*(grid_exprs or []), *(block_exprs or [])]
@@ -217,9 +220,16 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
     if mapper is not None:
+        widths = {a.align for a in kf.accesses if a.align > 1}
         for name, root in mapper.m.free.items():
             v = root.value if root.value is not None and float(root.value) >= 1 else None
             hi = int(v) if v is not None and float(v) == int(v) else DEFAULT_SIZE_HI
+            if v is not None and root.kind in ("local", "constant", "macro") and hi in widths and root.name in kf.names_used:
+                # `pack = 16 / sizeof(T)` the program fixes, and the kernel computes for itself: the vector width
+                # the kernel reads with, not a size to draw smaller
+                inf.items[name] = (f"{name}: size({hi}..{hi})", Origin("host", root.where, (
+                    f"{root.name} = {hi}, the width of the kernel's vector accesses, which it computes itself")))
+                continue
             detail = root.detail if root.detail.startswith("the device's") else (
                 f"{root.name} = {int(v)}" if v is not None else f"{root.name}: {root.detail or 'set at run time'}")
             inf.items[name] = (f"{name}: size(1..{hi})", Origin("host" if v is not None else "default", root.where,
@@ -229,13 +239,14 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
                                Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
     _template_items(fn, launch, inf, mapper, program.resolve_type)
+    drawn = _multiple_ranges(_ranges(inf), inf)
     for name, length in lengths.items():
         if name not in inf.items:
             continue  # turned into a hole (values no range keeps inside)
         text, origin = inf.items[name]
         if origin.kind != "host":
             continue
-        covered, origin = _covering(length, origin, kf.extent(name, mapper, grid_exprs, block_exprs), _ranges(inf))
+        covered, origin = _covering(length, origin, kf.extent(name, mapper, grid_exprs, block_exprs), drawn)
         if covered is not length:
             head, _, rest = text.partition("[")
             dims, _, tail = rest.partition("]")
@@ -315,6 +326,21 @@ def _ranges(inf: Inference) -> dict[str, list[float]]:
         m = re.fullmatch(r"[^:]+: choice\(([\d|]+)\)", text)
         if m:
             out[key] = [float(v) for v in m.group(1).split("|")]
+    return out
+
+
+def _multiple_ranges(ranges: dict[str, list[float]], inf: Inference) -> dict[str, list[float]]:
+    """`ranges` with the sizes a `where` draws as multiples (`k % 2 == 0`) sampled at multiples only: k = 1 is
+    never drawn, and a reach like `k * n - k + 2` stays within `k * n` for every k the spec allows."""
+    where = inf.items.get("where", ("", None))[0]
+    out = dict(ranges)
+    for name, k in re.findall(r"\b([A-Za-z_]\w*) % (\d+) == 0", where):
+        vals = out.get(name)
+        if not vals or vals[1] < int(k):
+            continue
+        step = int(k)
+        lo, hi = max(step, -(-int(vals[0]) // step) * step), int(vals[1]) // step * step
+        out[name] = [float(lo), float(hi), *(float(v) for v in vals[2:] if v % step == 0 and lo <= v <= hi)]
     return out
 
 
@@ -677,6 +703,60 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
             del inf.items[q]
             inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
                             f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")
+
+
+def _aligned_views(fn: Function, kf: KernelFacts, inf: Inference, mapper: Mapper | None, grid: list[sp.Expr] | None,
+                   block: list[sp.Expr] | None, launch: Launch | None = None, resolve: Any = None) -> None:
+    """Buffers read or written through a wider type (`reinterpret_cast<float4*>(&x[row * C + j])`) fault on a
+    misaligned address unless the sizes in the offset keep it a multiple of the width: `where: C % 4 == 0`, drawn
+    as multiples. Each access's needs (KernelFacts.alignment_needs) are met by as few sizes as can be, preferring
+    the size most terms share; the program's literal arguments count as their values, and a parameter the launch
+    computes from others (`C / G`) or a launch axis is never the one chosen. The sizes chosen go to the kernel's
+    facts, so the extents of the accesses they align end at the last whole vector."""
+    values = {param_symbol(n): v for n, v in (mapper.m.fixed.items() if mapper is not None else ()) if v.is_Integer}
+    needs = kf.alignment_needs(grid, block, values)
+    if not needs:
+        return
+    bound = template_bindings(fn, launch, resolve)  # `IndexType n` launched as k<float, unsigned>: an integer
+    ints = {param_symbol(p.name) for p in fn.params if not p.is_pointer and _is_int_type(normalise_ctype(
+        bound.get(normalise_ctype(p.base_type), p.base_type) if p.is_template_dependent else p.base_type))}
+    derived = {param_symbol(n) for n in (mapper.m.derived if mapper is not None else ())}
+    axes = set(mapper.m.axes) if mapper is not None else set()
+    free = set(mapper.m.free) if mapper is not None else set()
+
+    def eligible(x: sp.Symbol) -> bool:
+        if x.name.startswith("_P_"):
+            return x in ints and x not in derived and x not in values
+        return x.name in free and x.name not in axes
+
+    reqs = {(k, frozenset(x for x in sizes if eligible(x))) for ns in needs.values() for k, sizes in ns}
+    # multiples the spec already draws (`N % 256 == 0` of a grid that divides exactly) meet what they can
+    said = dict(re.findall(r"\b([A-Za-z_]\w*) % (\d+) == 0", inf.items.get("where", ("", None))[0]))
+    before = {x: int(said[_text(mapper, x)]) for _, sizes in reqs for x in sizes if _text(mapper, x) in said}
+    chosen: dict[sp.Symbol, int] = {}
+    todo = [r for r in reqs if r[1] and not any(before.get(x, 1) % r[0] == 0 for x in r[1])]
+    while todo:
+        counts: dict[sp.Symbol, int] = {}
+        for _, sizes in todo:
+            for x in sizes:
+                counts[x] = counts.get(x, 0) + 1
+        best = max(sorted(counts, key=str), key=lambda x: counts[x])
+        for k, sizes in todo:
+            if best in sizes:
+                chosen[best] = math.lcm(chosen.get(best, 1), k)
+        todo = [r for r in todo if best not in r[1]]
+    every = {x: math.lcm(chosen.get(x, 1), before.get(x, 1)) for x in {*chosen, *before}}
+    kf.multiples = every
+    kf.aligned = {i for i, ns in needs.items() if all(any(every.get(x, 1) % k == 0 for x in sizes) for k, sizes in ns)}
+    kf._extents_cache.clear()
+    if not chosen:
+        return
+    conds = [f"{_text(mapper, x)} % {k} == 0" for x, k in sorted(chosen.items(), key=lambda c: str(c[0]))]
+    old = inf.items.get("where")
+    text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + conds))
+    inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
+        "kernel", kf.where, "the kernel reads or writes buffers through wider types (float4, __half2, aligned "
+        "structs): the sizes in their offsets keep them aligned"))
 
 
 def _always_negative(e: sp.Expr) -> bool:
