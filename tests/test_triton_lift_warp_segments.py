@@ -191,3 +191,51 @@ def test_dynamic_shared_bytes_cast_to_one_type(tmp_path):
     want = np.where(j < n, x[np.minimum(j, n - 1)], np.float32(-1))
     np.testing.assert_array_equal(out["y"], want)
     guards_intact(out, "y")
+
+
+TWO_LEVEL = """
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+// xlate: x: in[n], out: out[cdiv(n, 256)], n: size(1..5000), grid: cdiv(n, 256), block: 256
+__global__ void block_total(const float* x, float* out, int n) {
+    __shared__ float partial[8];
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    int i = blockIdx.x * 256 + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    float w = cg::reduce(warp, v, cg::plus<float>{});
+    partial[threadIdx.x / 32] = w;                  // every lane of a warp stores the same warp sum
+    __syncthreads();
+    float p = threadIdx.x % 32 < 8 ? partial[threadIdx.x % 32] : 0.0f;
+    float total = cg::reduce(warp, p, cg::plus<float>{});
+    if (threadIdx.x == 0) out[blockIdx.x] = total;
+}
+
+// xlate: x: in[n], out: out[cdiv(n, 256)], n: size(1..5000), grid: cdiv(n, 256), block: 256
+__global__ void racy_store(const float* x, float* out, int n) {
+    __shared__ float partial[8];
+    int i = blockIdx.x * 256 + threadIdx.x;
+    partial[threadIdx.x / 32] = i < n ? x[i] : 0.0f;  // the lanes of a warp store different values: a race
+    __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x] = partial[3];
+}
+"""
+
+
+def test_equal_stores_of_a_warp_to_one_element(tmp_path):
+    t = port(TWO_LEVEL)
+    assert t.kernels == ["block_total"], [d.format() for d in t.diagnostics]
+    assert [(d.kernel, d.code) for d in t.blocking] == [("racy_store", "XL2009")]
+    n = 1500
+    x = rng(9).standard_normal(n).astype(np.float32)
+    out = run(
+        t.text,
+        "block_total",
+        [buf("x", x), buf("out", poisoned(6, np.float32)), ScalarArg("n", n, "int32")],
+        tmp_path,
+    )
+    np.testing.assert_allclose(
+        out["out"], np.add.reduceat(x.astype(np.float64), np.arange(0, n, 256)), rtol=1e-5
+    )
+    guards_intact(out, "out")

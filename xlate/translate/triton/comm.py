@@ -265,10 +265,11 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
         slots = _flat(L, arr, rec.idx, rec.loc, act)
         live = np.nonzero(act)[0]
         vals = slots[live]
-        if len(np.unique(vals)) != len(vals):
+        if len(np.unique(vals)) != len(vals) and not _same_values(rec, live, vals):
             raise LiftError("XL2009", f"several threads write the same element of shared array '{arr.name}'", rec.loc)
         for lane_i, slot in zip(live, vals):
-            table[int(slot)] = (rec, int(lane_i))
+            if int(slot) not in table or table[int(slot)][0] is not rec:  # of equal writes, the first thread's
+                table[int(slot)] = (rec, int(lane_i))
     try:
         ract = active_lanes(L, [c for c in r.pred if c.concrete])
     except NotTokenizable:
@@ -289,6 +290,23 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
             toks.append(Tok(None, {rec.id: 1 << wl}))
     r.tokens = LaneTokens(toks, arr.ctype, alt=lambda r=r: data_view(L, r, allow_tokens=False))
     return r.tokens
+
+
+def _same_values(rec: WriteRec, live: np.ndarray, slots: np.ndarray) -> bool:
+    """Whether the threads of one write that store to the same element all store the same value (every lane of a
+    warp storing its warp's sum, `s[warp] = cg::reduce(...)`): the same token, or a value of no thread index."""
+    v = rec.value
+    if isinstance(v, Sym):
+        return v.uniform and not v.opaque
+    first: dict[int, Tok] = {}
+    for lane_i, slot in zip(live, slots):
+        t = v.toks[int(lane_i)]
+        if t.bad:
+            return False
+        f = first.setdefault(int(slot), t)
+        if not f.same(t):
+            return False
+    return True
 
 
 def _flat(L: Block, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc | None, active: np.ndarray) -> np.ndarray:
