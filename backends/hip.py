@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -53,6 +54,10 @@ from xlate.parse.bundle import bundle
 from xlate.parse.source import to_bytes
 
 DEFAULT_AMD_ARCH = "gfx90a"
+# HIP's unmasked warp votes, renamed in the port's own code for the NVIDIA route (the prelude defines the new
+# names): CUDA still declares 32-bit __ballot/__any/__all, and libcu++ has types of those names, so neither
+# definitions nor macros of HIP's spellings can stand there.
+HIP_VOTES = re.compile(r"(?<![\w.>:])(__ballot|__any|__all)(?=\s*\()")
 NVIDIA_CAVEAT = "HIP ran on NVIDIA (32-wide warps): wavefront-64 bugs cannot show here"
 
 
@@ -186,6 +191,7 @@ class HipBackend(BackendDefaults):
             sliced = device_slice(unit, source, hip=True, include_dirs=options.include_dirs,
                                   system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path,
                                   path=path)
+            sliced = HIP_VOTES.sub(lambda m: "xlate_hip_" + m.group(1)[2:], sliced)
             # named as the CUDA route names it (namespaces, overloads told apart by their parameter types)
             art = self._nvrtc.compile(sliced, kernel, nv_options, path=path, extra=["-include", "xlate_hip_on_nvidia.h"],
                                       name_expression=nvrtc.name_expression(unit, source, kernel, options.template_args,

@@ -146,6 +146,27 @@ def test_hip_vector_operators_on_the_nvidia_route_and_a_programs_own_overload_wi
     assert _compiles_on_the_nvidia_route(text, "blend.hip", "blend")
 
 
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_hip_warp_votes_and_libcudacxx_types_of_the_same_name_coexist_on_the_nvidia_route(tmp_path, monkeypatch):
+    # HIP's __all/__any/__ballot on NVIDIA: as macros they renamed libcu++'s `__all<...>` template and
+    # `struct __any { __any(...); }`, and a port including thrust (<cuda/std/mdspan>) failed to parse; the route
+    # now renames the port's own calls. Compiled by the HIP backend itself, forced to the NVIDIA route.
+    import xlate.backends.hip as hip
+    from xlate.backends.base import CompileOptions
+
+    monkeypatch.setenv("XLATE_HIP_PLATFORM", "nvidia")
+    monkeypatch.setattr(hip, "hipcc_path", lambda: None)  # the AMD-side check has no CUDA headers
+    text = ("#include <hip/hip_runtime.h>\n#include <cuda/std/mdspan>\n"
+            "__global__ void vote(const int* x, int* all, int* any, unsigned long long* mask, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x; int p = i < n && x[i] > 0;\n"
+            "  all[i / 32] = __all(p); any[i / 32] = __any(p); mask[i / 32] = __ballot(p);\n}\n")
+    src = tmp_path / "vote.hip"
+    src.write_text(text)
+    art = hip.HipBackend().compile(text, "vote", CompileOptions("sm_90", [], {}, [], compile_only=False),
+                                   path=str(src))
+    assert art.compile.ok and "xlate_hip_all(p)" not in text
+
+
 def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str, **slice_options) -> bool:
     """The device slice of a HIP text (`slice_options`: device_slice's, e.g. an includer's context) with the
     HIP-on-NVIDIA prelude, compiled by NVRTC for sm_90."""

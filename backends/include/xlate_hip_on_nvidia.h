@@ -34,13 +34,12 @@ template <typename T> __device__ __forceinline__ T __shfl_down(T v, unsigned int
 template <typename T> __device__ __forceinline__ T __shfl_xor(T v, int m, int width = 32) { return __shfl_xor_sync(XLATE_FULL_MASK, v, m, width); }
 // HIP's __ballot returns a 64-bit mask (wavefront 64 on CDNA); on NVIDIA the upper half is zero.
 // (xlate-hip helper edit) CUDA 13 still declares the deprecated 32-bit __ballot/__any/__all, so defining
-// HIP's spellings directly is a redeclaration error under NVRTC: route them through macros instead.
-#define __ballot xlate_hip_ballot
-#define __any xlate_hip_any
-#define __all xlate_hip_all
-__device__ __forceinline__ unsigned long long __ballot(int p) { return (unsigned long long)__ballot_sync(XLATE_FULL_MASK, p); }
-__device__ __forceinline__ int __any(int p) { return __any_sync(XLATE_FULL_MASK, p); }
-__device__ __forceinline__ int __all(int p) { return __all_sync(XLATE_FULL_MASK, p); }
+// HIP's spellings directly is a redeclaration error under NVRTC, and macros of those names break libcu++ (its
+// `struct __any { __any(...); }` and `__all<...>` templates, which thrust and <cuda/std/...> pull in): the route
+// renames the port's own calls to these (backends/hip.py, HIP_VOTES) before NVRTC sees them.
+__device__ __forceinline__ unsigned long long xlate_hip_ballot(int p) { return (unsigned long long)__ballot_sync(XLATE_FULL_MASK, p); }
+__device__ __forceinline__ int xlate_hip_any(int p) { return __any_sync(XLATE_FULL_MASK, p); }
+__device__ __forceinline__ int xlate_hip_all(int p) { return __all_sync(XLATE_FULL_MASK, p); }
 __device__ __forceinline__ unsigned int __lane_id() { unsigned int r; asm volatile("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 #include "xlate_hip_vector_ops.h"  // HIP vector types' element-wise operators
