@@ -167,6 +167,34 @@ def test_hip_warp_votes_and_libcudacxx_types_of_the_same_name_coexist_on_the_nvi
     assert art.compile.ok and "xlate_hip_all(p)" not in text
 
 
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_cuda_fp8_ports_to_hips_ocp_names_and_compiles_on_the_nvidia_route(tmp_path, monkeypatch):
+    # CUDA's fp8 is OCP: its HIP port must name HIP's OCP formats (ROCm 6.3), not FNUZ (another encoding: the
+    # same bits are other numbers), and the NVIDIA route maps them back (HeCBench f8cast's port named FNUZ and
+    # could not compile there)
+    import xlate.backends.hip as hip
+    from xlate.backends.base import CompileOptions
+
+    src = tmp_path / "f8.cu"
+    src.write_text("#include <cuda_fp8.h>\n"
+                   "__global__ void to_e4m3(const float* x, __nv_fp8_storage_t* y, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) y[i] = __nv_cvt_float_to_fp8(x[i], __NV_SATFINITE, __NV_E4M3);\n}\n"
+                   "__global__ void widen(const __nv_fp8_e5m2* x, float* y, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) y[i] = float(x[i]);\n}\n")
+    unit = parse_file(src)
+    text = CudaToHip().translate(unit, unit.text, TranslateOptions()).text
+    assert "__HIP_E4M3" in text and "__hip_fp8_e5m2" in text and "FNUZ" not in text and "fnuz" not in text
+    monkeypatch.setenv("XLATE_HIP_PLATFORM", "nvidia")
+    monkeypatch.setattr(hip, "hipcc_path", lambda: None)
+    port = tmp_path / "f8.hip"
+    port.write_text(text)
+    for kernel in ("to_e4m3", "widen"):
+        art = hip.HipBackend().compile(text, kernel, CompileOptions("sm_90", [], {}, []), path=str(port))
+        assert art.compile.ok
+
+
 def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str, **slice_options) -> bool:
     """The device slice of a HIP text (`slice_options`: device_slice's, e.g. an includer's context) with the
     HIP-on-NVIDIA prelude, compiled by NVRTC for sm_90."""
