@@ -618,7 +618,8 @@ class Builder:
         ret = ir.CType(canonical(" ".join(self.text(fdef.child_by_field_name("type")).split())))
         body = self.body(fdef.child_by_field_name("body"))
         return ir.FunctionIR(fn.name, fn.kind, params, ret, body, [t.name for t in fn.template_params if t.kind == "type"],
-                             self.loc(fdef), frozenset(refs))
+                             self.loc(fdef), frozenset(refs),
+                             tuple((t.name, t.kind, t.type or "") for t in fn.template_params))
 
 
 def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> ir.FunctionIR:

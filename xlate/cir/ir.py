@@ -219,6 +219,8 @@ class FunctionIR:
     template_types: list[str] = field(default_factory=list)
     loc: Loc = field(default_factory=lambda: Loc(1, 1))
     refs: frozenset[str] = frozenset()  # parameters passed by reference (`float& out`)
+    # every template parameter in order, (name, kind: type | value), and a value parameter's C type
+    template_params: tuple[tuple[str, str, str], ...] = ()
 
 
 def assigned_names(stmts: tuple[Stmt, ...] | list[Stmt]) -> tuple[set[str], set[str]]:

@@ -3,6 +3,7 @@ blockIdx a program id), casts, pointer arithmetic, and the conversions between t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -267,6 +268,21 @@ class Expressions:
                 return self.ev(value)
             finally:
                 resolving.discard(e.id)
+        same = IS_SAME.fullmatch(e.id)
+        pair = _split_targs(same.group(1) or same.group(2)) if same is not None else []
+        if len(pair) == 2:  # std::is_same<T, half>::value: the two types as this kernel resolves them
+            a, b = (self.resolve_type(ctyping.canonical(x.strip()), e.loc) for x in pair)
+            if not (ctyping.is_symbolic(a) or ctyping.is_symbolic(b)):
+                return S.const(int(a == b), "bool")
+            if a in self.kc.types.values() and ctyping.tl(b) is not None:
+                # a template type against a known one: a constexpr the launcher computes from T's dtype
+                name = f"{a}_is_{ctyping.tl(b).removeprefix('tl.')}_"
+                self.st.limits[name] = (a, "is_same:" + ctyping.tl(b))
+                return S.uni(name, "bool")
+            if b in self.kc.types.values() and ctyping.tl(a) is not None:
+                name = f"{b}_is_{ctyping.tl(a).removeprefix('tl.')}_"
+                self.st.limits[name] = (b, "is_same:" + ctyping.tl(a))
+                return S.uni(name, "bool")
         raise LiftError("XL2001", f"unknown identifier '{e.id}'", e.loc)
 
     def builtin(self, e: ir.Builtin) -> Sym:
@@ -507,6 +523,23 @@ class Expressions:
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
         return S.cast(self.data(v, e.loc), base)
+
+
+IS_SAME = re.compile(r"(?:std::)?is_same<(.+)>::value|(?:std::)?is_same_v<(.+)>")
+
+
+def _split_targs(text: str) -> list[str]:
+    """Template arguments split at the top-level commas (`pair<int, int>, float`: two)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur]
 
 
 OVERLOADABLE = ("+", "-", "*", "/")  # arithmetic a program may define for its vector types

@@ -138,6 +138,10 @@ class Intrinsics:
     def callee(self, e: ir.Call) -> ir.FunctionIR | None:
         """The device function a call inlines: of the kernel's file (the overload taking that many arguments), or
         of another file of the program; None for anything else."""
+        if e.targs:
+            special = self.specialization(e)
+            if special is not None:
+                return special
         if e.fn in self.kc.devices:
             same = [f for f in self.kc.overloads.get(e.fn, []) if len(f.params) == len(e.args)]
             if len(same) > 1:
@@ -146,6 +150,22 @@ class Intrinsics:
         if self.kc.program_device is not None and intrinsic_lowering(e.fn) is None and atomic_entry(e.fn) is None \
                 and math_entry(e.fn) is None:
             return self.kc.program_device(e.fn, len(e.args))
+        return None
+
+    def specialization(self, e: ir.Call) -> ir.FunctionIR | None:
+        """The explicit specialization (`template <> float f<3>(float x)`) a call `f<DEGREE>(x)` names, its
+        template arguments evaluated here; None where the file defines none for them."""
+        parts = []
+        for t in e.targs:
+            v = self.template_value(t, e.loc)
+            if v is not None:
+                parts.append(str(int(v.value)) if not ctyping.is_float(v.ctype) else repr(v.value))
+            else:
+                parts.append(self.resolve_type(ctyping.canonical(t), e.loc))
+        want = f"{e.fn}<{','.join(parts)}>"
+        for name, f in self.kc.devices.items():
+            if "<" in name and name.replace(" ", "") == want.replace(" ", ""):
+                return f
         return None
 
     def overload(self, cands: list[ir.FunctionIR], e: ir.Call) -> ir.FunctionIR:
@@ -394,11 +414,14 @@ class Intrinsics:
         f, e = self.pointer_refs(f, e)
         vals, copy_out = self.call_args(f, e)
         deduced = self.template_args(f, e, vals)
+        values = self.template_values(f, e)
         saved = self.st.scopes
         self.st.scopes = [{}]
         try:
             for tname, tval in deduced.items():
                 self.bind(tname, ir.CType(tname), TypeVal(tval))
+            for tname, (ct, tv) in values.items():
+                self.bind(tname, ir.CType(ct), tv)
             for (name, ct), v in zip(f.params, vals):
                 if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)) or isinstance(v, RefVal):
                     self.bind(name, ct, v)
@@ -443,8 +466,13 @@ class Intrinsics:
         """The types a template device function is called with: written at the call (`f<float>(x)`), else deduced
         from the arguments whose parameter is spelled with the template parameter (`K a`, `K& a`, `K* p`)."""
         out: dict[str, str] = {}
-        for tname, written in zip(f.template_types, e.targs):
-            out[tname] = self.resolve_type(ctyping.canonical(written), e.loc)
+        if f.template_params:  # written at the call, in the order declared (types and values mixed)
+            for (tname, kind, _), written in zip(f.template_params, e.targs):
+                if kind == "type":
+                    out[tname] = self.resolve_type(ctyping.canonical(written), e.loc)
+        else:
+            for tname, written in zip(f.template_types, e.targs):
+                out[tname] = self.resolve_type(ctyping.canonical(written), e.loc)
         for (_, ct), v in zip(f.params, vals):
             if ct.base not in f.template_types or ct.base in out:
                 continue
@@ -455,6 +483,38 @@ class Intrinsics:
             elif isinstance(v, SharedArr) if ct.ptr else isinstance(v, StructVal | Sym | SharedRead | LaneTokens):
                 out[ct.base] = v.ctype
         return out
+
+    def template_values(self, f: ir.FunctionIR, e: ir.Call) -> dict[str, tuple[str, Sym]]:
+        """The value template parameters a call writes (`f<3>(x)`, `f<N>(x)` with N a constant here): name ->
+        (C type, constant). One not written, or not a constant, stays unbound (a use of it is refused)."""
+        out: dict[str, tuple[str, Sym]] = {}
+        for (tname, kind, ct), written in zip(f.template_params, e.targs):
+            if kind != "value":
+                continue
+            v = self.template_value(written, e.loc)
+            if v is not None:
+                t = ctyping.canonical(ct or "int")
+                out[tname] = (t, S.cast(v, t) if ctyping.row(t) is not None else v)
+        return out
+
+    def template_value(self, written: str, loc: ir.Loc) -> Sym | None:
+        """A template argument as written, a number (`3`, `16u`) or a name (`N`, a constant here): its value, or
+        None for anything else."""
+        from xlate.cir.build import parse_number
+
+        w = written.strip()
+        try:
+            if w in ("true", "false"):
+                return S.const(int(w == "true"), "bool")
+            if w[:1].isdigit():
+                v, ct = parse_number(w)
+                return S.const(v, ct)
+            if w.isidentifier():
+                d = self.data(self.ev(ir.Name(loc, w)), loc)
+                return d if d.is_const else None
+        except (LiftError, S.NotConcrete, ValueError):
+            return None
+        return None
 
     def call_args(self, f: ir.FunctionIR, e: ir.Call) -> tuple[list[Any], list[tuple[str, ir.Expr]]]:
         """The values the parameters of inlined `f` start with, and the locals its reference parameters stand

@@ -142,6 +142,12 @@ class CudaToTriton:
                 continue  # a call of it, if the lift reaches one, is refused as an unknown function
             devices.setdefault(dfn.name, fir_d)
             overloads.setdefault(dfn.name, []).append(fir_d)
+        for dfn in unit.device_functions:  # explicit specializations (`f<3>`): a call names them by its arguments
+            if "<" in dfn.name and dfn.name not in devices and dfn is not fn:
+                try:
+                    devices[dfn.name] = build_function(built, dfn, lines)
+                except BuildError:
+                    continue
         types = {t: sanitize(t) for t in fir.template_types}
         traits, trait_defs = _traits(unit.text, fir, devices, types)
         const_arrays = _const_arrays(unit.text)
@@ -254,6 +260,10 @@ def _free_names(text: str) -> set[str]:
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return {"*"} | out  # unreadable: rename nothing
     return out
+
+
+# dtypes a spec may fix a template type to that Triton (tl.NAME) and torch (torch.NAME) both spell so
+FIXED_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
 
 
 def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:
@@ -443,11 +453,17 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     lines = pre + lines + ["    if min(grid) <= 0:", "        return  # CUDA launches no block for an empty grid"]
     lanes_x = f"triton.next_power_of_2({BLOCK_ARG})" if blk.runtime is not None else str(blk.lanes[0])
     kwargs = [f"BX={lanes_x}"] + ([f"BY={blk.lanes[1]}"] if blk.lanes[1] > 1 else [])
+    fixed: dict[str, str] = {}  # template types the spec fixes to one dtype that no buffer carries: name -> dtype
     for t, name in types.items():
         src = next((py for (p, ct), py in zip(fir.params, params_py) if ct.ptr and ct.base == t), None)
-        if src is None:
+        one = spec.dtype_axes.get(t) or []
+        if src is None and len(one) == 1 and one[0] in FIXED_DTYPES:
+            fixed[name] = one[0]  # `IdxType: int32` in the spec, only scalars of that type
+            lines.append(f"    {name} = tl.{one[0]}")
+        elif src is None:
             raise LiftError("XL2012", f"template type {t} is not the element type of any pointer parameter", loc)
-        lines.append(f"    {name} = _TL_DTYPES[{src}.dtype]")
+        else:
+            lines.append(f"    {name} = _TL_DTYPES[{src}.dtype]")
         kwargs.append(f"{name}={name}")
     if boxed:
         ptrs = [py for (p, ct), py in zip(fir.params, params_py) if ct.ptr]
@@ -457,6 +473,8 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
         for py, base in boxed.items():
             if base in BOXED:
                 dtype = BOXED[base]
+            elif base in fixed:
+                dtype = f"torch.{fixed[base]}"
             else:
                 src = next(py2 for (p, ct), py2 in zip(fir.params, params_py)
                            if ct.ptr and types.get(ct.base) == base)  # the buffer whose element type it is
@@ -639,7 +657,10 @@ def _limits() -> dict[str, dict[str, float | int]]:
 
 
 def _limit_code(tname: str, member: str) -> str:
-    """Launcher code for numeric_limits<T>::member() of the dtype held by constexpr `tname`."""
+    """Launcher code for numeric_limits<T>::member() of the dtype held by constexpr `tname` (and for
+    `is_same:tl.X`, std::is_same<T, X>::value)."""
+    if member.startswith("is_same:"):
+        return f"{tname} == {member.removeprefix('is_same:')}"
     def lit(v: float | int) -> str:
         return repr(v) if isinstance(v, int) or math.isfinite(v) else f'float("{v}")'
 
