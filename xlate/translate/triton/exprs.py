@@ -374,6 +374,29 @@ class Expressions:
             raise LiftError("XL2001", f"operator '{op}' on floating-point values", loc)
         return S.op(ARITH[op], t, x, y)
 
+    def reinterpret(self, v: PtrVal, base: str, const: bool, loc: ir.Loc) -> PtrVal | None:
+        """A buffer of one scalar type read through a pointer to another (`(unsigned int*)bytes`, `(uchar*)floats`):
+        the buffer's pointer bit-cast to the new element type, the offset rescaled from the old element size to
+        the new. Going to a wider type the offset is a multiple of the ratio (CUDA faults on a misaligned access,
+        so a dereferenced one is), and the quotient exact. None where either type is no plain scalar."""
+        old = self.resolve_type(v.elem.base, loc)
+        if v.shared or self.vec_info(old) or self.vec_info(base) or not isinstance(v.base, Sym) or v.base.op != "uni":
+            return None
+        if ctyping.tl(old) is None or ctyping.tl(base) is None or "bool" in (old, base):
+            return None
+        so, sn = ctyping.bits(old) // 8, ctyping.bits(base) // 8
+        if not so or not sn:
+            return None
+        off = S.cast(v.offset, "int")
+        if sn > so:
+            off = S.op("div", "int", off, S.const(sn // so, "int")) if sn % so == 0 else None
+        elif so > sn:
+            off = S.op("mul", "int", off, S.const(so // sn, "int")) if so % sn == 0 else None
+        if off is None:
+            return None
+        ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({ctyping.tl(base)}))", base + "*")
+        return PtrVal(ptr, off, ir.CType(base, 0, const), v.root)
+
     def operator_overload(self, op: str, a: Any, b: Any, loc: ir.Loc) -> ir.FunctionIR | None:
         """The program's `operator<op>` for operands of these types: the overload whose parameters match them
         exactly, else the only one that matches the struct operands exactly and the scalar ones up to an
@@ -506,7 +529,7 @@ class Expressions:
                 v = PtrVal(v.base, S.op("mul", "int", v.offset, S.const(len(src["fields"]), "int")),
                            ir.CType(src["scalar"], 0, v.elem.const), v.root)
             vinfo = self.vec_info(base)
-            if vinfo and vinfo["scalar"] == v.elem.base:
+            if vinfo and same_representation(vinfo["scalar"], v.elem.base):
                 n = len(vinfo["fields"])
                 if v.offset.is_const and v.offset.value % n:
                     raise LiftError("XL2013", f"reinterpretation as {base}* of a pointer {v.offset.value} elements past "
@@ -515,8 +538,11 @@ class Expressions:
                 # multiple of the lanes: the vector index is the exact quotient
                 off = S.op("div", "int", S.cast(v.offset, "int"), S.const(n, "int"))
                 return PtrVal(v.base, off, ir.CType(base, 0, e.to.const), v.root)
-            if base == v.elem.base:
+            if same_representation(base, v.elem.base):  # unsigned long* of an unsigned long long buffer
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
+            other = self.reinterpret(v, base, e.to.const, e.loc)
+            if other is not None:
+                return other
             raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}*", e.loc)
         if self.vec_info(base):
             raise LiftError("XL2012", f"cast to {base}", e.loc)
@@ -526,6 +552,15 @@ class Expressions:
 
 
 IS_SAME = re.compile(r"(?:std::)?is_same<(.+)>::value|(?:std::)?is_same_v<(.+)>")
+
+
+def same_representation(a: str, b: str) -> bool:
+    """Whether two scalar C types are the same bits read the same way (`unsigned long` and `unsigned long long`
+    on LP64, `int` and `int32_t`): a pointer of one may read a buffer of the other."""
+    if a == b:
+        return True
+    da, db = ctyping.np_dtype(a), ctyping.np_dtype(b)
+    return da is not None and db is not None and np.dtype(da) == np.dtype(db)
 
 
 def _split_targs(text: str) -> list[str]:
