@@ -529,8 +529,8 @@ class Builder:
         if t == "gnu_asm_expression":
             first = self.text(node).split(":")[0].strip()
             raise self.fail(f"inline assembly {first}", node, "XL2002")
-        if t == "string_literal":
-            raise self.fail("string literal", node)
+        if t in ("string_literal", "concatenated_string"):
+            return ir.Str(loc, self.text(node))
         raise self.fail(f"expression '{self.text(node)[:60]}' ({t})", node)
 
     def call(self, node: ts.Node) -> ir.Expr:

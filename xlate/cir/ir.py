@@ -51,6 +51,11 @@ class Name(Expr):
 
 
 @dataclass(frozen=True)
+class Str(Expr):
+    text: str  # a string literal as written (printf's format); no value the lifter computes with
+
+
+@dataclass(frozen=True)
 class Builtin(Expr):
     var: str  # threadIdx, blockIdx, blockDim, gridDim
     axis: str  # x, y, z

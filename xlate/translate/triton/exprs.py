@@ -174,6 +174,8 @@ class Expressions:
             return self.call(e)
         if isinstance(e, ir.MethodCall):
             return self.method(e)
+        if isinstance(e, ir.Str):
+            raise LiftError("XL2001", "string literal", e.loc)
         if isinstance(e, ir.Sizeof):
             ctype = e.ctype
             bound = self.lookup(ctype.base) if e.of_name else None
