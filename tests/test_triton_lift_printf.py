@@ -47,3 +47,44 @@ def test_printf_is_dropped_unless_its_arguments_have_effects(tmp_path):
     )
     np.testing.assert_array_equal(out["y"], 2 * x)
     guards_intact(out, "y")
+
+
+FREXP = """
+// xlate: x: in[n], m: out[n], e: out[n], n: size(1..4096), grid: cdiv(n, 128), block: 128
+__global__ void split_float(const float* x, float* m, int* e, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int k;
+        m[i] = frexpf(x[i], &k);
+        e[i] = k;
+    }
+}
+"""
+
+
+def test_frexpf_from_the_bits(tmp_path):
+    # not printf, but also a call with an effect through a pointer argument (the exponent's local)
+    t = port(FREXP)
+    assert t.kernels == ["split_float"], [d.format() for d in t.diagnostics]
+    g = rng(42)
+    special = np.array(
+        [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, np.inf, -np.inf, 1e-40, -3e-42, 1.4e-45, 3.4e38], np.float32
+    )
+    x = np.concatenate(
+        [special, (g.standard_normal(500) * 10.0 ** g.integers(-30, 30, 500)).astype(np.float32)]
+    )
+    n = len(x)
+    out = run(
+        t.text,
+        "split_float",
+        [
+            buf("x", x),
+            buf("m", poisoned(n, np.float32)),
+            buf("e", poisoned(n, np.int32)),
+            ScalarArg("n", n, "int32"),
+        ],
+        tmp_path,
+    )
+    wm, we = np.frexp(x)
+    np.testing.assert_array_equal(out["m"], wm)
+    np.testing.assert_array_equal(out["e"], we)

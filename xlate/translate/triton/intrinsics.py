@@ -108,6 +108,8 @@ class Intrinsics:
             return self.bit_reverse(fn, e)
         if fn.removeprefix("::") in SINCOS and len(e.args) == 3:
             return self.sincos(fn.removeprefix("::"), e)
+        if fn.removeprefix("::").removeprefix("std::") == "frexpf" and len(e.args) == 2:
+            return self.frexpf(e)
         spelled = self.lookup(fn)
         spelled = spelled.val.ctype if spelled is not None and isinstance(spelled.val, TypeVal) else fn
         if reducer_type(spelled) is not None:  # `BlockReduce(temp)`: a CUB block reduction (cub.py)
@@ -268,6 +270,36 @@ class Intrinsics:
             target = out.arg if isinstance(out, ir.Unary) and out.op == "&" else ir.Unary(out.loc, "*", out)
             self.write(target, val, e.loc)
         return S.const(0, "int")
+
+    def frexpf(self, e: ir.Call) -> Sym:
+        """frexpf(x, &e): x = m * 2^e with |m| in [0.5, 1), from x's bits (a subnormal scaled by 2^23 first); for
+        0, inf and NaN m is x and e is 0, as C defines (e unspecified for inf/NaN; 0 is glibc's and CUDA's)."""
+        from xlate.translate.triton.exprs import has_effects
+
+        if has_effects(e.args[0]):
+            raise LiftError("XL2001", "frexpf of an argument with side effects", e.loc)
+        ut = "unsigned int"
+        x = S.cast(self.data(self.ev(e.args[0]), e.loc), "float")
+
+        def bits_of(v: Sym) -> Sym:
+            return self.math_data("__float_as_uint", math_entry("__float_as_uint"), [v], e.loc)
+
+        def field(b: Sym) -> Sym:
+            return S.op("and", ut, S.op("shr", ut, b, S.const(23, "int")), S.const(0xFF, ut))
+
+        zero = S.op("eq", "bool", x, S.const(0.0, "float"))
+        sub = S.land(S.op("eq", "bool", field(bits_of(x)), S.const(0, ut)), S.lnot(zero))
+        x2 = S.where(sub, S.op("mul", "float", x, S.const(8388608.0, "float")), x, "float")
+        b2 = bits_of(x2)
+        f2 = field(b2)
+        keep = S.op("lor", "bool", zero, S.op("eq", "bool", f2, S.const(0xFF, ut)))
+        exp = S.op("sub", "int", S.cast(f2, "int"), S.where(sub, S.const(149, "int"), S.const(126, "int"), "int"))
+        mant_bits = S.op("or", ut, S.op("and", ut, b2, S.const(0x807FFFFF, ut)), S.const(0x3F000000, ut))
+        mant = self.math_data("__uint_as_float", math_entry("__uint_as_float"), [mant_bits], e.loc)
+        out = e.args[1]
+        target = out.arg if isinstance(out, ir.Unary) and out.op == "&" else ir.Unary(out.loc, "*", out)
+        self.write(target, S.where(keep, S.const(0, "int"), exp, "int"), e.loc)
+        return S.where(keep, x, mant, "float")
 
     def numeric_limit(self, spelling: str, member: str, loc: ir.Loc) -> Sym:
         """std::numeric_limits<T>::member() of a type the lift knows (a template type is known only at launch)."""
