@@ -384,3 +384,31 @@ def test_fuzz_usage_errors_exit_2(cli, scale_files):
     assert r.exit_code == 2 and "no launcher function 'nope'" in r.stderr
     r = cli("fuzz", str(mod), "--kernel", "scale")
     assert r.exit_code == 2 and "nothing to compare" in r.stderr
+
+
+def test_an_atomic_sums_terms_scaled_by_float_scalars_and_its_repeat_tolerance_covers_their_order():
+    """`atomicAdd(mass, r[i] * dx * dz)`: one term is an input times the float scalars, so the tolerance of two
+    runs that add in different orders scales with dx * dz too (miniWeather's acc_mass_te was called
+    nondeterministic on the H200: its scale was max(|r|, dx, dz))."""
+    from xlate.verify.cases import environment
+    from xlate.verify.engine import tolerance_terms
+
+    spec = spec_of("""
+    // xlate: r: in[n], mass: inout[1](0..0), n: size(1..4096), dx: scalar(25..100), dz: scalar(25..100), grid: cdiv(n, 256), block: 256
+    __global__ void k(const double* r, double* mass, int n, double dx, double dz) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) atomicAdd(mass, r[i] * dx * dz);
+    }
+    """)
+    assert spec.op == "atomic"
+    rng = np.random.default_rng(7)
+    r = rng.integers(-8, 8, 2875) + rng.random(2875)
+    case = Case({"n": r.size}, {}, {"dx": 45.76, "dz": 25.0}, {}, 0)
+    env = environment(spec, case)
+    length, scale = tolerance_terms(spec, case, env, {"r": r, "mass": np.zeros(1)})
+    assert scale == pytest.approx(np.abs(r).max() * 45.76 * 25.0)
+    atol = tolerance(spec, np.dtype(np.float64), length, scale, 0.0).atol
+    terms = r * 45.76 * 25.0
+    sums = [float(np.cumsum(terms[rng.permutation(terms.size)])[-1]) for _ in range(50)]
+    assert 0 < max(sums) - min(sums) <= atol  # (with the old scale, atol was 1.3e-9: below these 2.6e-9)
+    assert atol < 1.0  # a missing or doubled term (at least 1144 here) is still far outside it

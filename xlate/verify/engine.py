@@ -121,6 +121,11 @@ def tolerance_terms(spec: KernelSpec, case: Case, env: dict[str, Any], inputs: d
     elif spec.op == "atomic":
         # Unknown contributions per output element: bound it by the longest input.
         length = max((inputs[p.name].size for p in spec.buffers if p.role != "out"), default=1)
+    floats = [abs(v) for v in case.scalars.values() if isinstance(v, float) and math.isfinite(v)]
+    if spec.op == "atomic" and floats:  # a term may be an input times the float scalars (`atomicAdd(m, r * dx * dz)`)
+        buffers = [inputs[p.name] for p in spec.buffers if p.role != "out"]
+        buffers = [b for a in buffers for b in (_leaf_arrays(a) if a.dtype.fields is not None else [a])]
+        return length, scale_of(buffers or in_arrays, spec) * math.prod(max(1.0, v) for v in floats)
     return length, scale_of(in_arrays, spec)
 
 
