@@ -1974,22 +1974,9 @@ def _pure(node: ts.Node | None) -> bool:
 
 def _unit_step(update: ts.Node | None, var: str, ev: Evaluator, env: dict[str, Any]) -> sp.Expr | None:
     """The constant a loop adds to its variable each iteration (`i++`, `i += 4`, `i = i + 4`); None otherwise."""
-    if update is None:
-        return None
-    if update.type == "update_expression" and text(update.child_by_field_name("argument")) == var:
-        return sp.Integer(1) if "++" in text(update) else None
-    if update.type == "assignment_expression" and text(update.child_by_field_name("left")) == var:
-        op = text(update.child_by_field_name("operator"))
-        right = update.child_by_field_name("right")
-        if op == "=" and right is not None and right.type == "binary_expression" and text(
-                right.child_by_field_name("operator")) == "+" and text(right.child_by_field_name("left")) == var:
-            op, right = "+=", right.child_by_field_name("right")
-        if op != "+=" or not _pure(right):
-            return None
-        r = ev.ev(right, env)
-        c = ev.concrete(r.e) if isinstance(r, Num) and not r.flt else None
-        return sp.Integer(c) if c is not None and c > 0 else None
-    return None
+    step = _step(update, var, ev, env)
+    c = ev.concrete(step) if step is not None else None
+    return sp.Integer(c) if c is not None and c > 0 else None
 
 
 def _step(update: ts.Node | None, var: str, ev: Evaluator, env: dict[str, Any]) -> sp.Expr | None:
