@@ -212,3 +212,18 @@ def test_a_case_larger_than_the_interpreter_fuzzes_is_could_not_verify_with_the_
     doc = json.loads(r.stdout)
     assert doc["status"] == "unverified" and "Traceback" not in r.stderr
     assert "smallest case holds 200000000 numbers" in doc["reason"] and "run it on a GPU" in doc["reason"]
+
+
+def test_a_kernel_that_writes_no_buffer_is_could_not_verify_not_verified(tmp_path, triton_ok):
+    """A spec with no out or inout buffer (a kernel that only prints): nothing is compared, so the verdict is
+    "could not verify" (exit 3); it read "verified" of nothing."""
+    quiet = write(tmp_path, "quiet.py", GOOD.replace("x: in[n], y: out[n], n: size(1..300)",
+                                                     "x: in[n], y: in[n], n: size(1..300)"))
+    write(tmp_path, "ref.py", """
+        def f(x, y, n):
+            return {}
+    """)
+    r = xlate("fuzz", str(quiet), "--reference", f"{tmp_path / 'ref.py'}:f", "--examples", "3", "--json", cwd=tmp_path)
+    assert r.returncode == 3, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "unverified" and "nothing to compare" in doc["reason"] and "Traceback" not in r.stderr

@@ -201,6 +201,10 @@ def verify(
         cases = [Case.from_dict(json.loads(replay))]
     fuzzer = Fuzzer(spec, candidate if candidate is not None else source,
                     source if use_source else None, oracle, gold, config)
+    if not any(p.role in ("out", "inout") for p in spec.buffers):  # a kernel that only prints: verified of nothing
+        verdict.reason = (f"could not verify: '{kernel}' writes no buffer its spec names (no out or inout): there is "
+                          "nothing to compare")
+        return verdict
     budget, cap = _limits([s for s in (source if use_source else None, candidate or source) if s is not None])
     budget, large, refusal = case_budget(spec, budget, cap)
     if refusal is not None and cases is None:
