@@ -77,6 +77,8 @@ def gate_problem(spec: Any) -> str | None:
                 if bound is not None:
                     expr.evaluate(bound, env, sizeof)
 
+    if not any(p.role in ("out", "inout") for p in spec.buffers):  # the gate: "nothing to compare"
+        return "nothing to compare: no out or inout buffer (outputs in __device__ globals, or printed only)"
     try:
         budget, _, refusal = case_budget(spec, GPU_BUDGET, GPU_SIZE_CAP)
         if refusal:
