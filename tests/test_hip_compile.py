@@ -195,6 +195,19 @@ def test_cuda_fp8_ports_to_hips_ocp_names_and_compiles_on_the_nvidia_route(tmp_p
         assert art.compile.ok
 
 
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_hip_slices_blank_unannotated_members_and_register_as_cuda_slices_do():
+    # HIP has CUDA's execution spaces: a member function with none is host code, and NVRTC (the NVIDIA route of
+    # a HIP port) refuses it, and `register`, as it does for CUDA (HeCBench projectile's port: a host
+    # `friend ostream& operator<<` in the struct its kernel uses)
+    text = ("#include <hip/hip_runtime.h>\n#include <iostream>\n"
+            "struct Shot { float v, a; float range() const { return v * a; }\n"
+            "  friend std::ostream& operator<<(std::ostream& o, const Shot& s) { return o << s.v; } };\n"
+            "__global__ void fly(const Shot* s, float* r, int n) {\n"
+            "  register int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) r[i] = s[i].v * s[i].a; }\n")
+    assert _compiles_on_the_nvidia_route(text, "shot.hip", "fly")
+
+
 def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str, **slice_options) -> bool:
     """The device slice of a HIP text (`slice_options`: device_slice's, e.g. an includer's context) with the
     HIP-on-NVIDIA prelude, compiled by NVRTC for sm_90."""

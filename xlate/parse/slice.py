@@ -146,10 +146,11 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
     out = _blank_aliases_of([c for c in host_classes(unit, original) if c not in used_classes],
                             to_text(bytes(data_bytes)))
     out = blank_host_members(out)
-    if not hip:
-        out = drop_register(out)
-        out = blank_unannotated_members(out, {n for n, words in includer_macros(unit).qualifiers
-                                              if EXECUTION_SPACES & set(words)})
+    # HIP has CUDA's execution spaces (an unannotated member is host code) and NVRTC, which compiles a HIP port's
+    # slice on NVIDIA, refuses `register` as well: the same rules for both
+    out = drop_register(out)
+    out = blank_unannotated_members(out, {n for n, words in includer_macros(unit).qualifiers
+                                          if EXECUTION_SPACES & set(words)})
     out = statement_expression_macros(out)
     headers = _headers()
     drop = set(headers["drop"])
