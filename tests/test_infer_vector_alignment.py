@@ -7,27 +7,10 @@ Each test is a small host+kernel program written for it, with the exact spec inf
 
 from __future__ import annotations
 
-import sys
 import textwrap
-from pathlib import Path
 
+from tests.test_spec_infer_fixes import resolve, usable  # the same helpers: a program written out, its spec
 from xlate.parse import parse_string
-from xlate.specs import resolve_spec
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from spec_coverage import gate_problem
-
-
-def resolve(tmp_path: Path, text: str, kernel: str, name: str = "main.cu"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text).lstrip())
-    unit = parse_string(path.read_text(), str(path), "cuda")
-    return resolve_spec(unit, kernel)
-
-
-def usable(res) -> None:
-    assert res.complete and res.spec is not None and res.error is None, (res.holes, res.error)
-    assert gate_problem(res.spec) is None
 
 
 def item(res, key: str) -> str:
