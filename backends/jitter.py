@@ -14,7 +14,7 @@ model sees the macro's name, not the call); those kernels still get the entry de
 
 from __future__ import annotations
 
-from xlate.model import KernelUnit
+from xlate.model import KernelUnit, ProjectMacros
 
 ENTRY_CALL = "__xlate_jitter();"
 BARRIER = "__syncthreads"
@@ -42,15 +42,17 @@ __device__ __forceinline__ void __xlate_syncthreads() { __syncthreads(); __xlate
 """
 
 
-def parse_for_build(source: str, name: str, language: str, jitter: bool) -> tuple[KernelUnit, str]:
+def parse_for_build(source: str, name: str, language: str, jitter: bool,
+                    context: ProjectMacros | None = None) -> tuple[KernelUnit, str]:
     """The model and text a backend builds from: `source` itself, or with `jitter` its instrumented copy (parsed
-    again, so the device slice blanks host code at the shifted offsets)."""
+    again, so the device slice blanks host code at the shifted offsets). `context`: qualifier macros of headers
+    the text includes that are not beside it (a port compiled from memory, in its source's folder)."""
     from xlate.parse import parse_string
 
-    unit = parse_string(source, name, language, strict=False)  # type: ignore[arg-type]
+    unit = parse_string(source, name, language, strict=False, context=context)  # type: ignore[arg-type]
     if jitter:
         source = instrument(unit, source)
-        unit = parse_string(source, name, language, strict=False)  # type: ignore[arg-type]
+        unit = parse_string(source, name, language, strict=False, context=context)  # type: ignore[arg-type]
     return unit, source
 
 

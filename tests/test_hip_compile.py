@@ -208,6 +208,27 @@ def test_hip_slices_blank_unannotated_members_and_register_as_cuda_slices_do():
     assert _compiles_on_the_nvidia_route(text, "shot.hip", "fly")
 
 
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_a_port_from_memory_reads_its_source_headers_qualifier_macros(tmp_path, monkeypatch):
+    # a HIP port compiled from memory (the gate's candidate) includes its source's "cu.h", which defines GLOBAL /
+    # DEV / HOST only under __CUDACC__: read without them its kernel was a host function and `DEV HOST inline`
+    # helpers were blanked behind their qualifiers (HeCBench frna: "duplicate specifier", then "no kernel")
+    import xlate.backends.hip as hip
+    from xlate.backends.base import CompileOptions
+
+    (tmp_path / "cu.h").write_text("#ifdef __CUDACC__\n#define GLOBAL __global__\n#define DEV __device__\n"
+                                   "#define HOST __host__\n#else\n#define GLOBAL\n#define DEV\n#define HOST\n#endif\n")
+    text = ("#include <hip/hip_runtime.h>\n#include \"cu.h\"\n"
+            "DEV HOST inline static int twice(int v) { return 2 * v; }\n"
+            "GLOBAL static void fill(int* out, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = twice(i); }\n")
+    monkeypatch.setenv("XLATE_HIP_PLATFORM", "nvidia")
+    monkeypatch.setattr(hip, "hipcc_path", lambda: None)
+    art = hip.HipBackend().compile(text, "fill", CompileOptions("sm_90", [], {}, [], include_dirs=[str(tmp_path)]),
+                                   path="<candidate>.hip")
+    assert art.compile.ok
+
+
 def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str, **slice_options) -> bool:
     """The device slice of a HIP text (`slice_options`: device_slice's, e.g. an includer's context) with the
     HIP-on-NVIDIA prelude, compiled by NVRTC for sm_90."""
