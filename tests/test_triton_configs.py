@@ -303,6 +303,9 @@ class _Tensor:
     def copy_(self, other: _Tensor) -> None:
         self.values = list(other.values)
 
+    def numel(self) -> int:
+        return len(self.values)
+
 
 def test_the_first_launch_on_a_gpu_times_each_configuration_and_restores_the_arguments(tmp_path, monkeypatch):
     """The timing path with a stand-in for torch's CUDA events: per-launch costs are what each configuration's
@@ -350,3 +353,14 @@ def test_only_a_clearly_faster_configuration_replaces_the_default(monkeypatch):
     assert ns["_xl_time"]([{"blocks": 1}, {"blocks": 2}], launch, [_Tensor([1.0])], timings) == {"blocks": 1}
     cost[2] = 0.9
     assert ns["_xl_time"]([{"blocks": 1}, {"blocks": 2}], launch, [_Tensor([1.0])], []) == {"blocks": 2}
+
+
+def test_the_cache_key_tells_row_lengths_apart_at_one_grid():
+    """A row kernel's grid is its row count: 4096 rows of 64 and 4096 rows of 8192 want different configurations,
+    so the key holds the largest buffer's size (a power of two) beside the grid's; sizes within one power share."""
+    torch = pytest.importorskip("torch")
+    key = runtime({})["_xl_key"]
+    short, long_, near = (torch.empty(4096 * w) for w in (64, 8192, 60))
+    assert key("k", "gpu", 4096, [short]) != key("k", "gpu", 4096, [long_])
+    assert key("k", "gpu", 4096, [short]) == key("k", "gpu", 4096, [near])
+    assert key("k", "gpu", 4096, [short]) != key("k", "gpu", 2048, [short])

@@ -2,7 +2,7 @@
 # _XL_CONFIGS[launcher] lists the launch configurations xlate's verification gate accepted for that launcher.
 # The first is the default, CUDA's launch: one Triton program per CUDA block. "blocks" > 1 runs that many
 # consecutive CUDA blocks in one program. On a GPU a launcher with several configurations times them at its first
-# launch for each grid size (rounded up to a power of two) and keeps the fastest; the choice is cached per GPU
+# launch for each grid size and largest buffer size (each rounded up to a power of two) and keeps the fastest; the choice is cached per GPU
 # model and Triton version in $XLATE_TRITON_TUNE_CACHE (default: ~/.cache/xlate/triton-launch.json), so later
 # processes reuse it. Under TRITON_INTERPRET=1, with XLATE_TRITON_TUNE=0, or with one configuration, the first is
 # used and nothing is timed.
@@ -31,13 +31,21 @@ def _xl_choose(name, configs, launch, grid, args):
     blocks = 1
     for g in grid:
         blocks *= int(g)
-    device = torch.cuda.get_device_name(tensors[0].device)
-    key = "|".join((_xl_signature(), name, device, "triton " + triton.__version__, str(1 << (blocks - 1).bit_length())))
+    key = _xl_key(name, torch.cuda.get_device_name(tensors[0].device), blocks, tensors)
     timings = []
     chosen = _xl_pick(key, configs, lambda: _xl_time(configs, launch, tensors, timings))
     if timings:
         _XL_TIMINGS[name] = timings
     return chosen
+
+
+def _xl_key(name, device, blocks, tensors):
+    """What a choice is cached under: the port, GPU, Triton version, and the launch's size in powers of two, both
+    its grid and its largest buffer (a row kernel's grid is its row count: short and long rows want different
+    configurations)."""
+    largest = max((t.numel() for t in tensors), default=1)
+    return "|".join((_xl_signature(), name, device, "triton " + triton.__version__,
+                     str(1 << (max(blocks, 1) - 1).bit_length()), "n" + str(1 << (max(largest, 1) - 1).bit_length())))
 
 
 def _xl_pick(key, configs, time_them):
