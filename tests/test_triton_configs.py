@@ -333,7 +333,7 @@ def test_the_first_launch_on_a_gpu_times_each_configuration_and_restores_the_arg
     assert [c for c, _ in ns["_XL_TIMINGS"]["k"]] == configs[:3]
     assert [round(ms, 3) for _, ms in ns["_XL_TIMINGS"]["k"]] == [1.0, 0.99, 0.5]
     (key, chosen), = json.loads((tmp_path / "tune.json").read_text()).items()
-    assert chosen == {"blocks": 4} and key.split("|")[1:] == ["k", "Fake GPU 141GB", "triton 9.9", "1024"]
+    assert chosen == {"blocks": 4} and key.split("|")[1:] == ["k", "Fake GPU 141GB", "triton 9.9", "1024", "n1"]
     cost[2] = 0.1  # a later process finds the cached choice and times nothing
     later = runtime({"k": configs}, module_file=__file__)
     later["_xl_launch"]("k", launch, (1000,), (y, 1000))
