@@ -183,17 +183,12 @@ class HipBackend(BackendDefaults):
         check = self.check_file(whole, amd_arch, path) if hipcc_path() else None
         platform = None if options.compile_only else run_platform()
         if platform == "nvidia":
-            from xlate.model import ProjectMacros
-            from xlate.parse.slice import device_slice, header_qualifiers
+            from xlate.parse.slice import device_slice
 
             name = path if path.endswith(".hip") else path + ".hip"
             # a port compiled from memory includes its source's headers (`#define GLOBAL __global__` in cu.h):
             # read with their qualifier macros, or its kernels look like host functions
-            dirs = [d for d in (os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else "",
-                                *options.include_dirs) if d]
-            found = header_qualifiers(source, dirs)
-            context = ProjectMacros(tuple(sorted(found.items()))) if found else None
-            unit, source = parse_for_build(source, name, "hip", options.schedule_jitter, context)
+            unit, source = parse_for_build(source, name, "hip", options.schedule_jitter, tuple(options.include_dirs))
             nv_options = CompileOptions(None, options.template_args, options.defines, options.extra)
             sliced = device_slice(unit, source, hip=True, include_dirs=options.include_dirs,
                                   system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path,

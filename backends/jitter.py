@@ -14,7 +14,7 @@ model sees the macro's name, not the call); those kernels still get the entry de
 
 from __future__ import annotations
 
-from xlate.model import KernelUnit, ProjectMacros
+from xlate.model import KernelUnit
 
 ENTRY_CALL = "__xlate_jitter();"
 BARRIER = "__syncthreads"
@@ -43,16 +43,16 @@ __device__ __forceinline__ void __xlate_syncthreads() { __syncthreads(); __xlate
 
 
 def parse_for_build(source: str, name: str, language: str, jitter: bool,
-                    context: ProjectMacros | None = None) -> tuple[KernelUnit, str]:
+                    include_dirs: tuple[str, ...] = ()) -> tuple[KernelUnit, str]:
     """The model and text a backend builds from: `source` itself, or with `jitter` its instrumented copy (parsed
-    again, so the device slice blanks host code at the shifted offsets). `context`: qualifier macros of headers
-    the text includes that are not beside it (a port compiled from memory, in its source's folder)."""
+    again, so the device slice blanks host code at the shifted offsets). `include_dirs`: where the headers it
+    includes are (a port compiled from memory, in its source's folder): their qualifier macros are read with it."""
     from xlate.parse import parse_string
 
-    unit = parse_string(source, name, language, strict=False, context=context)  # type: ignore[arg-type]
+    unit = parse_string(source, name, language, strict=False, include_dirs=include_dirs)  # type: ignore[arg-type]
     if jitter:
         source = instrument(unit, source)
-        unit = parse_string(source, name, language, strict=False, context=context)  # type: ignore[arg-type]
+        unit = parse_string(source, name, language, strict=False, include_dirs=include_dirs)  # type: ignore[arg-type]
     return unit, source
 
 

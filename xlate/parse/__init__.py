@@ -119,13 +119,14 @@ def parse_file(path: str | os.PathLike[str], language: Language | None = None, *
 
 
 def parse_string(text: str, path: str = "<string>.cu", language: Language | None = None, *,
-                 strict: bool = False, context: ProjectMacros | None = None) -> KernelUnit:
+                 strict: bool = False, context: ProjectMacros | None = None,
+                 include_dirs: tuple[str, ...] = ()) -> KernelUnit:
     from xlate.parse.source import detect_language
 
     data = to_bytes(text)
     _, warnings = decode(path, data)
     return parse_text(SourceText(path, data, text, language or detect_language(path, text), warnings), strict=strict,
-                      context=context)
+                      include_dirs=include_dirs, context=context)
 
 
 __all__ = ["parse_file", "parse_string", "parse_text"]

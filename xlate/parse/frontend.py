@@ -168,9 +168,12 @@ def include_macros(path: str, data: bytes, include_dirs: tuple[str, ...] = (), d
                    limit: int = 64) -> ProjectMacros:
     """The macros of the quoted #includes of `path` (followed transitively) and of the headers beside it: a
     header is often read alone while the macros it uses come from a sibling its includer included first."""
-    if not path or path.startswith("<") or not os.path.isfile(path):
+    if path and not path.startswith("<") and os.path.isfile(path):
+        folder = os.path.dirname(os.path.abspath(path))
+    elif include_dirs:  # a text from memory (a port built in its source's folder): its headers are found there
+        folder = os.path.abspath(include_dirs[0])
+    else:
         return NO_MACROS
-    folder = os.path.dirname(os.path.abspath(path))
     seen: set[str] = {os.path.abspath(path)}
     bodies: list[bytes] = []
     frontier = [(folder, data)]

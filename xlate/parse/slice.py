@@ -10,7 +10,6 @@ import functools
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from xlate.model import KernelUnit, ProjectMacros
 from xlate.parse import normalize
@@ -62,9 +61,6 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
     includer_dirs = list(include_dirs)
     include_dirs = list(dict.fromkeys([*include_dirs, *flags.include_dirs]))
     project = [d for d in (here, *include_dirs) if d]
-    found = header_qualifiers(text, project)
-    if found:  # a port compiled from memory: its source's headers (`#define DEV __device__` in cu.h) are not beside it
-        unit = replace(unit, project_macros=unit.project_macros.merged_under(ProjectMacros(tuple(sorted(found.items())))))
     out = _slice(unit, text, hip, project, system_dirs)
     if not project:
         return out
@@ -103,33 +99,6 @@ def device_slice(unit: KernelUnit, text: str, *, hip: bool = False, include_dirs
         preamble += f'#line 1 "{line_name(path)}"\n'
         defines = flags.preamble()
     return drop_unused_host_headers(defines + preamble + bundle(out, path, include_dirs, slice_header, seen))
-
-
-QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
-
-
-def header_qualifiers(text: str, project: Sequence[str], depth: int = 4) -> dict[str, tuple[str, ...]]:
-    """The qualifier macros of the project headers `text` includes (and those they include), found in `project`."""
-    out: dict[str, tuple[str, ...]] = {}
-    todo, seen = [(to_bytes(text), 0)], set()
-    while todo:
-        data, level = todo.pop()
-        for name in QUOTED_INCLUDE.findall(data):
-            path = next((os.path.join(d, name.decode()) for d in project if os.path.isfile(os.path.join(d, name.decode()))), None)
-            if path is None or os.path.realpath(path) in seen:
-                continue
-            seen.add(os.path.realpath(path))
-            try:
-                with open(path, "rb") as fh:
-                    header = fh.read(1 << 20)
-            except OSError:
-                continue
-            for macro, words in normalize.qualifier_macros(header).items():
-                if words or macro not in out:  # a definition with words wins, as in qualifier_macros
-                    out[macro] = words
-            if level + 1 < depth:
-                todo.append((header, level + 1))
-    return out
 
 
 OPENING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
