@@ -62,7 +62,7 @@ def gate_problem(spec: Any) -> str | None:
     from hypothesis import HealthCheck, Phase, example, given, seed, settings
 
     from xlate.specs import expr
-    from xlate.verify.api import GPU_BUDGET, GPU_SIZE_CAP, case_budget
+    from xlate.verify.api import GPU_BUDGET, GPU_SIZE_CAP, case_budget, compares_nothing
     from xlate.verify.cases import buffer_length, ctype_dtype, environment, launch_dims, sizeof_table
     from xlate.verify.strategies import cases, explicit_cases
 
@@ -77,7 +77,7 @@ def gate_problem(spec: Any) -> str | None:
                 if bound is not None:
                     expr.evaluate(bound, env, sizeof)
 
-    if not any(p.role in ("out", "inout") for p in spec.buffers):  # the gate: "nothing to compare"
+    if compares_nothing(spec):  # the gate: "nothing to compare"
         return "nothing to compare: no out or inout buffer (outputs in __device__ globals, or printed only)"
     try:
         budget, _, refusal = case_budget(spec, GPU_BUDGET, GPU_SIZE_CAP)

@@ -95,6 +95,11 @@ def _limits(sides: list[Side]) -> tuple[int, int]:
     return (CPU_BUDGET, CPU_SIZE_CAP) if cpu else (GPU_BUDGET, GPU_SIZE_CAP)
 
 
+def compares_nothing(spec: KernelSpec) -> bool:
+    """No out or inout buffer: whatever the kernel does (writes `__device__` globals, prints), the gate sees none."""
+    return not any(p.role in ("out", "inout") for p in spec.buffers)
+
+
 def case_budget(spec: KernelSpec, budget: int, cap: int) -> tuple[int, str | None, str | None]:
     """The per-case budget for `spec`: `budget`, or for a kernel built for fixed large sizes (`#define N
     100000000`) on a GPU, its smallest case up to LARGEST_CASE. Returns (budget, note, refusal): a note for the
@@ -201,7 +206,7 @@ def verify(
         cases = [Case.from_dict(json.loads(replay))]
     fuzzer = Fuzzer(spec, candidate if candidate is not None else source,
                     source if use_source else None, oracle, gold, config)
-    if not any(p.role in ("out", "inout") for p in spec.buffers):  # a kernel that only prints: verified of nothing
+    if compares_nothing(spec):  # a kernel that only prints: verified of nothing
         verdict.reason = (f"could not verify: '{kernel}' writes no buffer its spec names (no out or inout): there is "
                           "nothing to compare")
         return verdict
