@@ -1322,16 +1322,14 @@ def host_launches(program: Program) -> tuple[list[Launch], dict[sp.Symbol, Root]
 
 
 def _launches_in(node: ts.Node, kernels: set[str]) -> bool:
+    """Whether `node`'s text may launch one of `kernels` (any launch spelling; a cheap textual test)."""
     code = text(node)
-    return "<<<" in code and any(k in code for k in kernels)
+    return ("<<<" in code or "LaunchKernel" in code or "hipLaunchKernelGGL" in code) and any(k in code for k in kernels)
 
 
 def _launches_something(fd: FuncDef, kernels: set[str]) -> bool:
     body = fd.node.child_by_field_name("body")
-    if body is None or not kernels:
-        return False
-    code = text(body)
-    return ("<<<" in code or "LaunchKernel" in code or "hipLaunchKernelGGL" in code) and any(k in code for k in kernels)
+    return body is not None and bool(kernels) and _launches_in(body, kernels)
 
 
 __all__ = ["Launch", "Root", "SourceFile", "host_launches"]
