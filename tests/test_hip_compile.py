@@ -151,20 +151,13 @@ def test_hip_warp_votes_and_libcudacxx_types_of_the_same_name_coexist_on_the_nvi
     # HIP's __all/__any/__ballot on NVIDIA: as macros they renamed libcu++'s `__all<...>` template and
     # `struct __any { __any(...); }`, and a port including thrust (<cuda/std/mdspan>) failed to parse; the route
     # now renames the port's own calls. Compiled by the HIP backend itself, forced to the NVIDIA route.
-    import xlate.backends.hip as hip
-    from xlate.backends.base import CompileOptions
-
-    monkeypatch.setenv("XLATE_HIP_PLATFORM", "nvidia")
-    monkeypatch.setattr(hip, "hipcc_path", lambda: None)  # the AMD-side check has no CUDA headers
     text = ("#include <hip/hip_runtime.h>\n#include <cuda/std/mdspan>\n"
             "__global__ void vote(const int* x, int* all, int* any, unsigned long long* mask, int n) {\n"
             "  int i = blockIdx.x * blockDim.x + threadIdx.x; int p = i < n && x[i] > 0;\n"
             "  all[i / 32] = __all(p); any[i / 32] = __any(p); mask[i / 32] = __ballot(p);\n}\n")
     src = tmp_path / "vote.hip"
     src.write_text(text)
-    art = hip.HipBackend().compile(text, "vote", CompileOptions("sm_90", [], {}, [], compile_only=False),
-                                   path=str(src))
-    assert art.compile.ok and "xlate_hip_all(p)" not in text
+    assert _hip_backend_compiles(monkeypatch, text, "vote", str(src)) and "xlate_hip_all(p)" not in text
 
 
 @pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
@@ -172,9 +165,6 @@ def test_cuda_fp8_ports_to_hips_ocp_names_and_compiles_on_the_nvidia_route(tmp_p
     # CUDA's fp8 is OCP: its HIP port must name HIP's OCP formats (ROCm 6.3), not FNUZ (another encoding: the
     # same bits are other numbers), and the NVIDIA route maps them back (HeCBench f8cast's port named FNUZ and
     # could not compile there)
-    import xlate.backends.hip as hip
-    from xlate.backends.base import CompileOptions
-
     src = tmp_path / "f8.cu"
     src.write_text("#include <cuda_fp8.h>\n"
                    "__global__ void to_e4m3(const float* x, __nv_fp8_storage_t* y, int n) {\n"
@@ -186,13 +176,10 @@ def test_cuda_fp8_ports_to_hips_ocp_names_and_compiles_on_the_nvidia_route(tmp_p
     unit = parse_file(src)
     text = CudaToHip().translate(unit, unit.text, TranslateOptions()).text
     assert "__HIP_E4M3" in text and "__hip_fp8_e5m2" in text and "FNUZ" not in text and "fnuz" not in text
-    monkeypatch.setenv("XLATE_HIP_PLATFORM", "nvidia")
-    monkeypatch.setattr(hip, "hipcc_path", lambda: None)
     port = tmp_path / "f8.hip"
     port.write_text(text)
     for kernel in ("to_e4m3", "widen"):
-        art = hip.HipBackend().compile(text, kernel, CompileOptions("sm_90", [], {}, []), path=str(port))
-        assert art.compile.ok
+        assert _hip_backend_compiles(monkeypatch, text, kernel, str(port))
 
 
 @pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
@@ -213,20 +200,25 @@ def test_a_port_from_memory_reads_its_source_headers_qualifier_macros(tmp_path, 
     # a HIP port compiled from memory (the gate's candidate) includes its source's "cu.h", which defines GLOBAL /
     # DEV / HOST only under __CUDACC__: read without them its kernel was a host function and `DEV HOST inline`
     # helpers were blanked behind their qualifiers (HeCBench frna: "duplicate specifier", then "no kernel")
-    import xlate.backends.hip as hip
-    from xlate.backends.base import CompileOptions
-
     (tmp_path / "cu.h").write_text("#ifdef __CUDACC__\n#define GLOBAL __global__\n#define DEV __device__\n"
                                    "#define HOST __host__\n#else\n#define GLOBAL\n#define DEV\n#define HOST\n#endif\n")
     text = ("#include <hip/hip_runtime.h>\n#include \"cu.h\"\n"
             "DEV HOST inline static int twice(int v) { return 2 * v; }\n"
             "GLOBAL static void fill(int* out, int n) {\n"
             "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = twice(i); }\n")
+    assert _hip_backend_compiles(monkeypatch, text, "fill", "<candidate>.hip", [str(tmp_path)])
+
+
+def _hip_backend_compiles(monkeypatch, text: str, kernel: str, path: str, include_dirs: list[str] | None = None) -> bool:
+    """`text` built by the HIP backend itself, forced to its NVIDIA route (NVRTC; the AMD-side hipcc check is
+    switched off: it has no CUDA headers here)."""
+    import xlate.backends.hip as hip
+    from xlate.backends.base import CompileOptions
+
     monkeypatch.setenv("XLATE_HIP_PLATFORM", "nvidia")
     monkeypatch.setattr(hip, "hipcc_path", lambda: None)
-    art = hip.HipBackend().compile(text, "fill", CompileOptions("sm_90", [], {}, [], include_dirs=[str(tmp_path)]),
-                                   path="<candidate>.hip")
-    assert art.compile.ok
+    options = CompileOptions("sm_90", [], {}, [], include_dirs=list(include_dirs or []))
+    return hip.HipBackend().compile(text, kernel, options, path=path).compile.ok
 
 
 def _compiles_on_the_nvidia_route(text: str, name: str, kernel: str, **slice_options) -> bool:
