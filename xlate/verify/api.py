@@ -111,10 +111,11 @@ def case_budget(spec: KernelSpec, budget: int, cap: int) -> tuple[int, str | Non
         return (min(LARGEST_CASE, 2 * smallest),
                 f"the spec's smallest case holds {smallest} numbers (more than the usual {budget}): fuzzed near its "
                 f"smallest sizes, with at most {LARGE_CASE_EXAMPLES} examples", None)
-    where = "an interpreter" if budget < GPU_BUDGET else "the gate"
-    return budget, None, (f"the spec's smallest case holds {smallest} numbers, more than {where} fuzzes in one case "
-                          f"({budget if budget < GPU_BUDGET else LARGEST_CASE})"
-                          + ("; run it on a GPU" if budget < GPU_BUDGET and smallest <= LARGEST_CASE else ""))
+    if budget < GPU_BUDGET:
+        return budget, None, (f"the spec's smallest case holds {smallest} numbers, more than an interpreter fuzzes in "
+                              f"one case ({budget})" + ("; run it on a GPU" if smallest <= LARGEST_CASE else ""))
+    return budget, None, (f"the spec's smallest case holds {smallest} numbers, more than the gate fuzzes in one case "
+                          f"({LARGEST_CASE})")
 
 
 def verify(

@@ -110,9 +110,9 @@ class FuzzResult:
 
 def tolerance_terms(spec: KernelSpec, case: Case, env: dict[str, Any], inputs: dict[str, np.ndarray]) -> tuple[int | None, float]:
     """What a case's tolerances scale with: the reduction length (None: no reduction) and the inputs' magnitude."""
-    in_arrays = [inputs[p.name] for p in spec.buffers if p.role != "out"] + [
-        np.asarray([v]) for v in case.scalars.values() if not isinstance(v, dict)]
-    in_arrays = [b for a in in_arrays for b in (_leaf_arrays(a) if a.dtype.fields is not None else [a])]
+    inputs_read = [inputs[p.name] for p in spec.buffers if p.role != "out"]
+    buffers = [b for a in inputs_read for b in (_leaf_arrays(a) if a.dtype.fields is not None else [a])]
+    in_arrays = buffers + [np.asarray([v]) for v in case.scalars.values() if not isinstance(v, dict)]
     length = None
     if spec.op_length:
         from xlate.specs import expr
@@ -120,11 +120,9 @@ def tolerance_terms(spec: KernelSpec, case: Case, env: dict[str, Any], inputs: d
         length = int(expr.evaluate(spec.op_length, env))
     elif spec.op == "atomic":
         # Unknown contributions per output element: bound it by the longest input.
-        length = max((inputs[p.name].size for p in spec.buffers if p.role != "out"), default=1)
+        length = max((a.size for a in inputs_read), default=1)
     floats = [abs(v) for v in case.scalars.values() if isinstance(v, float) and math.isfinite(v)]
     if spec.op == "atomic" and floats:  # a term may be an input times the float scalars (`atomicAdd(m, r * dx * dz)`)
-        buffers = [inputs[p.name] for p in spec.buffers if p.role != "out"]
-        buffers = [b for a in buffers for b in (_leaf_arrays(a) if a.dtype.fields is not None else [a])]
         return length, scale_of(buffers or in_arrays, spec) * math.prod(max(1.0, v) for v in floats)
     return length, scale_of(in_arrays, spec)
 
