@@ -399,7 +399,6 @@ def _may_exceed(reach: sp.Expr, length: sp.Expr, ranges: dict[str, list[float]],
 
 
 MAX_LANES = 1024  # numbers in one by-value argument: the gate draws each, and Hypothesis' buffer is finite
-FUZZ_BUDGET = LARGEST_CASE  # numbers over all buffers of the gate's largest case
 
 
 def _within_budget(fn: Function, inf: Inference, lengths: dict[str, sp.Expr], lanes: dict[str, int]) -> None:
@@ -434,11 +433,11 @@ def _within_budget(fn: Function, inf: Inference, lengths: dict[str, sp.Expr], la
             big = max(big, (v, name))
         if total < 0 or t < total:
             total, largest = t, big
-    if total > FUZZ_BUDGET and largest[1]:
+    if total > LARGEST_CASE and largest[1]:
         name = largest[1]
         del inf.items[name]
         inf.holes[name] = (f"cannot fuzz '{name}' in '{fn.name}': its buffers hold {total} elements even with every "
-                           f"size at its smallest, more than the gate fuzzes in one case ({FUZZ_BUDGET}); test it "
+                           f"size at its smallest, more than the gate fuzzes in one case ({LARGEST_CASE}); test it "
                            "through a version built for smaller sizes, annotated with them")
 
 
