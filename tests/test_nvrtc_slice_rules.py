@@ -4,20 +4,12 @@ as the gate compiles a source side (device slice, bundled headers, xlate's NVRTC
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from xlate.backends.base import Artifact, CompileOptions
 from xlate.backends.nvrtc import nvrtc_version
-from xlate.backends.registry import get_backend
+
+from tests.test_nvrtc_env import build  # the gate's compile of a source side
 
 pytestmark = pytest.mark.skipif(nvrtc_version() is None, reason="NVRTC not installed")
-
-
-def build(path: Path, kernel: str, template_args: list[str] | None = None) -> Artifact:
-    text = path.read_bytes().decode("utf-8", "surrogateescape")
-    options = CompileOptions(compile_only=True, template_args=template_args or [], context_path=str(path))
-    return get_backend("cuda").compile(text, kernel, options, path=str(path))
 
 
 def test_code_guarded_by_nvcc_macro_is_seen(tmp_path):
