@@ -972,7 +972,6 @@ class KernelInterpreter(Evaluator):
         self.fn = fn
         self.unit = unit
         self.facts = KernelFacts(fn)
-        self._constants: dict[str, ts.Node] | None = None  # file-scope const declarations, read once
         self.bounds: dict[sp.Symbol, sp.Expr] = {}
         self.budget = STATEMENT_BUDGET
         self._n = 0
@@ -1023,13 +1022,7 @@ class KernelInterpreter(Evaluator):
         """The names the kernel uses, with those its macros, the constants it names and the device functions it calls
         use in turn (`Node(i, iH)` expanding to `node[i * MAX_VARS_PER_NODE + iH]`): a program constant the kernel
         depends on keeps its value in the spec (drawn smaller, the kernel's fixed layout no longer fits its buffers)."""
-        consts: dict[str, str] = {}
-        for _, decl in self.program.globals:
-            for d in decl.children_by_field_name("declarator"):
-                if d.type == "init_declarator" and d.child_by_field_name("value") is not None:
-                    name = d.child_by_field_name("declarator")
-                    if name is not None and name.type == "identifier":
-                        consts.setdefault(text(name), text(d.child_by_field_name("value")))
+        consts = {n: text(value) for n, (value, _) in self.program.initialisers.items()}
         out = set(names)
         todo = list(names)
         while todo and len(out) < 5000:
@@ -1657,18 +1650,8 @@ class KernelInterpreter(Evaluator):
     def _file_constant(self, name: str) -> Value:
         """A file-scope `const int ID_RHOT = 3;` (any file of the program): its value, as a macro's. Unknown, the
         kernel's indices `ID_RHOT * (nz + 2 * hs) * ...` had no largest value, and the buffer no extent."""
-        if self._constants is None:
-            self._constants = {}
-            for _, decl in self.program.globals:
-                quals = {text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")}
-                if not quals & {"const", "constexpr"}:
-                    continue
-                for d in decl.children_by_field_name("declarator"):
-                    target = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
-                    if target is not None and target.type == "identifier" and d.child_by_field_name("value") is not None:
-                        self._constants.setdefault(text(target), d.child_by_field_name("value"))
-        value = self._constants.get(name)
-        if value is None or name in self._macro_active:
+        value, const = self.program.initialisers.get(name, (None, False))
+        if value is None or not const or name in self._macro_active:
             return None
         self._macro_active.add(name)
         try:

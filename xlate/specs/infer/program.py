@@ -523,6 +523,20 @@ class Program:
                                                            tdefaults))
 
     # -- queries -------------------------------------------------------------------------------------------------
+    @functools.cached_property
+    def initialisers(self) -> dict[str, tuple[ts.Node, bool]]:
+        """File-scope variables with an initialiser, in every file: name -> (the value, whether the declaration is
+        `const`/`constexpr`); the first declaration of a name wins."""
+        out: dict[str, tuple[ts.Node, bool]] = {}
+        for _, decl in self.globals:
+            quals = {text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")}
+            for d in decl.children_by_field_name("declarator"):
+                value = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                name = d.child_by_field_name("declarator") if value is not None else None
+                if name is not None and name.type == "identifier":
+                    out.setdefault(text(name), (value, bool(quals & {"const", "constexpr"})))
+        return out
+
     def function(self, name: str, space: str | None = None, arity: int | None = None) -> FuncDef | None:
         """A free function (not a method) of that name."""
         for fd in self.functions.get(name, []):
