@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import os
 import re
 from typing import Any
 
@@ -25,7 +26,7 @@ from xlate.model import (
     SharedDecl,
     TemplateParam,
 )
-from xlate.parse import languages
+from xlate.parse import languages, ppscan
 from xlate.parse.access import AccessAnalyzer, Effects, resolve_interprocedural
 from xlate.parse.consteval import ConstEvaluator
 from xlate.parse.nodes import Source, annotation_above, walk
@@ -122,7 +123,7 @@ class CFamilyBuilder:
         unit.includes = self._includes(root)
         unit.macros = self._macros(root)
         unit.constants = self._constants(root)
-        self.consteval = ConstEvaluator(self.src, self.grammar, unit.macros, unit.constants)
+        self.consteval = ConstEvaluator(self.src, self.grammar, unit.macros, unit.constants, self.outer_macros)
 
         fn_nodes = [m["function"][0] for m in self.found["functions"]]
         functions: list[tuple[Function, ts.Node]] = []
@@ -301,6 +302,10 @@ class CFamilyBuilder:
         return out
 
     def _macros(self, root: ts.Node) -> list[Macro]:
+        """The file's `#define`s the preprocessor reaches (xlate.parse.ppscan): a definition in a `#if` branch the
+        compiler does not take is left out where the name is defined otherwise (another branch, a header the file
+        includes, a `-D` flag of the build); one under a condition that cannot be decided stays, as all did before.
+        `self.outer_macros`: the values of names whose own definitions were all left out, from those others."""
         out = []
         for m in self.found["macros"]:
             params = None
@@ -308,7 +313,29 @@ class CFamilyBuilder:
                 params = [self.src.text(c) for c in m["params"][0].named_children]
             value = self.src.text(m["value"][0]).strip() if "value" in m else ""
             out.append(Macro(self.src.text(m["name"][0]), params, value, self.src.span(m["macro"][0])))
-        return out
+        self.outer_macros: dict[str, str] = {}
+        if not out or ppscan.CONDITIONAL.search(self.src.data) is None:
+            return out
+        path = self.src.path
+        flags = {n: v for n, (v, _, _) in ppscan.build_flags(os.path.dirname(path)).items()} if os.path.isfile(
+            path) else {}
+        status, table = ppscan.file_status(path, self.src.data.decode("utf-8", "replace"), flags)
+        if ppscan.OFF not in status.values():
+            return out
+        kept_names = {m.name for m in out if status.get(m.span.line) != ppscan.OFF}
+        keep = []
+        for m in out:
+            if status.get(m.span.line) != ppscan.OFF:
+                keep.append(m)
+            elif m.name in kept_names:
+                continue
+            elif m.name in table and table[m.name] != ppscan.UNREADABLE:  # a header or a -D flag defines it
+                if m.params is None and table[m.name] is not None:
+                    self.outer_macros.setdefault(m.name, str(table[m.name]))
+            else:
+                kept_names.add(m.name)  # defined nowhere else: its first definition stays, as before
+                keep.append(m)
+        return keep
 
     def _constants(self, root: ts.Node) -> dict[str, str]:
         out: dict[str, str] = {}

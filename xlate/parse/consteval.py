@@ -32,10 +32,13 @@ def parse_int_literal(text: str) -> int | None:
 
 
 class ConstEvaluator:
-    def __init__(self, src: Source, grammar: str, macros: list[Macro], constants: dict[str, str]):
+    def __init__(self, src: Source, grammar: str, macros: list[Macro], constants: dict[str, str],
+                 outer: dict[str, str] | None = None):
+        """`outer`: values of names the file defines only in `#if` branches not taken, which a header or the
+        build defines (xlate.parse.cfamily._macros)."""
         self.src = src
         self.grammar = grammar
-        self.macros = {m.name: m.value for m in macros if m.params is None}
+        self.macros = {**(outer or {}), **{m.name: m.value for m in macros if m.params is None}}
         self.constants = constants
         self._cache: dict[str, int | None] = {}
         self._active: set[str] = set()
