@@ -15,6 +15,7 @@ import tree_sitter as ts
 
 from xlate.cir.cond import DEVICE_MACROS, Undecidable, evaluate
 from xlate.model import KernelUnit
+from xlate.parse import ppscan
 from xlate.resources import data
 from xlate.specs.model import normalise_ctype
 
@@ -81,28 +82,81 @@ class Program:
         self.classes: dict[str, dict[str, tuple[str, bool, ts.Node | None]]] = {}  # class -> member -> (type, pointer, init)
         self.class_tparams: dict[str, list[str]] = {}
         self._roots = {f.tree.root_node.id: f for f in files}
+        # every #define and enumerator in the order the first of a name wins (ppscan decides which count)
+        self._candidates: list[tuple[MacroDef, bool]] = []
+        self._flags: dict[str, tuple[str, str, int]] = {}
         for f in files:
             self._index(f)
+        self._settle_macros()
         self.settle_typedefs()
         for name, definition in data("spec_inference.yaml").get("system_types", {}).items():
             self.typedefs.setdefault(name, definition)
 
     # -- indexing ------------------------------------------------------------------------------------------------
     def add_build_macros(self, folder: Path) -> None:
-        """`-DNAME=VALUE` from the program's Makefile or CMakeLists.txt: types and sizes chosen at build time."""
-        for name in ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt", "Makefile.nvidia"):
-            f = folder / name
-            if not f.is_file():
-                continue
-            try:
-                body = f.read_text(errors="replace")[:200000]
-            except OSError:
-                continue
-            for m in re.finditer(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=([^\s'\")]+))?", body):
-                if m.group(1) not in self.macros and not m.group(1).startswith("_"):
-                    line = body.count("\n", 0, m.start()) + 1
-                    self.macros[m.group(1)] = MacroDef(m.group(1), None, m.group(2) or "1", str(f), line)
+        """`-DNAME=VALUE` from the program's Makefile or CMakeLists.txt: types and sizes chosen at build time. They
+        hold before the first line of every file, so the `#if`s are decided again with them
+        (`#ifndef BLOCK / #define BLOCK 64` gives way to `-DBLOCK=128`)."""
+        flags = ppscan.build_flags(folder)
+        if not flags:
+            return
+        self._flags = flags
+        self._settle_macros()
         self.settle_typedefs()
+
+    def _settle_macros(self) -> None:
+        """`self.macros` as the preprocessor defines them (xlate.parse.ppscan): each file read from its includer
+        down (a header where its includer includes it, the build's flags first), a `#define` in a `#if` branch not
+        taken left out; one under a condition that cannot be decided counts, as every definition did before. Of
+        the definitions that count, the first of a name (the kernel's own file first) wins, then the build's
+        flags; a name whose only definitions are in branches not taken keeps its first."""
+        status = self._scan()
+        self.macros = {}
+        off: list[MacroDef] = []
+        for md, enum in self._candidates:
+            if enum or status.get((md.path, md.line)) != ppscan.OFF:
+                self.macros.setdefault(md.name, md)
+            else:
+                off.append(md)
+        for name, (value, where, line) in self._flags.items():
+            self.macros.setdefault(name, MacroDef(name, None, value, where, line))
+        for md in off:
+            self.macros.setdefault(md.name, md)
+
+    def _scan(self) -> dict[tuple[str, int], str]:
+        """The ppscan status of each `#define` line of the program's files, keyed by (path, line). A file no other
+        file of the program includes is a translation unit, read from the build's flags; an included one is read
+        where its includer includes it."""
+        if not any(ppscan.CONDITIONAL.search(f.data) for f in self.files):
+            return {}
+        by_path = {os.path.abspath(f.path): f for f in self.files}
+        texts: dict[str, str] = {}
+
+        def source(f: SourceFile) -> str:
+            if f.path not in texts:
+                texts[f.path] = f.data.decode("utf-8", "replace")
+            return texts[f.path]
+
+        def resolve(including: str, rel: str) -> tuple[str, str] | None:
+            where = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(including)), rel))
+            f = by_path.get(where)
+            return (f.path, source(f)) if f is not None else ppscan.disk_resolver(including, rel)
+
+        included: set[str] = set()
+        for f in self.files:
+            for _, kind, rest in ppscan.directives(source(f)):
+                m = ppscan.INCLUDE.match(rest) if kind == "include" else None
+                if m is not None:
+                    where = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(f.path)), m.group(1)))
+                    if where in by_path and by_path[where] is not f:
+                        included.add(by_path[where].path)
+        scan = ppscan.Scan({n: v for n, (v, _, _) in self._flags.items()}, resolve)
+        reached: set[str] = set()
+        for f in [f for f in self.files if f.path not in included] + [f for f in self.files if f.path in included]:
+            if f.path not in reached:
+                scan.unit(f.path, source(f))
+                reached |= scan.seen
+        return scan.status
 
     def _index(self, f: SourceFile) -> None:
         for node in _defines(f.tree.root_node):  # anywhere, a function body included
@@ -125,7 +179,7 @@ class Program:
                     continue  # the group's own name or #if expression, not its body
                 t = child.type
                 if t in ("preproc_def", "preproc_function_def"):
-                    self._macro(f, child)
+                    continue  # read by _defines
                 elif t == "function_definition":
                     self._function(f, child)
                 elif t == "type_definition":
@@ -456,8 +510,8 @@ class Program:
             name = text(e.child_by_field_name("name"))
             value = e.child_by_field_name("value")
             body = text(value) if value is not None else (f"({prev}) + 1" if prev is not None else "0")
-            if name and name not in self.macros:
-                self.macros[name] = MacroDef(name, None, body, f.path, f.line(e))
+            if name:
+                self._candidates.append((MacroDef(name, None, body, f.path, f.line(e)), True))
             prev = name
 
     def _macro(self, f: SourceFile, node: ts.Node) -> None:
@@ -468,8 +522,8 @@ class Program:
         value = node.child_by_field_name("value")
         body = re.sub(r"\\\s*\n", " ", text(value))
         body = re.sub(r"/\*.*?\*/|//.*$", " ", body, flags=re.S | re.M).strip()  # comments after the value
-        if name and name not in self.macros:
-            self.macros[name] = MacroDef(name, params, body, f.path, f.line(node))
+        if name:
+            self._candidates.append((MacroDef(name, params, body, f.path, f.line(node)), False))
 
     def _function(self, f: SourceFile, node: ts.Node, cls: str = "") -> None:
         decl = node.child_by_field_name("declarator")
