@@ -204,3 +204,45 @@ def test_the_copy_kernel_compiles_for_the_c_family_backends(backend):
     text, path = copy_source(backend)
     art = b.compile(text, COPY_KERNEL, CompileOptions(), path=path)
     assert art.compile.ok and COPY_KERNEL in art.entry
+
+
+def test_the_port_is_built_with_its_sources_includer_context(tmp_path, monkeypatch):
+    # A header kernel whose size macro comes from another header its includer reads first: the gate built its
+    # HIP port with the source's context and verified it, while the benchmark built the port file alone, in the
+    # folder it was written to, and failed with "identifier ... is undefined" (H200, two real HIP ports).
+    from xlate.backends import hip as hip_backend
+    from xlate.backends.base import CompileError, CompileOptions
+
+    from xlate.migrate.bench import port_side
+    from xlate.verify.runner import Side
+
+    prog, out = tmp_path / "prog", tmp_path / "ports"
+    prog.mkdir()
+    out.mkdir()
+    (prog / "sizes.h").write_text("#define ROW_LEN 96\n")
+    kernel = ("__global__ void shift(const float* in, float* out, int rows) {\n"
+              "  int r = blockIdx.x, c = threadIdx.x;\n"
+              "  if (r < rows && c < ROW_LEN) out[r * ROW_LEN + c] = in[r * ROW_LEN + (c + 1) % ROW_LEN]; }\n")
+    (prog / "kernel.h").write_text(kernel)
+    (prog / "main.cu").write_text('#include "sizes.h"\n#include "kernel.h"\nint main() { return 0; }\n')
+    port_file = out / "kernel.hip"
+    port_text = "#include <hip/hip_runtime.h>\n" + kernel
+    port_file.write_text(port_text)
+    monkeypatch.setattr(hip_backend, "run_platform", lambda: "nvidia")
+    monkeypatch.setattr(hip_backend, "hipcc_path", lambda: None)  # the NVIDIA route alone
+    backend = hip_backend.HipBackend()
+
+    def compiles(side: Side) -> bool:
+        options = CompileOptions("sm_90", [], {}, [], include_dirs=side.include_dirs, context_path=side.context_path)
+        try:
+            return backend.compile(side.text, "shift", options, path=side.path).compile.ok
+        except CompileError as exc:
+            assert "ROW_LEN" in exc.log  # the one failure this test is about
+            return False
+
+    source = Side(str(prog / "kernel.h"), "shift")
+    as_file_alone = Side(str(port_file), "shift", text=port_text, language="hip", include_dirs=[str(prog)])
+    assert not compiles(as_file_alone)  # the way it was built before: ROW_LEN unknown
+    port = port_side(source, port_text, "hip", arch="sm_90", timeout=60.0, port_path=str(port_file))
+    assert port.context_path == source.context_path and str(prog) in port.include_dirs
+    assert compiles(port)

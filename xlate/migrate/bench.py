@@ -120,7 +120,6 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
     DeviceFacts (asked here when None); `copy`: measure_copy's result for the bandwidth percentages;
     `port_path`: where the port lives (its quoted includes are found beside it); `interpreter_ok`: time CPU
     interpreters too (tests of the mechanics on a machine without a GPU)."""
-    import os
     import time
 
     from xlate.migrate.benchdevice import device_facts, gpu_timing
@@ -131,9 +130,7 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
     t0 = time.perf_counter()
     plan = plan or Plan()
     source = Side(source_path, kernel, text=source_text, language=source_language, timeout=timeout, label="source")
-    beside = [os.path.dirname(os.path.abspath(source_path))] if os.path.isfile(source_path) else []
-    port = Side(port_path or "<port>", kernel, text=port_text, language=port_language, arch=arch, timeout=timeout,
-                label="port", include_dirs=beside)
+    port = port_side(source, port_text, port_language, arch=arch, timeout=timeout, port_path=port_path)
     for side in (source, port):
         why = gpu_timing(side.backend.name, interpreter_ok)
         if why:
@@ -160,6 +157,20 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
         why = f"the working set ({ws / 2**20:.0f} MiB) is below {plan.l2_multiple:g}x the L2 cache ({facts.l2_bytes / 2**20:.0f} MiB)"
         result["note"] = f"{note}; {why}" if note else why
     return result
+
+
+def port_side(source: Any, port_text: str, port_language: str, *, arch: str | None, timeout: float,
+              port_path: str | None = None) -> Any:
+    """The port as the gate built it when it verified it: from memory, its quoted includes found beside it and
+    beside its source, its includer context (the macros a header takes from the file that includes it, build-file
+    flags) its source's. Built as a file of its own folder, a port of a header lost that context."""
+    import os
+
+    from xlate.verify.runner import Side
+
+    dirs = [os.path.dirname(os.path.abspath(p)) for p in (port_path, source.path) if p and os.path.isfile(p)]
+    return Side("<port>", source.kernel, text=port_text, language=port_language, arch=arch, timeout=timeout,
+                label="port", include_dirs=dirs, context_path=source.context_path)
 
 
 def _sizes_text(sizes: dict[str, int]) -> str:
