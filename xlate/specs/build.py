@@ -15,6 +15,7 @@ from xlate.specs import expr
 from xlate.specs.language import (
     BUFFER,
     CALL,
+    global_buffer,
     leading_annotation,
     parse_choice,
     parse_items,
@@ -131,7 +132,7 @@ def resolve_spec(unit: KernelUnit, kernel: str, overrides: str | None = None, *,
 
         resolve = type_resolver(unit, context)
     try:
-        res.spec = _build(unit, fn, fn.params, res.items, where, resolve=resolve)
+        res.spec = _build(unit, fn, fn.params, res.items, where, resolve=resolve, context=context)
     except SpecError as exc:
         res.error = str(exc)
     return res
@@ -217,7 +218,7 @@ def _resolve_triton(unit: KernelUnit, launcher: str, overrides: str | None) -> R
 
 
 def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: dict[str, tuple[str, Origin]],
-           where: str, triton: bool = False, resolve: Any = None) -> KernelSpec:
+           where: str, triton: bool = False, resolve: Any = None, context: list[KernelUnit] | None = None) -> KernelSpec:
     items = {key: text.split(":", 1)[1].strip() for key, (text, _) in given.items()}
     origins = {key: origin for key, (_, origin) in given.items()}
     name = fn.name if fn is not None else ""
@@ -307,6 +308,13 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
             except ValueError:
                 raise SpecError(f"{where}error: {key} must be a number") from None
     for tname in list(items):
+        if global_buffer(items[tname]) is not None:  # a module-scope variable: `d_cost: global inout[N]`
+            if any(tname == p.name for p in params):
+                raise SpecError(f"{where}error: '{tname}' is a parameter of '{name}': 'global' names a module variable")
+            from xlate.specs.infer.globals import global_param
+
+            spec.params.append(global_param(unit, context, tname, items.pop(tname), where, triton))
+            continue
         free = CALL.match(items[tname])
         if free and free.group(1) == "size" and tname not in template_values and tname not in template_types:
             lo, hi, _ = parse_range(free.group(3), where)

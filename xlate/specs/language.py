@@ -1,6 +1,9 @@
 """The annotation language: reading `name: value` items and writing a spec back as items.
 
     // xlate: x: in[n], y: out[n], n: size(1..1<<20), a: scalar(-2..2), grid: cdiv(n, 256), block: 256
+
+A module-scope variable the kernel works on is a buffer item with `global` before its role:
+`d_cost: global inout[1024]`, `coeffs: global in[16](-1..1)`, `d_count: global inout[1]` (a scalar variable).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ RANGE = re.compile(r"^\((.*)\)$")
 BUFFER = re.compile(r"^(in|out|inout)\s*\[(.*)\]\s*(\((.*)\))?\s*(as\s+(\w+))?$")
 CALL = re.compile(r"^(\w+)\s*(\((.*)\))?\s*(as\s+(\w+))?$")
 CHOICE = re.compile(r"^choice\s*\((.*)\)$")
+GLOBAL = re.compile(r"^global\s+(?=(?:in|out|inout)\s*\[)")
 SPEC_KEYS = ("grid", "block", "shmem", "op", "where", "values", "rtol", "atol")
 
 
@@ -70,6 +74,12 @@ def split_record(value: str) -> tuple[str, str | None]:
         elif depth == 0 and i > 0 and value[i - 1].isspace() and re.match(r"as\s+\{", value[i:]):
             return value[:i].rstrip(), value[i + 2 :].strip()
     return value, None
+
+
+def global_buffer(value: str) -> str | None:
+    """`global inout[N](0..9)` -> `inout[N](0..9)`: the buffer item of a module global; None for anything else."""
+    m = GLOBAL.match(value.strip())
+    return value.strip()[m.end():] if m else None
 
 
 def parse_tuple(text: str) -> list[str]:
@@ -142,7 +152,8 @@ def param_item(p: ParamSpec, dtype: str | None = None) -> str:
         rng = "(perm)" if p.perm else _rng(p.lo, p.hi)
         if p.distinct and rng:
             rng = f"{rng[:-1]} distinct)"
-        return f"{p.name}: {p.role}[{', '.join(p.dims)}]{rng}{suffix}"
+        scope = "global " if p.module_global else ""
+        return f"{p.name}: {scope}{p.role}[{', '.join(p.dims)}]{rng}{suffix}"
     if p.role == "size":
         return f"{p.name}: size({p.lo}..{p.hi}){suffix}"
     if p.role == "scalar":

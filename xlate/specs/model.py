@@ -61,6 +61,9 @@ class ParamSpec:
     perm: bool = False  # buffer values: a permutation of 0..len-1
     const: str | None = None  # role const: the expression
     distinct: bool = False  # buffer values: pairwise distinct, inside lo..hi (`(0..m - 1 distinct)`)
+    # A module-scope `__device__`/`__constant__` variable the kernel reads or writes, not a parameter (position
+    # -1): `d_cost: global inout[1024]`. The gate fills it before each run and reads it back after, like a buffer.
+    module_global: bool = False
 
     @property
     def is_buffer(self) -> bool:
@@ -93,6 +96,10 @@ class KernelSpec:
     @property
     def buffers(self) -> list[ParamSpec]:
         return [p for p in self.params if p.is_buffer]
+
+    @property
+    def module_globals(self) -> list[ParamSpec]:
+        return [p for p in self.params if p.module_global]
 
     @property
     def sizes(self) -> list[ParamSpec]:

@@ -14,6 +14,7 @@ import sympy as sp
 from xlate.model import Function, KernelUnit, Param
 from xlate.specs.infer import Inference
 from xlate.specs.infer.assemble import DEFAULT_SIZE_HI, Mapper, numpy_of, param_symbol
+from xlate.specs.infer.globals import infer_globals
 from xlate.specs.infer.host import Launch, Root
 from xlate.specs.infer.kernel import KernelFacts, _dominant, _never_negative, aggregate_of, kernel_facts
 from xlate.specs.infer.program import Program
@@ -264,6 +265,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         simple = [sp.sympify(t, locals={n: sp.Symbol(n, positive=True, integer=True) for n in re.findall(r"[A-Za-z_]\w*", t)})
                   if re.fullmatch(r"[\w\s*]+", t) else sp.Integer(1) for t in parts]
         _clamp_launch_sizes(inf, [], None, None, simple)
+    # the `__device__`/`__constant__` variables it reads and writes (xlate/specs/infer/globals.py)
+    infer_globals(fn, program, facts[2] if len(facts) > 2 else None, inf)
     return inf
 
 
