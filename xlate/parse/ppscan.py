@@ -46,7 +46,7 @@ Resolver = Callable[[str, str], "tuple[str, str] | None"]
 
 def _blank_comment(m: re.Match[str]) -> str:
     s = m.group(0)
-    return s if s[0] in "\"'" else re.sub(r"[^\n]", " ", s)
+    return s if s[0] in "\"'" else "\n" * s.count("\n") or " "  # lines kept: only line numbers matter
 
 
 @functools.lru_cache(maxsize=1024)
