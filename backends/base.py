@@ -60,6 +60,9 @@ class CompileOptions:
     # The source file whose includer gives a header its context (xlate/parse/bundle.py: includer_preamble); a
     # port is compiled in its source's context.
     context_path: str | None = None
+    # Module-scope variables (`__device__`, `__constant__`) the run fills and reads back by name (BufferArg.symbol):
+    # the compile keeps them reachable and records their symbols (Artifact.meta["globals"]: name -> symbol).
+    module_globals: list[str] = field(default_factory=list)
 
     def key(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,6 +101,10 @@ class BufferArg:
     data: np.ndarray
     offset: int
     length: int
+    # A module-scope variable of this name rather than a kernel argument: the runtime copies
+    # `data[offset : offset + length]` into it before the launch and reads it back after (it must hold exactly
+    # that many bytes), and passes nothing to the kernel for it.
+    symbol: str | None = None
 
 
 @dataclass
@@ -135,8 +142,10 @@ class RunResult:
 #   sanitizer        its worker can run under compute-sanitizer (`run(wrapper=...)`, NVIDIA devices)
 #   timing           run(bench=...) returns kernel times from device events
 #   file_check       check_file() compile-checks a whole translation unit, host code included
-Capability = Literal["grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check"]
-CAPABILITIES: tuple[Capability, ...] = ("grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check")
+#   module_globals   run() fills and reads back module-scope variables (BufferArg.symbol, CompileOptions.module_globals)
+Capability = Literal["grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check", "module_globals"]
+CAPABILITIES: tuple[Capability, ...] = ("grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check",
+                                        "module_globals")
 
 
 @dataclass

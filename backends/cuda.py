@@ -76,9 +76,12 @@ class NvrtcCompiler:
         self.backend = backend
 
     def compile(self, device_source: str, kernel: str, options: CompileOptions, *, path: str, extra: list[str],
-                name_expression: str | None = None) -> Artifact:
+                name_expression: str | None = None, global_expressions: dict[str, str] | None = None) -> Artifact:
         arch = options.arch or (nvidia_devices()[0]["arch"] if nvidia_devices() else DEFAULT_ARCH)
         expr = name_expression or kernel + (f"<{', '.join(options.template_args)}>" if options.template_args else "")
+        # module variables the gate fills by name (`&d_cost`): NVRTC keeps them and gives their symbols
+        variables = dict(global_expressions or {})
+        exprs = [expr, *variables.values()]
         flags = [*(f"-D{k}={v}" for k, v in options.defines.items()), *extra, *options.extra]
         version = nvrtc.nvrtc_version()
         if version is None:
@@ -86,11 +89,11 @@ class NvrtcCompiler:
                 "NVRTC is not installed", "pip install 'xlate[cuda]' (cuda-bindings and the nvidia-cuda-* wheels)"
             )
         key = content_key(self.backend, device_source, expr, arch, flags, version, nvrtc.include_options(),
-                          xlate_headers_digest())
+                          xlate_headers_digest(), *([sorted(variables.items())] if variables else []))
         cached = load_artifact(self.backend, key)
         if cached is not None:
             return cached
-        out = nvrtc.compile_nvrtc(device_source, name=Path(path).name, arch=arch, name_expressions=[expr], options=flags)
+        out = nvrtc.compile_nvrtc(device_source, name=Path(path).name, arch=arch, name_expressions=exprs, options=flags)
         if not out.ok:
             # nvcc would compile the whole file too, but the gate checks one kernel: what NVRTC cannot build in
             # the rest of the file (another kernel's thrust::sort, a host struct of std::string) need not stop
@@ -100,7 +103,7 @@ class NvrtcCompiler:
 
             closure = kernel_closure(device_source, kernel.rsplit("::", 1)[-1])
             retry = None if closure is None else nvrtc.compile_nvrtc(
-                closure, name=Path(path).name, arch=arch, name_expressions=[expr], options=flags)
+                closure, name=Path(path).name, arch=arch, name_expressions=exprs, options=flags)
             if retry is None or not retry.ok:
                 raise CompileError(self.backend, _relabel(out.log, path), path)
             out = retry
@@ -112,7 +115,8 @@ class NvrtcCompiler:
             key=key,
             path=str(cubin),
             entry=out.lowered[expr],
-            meta={"arch": arch, "name_expression": expr, "nvrtc": version, "log": out.log},
+            meta={"arch": arch, "name_expression": expr, "nvrtc": version, "log": out.log,
+                  **({"globals": {name: out.lowered[e] for name, e in variables.items()}} if variables else {})},
             compile=CompileResult(True, out.log, out.seconds, False),
         )
         store_artifact(artifact)
@@ -130,7 +134,8 @@ def _relabel(log: str, path: str) -> str:
 class CudaBackend(BackendDefaults):
     name = "cuda"
     languages = ("cuda",)
-    capabilities: frozenset[Capability] = frozenset({"grid_launch", "schedule_jitter", "sanitizer", "timing"})
+    capabilities: frozenset[Capability] = frozenset({"grid_launch", "schedule_jitter", "sanitizer", "timing",
+                                                     "module_globals"})
 
     def __init__(self) -> None:
         self._compiler = NvrtcCompiler(self.name)
@@ -179,7 +184,8 @@ class CudaBackend(BackendDefaults):
         # once libcu++ has taken NVRTC for NVRTC (a HIP port, built by the same compiler, does not get it)
         art = self._compiler.compile(sliced, kernel, options, path=path, extra=["-DXLATE_NVCC_SOURCE"],
                                      name_expression=nvrtc.name_expression(unit, source, kernel, options.template_args,
-                                                                           compiled=sliced))
+                                                                           compiled=sliced),
+                                     global_expressions=nvrtc.global_expressions(source, options.module_globals))
         art.meta["schedule_jitter"] = options.schedule_jitter
         return art
 

@@ -19,7 +19,8 @@ class CupyRuntime:
 
     def load(self, artifact: dict[str, Any]) -> Any:
         module = self.cp.RawModule(path=artifact["path"])
-        return module.get_function(artifact["entry"]), module
+        symbols = dict((artifact.get("meta") or {}).get("globals") or {})  # module variable -> its symbol
+        return module.get_function(artifact["entry"]), module, symbols
 
     def is_fatal(self, exc: BaseException) -> bool:
         # Any CUDA error may leave the context unusable (illegal address is sticky): restart the worker.
@@ -28,10 +29,14 @@ class CupyRuntime:
 
     def run(self, handle: Any, args: list[Any], launch: LaunchConfig, bench: dict[str, int] | None = None):
         cp = self.cp
-        fn, _module = handle
+        fn, module, symbols = handle if len(handle) == 3 else (*handle, {})
         device: dict[str, Any] = {}
         kargs: list[Any] = []
+        variables: dict[str, tuple[Any, np.ndarray, int, int]] = {}
         for a in args:
+            if isinstance(a, BufferArg) and a.symbol is not None:  # a module variable: filled, passed nothing
+                variables[a.name] = (_fill_global(module, symbols.get(a.symbol, a.symbol), a), a.data, a.offset, a.length)
+                continue
             if isinstance(a, BufferArg):
                 raw = cp.asarray(np.ascontiguousarray(a.data).view(np.uint8))
                 size = a.data.dtype.itemsize
@@ -57,8 +62,69 @@ class CupyRuntime:
         # a timing-only call (bench "discard_outputs") brings nothing back: hundreds of MB per call otherwise
         out = {} if (bench or {}).get("discard_outputs") else {
             name: cp.asnumpy(raw).view(host.dtype).reshape(host.shape) for name, (raw, host) in device.items()}
+        if not (bench or {}).get("discard_outputs"):
+            for name, (ptr, host, offset, length) in variables.items():
+                after = host.copy()
+                part = np.empty(length, dtype=host.dtype)
+                ptr.copy_to_host(part)
+                after[offset : offset + length] = part
+                out[name] = after
         seconds = sorted(times)[len(times) // 2]
         return out, seconds, {"times": times if repeat else []}
+
+
+def _global_address(module: Any, symbol: str) -> tuple[int, int | None]:
+    """(device address, size in bytes) of the module variable `symbol`: cuModuleGetGlobal through the driver
+    library (CuPy's RawModule.get_global does not give the size); the size is None where that library cannot
+    be called."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        fn = lib.cuModuleGetGlobal_v2
+    except (OSError, AttributeError):
+        return int(module.get_global(symbol).ptr), None
+    fn.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p, ctypes.c_char_p]
+    fn.restype = ctypes.c_int
+    address, size = ctypes.c_uint64(), ctypes.c_size_t()
+    rc = fn(ctypes.byref(address), ctypes.byref(size), ctypes.c_void_p(int(module.module.ptr)), symbol.encode())
+    if rc != 0:
+        raise LookupError(f"cuModuleGetGlobal failed with CUresult {rc}")
+    return int(address.value), int(size.value)
+
+
+class _Global:
+    """A module variable's device bytes, filled from and read back into host arrays."""
+
+    def __init__(self, cp: Any, address: int) -> None:
+        self.cp = cp
+        self.address = address
+
+    def copy_from_host(self, host: np.ndarray) -> None:
+        if host.nbytes:
+            self.cp.cuda.runtime.memcpy(self.address, host.ctypes.data, host.nbytes, 1)  # host to device
+
+    def copy_to_host(self, host: np.ndarray) -> None:
+        if host.nbytes:
+            self.cp.cuda.runtime.memcpy(host.ctypes.data, self.address, host.nbytes, 2)  # device to host
+
+
+def _fill_global(module: Any, symbol: str, a: BufferArg) -> _Global:
+    """The module variable `symbol` filled with the argument's elements; it must hold exactly their bytes (a spec
+    that gives it another length does not describe this module)."""
+    import cupy
+
+    try:
+        address, size = _global_address(module, symbol)
+    except Exception as exc:
+        raise LookupError(f"the module has no variable '{a.symbol}' ({symbol}): {exc}") from None
+    part = np.ascontiguousarray(a.data[a.offset : a.offset + a.length])
+    if size is not None and size != part.nbytes:
+        raise ValueError(f"module variable '{a.symbol}' holds {size} bytes, but the spec gives it {a.length} elements "
+                         f"of {part.dtype.itemsize} bytes ({part.nbytes} bytes): its length in the spec is wrong")
+    var = _Global(cupy, address)
+    var.copy_from_host(part)
+    return var
 
 
 def _scalar(value: Any, dtype: str) -> Any:

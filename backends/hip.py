@@ -118,8 +118,9 @@ class HipBackend(BackendDefaults):
     name = "hip"
     languages = ("hip",)
     # schedule jitter and compute-sanitizer on the NVIDIA route only (see CompileOptions.schedule_jitter)
+    # module_globals: on the NVIDIA route (CuPy) and through hipModuleGetGlobal on AMD
     capabilities: frozenset[Capability] = frozenset({"grid_launch", "schedule_jitter", "sanitizer", "timing",
-                                                     "file_check"})
+                                                     "file_check", "module_globals"})
 
     def __init__(self) -> None:
         self._nvrtc = NvrtcCompiler(self.name)
@@ -189,7 +190,8 @@ class HipBackend(BackendDefaults):
             # a port compiled from memory includes its source's headers (`#define GLOBAL __global__` in cu.h):
             # read with their qualifier macros, or its kernels look like host functions
             unit, source = parse_for_build(source, name, "hip", options.schedule_jitter, tuple(options.include_dirs))
-            nv_options = CompileOptions(None, options.template_args, options.defines, options.extra)
+            nv_options = CompileOptions(None, options.template_args, options.defines, options.extra,
+                                        module_globals=list(options.module_globals))
             sliced = device_slice(unit, source, hip=True, include_dirs=options.include_dirs,
                                   system_dirs=nvrtc.system_include_dirs(), context_path=options.context_path,
                                   path=path)
@@ -197,7 +199,8 @@ class HipBackend(BackendDefaults):
             # named as the CUDA route names it (namespaces, overloads told apart by their parameter types)
             art = self._nvrtc.compile(sliced, kernel, nv_options, path=path, extra=["-include", "xlate_hip_on_nvidia.h"],
                                       name_expression=nvrtc.name_expression(unit, source, kernel, options.template_args,
-                                                                            compiled=sliced))
+                                                                            compiled=sliced),
+                                      global_expressions=nvrtc.global_expressions(source, options.module_globals))
             art.meta.update(platform="nvidia", caveat=NVIDIA_CAVEAT, amd_arch=amd_arch, schedule_jitter=options.schedule_jitter,
                             hipcc=bool(check), hipcc_log=check.log if check else None)
             return art
@@ -311,10 +314,21 @@ class HipAmdRuntime:
 
     def run(self, handle: Any, args: list[Any], launch: LaunchConfig, bench: dict[str, int] | None = None):
         hip = self.hip
-        fn, _module = handle
+        fn, module = handle
         device: dict[str, Any] = {}
         extra: list[Any] = []
+        variables: dict[str, tuple[Any, np.ndarray, int, int]] = {}
         for a in args:
+            if isinstance(a, BufferArg) and a.symbol is not None:  # a module variable (untested: no AMD GPU here)
+                ptr, size = self._ok(hip.hipModuleGetGlobal(module, a.symbol.encode()))
+                part = np.ascontiguousarray(a.data[a.offset : a.offset + a.length])
+                if int(size) != part.nbytes:
+                    raise ValueError(f"module variable '{a.symbol}' holds {int(size)} bytes, but the spec gives it "
+                                     f"{a.length} elements ({part.nbytes} bytes): its length in the spec is wrong")
+                if part.nbytes:
+                    self._ok(hip.hipMemcpy(ptr, part, part.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice))
+                variables[a.name] = (ptr, a.data, a.offset, a.length)
+                continue
             if isinstance(a, BufferArg):
                 host = np.ascontiguousarray(a.data)
                 ptr = self._ok(hip.hipMalloc(max(host.nbytes, 1)))
@@ -333,6 +347,13 @@ class HipAmdRuntime:
             result = np.empty_like(host)
             self._ok(hip.hipMemcpy(result, ptr, host.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
             self._ok(hip.hipFree(ptr))
+            out[name] = result
+        for name, (ptr, host, offset, length) in variables.items():
+            part = np.empty(length, dtype=host.dtype)
+            if part.nbytes:
+                self._ok(hip.hipMemcpy(part, ptr, part.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
+            result = host.copy()
+            result[offset : offset + length] = part
             out[name] = result
         return out, seconds, {}
 

@@ -152,6 +152,19 @@ def name_expression(unit: KernelUnit, source: str, kernel: str, template_args: l
     return name
 
 
+def global_expressions(source: str, names: list[str]) -> dict[str, str]:
+    """What NVRTC is asked to name for each module variable the gate fills (`&ns::d_cost`): its address, qualified
+    by the namespaces its declaration sits in, so that a namespaced or `static` variable gets its real symbol."""
+    code = to_bytes(source)
+    hidden = _HIDDEN.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), code)
+    out: dict[str, str] = {}
+    for name in names:
+        m = re.search(rb"__(?:device|constant|managed)__[^;{}()]*?\b" + re.escape(name.encode()) + rb"\b", hidden)
+        spaces = enclosing_namespaces(code, m.start()) if m else []
+        out[name] = "&" + "::".join([*spaces, name])
+    return out
+
+
 def _check(result) -> int:
     return int(result[0]) if isinstance(result, tuple) else int(result)
 

@@ -125,6 +125,11 @@ class TritonBackend(BackendDefaults):
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 120.0,
             bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
+        variables = [a.name for a in args if isinstance(a, BufferArg) and a.symbol is not None]
+        if variables:  # a Triton module has no `__device__` variables to fill: never run (or verify) without them
+            raise ToolchainMissing(f"module globals are not supported by the triton backend ({', '.join(variables)}): "
+                                   "a kernel that works on __device__/__constant__ variables can be verified as a "
+                                   "CUDA or HIP port", None)
         if not self.detect().can_run:
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
         return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench, wrapper=wrapper)

@@ -119,7 +119,8 @@ def encode_args(args: list[Arg]) -> tuple[list[dict[str, Any]], list[np.ndarray]
     meta, arrays = [], []
     for a in args:
         if isinstance(a, BufferArg):
-            meta.append({"kind": "buffer", "name": a.name, "offset": a.offset, "length": a.length, "index": len(arrays)})
+            meta.append({"kind": "buffer", "name": a.name, "offset": a.offset, "length": a.length, "index": len(arrays),
+                         "symbol": a.symbol})
             arrays.append(a.data)
         else:
             meta.append({"kind": "scalar", "name": a.name, "value": a.value, "dtype": a.dtype})
@@ -130,7 +131,7 @@ def decode_args(meta: list[dict[str, Any]], arrays: list[np.ndarray]) -> list[Ar
     out: list[Arg] = []
     for m in meta:
         if m["kind"] == "buffer":
-            out.append(BufferArg(m["name"], arrays[m["index"]], m["offset"], m["length"]))
+            out.append(BufferArg(m["name"], arrays[m["index"]], m["offset"], m["length"], m.get("symbol")))
         else:
             out.append(ScalarArg(m["name"], m["value"], m["dtype"]))
     return out

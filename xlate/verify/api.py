@@ -96,7 +96,8 @@ def _limits(sides: list[Side]) -> tuple[int, int]:
 
 
 def compares_nothing(spec: KernelSpec) -> bool:
-    """No out or inout buffer: whatever the kernel does (writes `__device__` globals, prints), the gate sees none."""
+    """No out or inout buffer (a parameter or a module global, `d: global inout[n]`): whatever the kernel does
+    (prints, writes variables its spec does not name), the gate sees none."""
     return not any(p.role in ("out", "inout") for p in spec.buffers)
 
 
@@ -211,6 +212,12 @@ def verify(
         verdict.reason = (f"could not verify: '{kernel}' writes no buffer its spec names (no out or inout): there is "
                           "nothing to compare")
         return verdict
+    for s in (source if use_source else None, candidate):
+        if s is not None and spec.module_globals and "module_globals" not in s.backend.capabilities:
+            verdict.reason = (f"could not verify: module globals are not supported by the {s.backend_name} backend "
+                              f"({', '.join(p.name for p in spec.module_globals)} of '{kernel}', {s.label}): verify a "
+                              "CUDA or HIP port of this kernel")
+            return verdict
     budget, cap = _limits([s for s in (source if use_source else None, candidate or source) if s is not None])
     budget, large, refusal = case_budget(spec, budget, cap)
     if refusal is not None and cases is None:

@@ -166,7 +166,8 @@ class Side:
         targs = tuple(self.template_args(case, spec, env))
         if (targs, jitter) not in self._artifacts:
             options = CompileOptions(arch=self.arch, template_args=list(targs), schedule_jitter=jitter,
-                                     include_dirs=self.include_dirs, context_path=self.context_path)
+                                     include_dirs=self.include_dirs, context_path=self.context_path,
+                                     module_globals=[p.name for p in spec.module_globals])
             art = get_backend(self.backend.name).compile(self.text, self.kernel, options, path=self.path)
             self._artifacts[(targs, jitter)] = art
             self.compiles += 0 if art.compile.cached else 1
@@ -194,6 +195,7 @@ class Side:
         """Run twice (poison patterns 0 and 1). With `tolerant_repeat` (float atomics), the two runs may differ
         by `repeat_atol(dtype)` (order of accumulation), else they must agree bit for bit."""
         env = environment(spec, case)
+        require_globals(self, spec)
         try:
             art = self.artifact(case, spec, env)
         except CompileError as exc:
@@ -221,6 +223,15 @@ class Side:
                     args.append(buffer_arg(p.name, data, g, n))
                 else:
                     args.append(scalar_arg(p, case, env, spec))
+            for p in spec.module_globals:  # filled before the launch and read back after, by name; no guard bands
+                dtype = ctype_dtype(p.ctype, case, spec)
+                n = buffer_length(p, env, case, spec)
+                data = byte_copy(poison(dtype, pattern, n))
+                if p.role in ("in", "inout"):
+                    data[:] = inputs[p.name]
+                fills[p.name] = byte_copy(data)
+                layouts[p.name] = (0, n, dtype)
+                args.append(BufferArg(p.name, data, 0, n, symbol=p.name))
             if skip_launch:
                 results.append({a.name: a.data for a in args if isinstance(a, BufferArg)})
                 continue
@@ -360,6 +371,17 @@ def _check_guards(name: str, before: np.ndarray, after: np.ndarray, g: int, n: i
         return SideFailure("out-of-bounds write", f"wrote '{name}'[{i}] past the end (length {n}; "
                            f"{hi_bad.size} guard elements changed)", name, i)
     return None
+
+
+def require_globals(side: Side, spec: KernelSpec) -> None:
+    """A spec with module variables runs only on a backend that fills and reads them back: any other would
+    compare nothing for them (ToolchainMissing: the verdict is 'could not verify', never 'verified')."""
+    if spec.module_globals and "module_globals" not in side.backend.capabilities:
+        from xlate.errors import ToolchainMissing
+
+        names = ", ".join(p.name for p in spec.module_globals)
+        raise ToolchainMissing(f"module globals are not supported by the {side.backend_name} backend ({names} of "
+                               f"'{spec.kernel}'): verify a CUDA or HIP port of this kernel", None)
 
 
 def describe_side(side: Side) -> dict[str, Any]:

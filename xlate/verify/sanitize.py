@@ -58,6 +58,14 @@ def _args(spec: KernelSpec, case: Case, env: dict, inputs: dict[str, np.ndarray]
             args.append(buffer_arg(p.name, data, g, n))
         else:
             args.append(scalar_arg(p, case, env, spec))
+    for p in spec.module_globals:  # module variables: filled by name (a backend without them is refused earlier)
+        from xlate.backends.base import BufferArg
+
+        n = buffer_length(p, env, case, spec)
+        data = byte_copy(poison(ctype_dtype(p.ctype, case, spec), 0, n))
+        if p.role != "out":
+            data[:] = inputs[p.name]
+        args.append(BufferArg(p.name, data, 0, n, symbol=p.name))
     return args
 
 
