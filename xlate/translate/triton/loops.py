@@ -14,7 +14,7 @@ import numpy as np
 
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
-from xlate.translate.triton import comm, idioms
+from xlate.translate.triton import comm, idioms, returns
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, TooLarge, edtype, literal, tl_of
 from xlate.translate.triton.exprs import has_effects
@@ -84,8 +84,8 @@ class Loops:
         """Lift a constant-trip loop as a run-time `for` (one copy of the body); False, the state untouched,
         where it cannot be (then it is unrolled)."""
         can = self.canonical(s)
-        if can is None or not (can[3].is_const and can[3].value > 0):
-            return False
+        if can is None or not (can[3].is_const and can[3].value > 0) or returns.has_return(s.body):
+            return False  # a return in it: unrolled, where the function's exit mask handles it
         fork = self.st.fork()
         try:
             self.runtime_for(s, test)
@@ -224,6 +224,9 @@ class Loops:
         return v, t.op, bound, stepv
 
     def runtime_for(self, s: ir.For, test: Sym) -> None:
+        if returns.has_return(s.body):  # a masked loop, whose breaks carry the returns (returns.py)
+            self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
+            return
         can = self.canonical(s)
         if self.staged_copy(s, can):
             return
@@ -294,8 +297,13 @@ class Loops:
     def while_loop(self, body: tuple[ir.Stmt, ...], step: tuple[ir.Expr, ...], test_expr: ir.Expr | None,
                    test0: Sym | None, loc: ir.Loc, do: bool) -> None:
         """A masked loop: threads leave it when their condition fails; it ends when none is left."""
-        if ir.contains(body, (ir.Return,)) is not None:
-            raise LiftError("XL2007", "return in a data-dependent loop", loc)
+        if returns.has_return(body):  # an exit flag and breaks, the return after the loop (returns.py)
+            pre, body, post = returns.rewrite(tuple(body), self.st.fstack[-1].ret if self.st.fstack else None, loc)
+            for d in pre:
+                self.stmt(d)
+            self.while_loop(body, step, test_expr, test0, loc, do)
+            self.stmts(post)
+            return
         effects = test_expr is not None and has_effects(test_expr)
         tested = [test_expr] if effects else []  # what the test assigns is carried too
         carried = self.carried(list(body), list(step) + tested, exclude=set())

@@ -75,6 +75,10 @@ class Statements:
         elif isinstance(s, ir.Typedef):
             self.typedef(s)
         elif isinstance(s, ir.Unsupported):
+            if s.what.endswith("(static_assert_declaration)"):
+                # a compile-time check: the source compiled, so it holds, and it does nothing at run time
+                self.idiom("static_assert dropped: a compile-time check with no run-time effect", s.loc)
+                return
             raise LiftError(s.code, s.what, s.loc)
         else:
             raise LiftError("XL2001", f"statement {type(s).__name__}", s.loc)
