@@ -58,3 +58,66 @@ def test_block_reductions_of_cub(tmp_path):
     out = run(t.text, "block_max", [buf("x", xi), buf("out", poisoned(11, np.int32)), ScalarArg("n", n, "int32")],
               tmp_path)
     assert np.array_equal(out["out"], np.maximum.reduceat(xi, np.arange(0, n, 96)))
+
+
+SRC_2D = """
+#include <cub/cub.cuh>
+template <typename T, int BX_, int BY_>
+__device__ void both_sums(T& a, T& b) {
+    using R = cub::BlockReduce<T, BX_, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BY_>;
+    __shared__ typename R::TempStorage ta;
+    __shared__ typename R::TempStorage tb;
+    a = R(ta).Sum(a);
+    b = R(tb).Sum(b);
+}
+
+template <typename T>
+__device__ void both_sums(T& a, T& b) {
+    using R = cub::BlockReduce<T, 64>;
+    __shared__ typename R::TempStorage ta;
+    __shared__ typename R::TempStorage tb;
+    a = R(ta).Sum(a);
+    b = R(tb).Sum(b);
+}
+
+// xlate: x: in[c * m], s: out[c], q: out[c], m: size(1..3000), c: size(1..20), grid: c, block: (4, 16)
+__global__ void col_moments_2d(const float* x, float* s, float* q, int m, int c) {
+    float a = 0.0f, b = 0.0f;
+    for (int i = threadIdx.y * 4 + threadIdx.x; i < m; i += 64) {
+        float v = x[blockIdx.x * m + i];
+        a += v;
+        b += v * v;
+    }
+    both_sums<float, 4, 16>(a, b);
+    if (threadIdx.x == 0 && threadIdx.y == 0) { s[blockIdx.x] = a; q[blockIdx.x] = b; }
+}
+
+// xlate: x: in[c * m], s: out[c], q: out[c], m: size(1..3000), c: size(1..20), grid: c, block: 64
+__global__ void col_moments_1d(const float* x, float* s, float* q, int m, int c) {
+    float a = 0.0f, b = 0.0f;
+    for (int i = threadIdx.x; i < m; i += 64) {
+        float v = x[blockIdx.x * m + i];
+        a += v;
+        b += v * v;
+    }
+    both_sums<float>(a, b);  // the overload with one template parameter
+    if (threadIdx.x == 0) { s[blockIdx.x] = a; q[blockIdx.x] = b; }
+}
+"""
+
+
+def test_cub_reduction_over_a_2d_block_and_overloads_by_template_arity(tmp_path):
+    """`cub::BlockReduce<T, X, ALGORITHM, Y>` reduces over X * Y threads; `f<T>(...)` names the overload with one
+    template parameter, not one whose other parameters cannot be deduced."""
+    t = port(SRC_2D)
+    assert t.kernels == ["col_moments_2d", "col_moments_1d"], [d.format() for d in t.diagnostics]
+    m, c = 1001, 7
+    x = rng(3).standard_normal(c * m).astype(np.float32)
+    ref = x.astype(np.float64).reshape(c, m)
+    for k in t.kernels:
+        out = run(t.text, k, [buf("x", x), buf("s", poisoned(c, np.float32)), buf("q", poisoned(c, np.float32)),
+                              ScalarArg("m", m, "int32"), ScalarArg("c", c, "int32")], tmp_path)
+        np.testing.assert_allclose(out["s"], ref.sum(axis=1), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(out["q"], (ref ** 2).sum(axis=1), rtol=1e-4)
+        guards_intact(out, "s")
+        guards_intact(out, "q")

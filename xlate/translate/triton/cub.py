@@ -42,19 +42,38 @@ class CubBlockReduce:
 
 
 def reducer_type(spelled: str) -> tuple[str, str] | None:
-    """(element type, threads) of a `cub::BlockReduce<T, N, ...>` spelling; None for any other type."""
+    """(element type, threads along x) of a `cub::BlockReduce<T, N, ...>` spelling; None for any other type."""
     m = REDUCER.fullmatch(" ".join(spelled.split()))
     return (m.group(1).strip(), m.group(2).strip()) if m else None
+
+
+def reducer_dims(spelled: str) -> list[str]:
+    """The block extents a `cub::BlockReduce<T, BLOCK_DIM_X, ALGORITHM, BLOCK_DIM_Y, BLOCK_DIM_Z>` spelling
+    names, x first (CUB's defaults for y and z are 1): the reduction covers their product of threads."""
+    text = " ".join(spelled.split())
+    inner = text[text.index("<") + 1 : text.rindex(">")]
+    args, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch in "<(") - (ch in ">)")
+        cur += ch
+    args.append(cur.strip())
+    return [args[1], *args[3:5]]
 
 
 class Cub:
     """CUB block reductions (mixed into the Lifter)."""
 
     def cub_reducer(self, spelled: str, loc: ir.Loc) -> CubBlockReduce:
-        elem, threads = reducer_type(spelled)  # type: ignore[misc]
+        elem, _ = reducer_type(spelled)  # type: ignore[misc]
         ct = self.resolve_type(ctyping.canonical(elem), loc)
-        n = self.data(self.ev_text_int(threads, loc), loc)
-        count = int(n.value) if n.is_const else None
+        count: int | None = 1
+        for extent in reducer_dims(spelled):
+            n = self.data(self.ev_text_int(extent, loc), loc)
+            count = count * int(n.value) if n.is_const and count is not None else None
         block = self.real_bx * self.real_by if self.real_bx is not None else None
         if count is not None and block is not None and count != block:
             raise LiftError("XL2003", f"cub::BlockReduce for {count} threads in a block of {block}", loc)

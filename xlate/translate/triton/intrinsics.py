@@ -154,13 +154,34 @@ class Intrinsics:
                 return special
         if e.fn in self.kc.devices:
             same = [f for f in self.kc.overloads.get(e.fn, []) if len(f.params) == len(e.args)]
+            if len(same) > 1 and e.targs:
+                same = _explicit_viable(same, len(e.targs)) or same
             if len(same) > 1:
                 return self.overload(same, e)
             return same[0] if len(same) == 1 else self.kc.devices[e.fn]
-        if self.kc.program_device is not None and intrinsic_lowering(e.fn) is None and atomic_entry(e.fn) is None \
-                and math_entry(e.fn) is None:
-            return self.kc.program_device(e.fn, len(e.args))
+        if self.kc.program_device is not None and intrinsic_lowering(e.fn) is None and atomic_entry(e.fn) is None:
+            if math_entry(e.fn) is None:
+                return self.kc.program_device(e.fn, len(e.args))
+            # the program's own `int log2(int)` (another file): C++ picks it over the math library's float and
+            # double overloads where the arguments' types are exactly its parameters'
+            own = self.kc.program_device(e.fn, len(e.args))
+            if own is not None and self.exact_match(own, e):
+                return own
         return None
+
+    def exact_match(self, f: ir.FunctionIR, e: ir.Call) -> bool:
+        """Whether every argument of `e` has exactly the type of `f`'s parameter (no template parameters)."""
+        if f.template_params or f.template_types:
+            return False
+        with self.st.dry_run():
+            try:
+                types = [_type_of(self.ev(a)) for a in e.args]
+            except (LiftError, S.NotConcrete):
+                return False
+        for (_, ct), t in zip(f.params, types):
+            if t is None or t != (self.resolve_type(ct.base, e.loc), ct.ptr):
+                return False
+        return True
 
     def specialization(self, e: ir.Call) -> ir.FunctionIR | None:
         """The explicit specialization (`template <> float f<3>(float x)`) a call `f<DEGREE>(x)` names, its
@@ -647,6 +668,20 @@ def _deref_param(body: tuple[ir.Stmt, ...], name: str) -> tuple[ir.Stmt, ...] | 
 
     out = walk(body)
     return out if ok else None
+
+
+def _explicit_viable(cands: list[ir.FunctionIR], given: int) -> list[ir.FunctionIR]:
+    """The function templates a call with `given` explicit template arguments can name: those with at least that
+    many template parameters, each of the rest deducible from the parameter types (named in one of them)."""
+    out = []
+    for f in cands:
+        rest = f.template_params[given:] if len(f.template_params) >= given else None
+        if rest is None:
+            continue
+        spelled = " ".join(ct.base for _, ct in f.params)
+        if all(re.search(rf"\b{re.escape(name)}\b", spelled) for name, _, _ in rest):
+            out.append(f)
+    return out
 
 
 def _type_of(v: Any) -> tuple[str, int] | None:
