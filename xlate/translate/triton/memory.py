@@ -29,6 +29,7 @@ from xlate.translate.triton.values import (
 )
 
 MAX_SELECT = 64  # elements of a local array a run-time index may select among
+MAX_SLOTS = 64  # shared elements a thread-computed atomic may name (each is one block reduction)
 SHARED_ATOMIC_OPS = {"tl.atomic_add": "sum", "tl.atomic_max": "max", "tl.atomic_min": "min"}  # block reductions
 
 
@@ -458,7 +459,7 @@ class Memory:
             raise LiftError("XL2005", f"the result of {e.fn} on shared memory is used", e.loc)
         idx = tuple(S.cast(i, "int") for i in idx)
         if any(i.lanes or i.opaque for i in idx):
-            raise LiftError("XL2005", f"{e.fn} on shared memory at a per-thread element", e.loc)
+            return self.shared_atomic_slots(e, at, arr, idx)
         ct = arr.ctype
         v = S.cast(self.data(self.ev(e.args[1]), e.loc), ct)
         if at.get("negate"):
@@ -480,6 +481,28 @@ class Memory:
         self.idiom(f"{e.fn} on shared '{arr.name}' -> block {op} of the operands", e.loc)
         return S.const(0, ct)  # unused (checked above)
 
+    def shared_atomic_slots(self, e: ir.Call, at: dict[str, Any], arr: SharedArr, idx: tuple[Sym, ...]) -> Sym:
+        """An atomic at an element computed from the thread index alone (`atomicAdd(&bins[threadIdx.x % 8], v)`):
+        for each element some thread names, the threads naming it do the one-element atomic above. A
+        data-dependent element (a histogram of values) or more than MAX_SLOTS elements are refused."""
+        try:
+            per_lane = [_lane_values(self, i) if (i.lanes or i.opaque) else None for i in idx]
+        except (NotConcrete, ZeroDivisionError):
+            raise LiftError("XL2005", f"{e.fn} on shared memory at a data-dependent element", e.loc) from None
+        lanes = self.nlanes or 0
+        slots = sorted({tuple(int(a[t]) if a is not None else None for a in per_lane) for t in range(lanes)})
+        if not slots or len(slots) > MAX_SLOTS:
+            raise LiftError("XL2005", f"{e.fn} on shared memory at {len(slots)} per-thread elements", e.loc)
+        for slot in slots:
+            at_slot = tuple(S.const(c, "int") if c is not None else i for i, c in zip(idx, slot))
+            mine = [S.op("eq", "bool", i, S.const(c, "int")) for i, c in zip(idx, slot) if c is not None]
+            self.st.pred.append(S.land(*mine))
+            try:
+                self.shared_atomic(e, at, arr, at_slot)
+            finally:
+                self.st.pred.pop()
+        return S.const(0, arr.ctype)
+
     def atomic(self, e: ir.Call, at: dict[str, Any]) -> Sym:
         if len(e.args) != 2:
             raise LiftError("XL2001", f"{e.fn} with {len(e.args)} arguments", e.loc)
@@ -491,6 +514,8 @@ class Memory:
             p = self.address_of(target.arg, e.loc)
         else:
             p = self.ev(target)
+        if isinstance(p, PtrVal) and p.shared and len(p.base.dims) <= 1:  # `atomicAdd(bins + k, v)`: &bins[k]
+            return self.shared_atomic(e, at, p.base, (S.cast(p.offset, "int"),))
         if isinstance(p, SharedArr) or (isinstance(p, PtrVal) and p.shared):
             raise LiftError("XL2005", f"{e.fn} on shared memory", e.loc)
         if not isinstance(p, PtrVal):
@@ -513,3 +538,28 @@ class Memory:
         old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))
+
+
+def _lane_values(L: Any, i: Sym) -> Any:
+    """Each thread's value of a thread-index expression. Casts to a template integer type (`(IdxType)(t % 32)`)
+    are looked through where the values fit every integer type (0..127): the cast then changes none of them."""
+    try:
+        return comm.concrete(L, i)
+    except NotConcrete:
+        pass
+    memo: dict[int, Sym] = {}
+
+    def strip(s: Sym) -> Sym:
+        if s.id not in memo:
+            if s.op == "cast" and ctyping.is_symbolic(s.ctype):
+                memo[s.id] = strip(s.args[0])
+            elif s.args and s.op not in ("load", "reduce", "scan", "segreduce", "call"):
+                memo[s.id] = S.op(s.op, s.ctype, *(strip(a) for a in s.args))
+            else:
+                memo[s.id] = s
+        return memo[s.id]
+
+    vals = comm.concrete(L, strip(i))
+    if vals.size and (vals.min() < 0 or vals.max() > 127):
+        raise NotConcrete("a template-typed index outside 0..127")
+    return vals

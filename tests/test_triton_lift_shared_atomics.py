@@ -1,0 +1,96 @@
+"""Atomics on shared memory at an element computed from the thread index alone (`atomicAdd(&bins[threadIdx.x %
+8], v)`, `atomicAdd(bins + warp, 1)`, a template-typed index): each element some thread names gets its value
+before plus the block reduction of the operands of the threads naming it, which any order of the atomics leaves.
+A data-dependent element (a histogram of the values) stays refused. Ports run under the Triton interpreter
+against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+from xlate.backends.base import ScalarArg
+
+from tests.test_triton_lift import port
+from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
+
+SRC = """
+// xlate: x: in[n], out: out[8 * cdiv(n, 128)], n: size(1..5000), grid: cdiv(n, 128), block: 128
+__global__ void lane_bins(const float* x, float* out, int n) {
+    __shared__ float bins[8];
+    int i = blockIdx.x * 128 + threadIdx.x;
+    if (threadIdx.x < 8) bins[threadIdx.x] = 0.5f;
+    __syncthreads();
+    if (i < n) atomicAdd(&bins[threadIdx.x % 8], x[i] * x[i]);
+    __syncthreads();
+    if (threadIdx.x < 8) out[blockIdx.x * 8 + threadIdx.x] = bins[threadIdx.x];
+}
+
+// xlate: x: in[n], out: out[4 * cdiv(n, 128)], n: size(1..5000), grid: cdiv(n, 128), block: 128
+__global__ void positives_per_warp(const int* x, int* out, int n) {
+    __shared__ int counts[4];
+    int i = blockIdx.x * 128 + threadIdx.x;
+    if (threadIdx.x < 4) counts[threadIdx.x] = 0;
+    __syncthreads();
+    if (i < n && x[i] > 0) atomicAdd(counts + (threadIdx.x >> 5), 1);
+    __syncthreads();
+    if (threadIdx.x < 4) out[blockIdx.x * 4 + threadIdx.x] = counts[threadIdx.x];
+}
+
+template <typename I>
+__global__ void typed_bins(const float* x, float* out, I n) {
+    __shared__ float acc[4];
+    I t = (I)(threadIdx.x % 4);
+    I i = (I)blockIdx.x * 64 + (I)threadIdx.x;
+    if (threadIdx.x < 4) acc[threadIdx.x] = 0.0f;
+    __syncthreads();
+    if (i < n) atomicAdd(acc + t, x[i]);
+    __syncthreads();
+    if (threadIdx.x < 4) atomicAdd(out + threadIdx.x, acc[threadIdx.x]);
+}
+
+// xlate: x: in[n](0..100), out: inout[8](0..0), n: size(1..5000), grid: cdiv(n, 64), block: 64
+__global__ void value_histogram(const int* x, int* out, int n) {
+    __shared__ int hist[8];
+    int i = blockIdx.x * 64 + threadIdx.x;
+    if (threadIdx.x < 8) hist[threadIdx.x] = 0;
+    __syncthreads();
+    if (i < n) atomicAdd(&hist[x[i] & 7], 1);
+    __syncthreads();
+    if (threadIdx.x < 8) atomicAdd(out + threadIdx.x, hist[threadIdx.x]);
+}
+"""
+
+TYPED_SPEC = "// xlate: x: in[n], out: inout[4](0..0), n: size(1..5000), I: int32, grid: cdiv(n, 64), block: 64\n"
+
+
+def test_shared_atomics_at_thread_computed_elements(tmp_path):
+    t = port(SRC.replace("template <typename I>\n", TYPED_SPEC + "template <typename I>\n"))
+    assert t.kernels == ["lane_bins", "positives_per_warp", "typed_bins"], [d.format() for d in t.diagnostics]
+    assert [d.code for d in t.blocking] == ["XL2005"]  # value_histogram: the element depends on the data
+    assert "data-dependent element" in t.blocking[0].message
+
+    n = 1001
+    blocks = -(-n // 128)
+    x = rng(1).standard_normal(n).astype(np.float32)
+    out = run(t.text, "lane_bins", [buf("x", x), buf("out", poisoned(8 * blocks, np.float32)),
+                                    ScalarArg("n", n, "int32")], tmp_path)
+    sq = np.zeros(blocks * 128)
+    sq[:n] = x.astype(np.float64) ** 2
+    want = 0.5 + sq.reshape(blocks, 16, 8).sum(axis=1)  # thread t of a block adds to bin t % 8
+    np.testing.assert_allclose(out["out"], want.ravel(), rtol=1e-5)
+    guards_intact(out, "out")
+
+    xi = rng(2).integers(-5, 6, n).astype(np.int32)
+    out = run(t.text, "positives_per_warp", [buf("x", xi), buf("out", poisoned(4 * blocks, np.int32)),
+                                             ScalarArg("n", n, "int32")], tmp_path)
+    pos = np.zeros(blocks * 128, np.int32)
+    pos[:n] = xi > 0
+    assert np.array_equal(out["out"], pos.reshape(blocks, 4, 32).sum(axis=2).ravel())
+    guards_intact(out, "out")
+
+    n = 777
+    x = rng(3).standard_normal(n).astype(np.float32)
+    out = run(t.text, "typed_bins", [buf("x", x), buf("out", np.zeros(4, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    want = np.array([x[k::4].astype(np.float64).sum() for k in range(4)])  # 64 is a multiple of 4
+    np.testing.assert_allclose(out["out"], want, rtol=1e-4, atol=1e-5)
+    guards_intact(out, "out")
