@@ -189,6 +189,35 @@ def test_global_values_as_indices(tmp_path):
     assert "limit" in res.holes and "loop" in res.holes["limit"]
 
 
+def test_index_values_into_buffers_and_through_local_pointers(tmp_path):
+    res = resolve_spec(unit_of(tmp_path, """
+    __constant__ int c_perm[64];
+    __device__ int d_map[64];
+    __device__ int d_seen[128];
+    __global__ void gather(const float* src, float* dst, int n) {
+      volatile int* seen = d_seen;        // the variable under another name
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < 64) {
+        int j = c_perm[i];                // an exact copy indexing a parameter's buffer: its length in the spec
+        dst[i] = src[j];
+        seen[d_map[i]] = 1;               // an index into the alias: the variable's length
+      }
+    }
+    int main() {
+      int n = 4096;
+      float *s, *d;
+      cudaMalloc(&s, n * sizeof(float));
+      cudaMalloc(&d, 64 * sizeof(float));
+      gather<<<1, 64>>>(s, d, n);
+    }
+    """), "gather")
+    assert res.complete, res.holes
+    src_len = res.items["src"][0].split("[", 1)[1].split("]", 1)[0]
+    assert res.items["c_perm"][0] == f"c_perm: global in[64](0..{src_len} - 1) as int32"
+    assert res.items["d_map"][0] == "d_map: global in[64](0..127) as int32"
+    assert res.items["d_seen"][0] == "d_seen: global out[128] as int32"
+
+
 def test_comparisons_with_constants_only_pick_a_branch(tmp_path):
     res = resolve_spec(unit_of(tmp_path, """
     __device__ int state[64];
@@ -253,12 +282,27 @@ def test_unsupported_globals_are_holes(tmp_path):
     struct Pair { float a; int b; };
     __device__ float* d_ptr;
     __device__ Pair d_pair;
+    __device__ Pair d_last;
     __device__ float d_open[];
-    __global__ void k() { d_ptr[threadIdx.x] = d_pair.a + d_open[0]; }
+    __global__ void k() { d_ptr[threadIdx.x] = d_pair.a + d_open[0]; d_last.b = 1; }
     int main() { k<<<1, 32>>>(); }
     """), "k")
-    assert {"d_ptr", "d_pair", "d_open"} <= set(res.holes)
+    assert {"d_ptr", "d_open", "d_last"} <= set(res.holes)
     assert not res.complete
+    # a struct only read stays as the module holds it, and the note says so
+    assert "d_pair" not in res.holes and any("d_pair" in n and "not fuzzed" in n for n in res.notes)
+
+
+def test_initialised_tables_are_the_program_s(tmp_path):
+    res = resolve_spec(unit_of(tmp_path, """
+    __constant__ float c_w[] = {0.25f, 0.5f, 0.25f};
+    __device__ int d_lut[4] = {3, 1, 2, 0};
+    __global__ void k(float* out) { int i = threadIdx.x; out[i] = c_w[i % 3] * d_lut[i % 4]; }
+    int main() { float* o; cudaMalloc(&o, 32 * sizeof(float)); k<<<1, 32>>>(o); }
+    """), "k")
+    assert res.complete, res.holes
+    assert "c_w" not in res.items and "d_lut" not in res.items
+    assert any("c_w" in n and "initialises" in n for n in res.notes)
 
 
 # -- the harness ------------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class GlobalDecl:
     pointer: bool
     where: str
     detail: str  # the declaration's text
+    initialised: bool = False  # `= {...}`: a table the program fixes
     namespace: list[str] = field(default_factory=list)
 
 
@@ -108,7 +109,8 @@ def declarations(program: Program) -> dict[str, GlobalDecl]:
                 continue
             # `T a[N][M]`: the declarator nests outermost last; dimensions in source order
             out[name] = GlobalDecl(name, space, program.resolve_type(normalise_ctype(base)), list(reversed(sizes)),
-                                   pointer, f.where(decl), " ".join(text(decl).split())[:160], _namespace(decl))
+                                   pointer, f.where(decl), " ".join(text(decl).split())[:160],
+                                   namespace=_namespace(decl), initialised=d.type == "init_declarator")
     program._xlate_module_globals = out  # type: ignore[attr-defined]
     return out
 
@@ -171,10 +173,11 @@ def _classify(ident: Any, decl: GlobalDecl, use: Use, where: str, alias: bool = 
     while e.parent is not None and (
             (e.parent.type == "subscript_expression" and _same(e.parent.child_by_field_name("argument"), e))
             or (e.parent.type == "pointer_expression" and text(e.parent).lstrip().startswith("*"))
+            or (e.parent.type == "field_expression" and _same(e.parent.child_by_field_name("argument"), e))
             or e.parent.type == "parenthesized_expression"):
         e = e.parent
     elements = alias or bool(decl.sizes)  # the name stands for the storage: its elements are read through it
-    subscripted = e.type in ("subscript_expression", "pointer_expression") or (
+    subscripted = e.type in ("subscript_expression", "pointer_expression", "field_expression") or (
         not elements and not _same(e, ident))
     p = e.parent
     if p is None:
@@ -254,6 +257,9 @@ def _assigned(node: Any) -> tuple[str, Any, bool] | None:
     plain = True
     if node.type == "init_declarator":
         name, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+        while name is not None and name.type in ("pointer_declarator", "reference_declarator"):
+            name = name.child_by_field_name("declarator") or next(
+                (c for c in name.named_children if c.type == "identifier"), None)
     elif node.type == "assignment_expression":
         name, value = node.child_by_field_name("left"), node.child_by_field_name("right")
         op = node.child_by_field_name("operator")
@@ -306,8 +312,25 @@ def kernel_uses(program: Program, fn_name: str, known: dict[str, GlobalDecl]) ->
         idents = [n for n in nodes if n.type == "identifier"]
         int_reads: set[str] = set()
         passed: list[tuple[Any, int, str]] = []
+        # local pointers to a whole array (`volatile int* v = cover;`): the variable under another name
+        aliases = dict(aliases)
+        bound: set[tuple[int, int]] = set()
+        for n in nodes:
+            a = _assigned(n)
+            if a is None or not a[2] or n.type != "init_declarator":
+                continue
+            value = _strip(a[1])
+            g = text(value) if value.type == "identifier" else None
+            g = aliases.get(g or "") or (g if g in known and g not in shadowed and known[g].sizes else None)
+            if g is not None and sum(1 for m in nodes if _assigned(m) is not None and _assigned(m)[0] == a[0]) == 1:
+                aliases[a[0]] = g
+                bound.add((value.start_byte, value.end_byte))
+                bound.update((i.start_byte, i.end_byte) for i in walk_tree(n.child_by_field_name("declarator"))
+                             if i.type == "identifier")
         for n in idents:
             name = text(n)
+            if (n.start_byte, n.end_byte) in bound:
+                continue  # the array named where a local pointer to it is declared
             g = aliases.get(name) or (name if name in known and name not in shadowed else None)
             if g is None:
                 continue
@@ -370,6 +393,8 @@ def kernel_uses(program: Program, fn_name: str, known: dict[str, GlobalDecl]) ->
             where = src.where(n) if src is not None else fd.path
             for g, exact in gs.items():
                 _value_use(n, uses[g], where, "a copy of it" if exact else "a value computed from it", exact)
+        for use in uses.values():  # an index into an alias is an index into the variable
+            use.targets = {aliases.get(t, t) for t in use.targets}
         if depth >= MAX_DEPTH:
             continue
         for n in nodes:
@@ -445,9 +470,23 @@ def infer_globals(fn: Function, program: Program, interp: Any, inf: Any) -> None
             continue  # a parameter or another item of that name
         origin = Origin("kernel", decl.where, decl.detail)
         dtype = numpy_name(decl.ctype)
-        if decl.pointer or dtype is None:
-            inf.holes[name] = (f"cannot fuzz the module variable '{name}' of '{fn.name}' ({decl.detail}): only "
-                               "numbers and arrays of numbers can be generated; annotate the kernel by hand")
+        if not use.writes and decl.initialised and not decl.pointer:
+            # a table the program fixes in its declaration: both sides hold it as written, not drawn
+            inf.notes.append(f"module variable '{name}' is read as the program initialises it ({decl.where}); "
+                             "not fuzzed")
+            continue
+        if decl.pointer:
+            inf.holes[name] = (f"cannot fuzz the module variable '{name}' of '{fn.name}' ({decl.detail}): a pointer "
+                               "the host sets to memory of its own; annotate the kernel by hand or test it through a "
+                               "wrapper")
+            continue
+        if dtype is None:
+            if not use.writes:  # a struct read as the module holds it (zeros): weaker, never wrong
+                inf.notes.append(f"module variable '{name}' ({decl.detail}) is read but not fuzzed: only numbers and "
+                                 "arrays of numbers are drawn")
+                continue
+            inf.holes[name] = (f"cannot compare the module variable '{name}' of '{fn.name}' ({decl.detail}): only "
+                               "numbers and arrays of numbers can be generated and compared; annotate the kernel by hand")
             continue
         dims, why = _length(decl, interp)
         if dims is None:
@@ -457,16 +496,40 @@ def infer_globals(fn: Function, program: Program, interp: Any, inf: Any) -> None
         role = "in" if decl.space == "constant" or not use.writes else ("inout" if use.reads else "out")
         rng = ""
         if role != "out" and _is_int(decl) and (use.index_like or use.targets):
-            bound = min((lengths[t] for t in use.targets if t in lengths), default=None)
-            if use.index_like or bound is None or any(t not in lengths for t in use.targets):
+            # the values index variables of known length, or the kernel's buffers (their length in the spec)
+            bounds = {t: str(lengths[t]) if t in lengths else _param_length(inf, t, params) for t in use.targets}
+            if use.index_like or not bounds or any(b is None for b in bounds.values()):
                 why = use.index_like[0] if use.index_like else (
-                    f"its values index {', '.join(sorted(use.targets))}, whose length is not known here")
+                    f"its values index {', '.join(sorted(t for t, b in bounds.items() if b is None))}, whose length is "
+                    "not known here")
                 inf.holes[name] = (f"cannot fuzz the module variable '{name}' of '{fn.name}': {why}, and drawn freely "
                                    f"its values could make a correct kernel fault; give it a range by hand, e.g. "
                                    f"'// xlate: {name}: global {role}[{', '.join(map(str, dims))}](0..9)'")
                 continue
-            rng = f"(0..{bound - 1})"
+            rng = f"(0..{_smallest(sorted(set(bounds.values())))} - 1)"
+            if all(b.isdigit() for b in bounds.values()):
+                rng = f"(0..{min(int(b) for b in bounds.values()) - 1})"
         inf.items[name] = (f"{name}: global {role}[{', '.join(map(str, dims))}]{rng} as {dtype}", origin)
+
+
+def _param_length(inf: Any, name: str, params: set[str]) -> str | None:
+    """The length the spec gives the kernel's buffer parameter `name` (one dimension of plain numbers), or None."""
+    from xlate.specs.language import BUFFER
+
+    if name not in params or name not in inf.items:
+        return None
+    value = inf.items[name][0].split(":", 1)[1].strip()
+    m = BUFFER.match(value)
+    if not m or m.group(6) or " as " in value or "," in m.group(2):
+        return None
+    return m.group(2).strip()
+
+
+def _smallest(lengths: list[str]) -> str:
+    out = f"({lengths[0]})" if len(lengths) == 1 and not re.fullmatch(r"\w+", lengths[0]) else lengths[0]
+    for other in lengths[1:]:
+        out = f"min({out}, {other})"
+    return out
 
 
 # -- the annotation side --------------------------------------------------------------------------------------
