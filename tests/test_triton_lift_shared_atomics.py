@@ -94,3 +94,35 @@ def test_shared_atomics_at_thread_computed_elements(tmp_path):
     want = np.array([x[k::4].astype(np.float64).sum() for k in range(4)])  # 64 is a multiple of 4
     np.testing.assert_allclose(out["out"], want, rtol=1e-4, atol=1e-5)
     guards_intact(out, "out")
+
+
+ADDRESS_SRC = """
+// xlate: x: in[n], y: out[n], n: size(1..5000), grid: cdiv(n, 128), block: 128
+__global__ void two_halves(const float* x, float* y, int n) {
+    __shared__ float s[256];
+    float* hi = &s[128];  // the address of an element: the array from there on
+    int t = threadIdx.x;
+    int i = blockIdx.x * 128 + t;
+    s[t] = i < n ? x[i] : 0.0f;
+    hi[t] = i < n ? 2.0f * x[i] : 0.0f;
+    __syncthreads();
+    if (i < n) y[i] = s[127 - t] + hi[t] + s[128 + (t ^ 1)];
+}
+"""
+
+
+def test_address_of_a_shared_element_is_a_pointer_into_the_array(tmp_path):
+    t = port(ADDRESS_SRC)
+    assert t.kernels == ["two_halves"], [d.format() for d in t.diagnostics]
+    n = 1000
+    x = rng(4).standard_normal(n).astype(np.float32)
+    out = run(t.text, "two_halves", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    blocks = -(-n // 128)
+    xp = np.zeros(blocks * 128)
+    xp[:n] = x
+    xb = xp.reshape(blocks, 128)
+    tt = np.arange(128)
+    want = (xb[:, 127 - tt] + 2 * xb + 2 * xb[:, tt ^ 1]).ravel()[:n]
+    np.testing.assert_allclose(out["y"], want, rtol=1e-6, atol=1e-6)
+    guards_intact(out, "y")

@@ -479,6 +479,8 @@ class Expressions:
             idx = [self.data(self.ev(x), loc) for x in idx_e]
             if isinstance(base, PtrVal) and len(idx) == 1:
                 return PtrVal(base.base, S.op("add", "int", base.offset, S.cast(idx[0], "int")), base.elem, base.root)
+            if isinstance(base, SharedArr) and len(base.dims) == 1 and not base.scalar and len(idx) == 1:
+                return self.ptr_arith("+", self.decay(base), idx[0], loc)  # `&s[i]` is `s + i`
             if isinstance(base, SharedArr):
                 raise LiftError("XL2005", f"address of shared array element '{base.name}[...]' (shared atomics)", loc)
         raise LiftError("XL2013", "address-of expression", loc)
