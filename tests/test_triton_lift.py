@@ -279,7 +279,7 @@ def test_diagnostics_carry_the_source_location():
     assert by_kernel["ptx_add"].format().startswith("inline_ptx.cu:9:5: error:")
 
 
-@pytest.mark.parametrize("bad", ["block: (n, 2)", "block: (8, 8, 2)", "block: 2048"])  # 96, n: test_triton_lift_blocks
+@pytest.mark.parametrize("bad", ["block: (n, 2)", "block: (16, 16, 8)", "block: 2048"])  # 96, n: test_triton_lift_blocks
 def test_unliftable_launch_configurations(bad):
     src = f"""
 // xlate: x: in[n], n: size(1..4096), grid: cdiv(n, 64), {bad}

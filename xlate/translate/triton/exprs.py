@@ -291,6 +291,11 @@ class Expressions:
         if e.axis not in ("x", "y", "z"):
             raise LiftError("XL2001", f"{e.var}.{e.axis}", e.loc)
         if e.var == "threadIdx":
+            bz = self.kc.bz
+            if bz > 1 and e.axis in ("y", "z"):  # a 3-D block: the y lanes hold y + Y * z (translator._block)
+                ny = S.const(self.real_by // bz, "unsigned int")
+                lane = S.cast(S.lane("y"), "unsigned int")
+                return S.op("mod" if e.axis == "y" else "div", "unsigned int", lane, ny)
             lanes = {"x": self.bx if self.real_bx is not None else 2, "y": self.by, "z": 1}[e.axis]
             return S.lane(e.axis) if lanes > 1 else S.const(0, "unsigned int")
         if e.var == "blockDim":

@@ -109,7 +109,8 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Intrinsics
         """blockDim along `axis`: CUDA's block (not the padded lanes), a kernel argument when set at launch."""
         if axis == "x" and self.real_bx is None:
             return S.uni(BLOCK_ARG, "unsigned int", nonneg=True)
-        return S.const({"x": self.real_bx, "y": self.real_by}.get(axis, 1), "unsigned int")
+        bz = self.kc.bz
+        return S.const({"x": self.real_bx, "y": self.real_by // bz, "z": bz}.get(axis, 1), "unsigned int")
 
     def param_value(self, py: str, ct: ir.CType, loc: ir.Loc) -> Any:
         base = self.resolve_type(ct.base, loc)

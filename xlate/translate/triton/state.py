@@ -37,6 +37,7 @@ class KernelContext:
     real: tuple[int | None, int] | None = None  # CUDA's block when (bx, by) are padded lanes; None x: run time
     # every device function of one name in the program (its own file's and other files'): operator overloads
     program_overloads: Callable[[str], list[ir.FunctionIR]] | None = None
+    bz: int = 1  # a 3-D block's z extent (translator.Block.z): real y = Y * bz, the y lanes hold (y, z)
 
 
 @dataclass

@@ -155,7 +155,7 @@ class CudaToTriton:
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
-                           names.overloads)
+                           names.overloads, blk.z)
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -298,6 +298,7 @@ class Block:
     real: tuple[int | None, int]
     lanes: tuple[int, int]
     runtime: str | None = None
+    z: int = 1  # a 3-D block's z extent: its (y, z) threads are the program's y lanes, y + Y * z (real[1] = Y * Z)
 
 
 def next_pow2(n: int) -> int:
@@ -329,15 +330,18 @@ def _block(block: list[str], values: dict[str, str], loc: ir.Loc) -> Block:
             dims.append(int(v))
     while len(dims) < 3:
         dims.append(1)
-    if dims[2] != 1:
-        raise LiftError("XL2006", f"3-D block {tuple(dims)}", loc)
-    for d in dims[:2]:
+    if len(dims) > 3:
+        raise LiftError("XL2006", f"block of {len(dims)} dimensions", loc)
+    for d in dims:
         if d is not None and d < 1:
             raise LiftError("XL2006", f"block dimension {d}", loc)
-    if dims[0] is not None and dims[0] * dims[1] > 1024:
-        raise LiftError("XL2006", f"block of {dims[0] * dims[1]} threads (CUDA allows 1024)", loc)
-    bx, by = dims[0], int(dims[1] or 1)
-    return Block((bx, by), (next_pow2(bx) if bx is not None else 0, next_pow2(by)), runtime)
+    bz = int(dims[2] or 1)
+    if dims[0] is not None and dims[0] * dims[1] * bz > 1024:
+        raise LiftError("XL2006", f"block of {dims[0] * dims[1] * bz} threads (CUDA allows 1024)", loc)
+    # a 3-D block is lifted as 2-D: its y and z threads, y + Y * z, are the y lanes (the linear thread index,
+    # x + X * (y + Y * z), is CUDA's); threadIdx.y and .z are that lane's remainder and quotient by Y
+    bx, by = dims[0], int(dims[1] or 1) * bz
+    return Block((bx, by), (next_pow2(bx) if bx is not None else 0, next_pow2(by)), runtime, bz)
 
 
 class _GridPython(ast.NodeTransformer):
