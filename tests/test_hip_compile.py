@@ -378,3 +378,18 @@ def test_a_port_on_the_nvidia_route_gets_its_sources_build_flags_and_overloaded_
     art = backend.compile(port, "scale", CompileOptions("sm_90", [], {}, [], include_dirs=[str(prog)],
                                                         context_path=str(prog / "main.cu")), path="<candidate>.hip")
     assert art.compile.ok and art.meta["platform"] == "nvidia"
+
+
+@pytest.mark.skipif(not _nvrtc_ok(), reason="NVRTC not installed")
+def test_hipcc_is_defined_on_the_nvidia_route(tmp_path, monkeypatch):
+    # hipcc defines __HIPCC__ on both platforms; a project header that annotates its class's members only
+    # `#if defined(__NVCC__) || defined(__HIPCC__)` left them host functions on the NVIDIA route, and the verified
+    # CUDA source's HIP port did not compile there (NVRTC: "host functions are not allowed in JIT mode").
+    (tmp_path / "pair.h").write_text(
+        "#if defined(__NVCC__) || defined(__HIPCC__)\n#define BOTH __host__ __device__\n#else\n#define BOTH\n#endif\n"
+        "struct Pair { float a, b;\n  BOTH Pair(float x, float y) : a(x), b(y) {}\n"
+        "  BOTH float sum() const { return a + b; } };\n")
+    text = ('#include <hip/hip_runtime.h>\n#include "pair.h"\n'
+            "__global__ void sums(const float* x, float* out, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = Pair(x[i], 1.0f).sum(); }\n")
+    assert _hip_backend_compiles(monkeypatch, text, "sums", "<candidate>.hip", [str(tmp_path)])

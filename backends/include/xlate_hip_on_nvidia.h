@@ -7,6 +7,11 @@
 #define __HIP_PLATFORM_NVIDIA__ 1
 #define __HIP__ 0
 #define __HIP_DEVICE_COMPILE__ 1
+// hipcc defines __HIPCC__ on every platform (hip_common.h, from __CUDACC__ on NVIDIA): a header that gives its
+// members `__host__ __device__` only `#if defined(__NVCC__) || defined(__HIPCC__)` must see it here too
+#ifndef __HIPCC__
+#define __HIPCC__ 1
+#endif
 #define HIP_XLATE_ON_NVIDIA 1
 
 #define hipThreadIdx_x threadIdx.x
