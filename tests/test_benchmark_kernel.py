@@ -246,3 +246,16 @@ def test_the_port_is_built_with_its_sources_includer_context(tmp_path, monkeypat
     port = port_side(source, port_text, "hip", arch="sm_90", timeout=60.0, port_path=str(port_file))
     assert port.context_path == source.context_path and str(prog) in port.include_dirs
     assert compiles(port)
+
+
+def test_a_kernel_with_nothing_to_compare_is_not_timed(tmp_path):
+    # A kernel whose spec names no out/inout buffer (it only prints) may be ported to one that does no work, and
+    # the gate cannot tell: a port/source ratio of it (0.002 on the H200) would be read as a fast port.
+    _triton_runs()
+    src = tmp_path / "src.py"
+    src.write_text(_limited(256, "x").replace("y: out[n]", "y: in[n]"))
+    r = benchmark_kernel(str(src), src.read_text(), "triton", "k", plan=QUICK, device=TINY_L2, interpreter_ok=True)
+    assert r["status"] == "unavailable" and "nothing to time" in r["reason"]
+    src.write_text(_limited(256, "x"))  # the same kernel with its output named is timed
+    assert benchmark_kernel(str(src), src.read_text(), "triton", "k", plan=QUICK, device=TINY_L2,
+                            interpreter_ok=True)["status"] == "ok"

@@ -125,6 +125,7 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
     from xlate.migrate.benchdevice import device_facts, gpu_timing
     from xlate.migrate.benchstats import Plan
     from xlate.specs import build_spec, sidecar_overrides
+    from xlate.verify.api import compares_nothing
     from xlate.verify.runner import Side
 
     t0 = time.perf_counter()
@@ -137,6 +138,8 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
             return {"status": "unavailable", "reason": why}
     facts = device or device_facts()
     spec = build_spec(source.unit, kernel, sidecar_overrides(source_path, kernel))
+    if compares_nothing(spec):  # a kernel that only prints: its port may drop the work, so a ratio would mislead
+        return {"status": "unavailable", "reason": "nothing to time: the spec names no out or inout buffer"}
     budget = budget or gpu_budget(spec, facts.l2_bytes, plan)
     note = None
     result = _timed(spec, source, port, budget, beyond_range, plan, repeat, timeout)
