@@ -246,3 +246,25 @@ def test_triton_lift_uses_the_vector_type_of_the_branch_taken_in_a_header(tmp_pa
 def test_triton_lift_uses_the_vector_type_of_the_branch_taken_in_its_file(tmp_path):
     write(tmp_path, {"lanes.cu": WIDTH_SWITCH + KERNEL})
     check_lane_sums(lift(str(tmp_path / "lanes.cu")), tmp_path)
+
+
+def test_build_flag_values_through_make_variables(tmp_path):
+    write(tmp_path, {
+        "Makefile": "SIZE = 512\nCFLAGS = -DEDGE=$(SIZE) -DOTHER=$(NOT_SET) -DPLAIN=3\n",
+        "k.cu": """
+        #ifndef EDGE
+        #define EDGE 64
+        #endif
+        #ifndef OTHER
+        #define OTHER 8
+        #endif
+        __global__ void k(float* x) { x[EDGE] = OTHER; }
+        """,
+    })
+    flags = ppscan.build_flags(tmp_path)
+    assert flags["EDGE"][0] == "512" and flags["PLAIN"][0] == "3" and flags["OTHER"][0] == "$(NOT_SET)"
+    unit = parse_file(str(tmp_path / "k.cu"))
+    assert values(unit.macros, "EDGE") == []
+    assert values(unit.macros, "OTHER") == ["8"]  # the flag's value is unknown: the file's default stays
+    program = program_for(unit)
+    assert program.macros["EDGE"].body == "512" and program.macros["OTHER"].body == "8"

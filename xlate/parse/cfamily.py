@@ -329,7 +329,7 @@ class CFamilyBuilder:
                 keep.append(m)
             elif m.name in kept_names:
                 continue
-            elif m.name in table and table[m.name] != ppscan.UNREADABLE:  # a header or a -D flag defines it
+            elif m.name in table and ppscan.readable(table[m.name]):  # a header or a -D flag defines it
                 if m.params is None and table[m.name] is not None:
                     self.outer_macros.setdefault(m.name, str(table[m.name]))
             else:

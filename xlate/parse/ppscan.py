@@ -34,7 +34,9 @@ COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n
 DEFINE = re.compile(r"([A-Za-z_]\w*)(\([^)]*\))?(.*)$", re.S)
 IDENT = re.compile(r"[A-Za-z_]\w*")
 INCLUDE = re.compile(r'"([^"\n]+)"')
-FLAG = re.compile(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=([^\s'\")]+))?")
+FLAG = re.compile(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=((?:\$[({][^)}\s]*[)}]|[^\s'\")$])+))?")
+MAKE_VAR = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*[:?]?=[ \t]*([^\n#]*?)[ \t]*$", re.M)
+MAKE_REF = re.compile(r"\$[({]([A-Za-z_]\w*)[)}]")
 # quoted #includes of the toolkit's or the C library's headers (`#include "cuda_runtime.h"`): no project macros
 TOOLKIT = re.compile(r"(?:cuda|cu[a-z]+|curand|thrust|cub|hip|rocprim|cooperative_groups|mpi|omp|sm_\d+|vector_|"
                      r"device_|math_|helper_|nvToolsExt|nvml|std|math\.h|string\.h|assert\.h|time\.h|limits\.h|"
@@ -76,11 +78,17 @@ def directives(text: str) -> tuple[tuple[int, str, str], ...]:
 def build_flags(folder: str | Path) -> dict[str, tuple[str, str, int]]:
     """`-DNAME=VALUE` of the program's Makefile or CMakeLists.txt: name -> (value, build file, line); the first of
     a name wins (a flag without a value is 1)."""
-    return _build_flags(str(folder))
+    stamps = []
+    for name in BUILD_FILES:
+        try:
+            stamps.append(os.stat(os.path.join(folder, name)).st_mtime)
+        except OSError:
+            stamps.append(0.0)
+    return _build_flags(str(folder), tuple(stamps))
 
 
 @functools.lru_cache(maxsize=256)
-def _build_flags(folder: str) -> dict[str, tuple[str, str, int]]:
+def _build_flags(folder: str, stamps: tuple[float, ...]) -> dict[str, tuple[str, str, int]]:
     out: dict[str, tuple[str, str, int]] = {}
     for name in BUILD_FILES:
         f = Path(folder) / name
@@ -90,10 +98,21 @@ def _build_flags(folder: str) -> dict[str, tuple[str, str, int]]:
             body = f.read_text(errors="replace")[:200000]
         except OSError:
             continue
+        variables: dict[str, str] = {}
+        for m in MAKE_VAR.finditer(body):
+            variables.setdefault(m.group(1), m.group(2))
         for m in FLAG.finditer(body):
             if m.group(1) not in out and not m.group(1).startswith("_"):
-                out[m.group(1)] = (m.group(2) or "1", str(f), body.count("\n", 0, m.start()) + 1)
+                value = m.group(2) or "1"
+                for _ in range(4):  # `-DSIZE=$(N)` with `N = 1024` in the Makefile
+                    value = MAKE_REF.sub(lambda r, v=variables: v.get(r.group(1), r.group(0)), value)
+                out[m.group(1)] = (value, str(f), body.count("\n", 0, m.start()) + 1)
     return out
+
+
+def readable(value: str | None) -> bool:
+    """A flag's or a definition's value the scan can use: not a make variable it could not expand (`$(N)`)."""
+    return value != UNREADABLE and (value is None or "$" not in value)
 
 
 def disk_resolver(including: str, rel: str) -> tuple[str, str] | None:

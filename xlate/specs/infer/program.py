@@ -109,7 +109,8 @@ class Program:
         down (a header where its includer includes it, the build's flags first), a `#define` in a `#if` branch not
         taken left out; one under a condition that cannot be decided counts, as every definition did before. Of
         the definitions that count, the first of a name (the kernel's own file first) wins, then the build's
-        flags; a name whose only definitions are in branches not taken keeps its first."""
+        flags; a name whose only definitions are in branches not taken keeps its first (before a flag whose value
+        is a make variable we could not expand)."""
         status = self._scan()
         self.macros = {}
         off: list[MacroDef] = []
@@ -118,10 +119,9 @@ class Program:
                 self.macros.setdefault(md.name, md)
             else:
                 off.append(md)
-        for name, (value, where, line) in self._flags.items():
-            self.macros.setdefault(name, MacroDef(name, None, value, where, line))
-        for md in off:
-            self.macros.setdefault(md.name, md)
+        flags = [MacroDef(name, None, value, where, line) for name, (value, where, line) in self._flags.items()]
+        for md in [*(f for f in flags if ppscan.readable(f.body)), *off, *flags]:
+            self.macros.setdefault(md.name, md)  # a flag whose value names a make variable: after the files'
 
     def _scan(self) -> dict[tuple[str, int], str]:
         """The ppscan status of each `#define` line of the program's files, keyed by (path, line). A file no other
