@@ -41,6 +41,7 @@ class GlobalDecl:
     where: str
     detail: str  # the declaration's text
     initialised: bool = False  # `= {...}`: a table the program fixes
+    extern: bool = False  # a declaration whose definition is elsewhere
     namespace: list[str] = field(default_factory=list)
 
 
@@ -58,7 +59,11 @@ def _space(f: Any, decl: Any) -> str | None:
     first = decl.child_by_field_name("declarator")
     if first is not None:
         head = head[: first.start_byte - decl.start_byte]
-    words = set(re.findall(r"__\w+__", head)) | {w for off, w in f.blanked if decl.start_byte - 64 <= off < decl.end_byte}
+    end = first.start_byte if first is not None else decl.end_byte
+    # qualifiers the front end blanked (`MANAGED __device__ int n;`): before the declarator, after the previous one
+    words = set(re.findall(r"__\w+__", head)) | {
+        w for off, w in f.blanked if decl.start_byte - 64 <= off < end
+        and not re.search(rb"[;}]", f.data[min(off, decl.start_byte) : decl.start_byte])}
     if "__shared__" in words or not words & set(SPACES):
         return None
     for q, space in SPACES.items():
@@ -105,12 +110,13 @@ def declarations(program: Program) -> dict[str, GlobalDecl]:
             if cur is None or cur.type != "identifier":
                 continue  # a function prototype, a qualified redeclaration
             name = text(cur)
-            if name in out and is_extern:
-                continue
+            if name in out and (is_extern or not out[name].extern):
+                continue  # the first definition stands (the program's files come in order, the kernel's first)
             # `T a[N][M]`: the declarator nests outermost last; dimensions in source order
             out[name] = GlobalDecl(name, space, program.resolve_type(normalise_ctype(base)), list(reversed(sizes)),
                                    pointer, f.where(decl), " ".join(text(decl).split())[:160],
-                                   namespace=_namespace(decl), initialised=d.type == "init_declarator")
+                                   namespace=_namespace(decl), initialised=d.type == "init_declarator",
+                                   extern=is_extern)
     program._xlate_module_globals = out  # type: ignore[attr-defined]
     return out
 
