@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +147,9 @@ def self_check(path: str, kernel: str, examples: int) -> dict[str, Any]:
     return row
 
 
-def run_one(job: dict[str, Any]) -> dict[str, Any]:
+def run_one(job: dict[str, Any], partial: Callable[[dict[str, Any]], None] = lambda row: None) -> dict[str, Any]:
+    """The kernel's steps in order; `partial` gets the row after each step, so a kernel cut by its time limit
+    keeps the verdicts it finished (a slow Triton port no longer takes its source's and HIP's with it)."""
     src = job["path"]
     out: dict[str, Any] = {k: job[k] for k in ("program", "file", "kernel", "spec")}
     t0 = time.perf_counter()
@@ -153,12 +157,14 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     try:
         if "source" in targets and not job["cpu"]:
             out["source"] = check_source(src, job["kernel"], job["examples"], job["sanitize"])
+            partial(out)
             if out["source"]["outcome"] != "source ok":
                 out["seconds"] = round(time.perf_counter() - t0, 1)
                 return out
         for target in ("hip", "triton"):
             if target in targets:
                 out[target] = port_and_verify(src, job["kernel"], target, job["examples"], verify=not job["cpu"])
+                partial(out)
     except Exception as exc:  # recorded per kernel; the run goes on
         out["error"] = f"{type(exc).__name__}: {exc}"[:500]
     out["seconds"] = round(time.perf_counter() - t0, 1)
@@ -173,13 +179,28 @@ def run_isolated(job: dict[str, Any], timeout: float) -> dict[str, Any]:
     try:
         proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(job)], capture_output=True, text=True,
                               timeout=timeout, env=env, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {**{k: job[k] for k in ("program", "file", "kernel", "spec")}, "error": f"timeout after {timeout:.0f} s"}
+    except subprocess.TimeoutExpired as exc:
+        return timed_out(job, exc.stdout, timeout)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         return {**{k: job[k] for k in ("program", "file", "kernel", "spec")},
                 "error": f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}"}
     return json.loads(lines[-1])
+
+
+def timed_out(job: dict[str, Any], stdout: str | bytes | None, timeout: float) -> dict[str, Any]:
+    """The row of a kernel cut by its time limit: the steps it finished (the last partial row it printed), and
+    the error naming the step that was running."""
+    text = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else (stdout or "")
+    lines = [ln for ln in text.splitlines() if ln.startswith("{")]
+    row: dict[str, Any] = {**{k: job[k] for k in ("program", "file", "kernel", "spec")}}
+    if lines:
+        with contextlib.suppress(json.JSONDecodeError):
+            row = json.loads(lines[-1])
+    steps = [t for t in ("source", "hip", "triton") if t in job["targets"] and not (t == "source" and job.get("cpu"))]
+    running = next((t for t in steps if t not in row), None)
+    row["error"] = f"timeout after {timeout:.0f} s" + (f" (in {running})" if running and running != steps[0] else "")
+    return row
 
 
 def key_of(row: dict[str, Any]) -> str:
@@ -228,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(json.loads(args.one))))
+        print(json.dumps(run_one(json.loads(args.one), lambda row: print(json.dumps(row), flush=True))))
         return 0
     corpus = Path(args.corpus)
     if not corpus.is_dir():

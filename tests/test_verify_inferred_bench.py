@@ -1,0 +1,48 @@
+"""bench/verify_inferred.py: a kernel cut by its time limit keeps the verdicts it finished."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import verify_inferred  # noqa: E402
+
+JOB = {"program": "p", "file": "k.cu", "kernel": "k", "spec": "n: size(1..8)", "targets": ["source", "hip", "triton"],
+       "cpu": False}
+
+
+def test_a_timed_out_kernel_keeps_the_steps_it_finished(tmp_path, monkeypatch):
+    # The child prints its row after each step and then hangs in the Triton step: the real subprocess is killed
+    # at its limit, and the row keeps the source's and HIP's verdicts (before, the whole row was one error).
+    done = {**{k: JOB[k] for k in ("program", "file", "kernel", "spec")},
+            "source": {"outcome": "source ok"}, "hip": {"outcome": "verified"}}
+    child = tmp_path / "child.py"
+    child.write_text("import json, sys, time\n"
+                     f"print(json.dumps({json.dumps({k: v for k, v in done.items() if k != 'hip'})}), flush=True)\n"
+                     f"print(json.dumps({json.dumps(done)}), flush=True)\n"
+                     "time.sleep(60)\n")
+    monkeypatch.setattr(verify_inferred, "__file__", str(child))
+    row = verify_inferred.run_isolated(JOB, timeout=3)
+    assert row["source"] == {"outcome": "source ok"} and row["hip"] == {"outcome": "verified"}
+    assert "triton" not in row and row["error"] == "timeout after 3 s (in triton)"
+
+
+def test_a_kernel_that_finished_nothing_is_one_timeout():
+    row = verify_inferred.timed_out(JOB, b"", 240)
+    assert row == {**{k: JOB[k] for k in ("program", "file", "kernel", "spec")}, "error": "timeout after 240 s"}
+    garbled = verify_inferred.timed_out(JOB, '{"source": {"outc', 240)  # cut mid-line: nothing is made up
+    assert "source" not in garbled and garbled["error"] == "timeout after 240 s"
+
+
+def test_run_one_reports_each_step_as_it_finishes(monkeypatch):
+    steps: list[str] = []
+    monkeypatch.setattr(verify_inferred, "check_source", lambda *a: {"outcome": "source ok"})
+    monkeypatch.setattr(verify_inferred, "port_and_verify", lambda src, k, target, *a, **kw: {"outcome": "verified"})
+    row = verify_inferred.run_one({**JOB, "path": "k.cu", "examples": 1, "sanitize": False},
+                                  lambda r: steps.append(",".join(t for t in ("source", "hip", "triton") if t in r)))
+    assert steps == ["source", "source,hip", "source,hip,triton"]
+    assert row["triton"] == {"outcome": "verified"} and "error" not in row
