@@ -9,12 +9,12 @@ import textwrap
 
 import numpy as np
 from xlate.backends.base import ScalarArg
+
+from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
 from xlate.parse import parse_file, parse_string, ppscan
 from xlate.specs.infer.program import program_for
 from xlate.translate.base import TranslateOptions
 from xlate.translate.triton.translator import CudaToTriton
-
-from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
 
 WIDTH_SWITCH = """
 #define WIDTH_DEFAULT 4
@@ -268,3 +268,35 @@ def test_build_flag_values_through_make_variables(tmp_path):
     assert values(unit.macros, "OTHER") == ["8"]  # the flag's value is unknown: the file's default stays
     program = program_for(unit)
     assert program.macros["EDGE"].body == "512" and program.macros["OTHER"].body == "8"
+
+
+def test_build_flags_follow_the_makefiles_conditionals(tmp_path):
+    write(tmp_path, {"Makefile": """
+        DEBUG = no
+        FP64 ?= yes
+        MODE = fast
+        CFLAGS = -O3
+        ifeq ($(DEBUG),yes)
+          CFLAGS += -g -DDEBUG
+        endif
+        ifeq ($(FP64),yes)
+          CFLAGS += -DUSE_FP64
+        else
+          CFLAGS += -DUSE_FP32
+        endif
+        ifeq ($(MODE),slow)
+          CFLAGS += -DSLOW
+        else ifeq ($(MODE),fast)
+          CFLAGS += -DFAST=2
+        else
+          CFLAGS += -DMEDIUM
+        endif
+        ifneq ($(shell uname),Darwin)
+          CFLAGS += -DMAYBE
+        endif
+        ifdef UNSET_VARIABLE
+          CFLAGS += -DNEVER
+        endif
+        """})
+    flags = {n: v for n, (v, _, _) in ppscan.build_flags(tmp_path).items()}
+    assert flags == {"USE_FP64": "1", "FAST": "2", "MAYBE": "1"}  # a condition we cannot read keeps its flags
