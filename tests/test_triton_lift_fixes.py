@@ -620,13 +620,13 @@ __global__ void slots(const float* x, float* y, int n) {
 
 // xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
 __global__ void bins(const float* x, float* y, int n) {
-    __shared__ int h[8];
+    __shared__ int h[100];  // a per-thread element of an array too large to take element by element
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (threadIdx.x < 8) h[threadIdx.x] = 0;
+    if (threadIdx.x < 100) h[threadIdx.x] = 0;
     __syncthreads();
-    if (i < n) atomicAdd(&h[i % 8], 1);
+    if (i < n) atomicAdd(&h[i % 100], 1);
     __syncthreads();
-    if (i < n) y[i] = h[threadIdx.x % 8];
+    if (i < n) y[i] = h[threadIdx.x % 100];
 }
 """
     t = port(src)

@@ -265,7 +265,7 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
         slots = _flat(L, arr, rec.idx, rec.loc, act)
         live = np.nonzero(act)[0]
         vals = slots[live]
-        if len(np.unique(vals)) != len(vals) and not _same_values(rec, live, vals):
+        if len(np.unique(vals)) != len(vals) and not _same_values(rec, live, vals, L):
             raise LiftError("XL2009", f"several threads write the same element of shared array '{arr.name}'", rec.loc)
         for lane_i, slot in zip(live, vals):
             if int(slot) not in table or table[int(slot)][0] is not rec:  # of equal writes, the first thread's
@@ -292,12 +292,22 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
     return r.tokens
 
 
-def _same_values(rec: WriteRec, live: np.ndarray, slots: np.ndarray) -> bool:
+def _same_values(rec: WriteRec, live: np.ndarray, slots: np.ndarray, L: Block | None = None) -> bool:
     """Whether the threads of one write that store to the same element all store the same value (every lane of a
-    warp storing its warp's sum, `s[warp] = cg::reduce(...)`): the same token, or a value of no thread index."""
+    warp storing its warp's sum, `s[warp] = cg::reduce(...)`): the same token, or a value of no thread index, or
+    a value of the thread index along axes on which the threads storing to one element agree (`bias[tx] =
+    b[tx]` in a 2-D block: the rows store the same values; the value is a pure function of those lanes, its
+    loads included, as a non-opaque symbol is)."""
     v = rec.value
     if isinstance(v, Sym):
-        return v.uniform and not v.opaque
+        if v.uniform and not v.opaque:
+            return True
+        if v.opaque or L is None or not v.lanes <= {"x", "y"}:
+            return False
+        env = lane_env(L)
+        keys = [slots.astype(np.int64)] + [env[a][live].astype(np.int64) for a in sorted(v.lanes)]
+        pairs = np.stack(keys, axis=1)
+        return len(np.unique(pairs, axis=0)) == len(np.unique(slots))
     first: dict[int, Tok] = {}
     for lane_i, slot in zip(live, slots):
         t = v.toks[int(lane_i)]
@@ -550,6 +560,8 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
     for axis, size in axes.items():
         if size > 1 and axis not in sol:
             pinned = _pinned_lane(rec, axis) if rec is not None else None
+            if pinned is None and rec is not None and sol and _free_of(rec, axis):
+                pinned = S.const(0, "int")  # every thread along `axis` stores the same value: the first's
             if pinned is None:
                 return None  # every thread along `axis` writes the same element: no unique writer
             sol[axis] = pinned
@@ -567,6 +579,15 @@ def _reads_own_write(L: Block, sol: dict[str, Sym], r: SharedRead) -> bool:
         return True
     except (NotConcrete, NotTokenizable, ZeroDivisionError):
         return False
+
+
+def _free_of(rec: WriteRec, axis: str) -> bool:
+    """Whether a write's value and condition are the same for every thread along `axis` (neither reads that thread
+    index, nor anything per-thread unknown): its threads along `axis` store one value to each element."""
+    v = rec.value
+    if not isinstance(v, Sym) or v.opaque or axis in v.lanes or "*" in v.lanes:
+        return False
+    return all(not c.opaque and axis not in c.lanes and "*" not in c.lanes for c in rec.pred)
 
 
 def _pinned_lane(rec: WriteRec, axis: str) -> Sym | None:

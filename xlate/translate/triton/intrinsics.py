@@ -60,7 +60,7 @@ class Intrinsics:
         fn = e.fn
         lowering = intrinsic_lowering(fn)
         if lowering == "barrier":
-            self.barrier(e.loc)
+            self.barrier(e.loc, warp=fn == "__syncwarp")
             return S.const(0, "int")
         if lowering == "none":
             return S.const(0, "int")
@@ -349,7 +349,7 @@ class Intrinsics:
         self.st.limits[name] = (tname, member)
         return S.uni(f"tl.full([], {name}, {tname})", tname)
 
-    def barrier(self, loc: ir.Loc) -> None:
+    def barrier(self, loc: ir.Loc, warp: bool = False) -> None:
         # Threads that returned from the kernel have exited: a barrier waits only for the threads still running
         # (`if (tid >= n) return; ... __syncthreads();`), so their exit is not a divergent condition.
         exited = {S.lnot(self.st.fstack[0].done).key()} if self.st.fstack else set()
@@ -357,7 +357,12 @@ class Intrinsics:
             exited.add(self.lane_guard.key())
         for c in self.full_pred():
             if (c.lanes or c.opaque) and c.key() not in exited:
-                raise LiftError("XL2015", "__syncthreads under a thread-dependent condition", loc)
+                # `if (tid < 32) { ...; __syncwarp(); ... }`: a warp barrier under a condition every warp takes
+                # or skips as a whole is reached by all the threads of the warps it syncs
+                if warp and not c.opaque and self.nlanes and self.nlanes % 32 == 0 and comm.segment_uniform(self, c, 32):
+                    continue
+                raise LiftError("XL2015", f"{'__syncwarp' if warp else '__syncthreads'} under a thread-dependent condition",
+                                loc)
         self.st.epoch += 1
         if self.shared_globals and self.em.enabled:
             # one thread's global store read by another after the barrier: the program's threads must wait too

@@ -482,15 +482,20 @@ class Memory:
         return S.const(0, ct)  # unused (checked above)
 
     def shared_atomic_slots(self, e: ir.Call, at: dict[str, Any], arr: SharedArr, idx: tuple[Sym, ...]) -> Sym:
-        """An atomic at an element computed from the thread index alone (`atomicAdd(&bins[threadIdx.x % 8], v)`):
-        for each element some thread names, the threads naming it do the one-element atomic above. A
-        data-dependent element (a histogram of values) or more than MAX_SLOTS elements are refused."""
+        """An atomic at a per-thread element: for each element some thread may name, the threads naming it do the
+        one-element atomic above. The elements are those the thread index gives (`atomicAdd(&bins[threadIdx.x %
+        8], v)`), or, where the element depends on more (the data: a block-local histogram), every element of a
+        one-dimensional array of at most MAX_SLOTS (an index past the array is undefined in CUDA)."""
         try:
             per_lane = [_lane_values(self, i) if (i.lanes or i.opaque) else None for i in idx]
+            lanes = self.nlanes or 0
+            slots = sorted({tuple(int(a[t]) if a is not None else None for a in per_lane) for t in range(lanes)})
         except (NotConcrete, ZeroDivisionError):
-            raise LiftError("XL2005", f"{e.fn} on shared memory at a data-dependent element", e.loc) from None
-        lanes = self.nlanes or 0
-        slots = sorted({tuple(int(a[t]) if a is not None else None for a in per_lane) for t in range(lanes)})
+            size = arr.dims[0] if len(arr.dims) == 1 and len(idx) == 1 else None
+            if size is None or size > MAX_SLOTS:
+                raise LiftError("XL2005", f"{e.fn} on shared memory at a per-thread element of an array of "
+                                          f"{size if size is not None else 'unknown'} elements", e.loc) from None
+            slots = [(k,) for k in range(size)]
         if not slots or len(slots) > MAX_SLOTS:
             raise LiftError("XL2005", f"{e.fn} on shared memory at {len(slots)} per-thread elements", e.loc)
         for slot in slots:
