@@ -43,8 +43,8 @@ CORRECT_HIP = SOURCE.replace("cudaMalloc", "hipMalloc").replace("cudaMemcpyToSym
 CORRECT_HIP = "#include <hip/hip_runtime.h>\n" + CORRECT_HIP
 # the port forgets the table: every tap is 1
 NO_TABLE = CORRECT_HIP.replace("v * c_taps[i % TAPS] + 1.0f", "v + 1.0f")
-# the port writes the array one element short
-SHORT = CORRECT_HIP.replace("if (i < N) {", "if (i < N - 1) {")
+# the port writes the array one element short (and counts as the source does)
+SHORT = CORRECT_HIP.replace("d_out[i] = v * c_taps[i % TAPS] + 1.0f;", "if (i < N - 1) d_out[i] = v * c_taps[i % TAPS] + 1.0f;")
 # the port counts every element, not the positive ones
 COUNT_ALL = CORRECT_HIP.replace("if (v > 0.0f) atomicAdd(&d_count, 1);", "atomicAdd(&d_count, 1);")
 
@@ -61,6 +61,10 @@ def _verify(tmp_path: Path, port: str):
     src = _write(tmp_path, "scaled.cu", SOURCE)
     hip = _write(tmp_path, "scaled.hip", port)
     return verify(src, hip, kernel="scaled", examples=20, seed=0)
+
+
+def test_the_ports_differ_where_the_tests_say():
+    assert SHORT != CORRECT_HIP and NO_TABLE != CORRECT_HIP and COUNT_ALL != CORRECT_HIP
 
 
 def test_the_spec_names_the_module_variables(tmp_path):
@@ -130,3 +134,4 @@ def test_a_spec_length_that_is_not_the_module_s_is_never_verified(tmp_path):
     verdict = verify(src, port, kernel="scaled", examples=5, seed=0, spec_overrides="d_out: global out[64]")
     assert verdict.status != "verified", verdict.to_dict()
     assert "d_out" in (verdict.reason or "") + str(verdict.counterexample and verdict.counterexample.message)
+    assert "384 bytes" in (verdict.reason or "") + str(verdict.counterexample and verdict.counterexample.message)

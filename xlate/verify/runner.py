@@ -167,7 +167,7 @@ class Side:
         if (targs, jitter) not in self._artifacts:
             options = CompileOptions(arch=self.arch, template_args=list(targs), schedule_jitter=jitter,
                                      include_dirs=self.include_dirs, context_path=self.context_path,
-                                     module_globals=[p.name for p in spec.module_globals])
+                                     module_globals=[p.name for p in spec.module_globals] if spec is not None else [])
             art = get_backend(self.backend.name).compile(self.text, self.kernel, options, path=self.path)
             self._artifacts[(targs, jitter)] = art
             self.compiles += 0 if art.compile.cached else 1
