@@ -471,3 +471,31 @@ def test_nvrtc_compile_records_the_symbols(tmp_path):
     symbols = art.meta["globals"]
     assert symbols["scale"] == "scale"
     assert symbols["hits"] != "hits" and "hits" in symbols["hits"] and "acc" in symbols["hits"]
+
+
+def test_a_triton_port_of_a_kernel_with_module_variables_is_never_verified(tmp_path):
+    """The gate refuses before running anything: a Triton module has no __device__ variables to fill, so its
+    outputs for them could never be compared (could not verify, naming the backend and the variables)."""
+    from xlate.verify.api import verify
+
+    src = tmp_path / "twice.cu"
+    src.write_text(textwrap.dedent(KERNEL).lstrip())
+    port = tmp_path / "twice.py"
+    port.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _twice(c, d):
+            i = tl.arange(0, 8)
+            tl.store(d + i, 2.0 * tl.load(c + i))
+
+        def twice(c, d):
+            _twice[(1,)](c, d)
+    ''').lstrip())
+    ref = tmp_path / "ref.py"
+    ref.write_text("def twice(c, d):\n    return {'d': 2 * c}\n")
+    verdict = verify(str(src), str(port), kernel="twice", reference=f"{ref}:twice", examples=3)
+    assert verdict.status == "unverified", verdict.to_dict()
+    assert "module globals are not supported by the triton backend" in (verdict.reason or "")
+    assert "c" in verdict.reason and "d" in verdict.reason
