@@ -82,12 +82,13 @@ def _global_address(module: Any, symbol: str) -> tuple[int, int | None]:
     try:
         lib = ctypes.CDLL("libcuda.so.1")
         fn = lib.cuModuleGetGlobal_v2
+        handle = int(module.module.ptr)  # the loaded CUmodule (RawModule.module: cupy.cuda.function.Module)
     except (OSError, AttributeError):
         return int(module.get_global(symbol).ptr), None
     fn.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p, ctypes.c_char_p]
     fn.restype = ctypes.c_int
     address, size = ctypes.c_uint64(), ctypes.c_size_t()
-    rc = fn(ctypes.byref(address), ctypes.byref(size), ctypes.c_void_p(int(module.module.ptr)), symbol.encode())
+    rc = fn(ctypes.byref(address), ctypes.byref(size), ctypes.c_void_p(handle), symbol.encode())
     if rc != 0:
         raise LookupError(f"cuModuleGetGlobal failed with CUresult {rc}")
     return int(address.value), int(size.value)
