@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.test_migrate_support import KERNELS, ROOT
@@ -259,3 +260,35 @@ def test_a_kernel_with_nothing_to_compare_is_not_timed(tmp_path):
     src.write_text(_limited(256, "x"))  # the same kernel with its output named is timed
     assert benchmark_kernel(str(src), src.read_text(), "triton", "k", plan=QUICK, device=TINY_L2,
                             interpreter_ok=True)["status"] == "ok"
+
+
+def test_the_benchmark_fills_module_globals_and_refuses_a_backend_without_them(tmp_path, monkeypatch):
+    # The benchmark's arguments are the gate's: a kernel writing a `__device__` array gets it as a by-name buffer
+    # (before, only parameters were passed: the runtime could not fill or read the variable). A Triton side
+    # cannot hold one: nothing is timed.
+    from xlate.backends.base import BufferArg
+
+    from xlate.migrate.bench import _args
+    from xlate.parse import parse_string
+    from xlate.specs import build_spec
+    from xlate.verify.cases import Case, make_inputs
+
+    src = tmp_path / "k.cu"
+    src.write_text("__device__ float d_out[64];\n__constant__ float c_tab[8];\n"
+                   "// xlate: x: in[n], n: size(1..64), d_out: global out[64], c_tab: global in[8], grid: 1, block: 64\n"
+                   "__global__ void k(const float* x, int n) {\n"
+                   "  int i = threadIdx.x; if (i < n) d_out[i] = x[i] * c_tab[i % 8]; }\n")
+    spec = build_spec(parse_string(src.read_text(), str(src), "cuda"), "k")
+    case = Case({"n": 40}, {}, {}, {"x": "uniform", "c_tab": "uniform"}, 0)
+    env = {"n": 40}
+    inputs = make_inputs(spec, case, env)
+    args = _args(spec, case, env, inputs)
+    by_name = {a.name: a for a in args if isinstance(a, BufferArg)}
+    assert by_name["x"].symbol is None and by_name["x"].length == 40
+    assert by_name["d_out"].symbol == "d_out" and by_name["d_out"].length == 64
+    assert by_name["c_tab"].symbol == "c_tab" and np.array_equal(by_name["c_tab"].data, inputs["c_tab"])
+    from xlate.migrate import benchdevice
+
+    monkeypatch.setattr(benchdevice, "gpu_timing", lambda backend, interpreter_ok: None)  # as on a GPU machine
+    r = benchmark_kernel(str(src), SAXPY.read_text(), "triton", "k", plan=QUICK, device=TINY_L2)
+    assert r["status"] == "unavailable" and "module globals are not supported by the triton backend" in r["reason"]

@@ -87,6 +87,12 @@ def _args(spec: Any, case: Any, env: dict[str, Any], inputs: dict[str, np.ndarra
             args.append(buffer_arg(p.name, data, 0, n))
         else:
             args.append(scalar_arg(p, case, env, spec))
+    from xlate.backends.base import BufferArg
+
+    for p in spec.module_globals:  # filled before each launch and read back after, by name, as the gate does
+        n = buffer_length(p, env, case, spec)
+        data = inputs[p.name].copy() if p.name in inputs else np.zeros(n, dtype=ctype_dtype(p.ctype, case, spec))
+        args.append(BufferArg(p.name, data, 0, n, symbol=p.name))
     return args
 
 
@@ -122,11 +128,12 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
     interpreters too (tests of the mechanics on a machine without a GPU)."""
     import time
 
+    from xlate.errors import ToolchainMissing
     from xlate.migrate.benchdevice import device_facts, gpu_timing
     from xlate.migrate.benchstats import Plan
     from xlate.specs import build_spec, sidecar_overrides
     from xlate.verify.api import compares_nothing
-    from xlate.verify.runner import Side
+    from xlate.verify.runner import Side, require_globals
 
     t0 = time.perf_counter()
     plan = plan or Plan()
@@ -140,6 +147,11 @@ def benchmark_kernel(source_path: str, port_text: str, port_language: str, kerne
     spec = build_spec(source.unit, kernel, sidecar_overrides(source_path, kernel))
     if compares_nothing(spec):  # a kernel that only prints: its port may drop the work, so a ratio would mislead
         return {"status": "unavailable", "reason": "nothing to time: the spec names no out or inout buffer"}
+    try:
+        for side in (source, port):
+            require_globals(side, spec)  # a backend that cannot fill a module variable times nothing comparable
+    except ToolchainMissing as exc:
+        return {"status": "unavailable", "reason": str(exc)}
     budget = budget or gpu_budget(spec, facts.l2_bytes, plan)
     note = None
     result = _timed(spec, source, port, budget, beyond_range, plan, repeat, timeout)
