@@ -1,6 +1,7 @@
 """Which `#define`s the preprocessor reaches: a file's conditional groups (`#if`/`#ifdef`/`#ifndef`/`#elif`/
 `#else`) evaluated in file order against the macros defined before them, the quoted headers it includes read where
-it includes them, and the build's `-D` flags first (xlate.cir.cond.evaluate: C's rules, an unknown name is 0).
+it includes them, and the build's `-D` flags first (C's rules: an unknown name is 0; the expression evaluated by
+xlate.parse.consteval, the front end's integer evaluator).
 
 Each `#define` line is ON (its groups taken), OFF (a group above it not taken) or UNSURE (a condition above it
 could not be decided: a name a header we could not read may define, a function-like macro used as a value, an
@@ -18,13 +19,15 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from xlate.cir.cond import DEVICE_MACROS, Undecidable, evaluate
+from xlate.parse.consteval import ConstEvaluator
+from xlate.parse.nodes import Source
 
 ON, OFF, UNSURE = "on", "off", "unsure"
 RANK = {OFF: 0, UNSURE: 1, ON: 2}
-# what nvcc on Linux (its host compiler, g++) and the CUDA headers define besides the device pass's own macros
-# (cond.DEVICE_MACROS)
-COMPILER_MACROS: dict[str, str | None] = {**DEVICE_MACROS, "__NVCC__": "1", "__cplusplus": "201703",
+# what nvcc on Linux (its host compiler, g++) and the CUDA headers define, with the device pass's own macros (the
+# gate's sm_90 and NVRTC, as xlate.cir.cond.DEVICE_MACROS has them)
+COMPILER_MACROS: dict[str, str | None] = {"__CUDA_ARCH__": "900", "__CUDACC__": "1", "__CUDACC_RTC__": "1",
+                                          "__NVCC__": "1", "__cplusplus": "201703",
                                           "CUDA_VERSION": "12040", "CUDART_VERSION": "12040",
                                           "__CUDACC_VER_MAJOR__": "12", "__CUDACC_VER_MINOR__": "4",
                                           "__GNUC__": "11", "__linux__": "1", "__x86_64__": "1"}
@@ -35,6 +38,10 @@ DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|u
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
 DEFINE = re.compile(r"([A-Za-z_]\w*)(\([^)]*\))?(.*)$", re.S)
 IDENT = re.compile(r"[A-Za-z_]\w*")
+WORD = re.compile(r"\b[A-Za-z_]\w*")
+DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
+BOOLEANS = {"true": "1", "false": "0"}  # C++'s #if reads them as numbers
+_NO_SOURCE = Source("<#if>", b"")
 INCLUDE = re.compile(r'"([^"\n]+)"')
 FLAG = re.compile(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=((?:\$[({][^)}\s]*[)}]|[^\s'\")$])+))?")
 MAKE_VAR = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*[:?]?=[ \t]*([^\n#]*?)[ \t]*$", re.M)
@@ -336,10 +343,18 @@ class Scan:
                 continue
             if name in self.unsure or (self.open and name not in self.table and not _reserved(name)):
                 return None
+        # C's rules: `defined X` is 1 or 0, a name that is no macro is 0; then the integer evaluator of the front
+        # end (xlate.parse.consteval) through the object-like macros (a function-like one read as a value, or a
+        # value it cannot read, is undecidable)
+        expr = DEFINED.sub(lambda m: "1" if (m.group(1) or m.group(2)) in self.table else "0", rest)
+        expr = WORD.sub(lambda m: m.group(0) if m.group(0) in self.table else BOOLEANS.get(m.group(0), "0"), expr)
+        ev = ConstEvaluator(_NO_SOURCE, "cuda", [], {})
+        ev.macros = {k: v for k, v in self.table.items() if v is not None}
         try:
-            return bool(evaluate(rest, self.table))
-        except (Undecidable, ValueError, TypeError, RecursionError, OverflowError, MemoryError):
+            value = ev.eval_text(expr)
+        except (ValueError, TypeError, RecursionError, OverflowError, MemoryError):
             return None
+        return None if value is None else bool(value)
 
 
 def _within(parent: str, status: str) -> str:
