@@ -300,3 +300,44 @@ def test_build_flags_follow_the_makefiles_conditionals(tmp_path):
         """})
     flags = {n: v for n, (v, _, _) in ppscan.build_flags(tmp_path).items()}
     assert flags == {"USE_FP64": "1", "FAST": "2", "MAYBE": "1"}  # a condition we cannot read keeps its flags
+
+
+# -- file-scope declarations in #if branches ---------------------------------------------------------------------
+
+
+def test_a_file_scope_constant_takes_the_branch_the_program_builds(tmp_path):
+    # `const int n` is declared in both branches of `#ifndef SMALL`: the host analysis ran both declarations and
+    # the last (n = 4) won, so a 1024 x 1024 program got 4-element globals and a 2-thread launch.
+    from xlate.specs.infer import infer_specs
+
+    write(tmp_path, {"m.cu": """
+        #ifndef SMALL
+        const int n = 1024;
+        const int threads = 256;
+        #else
+        const int n = 4;
+        const int threads = 2;
+        #endif
+        __global__ void scale(float* x, float a) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) x[i] *= a;
+        }
+        int main() {
+          float* d; cudaMalloc(&d, n * sizeof(float));
+          scale<<<n / threads, threads>>>(d, 2.0f);
+          return 0;
+        }
+        """})
+    unit = parse_file(str(tmp_path / "m.cu"))
+    program = program_for(unit)
+    assert [d.text.decode().strip() for _, d in program.globals] == ["const int n = 1024;", "const int threads = 256;"]
+    items = {k: v for k, (v, _) in infer_specs(unit)["scale"].items.items()}
+    assert (items["x"], items["grid"], items["block"]) == ("x: inout[1024]", "grid: 4", "block: 256"), items
+    # with -DSMALL from the build, the other branch
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "m.cu").write_text((tmp_path / "m.cu").read_text())
+    (small / "Makefile").write_text("CFLAGS = -DSMALL\nall:\n\tnvcc $(CFLAGS) m.cu\n")
+    unit = parse_file(str(small / "m.cu"))
+    items = {k: v for k, (v, _) in infer_specs(unit)["scale"].items.items()}
+    assert (items["x"], items["grid"], items["block"]) == ("x: inout[4]", "grid: 2", "block: 2"), items

@@ -72,6 +72,9 @@ class Program:
         self.macros: dict[str, MacroDef] = {}
         self.functions: dict[str, list[FuncDef]] = {}
         self.globals: list[tuple[SourceFile, ts.Node]] = []  # file-scope declarations, in file order
+        # every file-scope declaration with the #if conditions it stands under; settle_globals keeps in `globals`
+        # those in branches the program's macros take (or that cannot be decided)
+        self._all_globals: list[tuple[SourceFile, ts.Node, tuple[tuple[str, bool], ...]]] = []
         self.typedefs: dict[str, str] = {}
         # typedefs under #if/#ifdef: name -> [(conditions, type)]; settled by the macros (settle_typedefs)
         self._cond_typedefs: dict[str, list[tuple[tuple[tuple[str, bool], ...], str]]] = {}
@@ -89,6 +92,7 @@ class Program:
             self._index(f)
         self._settle_macros()
         self.settle_typedefs()
+        self.settle_globals()
         for name, definition in data("spec_inference.yaml").get("system_types", {}).items():
             self.typedefs.setdefault(name, definition)
 
@@ -103,6 +107,7 @@ class Program:
         self._flags = flags
         self._settle_macros()
         self.settle_typedefs()
+        self.settle_globals()
 
     def _settle_macros(self) -> None:
         """`self.macros` as the preprocessor defines them (xlate.parse.ppscan): each file read from its includer
@@ -214,7 +219,7 @@ class Program:
                             spec.child_by_field_name("name") is not None and spec.child_by_field_name("body") is not None):
                         self._class(f, spec)
                     if t == "declaration":
-                        self.globals.append((f, child))
+                        self._all_globals.append((f, child, inner))
                 elif t == "alias_declaration":
                     name = text(child.child_by_field_name("name"))
                     self.typedefs.setdefault(name, text(child.child_by_field_name("type")))
@@ -225,8 +230,7 @@ class Program:
                     self._class(f, child)
                 elif t == "declaration" and node.type in ( "declaration_list", "preproc_if",
                                                           "preproc_ifdef", "preproc_else", "preproc_elif"):
-                    self.globals.append((f, child))
-        self.globals.sort(key=lambda g: (self.files.index(g[0]), g[1].start_byte))
+                    self._all_globals.append((f, child, inner))
 
     def settle_typedefs(self) -> None:
         """A typedef written in several #if branches (`#ifdef USE_SP typedef float real; #else typedef double
@@ -248,6 +252,26 @@ class Program:
             if name not in self.typedefs or name in self._settled:  # an unconditional typedef stands
                 self.typedefs[name] = chosen
                 self._settled.add(name)
+
+    def settle_globals(self) -> None:
+        """File-scope declarations in `#if` branches the program's macros do not take are left out, as the
+        compiler leaves them out (`#ifndef SMALL const int n = 1024; #else const int n = 4; #endif`: the host
+        analysis ran both, and the last `n` won); a branch that cannot be decided keeps its declarations."""
+        macros: dict[str, str | None] = {**DEVICE_MACROS, **{n: (m.body if m.params is None else None)
+                                                             for n, m in self.macros.items()}}
+
+        def taken(conds: tuple[tuple[str, bool], ...]) -> bool:
+            for expr, want in conds:
+                try:
+                    if bool(evaluate(expr, macros)) != want:
+                        return False
+                except Undecidable:
+                    continue
+            return True
+
+        self.globals = sorted(((f, d) for f, d, conds in self._all_globals if taken(conds)),
+                              key=lambda g: (self.files.index(g[0]), g[1].start_byte))
+        self.__dict__.pop("initialisers", None)  # cached over the declarations kept before
 
     def _class(self, f: SourceFile, node: ts.Node) -> None:
         """A class or struct with a body: its data members (name -> declared type, pointer or not) and the
