@@ -157,14 +157,14 @@ def test_a_lifted_port_keeps_its_default_launch_word_for_word():
     launcher = next(n for n in ast.parse(plain).body if isinstance(n, ast.FunctionDef) and n.name == "relu")
     run = next(n for n in ast.walk(launcher) if isinstance(n, ast.FunctionDef) and n.name == "_xl_run")
     default = ast.unparse(run.body[0].body[0])  # the `blocks == 1` branch
-    assert default == "_relu_kernel[grid](x, y, n, BX=256, num_warps=_xl_c['num_warps'])"
+    assert default == "_relu_kernel[grid](x, y, n, BX=256, **_xl_nvcc_options(), num_warps=_xl_c['num_warps'])"
     assert "_relu_kernel_blocks[(triton.cdiv(grid[0], _xl_c['blocks']),) + tuple(grid[1:])](x, y, n, grid[0]" in plain
 
 
 def test_a_port_whose_kernels_cannot_be_batched_is_unchanged():
     text = lifted("dot_atomic", "dot_atomic")
     assert declared(text) is None and "_xl_launch" not in text
-    assert "_dot_atomic_kernel[grid](a, b, result, n, BX=256, num_warps=4)" in text
+    assert "_dot_atomic_kernel[grid](a, b, result, n, BX=256, num_warps=4, **_xl_nvcc_options())" in text
 
 
 # -- the table -------------------------------------------------------------------------------------------------
@@ -364,3 +364,73 @@ def test_the_cache_key_tells_row_lengths_apart_at_one_grid():
     assert key("k", "gpu", 4096, [short]) != key("k", "gpu", 4096, [long_])
     assert key("k", "gpu", 4096, [short]) == key("k", "gpu", 4096, [near])
     assert key("k", "gpu", 4096, [short]) != key("k", "gpu", 2048, [short])
+
+
+# -- nvcc's floating point -----------------------------------------------------------------------------------
+
+
+def _port_module(tmp_path, monkeypatch, interpret: str):
+    import importlib.util
+
+    path = tmp_path / "relu_port.py"
+    path.write_text(lifted("relu", "relu"))
+    monkeypatch.setenv("TRITON_INTERPRET", interpret)
+    spec = importlib.util.spec_from_file_location("relu_port", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("backend", "expected"), [("cuda", {"enable_reflect_ftz": False}), ("hip", {})])
+def test_a_port_launches_with_nvccs_subnormals_on_nvidia_only(tmp_path, monkeypatch, backend, expected):
+    # Triton links libdevice with flush-to-zero; nvcc keeps subnormals by default, so a port of
+    # coshf(x)/sinhf(x) - 1/x gave inf where its source gives 0 near FLT_MIN (rejected on the H200). The option
+    # is passed where this Triton has it, on its NVIDIA backend only (HIP's options have no such field).
+    pytest.importorskip("triton")
+    import triton
+    from triton.backends.nvidia.compiler import CUDAOptions
+
+    if "enable_reflect_ftz" not in CUDAOptions.__dataclass_fields__:
+        expected = {}
+    target = types.SimpleNamespace(backend=backend)
+    monkeypatch.setattr(triton.runtime, "driver", types.SimpleNamespace(
+        active=types.SimpleNamespace(get_current_target=lambda: target)))
+    module = _port_module(tmp_path, monkeypatch, "0")
+    assert module._xl_nvcc_options() == expected
+    assert _port_module(tmp_path, monkeypatch, "1")._xl_nvcc_options() == {}  # the interpreter takes no options
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_port_keeps_subnormal_intermediates_as_its_cuda_source(tmp_path):
+    # The source compiled as the gate compiles it (NVRTC, no -ftz) against the lifted port on the same inputs
+    # near FLT_MIN, where libdevice with FTZ made coshf(x)/sinhf(x) infinite.
+    import importlib.util
+
+    import cupy as cp
+    import numpy as np
+    import torch
+
+    from xlate.port import PortRequest, port_file
+
+    src = tmp_path / "coth.cu"
+    src.write_text("extern \"C\" __global__ void coth_minus(const float* a, float* o, int n) {\n"
+                   "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (t < n) { float x = a[t]; o[t] = coshf(x) / sinhf(x) - 1.f / x; }\n}\n")
+    out = tmp_path / "coth_triton.py"
+    port_file(PortRequest(source=str(src), target="triton", output=str(out), kernels=["coth_minus"], engine="rules",
+                          verify=False, force=True))
+    spec = importlib.util.spec_from_file_location("coth_port", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    n = 300
+    x = np.random.default_rng(7).uniform(-4.7e-38, 4.7e-38, n).astype(np.float32)
+    kernel = cp.RawKernel(src.read_text(), "coth_minus")
+    a, o = cp.asarray(x), cp.full(n, np.nan, dtype=cp.float32)
+    kernel(((n + 255) // 256,), (256,), (a, o, np.int32(n)))
+    expected = cp.asnumpy(o)
+    got = torch.full((n,), float("nan"), dtype=torch.float32, device="cuda")
+    module.coth_minus(torch.from_numpy(x).cuda(), got, n)
+    got = got.cpu().numpy()
+    assert np.isfinite(expected).all() and np.isfinite(got).all()  # FTZ in libdevice: inf at 48 of 256 before
+    # the difference of two terms of size 1/|x|: rounding differences are ulps of those terms, not of the result
+    assert (np.abs(got - expected) <= 8 * np.finfo(np.float32).eps / np.abs(x)).all()

@@ -492,6 +492,7 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     else:
         lanes = blk.lanes[0] * blk.lanes[1]
         kwargs.append(f"num_warps={4 if lanes >= 128 else max(1, lanes // 32)}")
+    kwargs.append("**_xl_nvcc_options()")  # nvcc's floating point (templates/triton/module.py.j2)
     args = params_py + ([BLOCK_ARG] if blk.runtime is not None else [])
     lines.append(f"    {jit_name}[grid]({', '.join(args + kwargs)})")
     return "\n".join(lines), note
