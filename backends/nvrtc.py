@@ -153,15 +153,20 @@ def name_expression(unit: KernelUnit, source: str, kernel: str, template_args: l
 
 
 def global_expressions(source: str, names: list[str]) -> dict[str, str]:
-    """What NVRTC is asked to name for each module variable the gate fills (`&ns::d_cost`): its address, qualified
-    by the namespaces its declaration sits in, so that a namespaced or `static` variable gets its real symbol."""
+    """What NVRTC is asked to name for the module variables the gate fills whose symbol is not their name
+    (`&ns::d_cost`): a namespaced or `static` one, its address qualified by its namespaces. A variable of the
+    global namespace with external linkage is its own symbol and is not asked for: NVRTC refuses the address of
+    a `__managed__` one as a name expression ("expression must have a constant value")."""
     code = to_bytes(source)
     hidden = _HIDDEN.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), code)
     out: dict[str, str] = {}
     for name in names:
         m = re.search(rb"__(?:device|constant|managed)__[^;{}()]*?\b" + re.escape(name.encode()) + rb"\b", hidden)
         spaces = enclosing_namespaces(code, m.start()) if m else []
-        out[name] = "&" + "::".join([*spaces, name])
+        start = max(hidden.rfind(c, 0, m.start()) for c in (b";", b"}", b"{", b"\n")) + 1 if m else 0
+        static = m is not None and re.search(rb"\bstatic\b", hidden[start : m.end()]) is not None
+        if spaces or static or m is None:
+            out[name] = "&" + "::".join([*spaces, name])
     return out
 
 
