@@ -412,3 +412,43 @@ def test_an_atomic_sums_terms_scaled_by_float_scalars_and_its_repeat_tolerance_c
     sums = [float(np.cumsum(terms[rng.permutation(terms.size)])[-1]) for _ in range(50)]
     assert 0 < max(sums) - min(sums) <= atol  # (with the old scale, atol was 1.3e-9: below these 2.6e-9)
     assert atol < 1.0  # a missing or doubled term (at least 1144 here) is still far outside it
+
+
+# -- blame for a race ------------------------------------------------------------------------------------------
+
+
+class _RacySide:
+    """A side whose runs of `y` differ from run to run on the calls numbered in `varies` (0-based)."""
+
+    def __init__(self, label: str, varies: set[int]):
+        self.label, self.varies, self.calls = label, varies, 0
+        self.unit = parse_string("__global__ void k(const float* x, float* y, int n) { }", "k.cu")
+        self.kernel = "k"
+
+    def run_case(self, spec, case, inputs, **_):
+        from xlate.verify.runner import BufferResult, SideRun
+
+        n = case.sizes["n"]
+        nondet = np.zeros(n, dtype=bool)
+        if self.calls in self.varies:
+            nondet[n - 1] = True
+        self.calls += 1
+        y = BufferResult(inputs["x"] * 2, np.ones(n, dtype=bool), nondet if nondet.any() else None)
+        return SideRun(buffers={"y": y})
+
+
+@pytest.mark.parametrize(("source_varies", "blamed"), [({2}, "source"), (set(), "candidate")])
+def test_a_race_the_source_shows_when_run_again_is_the_sources(source_varies, blamed):
+    # A racy program passed its own check by luck, and its port's runs then differed: the port kept the race, it
+    # did not make it. The source is run again on that case; where it varies too, the verdict blames the source.
+    from xlate.verify.engine import Fuzzer, run_fuzz
+
+    spec = spec_of("// xlate: x: in[n], y: out[n], n: size(1..64), grid: 1, block: 64\n"
+                   "__global__ void k(const float* x, float* y, int n) { }")
+    source, candidate = _RacySide("source", source_varies), _RacySide("candidate", {0})
+    result = run_fuzz(Fuzzer(spec, candidate, source), budget=1 << 12, size_cap=1 << 8,
+                      cases=[Case({"n": 40}, {}, {}, {"x": "uniform"}, 0)])
+    failure = result.failure
+    assert failure is not None and failure.failure == "nondeterministic" and failure.side == blamed
+    assert failure.buffer == "y" and failure.index == [39]
+    assert source.calls == 1 + (2 if source_varies else 3)  # its own run, then the re-checks until one varies
