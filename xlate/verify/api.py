@@ -18,7 +18,7 @@ from xlate.verify.cases import Case
 from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
 from xlate.verify.golden import Golden, read_golden, signature_hash, write_golden
 from xlate.verify.oracle import ReferenceOracle
-from xlate.verify.runner import Side, describe_side, require_kernel
+from xlate.verify.runner import Side, describe_side, require_globals, require_kernel
 from xlate.verify.strategies import smallest_total
 
 GPU_BUDGET = 1 << 23
@@ -212,12 +212,13 @@ def verify(
         verdict.reason = (f"could not verify: '{kernel}' writes no buffer its spec names (no out or inout): there is "
                           "nothing to compare")
         return verdict
-    for s in (source if use_source else None, candidate):
-        if s is not None and spec.module_globals and "module_globals" not in s.backend.capabilities:
-            verdict.reason = (f"could not verify: module globals are not supported by the {s.backend_name} backend "
-                              f"({', '.join(p.name for p in spec.module_globals)} of '{kernel}', {s.label}): verify a "
-                              "CUDA or HIP port of this kernel")
-            return verdict
+    try:
+        for s in (source if use_source else None, candidate):
+            if s is not None:
+                require_globals(s, spec)
+    except ToolchainMissing as exc:  # refused before anything runs: never verified with the variables unseen
+        verdict.reason = f"could not verify: {exc.message}"
+        return verdict
     budget, cap = _limits([s for s in (source if use_source else None, candidate or source) if s is not None])
     budget, large, refusal = case_budget(spec, budget, cap)
     if refusal is not None and cases is None:

@@ -381,7 +381,7 @@ def require_globals(side: Side, spec: KernelSpec) -> None:
 
         names = ", ".join(p.name for p in spec.module_globals)
         raise ToolchainMissing(f"module globals are not supported by the {side.backend_name} backend ({names} of "
-                               f"'{spec.kernel}'): verify a CUDA or HIP port of this kernel", None)
+                               f"'{spec.kernel}', {side.label}): verify a CUDA or HIP port of this kernel", None)
 
 
 def describe_side(side: Side) -> dict[str, Any]:
