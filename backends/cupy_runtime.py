@@ -29,7 +29,7 @@ class CupyRuntime:
 
     def run(self, handle: Any, args: list[Any], launch: LaunchConfig, bench: dict[str, int] | None = None):
         cp = self.cp
-        fn, module, symbols = handle if len(handle) == 3 else (*handle, {})
+        fn, module, symbols = handle  # load(): the kernel, its module, module variable -> symbol
         device: dict[str, Any] = {}
         kargs: list[Any] = []
         variables: dict[str, tuple[Any, np.ndarray, int, int]] = {}
