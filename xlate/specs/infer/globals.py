@@ -85,10 +85,14 @@ def _namespace(node: Any) -> list[str]:
 
 
 def declarations(program: Program) -> dict[str, GlobalDecl]:
-    """Every file-scope variable in device memory, by name (a definition wins over an `extern` declaration)."""
-    cached = getattr(program, "_xlate_module_globals", None)
-    if cached is not None:
-        return cached
+    """Every file-scope variable in device memory, by name (a definition wins over an `extern` declaration); read
+    once per program (`Program.derived`)."""
+    if "module_globals" not in program.derived:
+        program.derived["module_globals"] = _declarations(program)
+    return program.derived["module_globals"]
+
+
+def _declarations(program: Program) -> dict[str, GlobalDecl]:
     out: dict[str, GlobalDecl] = {}
     for f, decl in program.globals:
         space = _space(f, decl)
@@ -117,7 +121,6 @@ def declarations(program: Program) -> dict[str, GlobalDecl]:
                                    pointer, f.where(decl), " ".join(text(decl).split())[:160],
                                    namespace=_namespace(decl), initialised=d.type == "init_declarator",
                                    extern=is_extern)
-    program._xlate_module_globals = out  # type: ignore[attr-defined]
     return out
 
 

@@ -10,6 +10,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import tree_sitter as ts
 
@@ -75,6 +76,9 @@ class Program:
         # every file-scope declaration with the #if conditions it stands under; settle_globals keeps in `globals`
         # those in branches the program's macros take (or that cannot be decided)
         self._all_globals: list[tuple[SourceFile, ts.Node, tuple[tuple[str, bool], ...]]] = []
+        # analyses of other modules over `globals`, by name, read once per program (xlate.specs.infer.globals'
+        # module variables); cleared when the declarations are settled again
+        self.derived: dict[str, Any] = {}
         self.typedefs: dict[str, str] = {}
         # typedefs under #if/#ifdef: name -> [(conditions, type)]; settled by the macros (settle_typedefs)
         self._cond_typedefs: dict[str, list[tuple[tuple[tuple[str, bool], ...], str]]] = {}
@@ -236,8 +240,7 @@ class Program:
         """A typedef written in several #if branches (`#ifdef USE_SP typedef float real; #else typedef double
         real;`) takes the branch the program's macros select, as the compiler would; an undecidable one takes
         the first."""
-        macros: dict[str, str | None] = {**DEVICE_MACROS, **{n: (m.body if m.params is None else None)
-                                                             for n, m in self.macros.items()}}
+        macros = self.condition_macros()
         for name, alternatives in self._cond_typedefs.items():
             chosen = None
             for conds, base in alternatives:
@@ -253,12 +256,16 @@ class Program:
                 self.typedefs[name] = chosen
                 self._settled.add(name)
 
+    def condition_macros(self) -> dict[str, str | None]:
+        """What `#if` conditions are decided against: the device pass's macros and the program's object-like ones
+        (a function-like macro is defined but has no value)."""
+        return {**DEVICE_MACROS, **{n: (m.body if m.params is None else None) for n, m in self.macros.items()}}
+
     def settle_globals(self) -> None:
         """File-scope declarations in `#if` branches the program's macros do not take are left out, as the
         compiler leaves them out (`#ifndef SMALL const int n = 1024; #else const int n = 4; #endif`: the host
         analysis ran both, and the last `n` won); a branch that cannot be decided keeps its declarations."""
-        macros: dict[str, str | None] = {**DEVICE_MACROS, **{n: (m.body if m.params is None else None)
-                                                             for n, m in self.macros.items()}}
+        macros = self.condition_macros()
 
         def taken(conds: tuple[tuple[str, bool], ...]) -> bool:
             for expr, want in conds:
@@ -271,7 +278,8 @@ class Program:
 
         self.globals = sorted(((f, d) for f, d, conds in self._all_globals if taken(conds)),
                               key=lambda g: (self.files.index(g[0]), g[1].start_byte))
-        self.__dict__.pop("initialisers", None)  # cached over the declarations kept before
+        self.__dict__.pop("initialisers", None)  # read from the declarations kept before
+        self.derived.clear()
 
     def _class(self, f: SourceFile, node: ts.Node) -> None:
         """A class or struct with a body: its data members (name -> declared type, pointer or not) and the
@@ -488,8 +496,7 @@ class Program:
     def _members(self, body: ts.Node | None) -> list[ts.Node] | None:
         """A struct body's members with `#if`/`#ifdef` groups settled by the program's macros, as the compiler
         would; None when a condition cannot be decided."""
-        macros: dict[str, str | None] = {**DEVICE_MACROS, **{n: (m.body if m.params is None else None)
-                                                             for n, m in self.macros.items()}}
+        macros = self.condition_macros()
         out: list[ts.Node] = []
 
         def take(group: ts.Node) -> bool:
