@@ -773,7 +773,7 @@ def _merge_same(L: Block, chain: list[tuple[list[Sym], Sym]], r: SharedRead) -> 
     out: list[tuple[list[Sym], Sym]] = []
     for members in groups.values():
         act = np.logical_or.reduce([m[0] for m in members])
-        simplest = min(members, key=lambda m: len(repr(m[3])))  # the same value: the shortest spelling of it
+        simplest = min(members, key=lambda m: S.spelling_length(m[3]))  # the same value: its shortest spelling
         rest, value = simplest[2], simplest[3]
         if len(members) == 1:
             out.append((members[0][1] + rest, value))

@@ -363,6 +363,24 @@ def _eval(s: Sym, lanes: dict[str, np.ndarray], memo: dict[int, Any]) -> Any:
 # -- rewriting -----------------------------------------------------------------------------------------------
 
 
+def spelling_length(s: Sym, memo: dict[int, int] | None = None) -> int:
+    """len(repr(s)), computed over the DAG: repr spells a shared sub-expression once per use, so a value built by
+    unrolled loops has a spelling exponential in its depth that must not be materialised just to be measured."""
+    memo = {} if memo is None else memo
+    got = memo.get(id(s))
+    if got is not None:
+        return got
+    if s.op == "const" or s.op in ("lane", "red", "uni", "var"):
+        n = len(repr(s))
+    elif s.op in BIN:
+        n = spelling_length(s.args[0], memo) + spelling_length(s.args[1], memo) + len(BIN[s.op]) + 4
+    else:
+        n = len(s.op) + len(str(s.name or "")) + 2 + sum(spelling_length(a, memo) for a in s.args) \
+            + 2 * max(0, len(s.args) - 1)
+    memo[id(s)] = n
+    return n
+
+
 def substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym] | None = None) -> Sym:
     """`s` with each lane/red axis replaced (loads are rebuilt, unissued). Raises NotConcrete on opaque values."""
     return _substitute(s, mapping, {} if memo is None else memo, frozenset(mapping), {})
