@@ -1,9 +1,8 @@
 """The -D and -I flags a program's Makefile gives the compiler: what nvcc sees and NVRTC would not.
 
-A small reading of make's language, enough for the flag lines of ordinary Makefiles: variables (`=`, `:=`, `?=`,
-`+=`), `$(VAR)`/`${VAR}` expansion, and `ifeq`/`ifneq`/`ifdef`/`ifndef` ... `else` ... `endif` taken with the
-Makefile's own defaults (`DEBUG = no` leaves the `ifeq ($(DEBUG),yes)` block out). Anything it cannot evaluate
-(a shell call, a variable given only on the command line) is left out rather than guessed.
+The Makefile is read by xlate.parse.makefile (make's variables and conditionals with the Makefile's own defaults:
+`DEBUG = no` leaves the `ifeq ($(DEBUG),yes)` block out); only the compiler flag variables count here. Anything
+it cannot evaluate (a shell call, a variable given only on make's command line) is left out rather than guessed.
 """
 
 from __future__ import annotations
@@ -14,11 +13,10 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from xlate.parse.makefile import read_makefile
+
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "NVCCFLAGS", "CUDAFLAGS", "CUFLAGS", "NVFLAGS")
-ASSIGN = re.compile(r"^(?:override\s+|export\s+)?([A-Za-z_][\w.]*)\s*([:?+]?=|::=)\s*(.*)$")
-REF = re.compile(r"\$[({]([A-Za-z_][\w.]*)[)}]|\$([A-Za-z_])")
-COND = re.compile(r"^(ifeq|ifneq)\s*(.*)$|^(ifdef|ifndef)\s+(\S+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -69,84 +67,17 @@ def _flags_of(makefile: str, _mtime: int) -> BuildFlags:
     return parse_makefile(text, os.path.dirname(makefile))
 
 
-def _expand(value: str, env: dict[str, str], depth: int = 0) -> str:
-    if depth > 10 or "$" not in value:
-        return value
-
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1) or m.group(2)
-        return _expand(env[name], env, depth + 1) if name in env else m.group(0)
-
-    return REF.sub(sub, value)
-
-
-def _cond_true(line: str, env: dict[str, str]) -> bool | None:
-    """An `ifeq`/`ifneq`/`ifdef`/`ifndef` line's value under `env`; None: cannot tell (a reference unset here)."""
-    m = COND.match(line)
-    if m is None:
-        return None
-    if m.group(3):
-        defined = bool(env.get(m.group(4), ""))
-        return defined if m.group(3) == "ifdef" else not defined
-    args = m.group(2).strip()
-    pair = re.match(r"^\((.*),(.*)\)$", args) or re.match(r"""^["'](.*)["']\s+["'](.*)["']$""", args)
-    if pair is None:
-        return None
-    a, b = (_expand(x.strip(), env) for x in pair.groups())
-    if "$" in a + b:
-        return None
-    same = a == b
-    return same if m.group(1) == "ifeq" else not same
-
-
 def parse_makefile(text: str, folder: str) -> BuildFlags:
-    """The -D/-I flags of the compiler flag variables of a Makefile's text; -I dirs resolved against `folder`."""
-    text = text.replace("\\\r\n", " ").replace("\\\n", " ")
-    env: dict[str, str] = {}
-    stack: list[tuple[bool, bool]] = []  # (this branch taken, the enclosing branch taken)
-    recipe = False  # inside a rule's recipe: tab-led lines are shell commands, not make's
-    for raw in text.splitlines():
-        if raw.startswith("\t") and recipe:
-            continue
-        s = raw.split("#", 1)[0].strip()
-        if not s:
-            continue
-        recipe = False
-        live = all(t for t, _ in stack)
-        if COND.match(s):
-            value = _cond_true(s, env) if live else False
-            stack.append((bool(value), live))  # undecidable: the block is left out
-            continue
-        if s.startswith("else") and stack:
-            taken, outer = stack.pop()
-            rest = s[4:].strip()
-            if rest and COND.match(rest):  # `else ifeq (...)`
-                value = not taken and outer and bool(_cond_true(rest, env))
-                stack.append((value, outer and not taken))
-            else:
-                stack.append((not taken and outer, outer))
-            continue
-        if s == "endif" and stack:
-            stack.pop()
-            continue
-        if not live:
-            continue
-        m = ASSIGN.match(s)
-        if m is None:
-            recipe = ":" in s  # `target: prerequisites`
-            continue
-        name, op, value = m.groups()
-        if op == "?=" and name in env:
-            continue
-        if op in (":=", "::="):
-            value = _expand(value, env)
-        env[name] = f"{env[name]} {value}" if op == "+=" and name in env else value
+    """The -D/-I flags of the compiler flag variables of a Makefile's text; -I dirs resolved against `folder`.
+    A conditional block that cannot be decided is left out (xlate.parse.makefile's "drop")."""
+    read = read_makefile(text.replace("\r\n", "\n"), "drop")
+    env = read.variables
     defines: dict[str, str] = {}
     dirs: list[str] = []
     for var in FLAG_VARS:
         if var not in env:
             continue
-        flags = _expand(env[var], env)
+        flags = read.expand(env[var], keep_unset=True)
         try:
             tokens = shlex.split(flags)
         except ValueError:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xlate.parse.consteval import ConstEvaluator
+from xlate.parse.makefile import DEFINE_FLAG, MakeRead, read_makefile
 from xlate.parse.nodes import Source
 
 ON, OFF, UNSURE = "on", "off", "unsure"
@@ -43,9 +44,6 @@ DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
 BOOLEANS = {"true": "1", "false": "0"}  # C++'s #if reads them as numbers
 _NO_SOURCE = Source("<#if>", b"")
 INCLUDE = re.compile(r'"([^"\n]+)"')
-FLAG = re.compile(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=((?:\$[({][^)}\s]*[)}]|[^\s'\")$])+))?")
-MAKE_VAR = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*[:?]?=[ \t]*([^\n#]*?)[ \t]*$", re.M)
-MAKE_REF = re.compile(r"\$[({]([A-Za-z_]\w*)[)}]")
 # quoted #includes of the toolkit's or the C library's headers (`#include "cuda_runtime.h"`): no project macros
 TOOLKIT = re.compile(r"(?:cuda|cu[a-z]+|curand|thrust|cub|hip|rocprim|cooperative_groups|mpi|omp|sm_\d+|vector_|"
                      r"device_|math_|helper_|nvToolsExt|nvml|std|math\.h|string\.h|assert\.h|time\.h|limits\.h|"
@@ -107,99 +105,16 @@ def _build_flags(folder: str, stamps: tuple[float, ...]) -> dict[str, tuple[str,
             body = f.read_text(errors="replace")[:200000]
         except OSError:
             continue
-        variables, found = _make_flags(body) if name != "CMakeLists.txt" else ({}, [
-            (m, body.count("\n", 0, m.start()) + 1) for m in FLAG.finditer(body)])
-        for m, line in found:
-            if m.group(1) not in out and not m.group(1).startswith("_"):
-                value = m.group(2) or "1"
-                for _ in range(4):  # `-DSIZE=$(N)` with `N = 1024` in the Makefile
-                    value = MAKE_REF.sub(lambda r, v=variables: v.get(r.group(1), r.group(0)), value)
-                out[m.group(1)] = (value, str(f), line)
+        if name == "CMakeLists.txt":
+            found = [(m.group(1), m.group(2), body.count("\n", 0, m.start()) + 1) for m in DEFINE_FLAG.finditer(body)]
+            read = MakeRead()
+        else:  # as make reads it with its defaults; a condition it cannot decide keeps its branches' flags
+            read = read_makefile(body, "keep")
+            found = [(f.name, f.value, f.line) for f in read.define_flags()]
+        for flag, value, line in found:
+            if flag not in out and not flag.startswith("_"):
+                out[flag] = (read.expand(value, keep_unset=True) if value else "1", str(f), line)
     return out
-
-
-MAKE_COND = re.compile(r"^[ \t]*(?:(else)[ \t]*)?(ifeq|ifneq|ifdef|ifndef)\b[ \t]*(.*)$|^[ \t]*(else|endif)\b")
-MAKE_ASSIGN = re.compile(r"^[ \t]*(?:override[ \t]+|export[ \t]+)?([A-Za-z_]\w*)[ \t]*([:?+]?=)[ \t]*(.*?)[ \t]*$")
-
-
-def _make_flags(body: str) -> tuple[dict[str, str], list[tuple[re.Match[str], int]]]:
-    """A Makefile read as make reads it with its defaults: the variables it assigns, and the `-D` flags of the
-    lines its `ifeq`/`ifneq`/`ifdef`/`ifndef` keep (`ifeq ($(DEBUG),yes) CFLAGS += -DDEBUG` with `DEBUG = no`
-    passes no DEBUG). A condition we cannot read (`$(shell ...)`) keeps every branch's flags."""
-    variables: dict[str, str] = {}
-    flags: list[tuple[re.Match[str], int]] = []
-    stack: list[list] = []  # [this branch's state: True/False/None (unknown), a branch was taken]
-    lines = body.split("\n")
-    i = 0
-    while i < len(lines):
-        start, line = i, lines[i]
-        i += 1
-        while line.endswith("\\") and i < len(lines):
-            line = line[:-1] + " " + lines[i]
-            i += 1
-        line = line.split("#", 1)[0] if not line.startswith("\t") else line
-        m = MAKE_COND.match(line)
-        if m is not None:
-            if m.group(4) == "endif":
-                if stack:
-                    stack.pop()
-                continue
-            if m.group(4) == "else" or m.group(1):
-                if not stack:
-                    continue
-                frame = stack[-1]
-                if frame[1] is True:
-                    frame[0] = False
-                elif m.group(2):
-                    hit = _make_test(m.group(2), m.group(3), variables)
-                    frame[0] = None if hit is True and frame[1] is None else hit
-                else:
-                    frame[0] = None if frame[1] is None else True
-                frame[1] = True if frame[0] is True else (None if frame[0] is None or frame[1] is None else False)
-                continue
-            state = _make_test(m.group(2), m.group(3), variables)
-            stack.append([state, state])
-            continue
-        if any(frame[0] is False for frame in stack):
-            continue
-        a = MAKE_ASSIGN.match(line)
-        if a is not None and not line.startswith("\t"):
-            name, op, value = a.groups()
-            if op == "+=":
-                variables[name] = (variables.get(name, "") + " " + value).strip()
-            elif op != "?=" or name not in variables:
-                variables[name] = value
-        flags.extend((f, start + 1) for f in FLAG.finditer(line))
-    return variables, flags
-
-
-def _make_test(kind: str, args: str, variables: dict[str, str]) -> bool | None:
-    def expand(text: str) -> str | None:
-        for _ in range(8):
-            if "$" not in text:
-                return text.strip()
-            text = MAKE_REF.sub(lambda r: variables.get(r.group(1), ""), text)
-            if MAKE_REF.search(text) is None and "$" in text:
-                return None  # a make function: `$(shell ...)`, `$(findstring ...)`
-        return None
-
-    if kind in ("ifdef", "ifndef"):
-        name = args.strip()
-        if not re.fullmatch(r"[A-Za-z_]\w*", name):
-            return None
-        return bool(variables.get(name)) == (kind == "ifdef")
-    args = args.strip()
-    if args.startswith("(") and args.endswith(")") and args.count(",") == 1:
-        a, b = args[1:-1].split(",")
-    else:
-        quoted = re.findall(r"'([^']*)'|\"([^\"]*)\"", args)
-        if len(quoted) != 2:
-            return None
-        a, b = (x or y for x, y in quoted)
-    ea, eb = expand(a), expand(b)
-    if ea is None or eb is None:
-        return None
-    return (ea == eb) == (kind == "ifeq")
 
 
 def readable(value: str | None) -> bool:
