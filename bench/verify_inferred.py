@@ -91,7 +91,11 @@ def export_subset(corpus: Path, dest: Path, kernels: list[dict[str, str]]) -> No
 
 def _verdict_row(v: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"status": v.status, "blame": v.blame, "reason": (v.reason or "")[:400],
-                           "examples": v.examples}
+                           "examples": v.examples, "seconds": round(v.seconds, 1)}
+    side = v.candidate or v.source  # where the time went: builds (Triton: one per JIT specialisation) or runs
+    if side is not None:
+        row["builds"] = {"compiled": side.compiles, "compile_seconds": round(side.compile_seconds, 1),
+                         "specialisations": side.specialisations}
     if v.counterexample is not None:
         row["failure"] = v.counterexample.failure
         row["counterexample"] = v.counterexample.describe()[:1500]
@@ -156,14 +160,18 @@ def run_one(job: dict[str, Any], partial: Callable[[dict[str, Any]], None] = lam
     targets = job["targets"]
     try:
         if "source" in targets and not job["cpu"]:
+            t1 = time.perf_counter()
             out["source"] = check_source(src, job["kernel"], job["examples"], job["sanitize"])
+            out["source"]["step_seconds"] = round(time.perf_counter() - t1, 1)
             partial(out)
             if out["source"]["outcome"] != "source ok":
                 out["seconds"] = round(time.perf_counter() - t0, 1)
                 return out
         for target in ("hip", "triton"):
             if target in targets:
+                t1 = time.perf_counter()
                 out[target] = port_and_verify(src, job["kernel"], target, job["examples"], verify=not job["cpu"])
+                out[target]["step_seconds"] = round(time.perf_counter() - t1, 1)  # porting and building included
                 partial(out)
     except Exception as exc:  # recorded per kernel; the run goes on
         out["error"] = f"{type(exc).__name__}: {exc}"[:500]

@@ -45,4 +45,5 @@ def test_run_one_reports_each_step_as_it_finishes(monkeypatch):
     row = verify_inferred.run_one({**JOB, "path": "k.cu", "examples": 1, "sanitize": False},
                                   lambda r: steps.append(",".join(t for t in ("source", "hip", "triton") if t in r)))
     assert steps == ["source", "source,hip", "source,hip,triton"]
-    assert row["triton"] == {"outcome": "verified"} and "error" not in row
+    assert row["triton"]["outcome"] == "verified" and "error" not in row
+    assert all(row[t]["step_seconds"] >= 0.0 for t in ("source", "hip", "triton"))  # each step's wall time
