@@ -476,3 +476,51 @@ def test_file_scope_constants_of_another_file_give_the_kernels_indices_their_lar
     assert state in ("state: inout[max(NVARS * cols * rows, 4 * cols * rows)]",
                      "state: inout[max(4 * cols * rows, NVARS * cols * rows)]"), state
     usable(res)
+
+
+def test_a_template_type_used_as_a_class_is_a_hole(tmp_path):
+    """A template type whose values the kernel calls methods on (a generator object made in the kernel, a policy
+    object passed by value) bound to a class by the program: the gate would instantiate it with float32, which
+    has no members, and the source would 'fail to compile' under its own spec."""
+    res = resolve(tmp_path, """
+    struct Counter { unsigned s; __device__ unsigned step() { return s = s * 1664525u + 1013904223u; } };
+    struct Above { float k; __device__ bool test(float v) const { return v > k; } };
+    template <class T, class Gen>
+    __global__ void draw(T* out, int n, unsigned seed) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      Gen g{seed + i};
+      if (i < n) out[i] = (T)g.step();
+    }
+    template <class Pred>
+    __global__ void mark(const float* x, int* hit, int n, Pred pred) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) hit[i] = pred.test(x[i]);
+    }
+    template <class T, class Gen>
+    void run(T* out, int n) { draw<T, Gen><<<(n + 127) / 128, 128>>>(out, n, 7u); }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      unsigned* d; float* x; int* h;
+      cudaMalloc((void**)&d, n * sizeof(unsigned));
+      cudaMalloc((void**)&x, n * sizeof(float));
+      cudaMalloc((void**)&h, n * sizeof(int));
+      run<unsigned, Counter>(d, n);
+      Above above{0.5f};
+      mark<<<(n + 127) / 128, 128>>>(x, h, n, above);
+    }
+    """, "draw")
+    assert not res.complete and "Gen" in res.holes and "used as a class" in res.holes["Gen"]
+    res = resolve(tmp_path, (tmp_path / "main.cu").read_text(), "mark")
+    assert not res.complete and "Pred" in res.holes
+
+
+def test_a_template_type_used_only_as_a_number_is_not_a_hole(tmp_path):
+    res = resolve(tmp_path, """
+    template <typename T>
+    __global__ void scale(T* y, const T* x, T a, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      T v = x[i];
+      if (i < n) y[i] = a * v;
+    }
+    """, "scale")
+    usable(res)

@@ -239,7 +239,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             allowed = [v for v in values if kf.block_ok(v)] or values
             inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
                                Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
-    _template_items(fn, launch, inf, mapper, program.resolve_type)
+    _template_items(fn, launch, inf, mapper, program.resolve_type, kf.body_text)
     drawn = _multiple_ranges(_ranges(inf), inf)
     for name, length in lengths.items():
         if name not in inf.items:
@@ -981,8 +981,20 @@ def _root_where(roots: dict[sp.Symbol, Root], name: str) -> str:
     return ""
 
 
+def _used_as_class(tname: str, fn: Function, body: str) -> bool:
+    """Whether the kernel uses its template type `tname` as a class: a name inside it (`Rng::state_t`), or a
+    member of a value of that type, a parameter or a local (`payoff.is_in_the_money(s)`, `rng.template next<T>()`,
+    `p->x`)."""
+    t = re.escape(tname)
+    if re.search(rf"\b{t}\s*::\s*[A-Za-z_]", body):
+        return True
+    values = [p.name for p in fn.params if normalise_ctype(p.base_type).replace("const ", "").strip() == tname]
+    values += re.findall(rf"\b{t}\s*[&*]?\s+([A-Za-z_]\w*)\s*[{{(=;]", body)
+    return any(re.search(rf"\b{re.escape(v)}\s*(?:\.|->)\s*(?:template\s+)?[A-Za-z_]", body) for v in values)
+
+
 def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None,
-                    resolve: Any = None) -> None:
+                    resolve: Any = None, body: str = "") -> None:
     bound = template_bindings(fn, launch, resolve)
     origin = Origin("host", launch.where, launch.text) if launch is not None else Origin("default")
     for t in fn.template_params:
@@ -991,6 +1003,12 @@ def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper:
             dtype = numpy_of(arg) if arg else None
             if dtype is not None:
                 inf.items[t.name] = (f"{t.name}: {dtype}", origin)
+            elif _used_as_class(t.name, fn, body):
+                # the gate would instantiate it with float32, which has no members: the source would not compile
+                inf.holes[t.name] = (f"template type parameter '{t.name}' of '{fn.name}' is used as a class (members "
+                                     f"of its values are read), and the launch binds it to "
+                                     f"{repr(arg) if arg else 'nothing the code read resolves'}: the gate draws number "
+                                     "types only; annotate the kernel by hand or test it through a wrapper")
         elif arg is not None and re.fullmatch(r"[A-Za-z_]\w*", arg) and arg not in ("true", "false"):
             # a name the host code gives no number for (`k<n><<<...>>>` with `n` the launcher's own template
             # parameter, unbound): `n: n` would name nothing the gate knows
