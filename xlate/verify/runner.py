@@ -377,11 +377,14 @@ def require_globals(side: Side, spec: KernelSpec) -> None:
     """A spec with module variables runs only on a backend that fills and reads them back: any other would
     compare nothing for them (ToolchainMissing: the verdict is 'could not verify', never 'verified')."""
     if spec.module_globals and "module_globals" not in side.backend.capabilities:
+        from xlate.backends.registry import backend_names
         from xlate.errors import ToolchainMissing
 
         names = ", ".join(p.name for p in spec.module_globals)
+        able = [b for b in backend_names() if "module_globals" in get_backend(b).capabilities]
         raise ToolchainMissing(f"module globals are not supported by the {side.backend_name} backend ({names} of "
-                               f"'{spec.kernel}', {side.label}): verify a CUDA or HIP port of this kernel", None)
+                               f"'{spec.kernel}', {side.label}): verify a port of this kernel for "
+                               f"{', '.join(able) or 'another backend'}", None)
 
 
 def describe_side(side: Side) -> dict[str, Any]:
