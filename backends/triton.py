@@ -135,6 +135,13 @@ class TritonBackend(BackendDefaults):
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
         return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench, wrapper=wrapper)
 
+    def globals_refusal(self, source: str, kernel: str, variables: list[str], positional: int) -> str | None:
+        try:
+            params = launcher_parameters(source, kernel)
+        except SyntaxError:
+            return None  # the compile reports it
+        return globals_refusal(params, kernel, variables, positional)
+
     def worker_runtime(self) -> TritonRuntime:
         return TritonRuntime()
 
@@ -154,20 +161,28 @@ def launcher_parameters(source: str, launcher: str) -> dict[str, Any]:
     return {"positional": [], "keyword_only": [], "any_keyword": False}
 
 
-def refuse_globals(artifact: Artifact, variables: list[str], positional: int = 0) -> None:
+def globals_refusal(params: dict[str, Any], launcher: str, variables: list[str], positional: int = 0) -> str | None:
     """A Triton module holds no device variables: its launcher receives each module variable the spec lists as
     the keyword argument of its name (a tensor filled before the launch and read back after), after the
-    `positional` kernel arguments. A port whose launcher cannot take one is never run, so never verified
-    (ToolchainMissing: could not verify)."""
-    params = artifact.meta.get("launcher") or {"positional": [], "keyword_only": [], "any_keyword": False}
+    `positional` kernel arguments. Why a launcher of parameters `params` (launcher_parameters) cannot take them,
+    or None."""
     if params["any_keyword"]:
-        return
+        return None
     takes = set(params["keyword_only"]) | set(params["positional"][positional:])
     missing = [v for v in variables if v not in takes]
-    if missing:
-        raise ToolchainMissing(f"the triton port does not accept the module globals {', '.join(missing)}: its launcher "
-                               f"'{artifact.entry}' has no keyword parameter of that name (a Triton port takes each "
-                               "__device__/__constant__ variable its spec lists as a keyword argument, a tensor)", None)
+    if not missing:
+        return None
+    return (f"the triton port does not accept the module globals {', '.join(missing)}: its launcher '{launcher}' has "
+            "no keyword parameter of that name (a Triton port takes each __device__/__constant__ variable its spec "
+            "lists as a keyword argument, a tensor)")
+
+
+def refuse_globals(artifact: Artifact, variables: list[str], positional: int = 0) -> None:
+    """Never run a port that cannot be given the module variables (ToolchainMissing: could not verify)."""
+    params = artifact.meta.get("launcher") or {"positional": [], "keyword_only": [], "any_keyword": False}
+    why = globals_refusal(params, artifact.entry, variables, positional)
+    if why:
+        raise ToolchainMissing(why, None)
 
 
 TUNE_VARIABLE = "XLATE_TRITON_TUNE"  # read by the ports' launch runtime (templates/triton/launch_runtime.py)

@@ -350,6 +350,9 @@ class FakeGlobalsBackend:
 
         return ToolchainInfo("cuda", True, True, True)
 
+    def globals_refusal(self, source, kernel, variables, positional):
+        return None  # a C source declares its variables
+
 
 CASE = Case({}, {}, {}, {"c": "uniform"}, 7)
 KERNEL = """
