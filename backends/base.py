@@ -220,10 +220,16 @@ class Backend(Protocol):
         mean the source is wrong or will not build. `arch`: the target chip (None: the target's default)."""
         ...
 
+    def globals_refusal(self, source: str, kernel: str, variables: list[str], positional: int) -> str | None:
+        """Why `kernel` of `source` cannot be given the module variables `variables` ("module_globals"), the
+        run passing `positional` arguments by position; None where it can (or its compiler will say). Asked
+        before anything runs, so that such a port is never run (could not verify)."""
+        ...
+
 
 class BackendDefaults:
-    """The protocol's parts for a backend that needs no worker environment and has no whole-file check or
-    static checker."""
+    """The protocol's parts for a backend that needs no worker environment, has no whole-file check or static
+    checker, and whose sources declare their module variables themselves (a compile finds any missing)."""
 
     name: str
 
@@ -235,6 +241,9 @@ class BackendDefaults:
 
     def check_source(self, source: str, path: str, arch: str | None) -> StaticCheck:
         return StaticCheck()
+
+    def globals_refusal(self, source: str, kernel: str, variables: list[str], positional: int) -> str | None:
+        return None
 
 
 def first_error(log: str) -> str:

@@ -65,7 +65,8 @@ def interpret_mode() -> bool:
 class TritonBackend(BackendDefaults):
     name = "triton"
     languages = ("triton",)
-    capabilities: frozenset[Capability] = frozenset({"timing"})  # the launcher computes its own grid, or takes the launch's (grid=)
+    # the launcher computes its own grid, or takes the launch's (grid=); module variables are its keyword arguments
+    capabilities: frozenset[Capability] = frozenset({"timing", "module_globals"})
 
     def detect(self) -> ToolchainInfo:
         triton_v, torch_v = _version("triton"), _version("torch")
@@ -95,9 +96,10 @@ class TritonBackend(BackendDefaults):
     def compile(self, source: str, kernel: str, options: CompileOptions, *, path: str = "<source>.py") -> Artifact:
         if _version("triton") is None:
             raise ToolchainMissing("triton is not installed", "pip install 'xlate[triton]'")
-        key = content_key(self.name, source, kernel, _version("triton"), _version("torch"))
+        key = content_key(self.name, source, kernel, _version("triton"), _version("torch"), ARTIFACT_SCHEMA)
         cached = load_artifact(self.name, key)
         if cached is not None:
+            refuse_globals(cached, options.module_globals)
             return cached
         t0 = time.perf_counter()
         try:
@@ -115,9 +117,11 @@ class TritonBackend(BackendDefaults):
         module_path = compile_cache_dir(self.name) / f"{key}.py"
         atomic_write_text(module_path, source)
         artifact = Artifact(self.name, kernel, key, str(module_path), kernel,
-                            meta={"jit_kernels": [k.name for k in unit.triton_kernels]},
+                            meta={"jit_kernels": [k.name for k in unit.triton_kernels],
+                                  "launcher": launcher_parameters(source, kernel)},
                             compile=CompileResult(True, "", time.perf_counter() - t0))
         store_artifact(artifact)
+        refuse_globals(artifact, options.module_globals)
         return artifact
 
     def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
@@ -125,17 +129,60 @@ class TritonBackend(BackendDefaults):
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 120.0,
             bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
-        variables = [a.name for a in args if isinstance(a, BufferArg) and a.symbol is not None]
-        if variables:  # a Triton module has no `__device__` variables to fill: never run (or verify) without them
-            raise ToolchainMissing(f"module globals are not supported by the triton backend ({', '.join(variables)}): "
-                                   "a kernel that works on __device__/__constant__ variables can be verified as a "
-                                   "CUDA or HIP port", None)
+        variables = [a.symbol for a in args if isinstance(a, BufferArg) and a.symbol is not None]
+        refuse_globals(artifact, variables, sum(1 for a in args if not isinstance(a, BufferArg) or a.symbol is None))
         if not self.detect().can_run:
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
         return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench, wrapper=wrapper)
 
+    def globals_refusal(self, source: str, kernel: str, variables: list[str], positional: int) -> str | None:
+        try:
+            params = launcher_parameters(source, kernel)
+        except SyntaxError:
+            return None  # the compile reports it
+        return globals_refusal(params, kernel, variables, positional)
+
     def worker_runtime(self) -> TritonRuntime:
         return TritonRuntime()
+
+
+ARTIFACT_SCHEMA = "launcher-1"  # what the artifact's meta holds: a cached one without "launcher" is rebuilt
+
+
+def launcher_parameters(source: str, launcher: str) -> dict[str, Any]:
+    """How the module's top-level function `launcher` takes arguments: its positional parameters (in order),
+    its keyword-only ones, and whether it takes any keyword (**kwargs)."""
+    import ast
+
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == launcher:
+            return {"positional": [a.arg for a in node.args.args], "keyword_only": [a.arg for a in node.args.kwonlyargs],
+                    "any_keyword": node.args.kwarg is not None}
+    return {"positional": [], "keyword_only": [], "any_keyword": False}
+
+
+def globals_refusal(params: dict[str, Any], launcher: str, variables: list[str], positional: int = 0) -> str | None:
+    """A Triton module holds no device variables: its launcher receives each module variable the spec lists as
+    the keyword argument of its name (a tensor filled before the launch and read back after), after the
+    `positional` kernel arguments. Why a launcher of parameters `params` (launcher_parameters) cannot take them,
+    or None."""
+    if params["any_keyword"]:
+        return None
+    takes = set(params["keyword_only"]) | set(params["positional"][positional:])
+    missing = [v for v in variables if v not in takes]
+    if not missing:
+        return None
+    return (f"the triton port does not accept the module globals {', '.join(missing)}: its launcher '{launcher}' has "
+            "no keyword parameter of that name (a Triton port takes each __device__/__constant__ variable its spec "
+            "lists as a keyword argument, a tensor)")
+
+
+def refuse_globals(artifact: Artifact, variables: list[str], positional: int = 0) -> None:
+    """Never run a port that cannot be given the module variables (ToolchainMissing: could not verify)."""
+    params = artifact.meta.get("launcher") or {"positional": [], "keyword_only": [], "any_keyword": False}
+    why = globals_refusal(params, artifact.entry, variables, positional)
+    if why:
+        raise ToolchainMissing(why, None)
 
 
 TUNE_VARIABLE = "XLATE_TRITON_TUNE"  # read by the ports' launch runtime (templates/triton/launch_runtime.py)
@@ -196,17 +243,22 @@ class TritonRuntime:
         torch = self.torch
         full: dict[str, Any] = {}
         call: list[Any] = []
+        kw: dict[str, Any] = {}
         likes: dict[str, np.ndarray] = {}
         for a in args:
             if isinstance(a, BufferArg):
                 t = self._tensor(a.data)
                 full[a.name] = t
                 likes[a.name] = a.data
-                call.append(t[a.offset : a.offset + a.length])
+                if a.symbol is not None:  # a module variable: the launcher's keyword of its name
+                    kw[a.symbol] = t[a.offset : a.offset + a.length]
+                else:
+                    call.append(t[a.offset : a.offset + a.length])
             else:
                 call.append(a.value)
         # a launcher whose grid its parameters cannot give takes CUDA's gridDim as `grid=` (the gate's LaunchConfig)
-        kw = {"grid": tuple(launch.grid)} if _takes_grid(fn) else {}
+        if _takes_grid(fn):
+            kw["grid"] = tuple(launch.grid)
         # A port with several launch configurations (_XL_CONFIGS) picks one by timing them at first use: only when
         # this run is timed (what users get); a gate run launches the first, the one the verdict is about.
         os.environ[TUNE_VARIABLE] = "1" if bench and self.tune else "0"

@@ -264,8 +264,8 @@ def test_a_kernel_with_nothing_to_compare_is_not_timed(tmp_path):
 
 def test_the_benchmark_fills_module_globals_and_refuses_a_backend_without_them(tmp_path, monkeypatch):
     # The benchmark's arguments are the gate's: a kernel writing a `__device__` array gets it as a by-name buffer
-    # (before, only parameters were passed: the runtime could not fill or read the variable). A Triton side
-    # cannot hold one: nothing is timed.
+    # (before, only parameters were passed: the runtime could not fill or read the variable). A Triton port whose
+    # launcher does not take them as keywords cannot be given them: nothing is timed.
     from xlate.backends.base import BufferArg
 
     from xlate.migrate.bench import _args
@@ -291,4 +291,4 @@ def test_the_benchmark_fills_module_globals_and_refuses_a_backend_without_them(t
 
     monkeypatch.setattr(benchdevice, "gpu_timing", lambda backend, interpreter_ok: None)  # as on a GPU machine
     r = benchmark_kernel(str(src), SAXPY.read_text(), "triton", "k", plan=QUICK, device=TINY_L2)
-    assert r["status"] == "unavailable" and "module globals are not supported by the triton backend" in r["reason"]
+    assert r["status"] == "unavailable" and "the triton port does not accept the module globals d_out, c_tab" in r["reason"]

@@ -374,14 +374,24 @@ def _check_guards(name: str, before: np.ndarray, after: np.ndarray, g: int, n: i
 
 
 def require_globals(side: Side, spec: KernelSpec) -> None:
-    """A spec with module variables runs only on a backend that fills and reads them back: any other would
-    compare nothing for them (ToolchainMissing: the verdict is 'could not verify', never 'verified')."""
-    if spec.module_globals and "module_globals" not in side.backend.capabilities:
-        from xlate.errors import ToolchainMissing
+    """A spec with module variables runs only on a backend that fills and reads them back, and only a side that
+    can be given them (a Triton launcher takes them as keywords): any other would compare nothing for them
+    (ToolchainMissing: the verdict is 'could not verify', never 'verified')."""
+    if not spec.module_globals:
+        return
+    from xlate.errors import ToolchainMissing
 
-        names = ", ".join(p.name for p in spec.module_globals)
-        raise ToolchainMissing(f"module globals are not supported by the {side.backend_name} backend ({names} of "
-                               f"'{spec.kernel}', {side.label}): verify a CUDA or HIP port of this kernel", None)
+    names = [p.name for p in spec.module_globals]
+    if "module_globals" not in side.backend.capabilities:
+        from xlate.backends.registry import backend_names
+
+        able = [b for b in backend_names() if "module_globals" in get_backend(b).capabilities]
+        raise ToolchainMissing(f"module globals are not supported by the {side.backend_name} backend ({', '.join(names)} "
+                               f"of '{spec.kernel}', {side.label}): verify a port of this kernel for "
+                               f"{', '.join(able) or 'another backend'}", None)
+    why = side.backend.globals_refusal(side.text, side.kernel, names, sum(1 for p in spec.params if p.position >= 0))
+    if why:
+        raise ToolchainMissing(f"{why} ('{spec.kernel}', {side.label})", None)
 
 
 def describe_side(side: Side) -> dict[str, Any]:

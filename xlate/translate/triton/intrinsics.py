@@ -623,6 +623,8 @@ class Intrinsics:
             b = self.lookup(a.id)
             if b is None or isinstance(b.val, LocalArray | SharedArr | ConstArray | CGroup | TypeVal):
                 return None
+            if isinstance(b.val, RefVal) and b.val.ptr is not None:  # a global element (a scalar module variable)
+                return None  # its address is a pointer into its buffer (address_of)
             return a
         if isinstance(a, ir.Member) and isinstance(a.base, ir.Name):
             b = self.lookup(a.base.id)

@@ -72,7 +72,9 @@ def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str
     if lanes:
         blocks.keywords = [ast.keyword("BX", ast.parse(f'{CONFIG}.get("lanes", {ast.unparse(k.value)})', mode="eval").body)
                            if k.arg == "BX" else k for k in blocks.keywords]
-    params = [a.arg for a in launcher.args.args]
+    # the tensors a timing restores are among them: keyword-only module variables too (not the launch's `grid`,
+    # translator.GRID_KEYWORD: no tensor)
+    params = [a.arg for a in launcher.args.args + launcher.args.kwonlyargs if a.arg != "grid"]
     pad = " " * stmt.col_offset
     return ["", f"{pad}def {RUN}({CONFIG}):",
             f'{pad}    if {CONFIG}["blocks"] == 1' + (f' and "lanes" not in {CONFIG}:' if lanes else ":"),

@@ -30,16 +30,18 @@ from xlate.translate.triton.loops import Loops
 from xlate.translate.triton.memory import Memory
 from xlate.translate.triton.scopes import Scopes
 from xlate.translate.triton.staging import Staging
-from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
+from xlate.translate.triton.state import Binding, FnCtx, KernelContext, LiftState, ModuleVar
 from xlate.translate.triton.stmts import Statements
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
     LiftError,
     PtrVal,
+    RefVal,
 )
 
 BLOCK_ARG = "_xl_bdx"  # the kernel argument holding blockDim.x when the launcher computes it (translator.py)
 BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": "torch.bfloat16"}
+LIFTER_NAMES = frozenset({"pid_x", "pid_y", "pid_z", "lane_x", "lane_y", BLOCK_ARG})  # what every kernel body binds
 
 
 class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Intrinsics, Cub, Scopes):
@@ -56,8 +58,11 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Intrinsics
         self.st = LiftState()
         self.boxed: dict[str, str] = {}  # scalar parameters passed boxed (one-element tensors): name -> C type
         self.ctx = Ctx("default", {"x": "lane_x", "y": "lane_y"}, "[BY, BX]" if kc.by > 1 else "[BX]")
-        # buffers the kernel reads and writes: threads may pass values through them across a __syncthreads
-        self.shared_globals = read_and_written_params(fir)
+        # the module variables the spec lists, seen from every function (Scopes.lookup): never rebound
+        self.module_vars = {alias: module_binding(v) for alias, v in kc.module_vars.items()}
+        # buffers the kernel reads and writes: threads may pass values through them across a __syncthreads (a
+        # module variable it writes may be written in a device function: counted whatever its role)
+        self.shared_globals = read_and_written_params(fir) | {v.name for v in kc.module_vars.values() if not v.readonly}
         self.discarding: ir.Expr | None = None  # the expression statement being evaluated for its effects only
 
     @property
@@ -82,6 +87,7 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Intrinsics
             self.st.params.append(py)
             em.used.add(py)
             self.bind(name, ct, self.param_value(py, ct, fir.loc))
+        em.used.update(v.name for v in self.kc.module_vars.values())
         for a, axis in (("x", 0), ("y", 1), ("z", 2))[: max(1, self.kc.grid_dims)]:
             em.used.add(f"pid_{a}")
             em.line(f"pid_{a} = tl.program_id({axis})")
@@ -141,3 +147,12 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Intrinsics
         conv = self.em.fresh(py + "_c")
         self.em.line(f"{conv} = {py} + tl.zeros([], {tl_of(base)})")
         return S.uni(conv, base)
+
+
+def module_binding(v: ModuleVar) -> Binding:
+    """A module variable as the kernel's code sees it: an array is a pointer to its first element; a scalar is a
+    reference to element 0 of its one-element buffer (reads load it, writes store it, `&v` is its address)."""
+    ptr = PtrVal(S.uni(v.name, v.ctype + "*"), S.const(0, "int"), ir.CType(v.ctype, 0, v.readonly), v.name)
+    if v.array:
+        return Binding(ir.CType(v.ctype, 1, v.readonly), ptr)
+    return Binding(ir.CType(v.ctype), RefVal(ptr=ptr))

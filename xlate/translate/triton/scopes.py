@@ -22,6 +22,7 @@ class Scopes:
 
     st: LiftState
     kc: KernelContext
+    module_vars: dict[str, Binding]  # the module variables the spec lists (lift.module_binding), by name
 
     def full_pred(self) -> list[Sym]:
         out = [p for p in self.st.pred]
@@ -71,7 +72,8 @@ class Scopes:
         for scope in reversed(self.st.scopes):
             if name in scope:
                 return scope[name]
-        return None
+        # file scope, below every function's own names: an inlined device function sees them too
+        return self.module_vars.get(name)
 
     def set_var(self, name: str, val: Any, loc: ir.Loc) -> None:
         for scope in reversed(self.st.scopes):

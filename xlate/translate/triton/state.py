@@ -38,6 +38,19 @@ class KernelContext:
     # every device function of one name in the program (its own file's and other files'): operator overloads
     program_overloads: Callable[[str], list[ir.FunctionIR]] | None = None
     bz: int = 1  # a 3-D block's z extent (translator.Block.z): real y = Y * bz, the y lanes hold (y, z)
+    # the module variables the spec lists, by every name the code may spell them with (`v`, `ns::v`)
+    module_vars: dict[str, ModuleVar] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModuleVar:
+    """A module variable the spec lists (`d_cost: global inout[N]`, a `__device__`/`__constant__`/`__managed__`
+    variable): an extra pointer parameter of the Triton kernel and a keyword of its launcher, named `name`."""
+
+    name: str
+    ctype: str  # the declared element type, canonical
+    array: bool  # False: a scalar variable, passed as a one-element buffer (`x` is element 0)
+    readonly: bool  # the spec's role is `in` (a `__constant__` is always)
 
 
 @dataclass

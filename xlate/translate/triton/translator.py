@@ -30,8 +30,8 @@ from xlate.translate.triton.comm import NotTokenizable
 from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.launch_configs import add_launch_configs
-from xlate.translate.triton.lift import BLOCK_ARG, BOXED, Lifter
-from xlate.translate.triton.state import KernelContext
+from xlate.translate.triton.lift import BLOCK_ARG, BOXED, LIFTER_NAMES, Lifter
+from xlate.translate.triton.state import KernelContext, ModuleVar
 from xlate.translate.triton.structs import StructLayouts, record_refusal
 from xlate.translate.triton.sym import NotConcrete
 from xlate.translate.triton.values import ConstArray, LiftError
@@ -62,6 +62,7 @@ class KernelPort:
     notes: list[str]
     helpers: set[str]
     source_name: str = ""  # the CUDA kernel's name, where `name` had to differ from it
+    variables: tuple[str, ...] = ()  # the module variables the launcher takes as keywords
 
 
 class CudaToTriton:
@@ -152,10 +153,12 @@ class CudaToTriton:
         traits, trait_defs = _traits(unit.text, fir, devices, types)
         const_arrays = _const_arrays(unit.text)
         constants = _file_constants(unit)
+        module_vars = _module_vars(unit, spec, loc0)
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
-                           names.overloads, blk.z)
+                           names.overloads, blk.z, module_vars)
+        variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -171,13 +174,15 @@ class CudaToTriton:
         trait_defs = trait_defs | {name: _limit_code(t, member) for name, (t, member) in sorted(lifter.st.limits.items())}
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
         jit_name = f"_{sanitize(fn.name)}_kernel"
-        launcher, grid_note = _launcher(spec, fir, params_py, jit_name, blk, types, trait_defs, loc0, lifter.boxed)
+        launcher, grid_note = _launcher(spec, fir, params_py, jit_name, blk, types, trait_defs, loc0, lifter.boxed,
+                                        variables)
         annotation = _annotation(fn, spec, {n: py for (n, _), py in zip(fir.params, params_py) if n != py})
         notes = [d.message for d in diags if d.code == "XL2021"] + ([grid_note] if grid_note else [])
-        params_sig = ", ".join(params_py + (["*", GRID_KEYWORD] if grid_note else []))
-        jit_params = params_py + ([BLOCK_ARG] if blk.runtime is not None else [])
+        keywords = variables + ([GRID_KEYWORD] if grid_note else [])  # keyword-only: never taken by position
+        params_sig = ", ".join(params_py + (["*", *keywords] if keywords else []))
+        jit_params = params_py + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
-                          params_sig, launcher, notes, set(lifter.em.helpers), fn.name)
+                          params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables))
         return port, diags
 
 
@@ -417,11 +422,12 @@ def _given_grid(spec, names: dict[str, str], loc: ir.Loc) -> tuple[list[str], st
 
 
 def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk: Block,
-              types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc, boxed: dict[str, str]
-              ) -> tuple[str, str | None]:
-    """The launcher's body, and a header note when the caller must pass the grid (`grid=`)."""
+              types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc, boxed: dict[str, str],
+              variables: list[str]) -> tuple[str, str | None]:
+    """The launcher's body, and a header note when the caller must pass the grid (`grid=`). `variables`: the
+    module variables it takes as keywords (tensors), passed on to the kernel after its parameters."""
     block = blk.real
-    names = {p: py for (p, _), py in zip(fir.params, params_py)}
+    names = {p: py for (p, _), py in zip(fir.params, params_py)} | {v: v for v in variables}
     used = _grid_names(spec.grid)
     given = False
     for free in (p for p in spec.params if p.position < 0 and p.name in used):  # a size the kernel does not
@@ -470,7 +476,7 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
             lines.append(f"    {name} = _TL_DTYPES[{src}.dtype]")
         kwargs.append(f"{name}={name}")
     if boxed:
-        ptrs = [py for (p, ct), py in zip(fir.params, params_py) if ct.ptr]
+        ptrs = [py for (p, ct), py in zip(fir.params, params_py) if ct.ptr] + variables
         if not ptrs:
             raise LiftError("XL2012", f"scalar parameter '{next(iter(boxed))}' of type {next(iter(boxed.values()))} "
                                       "in a kernel with no buffer (nothing says the device)", loc)
@@ -493,9 +499,42 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
         lanes = blk.lanes[0] * blk.lanes[1]
         kwargs.append(f"num_warps={4 if lanes >= 128 else max(1, lanes // 32)}")
     kwargs.append("**_xl_nvcc_options()")  # nvcc's floating point (templates/triton/module.py.j2)
-    args = params_py + ([BLOCK_ARG] if blk.runtime is not None else [])
+    args = params_py + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
     lines.append(f"    {jit_name}[grid]({', '.join(args + kwargs)})")
     return "\n".join(lines), note
+
+
+def _module_vars(unit: KernelUnit, spec, loc: ir.Loc) -> dict[str, ModuleVar]:
+    """The module variables the spec lists (`d_cost: global inout[N * N]`), by each name the code may spell them
+    with: each becomes a pointer parameter of the kernel and a keyword of the launcher, of the variable's name
+    (the gate passes it by that name). Its element type and shape come from the program's declaration."""
+    if not spec.module_globals:
+        return {}
+    from xlate.specs import normalise_ctype
+    from xlate.specs.infer.globals import declarations
+
+    decls = declarations(_program_of(unit))
+    out: dict[str, ModuleVar] = {}
+    for p in spec.module_globals:
+        d = decls.get(p.name)
+        if d is None:
+            raise LiftError("XL2011", f"module variable '{p.name}' of the spec is not declared in the program", loc)
+        if sanitize(p.name) != p.name or p.name in MODULE_NAMES | LIFTER_NAMES or p.name == GRID_KEYWORD:
+            raise LiftError("XL2011", f"module variable '{p.name}' cannot be a keyword of the port's launcher (a name "
+                                      "Python, the launcher or the kernel's body uses)", loc)
+        if d.pointer or len(d.sizes) > 1:
+            what = "a pointer" if d.pointer else f"an array of {len(d.sizes)} dimensions"
+            raise LiftError("XL2013", f"module variable '{p.name}' is {what}", loc)
+        ct = ctype.canonical(d.ctype)
+        if ctype.row(ct) is None:
+            raise LiftError("XL2012", f"module variable '{p.name}' of type {d.ctype}", loc)
+        if ctype.numpy_name(normalise_ctype(p.ctype)) not in (None, ctype.numpy_name(ct)):
+            raise LiftError("XL2011", f"module variable '{p.name}' is declared {d.ctype}, the spec says "
+                                      f"{p.ctype}", loc)
+        v = ModuleVar(p.name, ct, bool(d.sizes), p.role == "in" or d.space == "constant")
+        for alias in (p.name, "::".join([*d.namespace, p.name])):
+            out[alias] = v
+    return out
 
 
 def _free_size(name: str, spec, names: dict[str, str]) -> str | None:
@@ -515,7 +554,8 @@ def _param_item(p) -> str:
     if p.is_buffer:
         rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
         lanes = [str(p.lanes)] if p.lanes > 1 else []  # float2 elements: the launcher's tensor holds components
-        return f"{p.name}: {p.role}[{', '.join([*p.dims, *lanes])}]{rng}"
+        scope = "global " if p.module_global else ""  # a launcher keyword: the gate passes it by name
+        return f"{p.name}: {scope}{p.role}[{', '.join([*p.dims, *lanes])}]{rng}"
     if p.role == "size":
         return f"{p.name}: size({p.lo}..{p.hi})"
     if p.role == "scalar":
@@ -581,6 +621,10 @@ def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> st
         elif p.is_buffer and p.lanes > 1:
             items[named[name]] = renamed(_param_item(p))
         dtype = _numpy_name(p, template_types)
+        if p.module_global:  # a Triton module declares no variable to read the element type from
+            from xlate.specs import normalise_ctype
+
+            dtype = ctype.numpy_name(normalise_ctype(p.ctype))
         k = named[name]
         if dtype and not re.search(r"\bas\s+\w+$", items[k]):
             items[k] += f" as {dtype}"
@@ -723,7 +767,7 @@ def render(source: str, ports: list[KernelPort]) -> str:
     need_torch = any("_TL_DTYPES" in p.launcher or "torch." in p.launcher for p in ports)
     text = env.get_template("module.py.j2").render(
         source=source.rsplit("/", 1)[-1], kernels=ports, helpers=[h.rstrip() for h in helper_src],
-        wrappers=wrappers, notes=notes, need_torch=need_torch)
+        wrappers=wrappers, notes=notes, need_torch=need_torch, variables=any(p.variables for p in ports))
     return add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text))  # the default launch, and batched ones
 
 
