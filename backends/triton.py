@@ -32,6 +32,7 @@ from xlate.backends.base import (
     store_artifact,
     timed_launches,
 )
+from xlate.backends.triton_jit import SPECIALISE_VARIABLE, unspecialised
 from xlate.backends.worker import run_in_worker
 
 from xlate.errors import ToolchainMissing
@@ -133,7 +134,10 @@ class TritonBackend(BackendDefaults):
         refuse_globals(artifact, variables, sum(1 for a in args if not isinstance(a, BufferArg) or a.symbol is None))
         if not self.detect().can_run:
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
-        return run_in_worker(artifact, args, launch, timeout=timeout, env=self.worker_env(), bench=bench, wrapper=wrapper)
+        # the gate's runs and timed runs go to different workers: the gate builds each kernel once per dtype, a
+        # timed run as a user's run of the port is built (backends/triton_jit.py)
+        env = {**self.worker_env(), SPECIALISE_VARIABLE: "1" if bench else "0"}
+        return run_in_worker(artifact, args, launch, timeout=timeout, env=env, bench=bench, wrapper=wrapper)
 
     def globals_refusal(self, source: str, kernel: str, variables: list[str], positional: int) -> str | None:
         try:
@@ -203,6 +207,7 @@ class TritonRuntime:
         self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
         self.device = "cpu" if self.interpret else "cuda"
         self.tune = os.environ.get(TUNE_VARIABLE) != "0"  # the user's XLATE_TRITON_TUNE=0 holds for timed runs too
+        self.specialise = os.environ.get(SPECIALISE_VARIABLE) != "0"
 
     def is_fatal(self, exc: BaseException) -> bool:
         return not self.interpret and ("CUDA" in str(exc) or "illegal" in str(exc).lower())
@@ -212,6 +217,8 @@ class TritonRuntime:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        if not self.interpret and not self.specialise:
+            unspecialised(module)
         return module, getattr(module, artifact["entry"])
 
     def _tensor(self, a: np.ndarray):
