@@ -166,6 +166,37 @@ def test_locals_and_parameters_shadow_globals(tmp_path):
     assert "buf" not in res.items and "buf" not in res.holes
 
 
+def test_a_local_hides_a_global_only_in_its_own_block(tmp_path):
+    """C++ scoping: a local of one block (or a loop variable) is not the global elsewhere in the kernel, where
+    the global is still read and written (it was dropped from the spec, which then compared nothing of it)."""
+    res = resolve_spec(unit_of(tmp_path, """
+    __device__ float acc[64];
+    __global__ void k(const float* x, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) {
+        float acc = x[i] * 2.0f;
+        x[i] > 0.0f ? (void)0 : (void)acc;
+      }
+      for (int acc_i = 0, acc = 0; acc < 1; ++acc) { }
+      if (i < 64) acc[i] += 1.0f;
+    }
+    int main() { float* x; cudaMalloc(&x, 64 * sizeof(float)); k<<<1, 64>>>(x, 64); }
+    """), "k")
+    assert res.items["acc"][0] == "acc: global inout[64] as float32"
+
+
+def test_an_atomic_on_a_namespaced_scalar_reads_and_writes_it(tmp_path):
+    res = resolve_spec(unit_of(tmp_path, """
+    namespace stats { __device__ unsigned hits; }
+    __global__ void k(const float* x, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n && x[i] > 0.0f) atomicAdd(&stats::hits, 1u);
+    }
+    int main() { float* x; cudaMalloc(&x, 64 * sizeof(float)); k<<<1, 64>>>(x, 64); }
+    """), "k")
+    assert res.items["hits"][0].startswith("hits: global inout[1]")
+
+
 def test_global_values_as_indices(tmp_path):
     res = resolve_spec(unit_of(tmp_path, """
     #define M 32

@@ -144,6 +144,33 @@ def _declared_names(node: Any) -> set[str]:
     return out
 
 
+SCOPES = ("compound_statement", "for_statement", "for_range_loop", "function_definition", "lambda_expression",
+          "catch_clause", "if_statement", "while_statement", "switch_statement")
+
+
+def _shadowed(ident: Any, name: str, top: Any) -> bool:
+    """Whether `ident` (a use of `name`) names a parameter or local of an enclosing scope declared before it, as
+    C++ scoping has it, rather than the file-scope variable: a local of one block hides the global there only."""
+    cur = ident.parent
+    while cur is not None:
+        if cur.type in SCOPES:
+            for child in cur.named_children:
+                if child.start_byte > ident.start_byte:
+                    break
+                declares = child.type in ("declaration", "parameter_list", "condition_clause") or (
+                    cur.type in ("for_statement", "for_range_loop") and child.type != "compound_statement")
+                if declares and name in _declared_names(child):
+                    return True
+                if child.type == "function_declarator":
+                    params = child.child_by_field_name("parameters")
+                    if params is not None and name in _declared_names(params):
+                        return True
+        if _same(cur, top):
+            break
+        cur = cur.parent
+    return False
+
+
 def _same(a: Any, b: Any) -> bool:
     return a is not None and b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
 
@@ -179,6 +206,9 @@ def _classify(ident: Any, decl: GlobalDecl, use: Use, where: str, alias: bool = 
     where the variable's address is passed to a function of the program, followed into it). `alias`: `ident`
     is a pointer parameter of a device function that received the variable's address."""
     e = ident
+    while e.parent is not None and e.parent.type == "qualified_identifier":  # `ns::hits`: the whole name is the use
+        e = e.parent
+    name = e
     while e.parent is not None and (
             (e.parent.type == "subscript_expression" and _same(e.parent.child_by_field_name("argument"), e))
             or (e.parent.type == "pointer_expression" and text(e.parent).lstrip().startswith("*"))
@@ -187,7 +217,7 @@ def _classify(ident: Any, decl: GlobalDecl, use: Use, where: str, alias: bool = 
         e = e.parent
     elements = alias or bool(decl.sizes)  # the name stands for the storage: its elements are read through it
     subscripted = e.type in ("subscript_expression", "pointer_expression", "field_expression") or (
-        not elements and not _same(e, ident))
+        not elements and not _same(e, name))
     p = e.parent
     if p is None:
         return None, None
@@ -330,7 +360,8 @@ def kernel_uses(program: Program, fn_name: str, known: dict[str, GlobalDecl]) ->
                 continue
             value = _strip(a[1])
             g = text(value) if value.type == "identifier" else None
-            g = aliases.get(g or "") or (g if g in known and g not in shadowed and known[g].sizes else None)
+            g = aliases.get(g or "") or (g if g in known and not _shadowed(value, g, fd.node) and known[g].sizes
+                                         else None)
             if g is not None and sum(1 for m in nodes if _assigned(m) is not None and _assigned(m)[0] == a[0]) == 1:
                 aliases[a[0]] = g
                 bound.add((value.start_byte, value.end_byte))
@@ -340,7 +371,7 @@ def kernel_uses(program: Program, fn_name: str, known: dict[str, GlobalDecl]) ->
             name = text(n)
             if (n.start_byte, n.end_byte) in bound:
                 continue  # the array named where a local pointer to it is declared
-            g = aliases.get(name) or (name if name in known and name not in shadowed else None)
+            g = aliases.get(name) or (name if name in known and not _shadowed(n, name, fd.node) else None)
             if g is None:
                 continue
             where = src.where(n) if src is not None else fd.path
