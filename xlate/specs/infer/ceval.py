@@ -14,11 +14,12 @@ import tree_sitter as ts
 from xlate.parse import languages
 from xlate.parse.consteval import parse_int_literal
 from xlate.specs.infer.program import FuncDef, Program, default_args, text
-from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, sizeof_symbol
+from xlate.specs.infer.sym import CeilDiv, FloorDiv, Log2, concrete, sizeof_symbol
 from xlate.specs.infer.values import Arr, Dim3, Num, Ptr, Ref, Value
 from xlate.specs.model import ctypes_table, normalise_ctype
 
 FLOAT_TYPES = {"float", "double", "half", "__half", "__nv_bfloat16", "_Float16", "long double"}
+LOG2_FUNCS = {"log2", "log2f", "std::log2"}
 MIN_FUNCS = {"min", "std::min", "fmin", "fminf", "MIN", "umin", "llmin", "imin", "std::fmin"}
 MAX_FUNCS = {"max", "std::max", "fmax", "fmaxf", "MAX", "umax", "llmax", "imax", "std::fmax"}
 CEIL_FUNCS = {"ceil", "ceilf", "std::ceil"}
@@ -436,12 +437,31 @@ class Evaluator:
             f = {"sqrt": sp.sqrt, "sqrtf": sp.sqrt, "std::sqrt": sp.sqrt, "log2": lambda x: sp.log(x, 2),
                  "log2f": lambda x: sp.log(x, 2), "exp2": lambda x: 2 ** x}.get(name, lambda x, y: x ** y)
             return Num(sp.sympify(f(*nums)).evalf(), True)
+        if name in LOG2_FUNCS and len(nums) == 1 and nums[0] is not None and nums[0].is_integer and self._to_int(node):
+            return Num(Log2(nums[0]))  # `int it = log2(n / 2)`: the truncated logarithm (a real one stays unknown)
         if name in ("abs", "std::abs", "fabs", "fabsf") and len(nums) == 1 and nums[0] is not None:
             return Num(sp.Abs(nums[0]), bool(vals[0] and getattr(vals[0], "flt", False)))
         fd = self.program.function(base, arity=len(args))
         if fd is not None and self._depth < MAX_DEPTH and fd.space != "kernel":
             return self.inline_function(fd, vals, env)
         return self.unknown_call(name, node, vals, env)
+
+    def _to_int(self, node: ts.Node) -> bool:
+        """Whether the value of `node` is truncated to an integer where it stands: the initialiser of an integer
+        declaration (`int k = log2(n);`) or the operand of a cast to an integer type (`(int)log2(n)`)."""
+        up = node.parent
+        while up is not None and up.type == "parenthesized_expression":
+            node, up = up, up.parent
+        if up is None:
+            return False
+        if up.type == "cast_expression":
+            ty = up.child_by_field_name("type")
+        elif up.type == "init_declarator" and up.child_by_field_name("value") == node and up.parent is not None:
+            ty = up.parent.child_by_field_name("type")
+        else:
+            return False
+        t = normalise_ctype(self.program.resolve_type(text(ty))) if ty is not None else ""
+        return bool(t) and not is_float_type(t) and ctype_size(t) is not None and not t.endswith("*")
 
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
         return None

@@ -57,6 +57,20 @@ class CeilDiv(sp.Function):
         return None
 
 
+class Log2(sp.Function):
+    """`(int)log2(x)` of a positive integer: the floor of its base-2 logarithm (`log2` in the spec language, which
+    reads 0 as 0)."""
+
+    is_integer = True
+    nargs = 1
+
+    @classmethod
+    def eval(cls, a: sp.Expr) -> sp.Expr | None:
+        if a.is_Integer:
+            return sp.Integer(int(a).bit_length() - 1 if int(a) > 0 else 0)
+        return None
+
+
 def _minus_one(a: sp.Expr, b: sp.Expr) -> sp.Expr | None:
     """(k * b - 1) / b for b >= 1: k - 1 (k an integer polynomial)."""
     a = sp.expand(a)
@@ -135,6 +149,8 @@ def _text(e: sp.Expr, names: dict[str, str]) -> tuple[str, int]:
     if isinstance(e, sp.Mod):
         a, b = _text(e.args[0], names), _text(e.args[1], names)
         return f"{_paren(a, _UNARY)} % {_paren(b, _UNARY)}", _MUL
+    if isinstance(e, Log2):
+        return f"log2({_text(e.args[0], names)[0]})", _ATOM
     if isinstance(e, (sp.Min, sp.Max)):
         fn = "min" if isinstance(e, sp.Min) else "max"
         return f"{fn}({', '.join(_text(a, names)[0] for a in e.args)})", _ATOM

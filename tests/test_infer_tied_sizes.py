@@ -1,0 +1,101 @@
+"""Spec inference: values the host ties to the sizes (issue #15, the "tied" class of source faults). A value the
+program derives from its sizes before the launch (`int steps = log2(n / 2)`) is passed to the kernel as that
+expression (`steps: const(log2(n / 2))`), never drawn apart from them: drawn freely, a correct kernel strides past
+its shared arrays. Each test is a small host+kernel program written for it; the spec is asserted exactly, its
+expressions are evaluated as the gate does against the program's own C arithmetic, and the gate's case strategy
+is drawn from on the CPU."""
+
+from __future__ import annotations
+
+import math
+import sys
+import textwrap
+from pathlib import Path
+
+from xlate.parse import parse_string
+from xlate.specs import expr, resolve_spec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from spec_coverage import gate_problem
+
+
+def resolve(tmp_path: Path, text: str, kernel: str, name: str = "main.cu"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    unit = parse_string(path.read_text(), str(path), "cuda")
+    return resolve_spec(unit, kernel)
+
+
+def usable(res) -> None:
+    assert res.complete and res.spec is not None and res.error is None, (res.holes, res.error)
+    assert gate_problem(res.spec) is None
+
+
+def item(res, name: str) -> str:
+    return next(p for p in res.annotation().split(", ") if p.startswith(f"{name}: "))
+
+
+# -- log2 of a size ------------------------------------------------------------------------------------------
+
+LOG2_PROGRAM = """
+__global__ void halve(const float* in, float* out, int len, int rounds) {
+  extern __shared__ float buf[];
+  int t = threadIdx.x;
+  buf[t] = in[blockIdx.x * len + t];
+  __syncthreads();
+  int gap = 1;
+  for (int r = 0; r < rounds; r++) {
+    float v = (t + gap < len) ? buf[t + gap] : 0.0f;
+    __syncthreads();
+    buf[t] += v;
+    gap *= 2;
+    __syncthreads();
+  }
+  out[blockIdx.x * len + t] = buf[2 * gap - 1 - t % gap];
+}
+int main(int argc, char** argv) {
+  int len = atoi(argv[1]);
+  int batches = 300;
+  if (len > 64) return 1;
+  float *d_in, *d_out;
+  cudaMalloc((void**)&d_in, batches * len * sizeof(float));
+  cudaMalloc((void**)&d_out, batches * len * sizeof(float));
+  int rounds = log2(len / 2);
+  halve<<<batches, len, len * sizeof(float)>>>(d_in, d_out, len, rounds);
+}
+"""
+
+
+def test_a_count_of_halvings_the_host_computes_with_log2_is_tied_to_the_size(tmp_path):
+    """`int rounds = log2(len / 2)`: the kernel reads `buf[2 * gap - 1 - ...]` with gap = 2^rounds, inside the
+    `len` floats of shared memory only while rounds <= log2(len / 2). Drawn as a free small scalar (`scalar(0..16)`)
+    it reads far past them; tied, the spec evaluates it as C truncates the double log2 gives."""
+    res = resolve(tmp_path, LOG2_PROGRAM, "halve")
+    assert res.annotation() == ("in: in[len * batches], out: out[len * batches], len: size(1..1024), "
+                                "rounds: const(log2(len / 2)), batches: size(1..300), grid: batches, block: len, "
+                                "shmem: 4 * len")
+    usable(res)
+    text = item(res, "rounds").split("const(", 1)[1][:-1]
+    for n in (2, 3, 4, 5, 7, 8, 9, 31, 33, 63, 64, 1000, 4095):
+        assert expr.evaluate(text, {"len": n}) == int(math.log2(n // 2))  # C: (int)log2((double)(n / 2))
+
+
+def test_log2_of_a_size_in_float_arithmetic_stays_unknown(tmp_path):
+    """Only the truncation to an integer makes log2 a whole number: `0.5f * log2(n)` kept as a float is not
+    the floor of anything, and the parameter stays a value of its own."""
+    res = resolve(tmp_path, """
+    __global__ void scale(float* x, int n, float s) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) x[i] *= s;
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      float* d;
+      cudaMalloc((void**)&d, n * sizeof(float));
+      float s = 0.5f * log2(n);
+      scale<<<(n + 255) / 256, 256>>>(d, n, s);
+    }
+    """, "scale")
+    assert "log2" not in res.annotation()
+    assert item(res, "s") == "s: scalar"
+    usable(res)
