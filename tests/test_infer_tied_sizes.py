@@ -99,3 +99,53 @@ def test_log2_of_a_size_in_float_arithmetic_stays_unknown(tmp_path):
     assert "log2" not in res.annotation()
     assert item(res, "s") == "s: scalar"
     usable(res)
+
+
+# -- a share of a size per thread of a block the program fixes --------------------------------------------------
+
+PER_THREAD_PROGRAM = """
+__global__ void rowsum(const float* m, float* out, int n, int per) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  float s = 0.0f;
+  for (int k = 0; k < per; k++) s += m[row * n + threadIdx.x * per + k];
+  atomicAdd(&out[row], s);
+}
+void run(const float* m, float* out, int n, int tx, int ty) {
+  int per = n / tx;
+  dim3 grid(1, n / ty);
+  dim3 block(tx, ty);
+  rowsum<<<grid, block>>>(m, out, n, per);
+}
+int main(int argc, char** argv) {
+  int n = 1000;
+  float *m, *out;
+  cudaMalloc((void**)&m, n * n * sizeof(float));
+  cudaMalloc((void**)&out, n * sizeof(float));
+  run(m, out, n, 40, 5);
+}
+"""
+
+
+def test_a_share_per_thread_through_the_programs_block_is_tied_to_the_size(tmp_path):
+    """`per = n / tx` with `tx` the block's x the program fixes (40): each of the 40 threads of a row reads `per`
+    elements of its `n`, which stays inside the row only while per <= n / 40. Drawn as a free scalar beside n it
+    reads past the matrix; tied, with the block's own constant, it is `const(n / 40)`."""
+    res = resolve(tmp_path, PER_THREAD_PROGRAM, "rowsum")
+    assert item(res, "per") == "per: const(n / 40)"
+    assert res.annotation() == ("m: in[max(n * n, 5 * n * (n / 5) - n + 40 * per)], out: inout[n], "
+                                "n: size(1..1000), per: const(n / 40), "
+                                "grid: (1, n / 5), block: (40, 5), where: n % 5 == 0")
+    usable(res)
+    text = item(res, "per").split("const(", 1)[1][:-1]
+    for n in (5, 35, 40, 995, 1000):
+        per = expr.evaluate(text, {"n": n})
+        assert 39 * per + per <= n  # the last thread's last read stays in its row
+        assert per == n // 40
+
+
+def test_a_share_per_thread_of_a_block_read_at_run_time_is_not_tied(tmp_path):
+    """The same program with the block's x read from the command line: the spec's block is not the value the
+    host divided by, so `n / tx` cannot be written over the spec's names and `per` stays a value of its own."""
+    res = resolve(tmp_path, PER_THREAD_PROGRAM.replace("run(m, out, n, 40, 5);", "run(m, out, n, atoi(argv[1]), 5);"),
+                  "rowsum")
+    assert "per: const" not in res.annotation()

@@ -113,8 +113,14 @@ class Mapper:
             return False
         block = self.launch.block
         dims = block.dims if isinstance(block, Dim3) else (block.e,) if isinstance(block, Num) else ()
-        if any(rewritten.free_symbols & sp.sympify(d).free_symbols for d in dims):
-            return False
+        through = set().union(*(sp.sympify(d).free_symbols for d in dims)) & rewritten.free_symbols if dims else set()
+        if through:  # `n / block_x` with the block the program's constant: the same constant in both
+            fixed = {s: sp.Integer(int(self.roots[s].value)) for s in through  # type: ignore[arg-type]
+                     if s in self.roots and self.roots[s].kind != "choice" and self.roots[s].value is not None
+                     and float(self.roots[s].value) == int(self.roots[s].value) and float(self.roots[s].value) >= 1}
+            if len(fixed) != len(through):
+                return False
+            rewritten = rewritten.xreplace(fixed)
         for a in self.launch.args:  # `eval_case(.., true, false)`: the host chose its branches by a literal the
             e = a.e if isinstance(a, Num) else None  # spec draws freely; a tie read under it may not hold
             if e is not None and (e.is_number or (e in self.roots and self.roots[e].detail == LITERAL_ARGUMENT)):
