@@ -12,8 +12,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+import sympy as sp
+
 from xlate.parse import parse_string
 from xlate.specs import expr, resolve_spec
+from xlate.specs.infer.ceval import Evaluator, parse_expr
+from xlate.specs.infer.program import program_for
+from xlate.specs.infer.sym import to_text
+from xlate.specs.infer.values import Num
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from spec_coverage import gate_problem
@@ -149,3 +155,87 @@ def test_a_share_per_thread_of_a_block_read_at_run_time_is_not_tied(tmp_path):
     res = resolve(tmp_path, PER_THREAD_PROGRAM.replace("run(m, out, n, 40, 5);", "run(m, out, n, atoi(argv[1]), 5);"),
                   "rowsum")
     assert "per: const" not in res.annotation()
+
+
+# -- padding up to a multiple, and a count derived through the program's constants --------------------------------
+
+PAD_PROGRAM = """
+#define CHUNK 256
+__global__ void chunk_max(const int* in, int* out, int chunks, int width) {
+  __shared__ int s[CHUNK];
+  int t = threadIdx.x;
+  s[t] = in[blockIdx.x * CHUNK + t];
+  __syncthreads();
+  if (t == 0) {
+    int m = s[0];
+    for (int k = 1; k < width; k++) m = max(m, s[k]);
+    out[blockIdx.x] = m;
+  }
+}
+int main(int argc, char** argv) {
+  unsigned int bytes = atoi(argv[1]);
+  unsigned int pad = bytes % (CHUNK * 4) == 0 ? 0 : CHUNK * 4 - bytes % (CHUNK * 4);
+  unsigned int count = (bytes + pad) / sizeof(int);
+  unsigned int chunks = count * sizeof(int) / (CHUNK * 4);
+  int *in, *out;
+  cudaMalloc((void**)&in, bytes + pad);
+  cudaMalloc((void**)&out, chunks * sizeof(int));
+  chunk_max<<<chunks, CHUNK>>>(in, out, chunks, 200);
+}
+"""
+
+
+def test_a_padding_to_a_multiple_and_the_count_of_chunks_are_tied_to_the_chunks(tmp_path):
+    """`pad = bytes % 1024 == 0 ? 0 : 1024 - bytes % 1024` rounds the input up to whole chunks of CHUNK ints, and
+    `chunks` counts them: every block reads its whole chunk. With the padding unknown (a size of its own) the
+    input's length was `(bytes + pad) / 4`, drawn apart from `chunks`, and a block read past it; read as
+    `1024 * cdiv(bytes, 1024) - bytes`, the chunk count is that length's, so the input is `256 * chunks`."""
+    res = resolve(tmp_path, PAD_PROGRAM, "chunk_max")
+    assert res.annotation() == ("in: in[256 * chunks], out: out[chunks], chunks: size(1..4096), width: const(200), "
+                                "grid: chunks, block: 256")
+    usable(res)
+
+
+def test_the_padding_idiom_in_its_other_spellings(tmp_path):
+    """`x % b ? b - x % b : 0` and the rounded size `x % b == 0 ? x : x + b - x % b` are the same padding; a
+    length computed from them is `cdiv(x, b) * b`, checked against C's arithmetic for sizes around the multiple."""
+    path = tmp_path / "k.cu"
+    path.write_text("__global__ void k(float* x) { x[0] = 0; }\n")
+    unit = parse_string(path.read_text(), str(path), "cuda")
+    ev = Evaluator(program_for(unit, [unit]))
+    x = sp.Symbol("x", integer=True, positive=True)
+    for code, c in (("x % 96 ? 96 - x % 96 : 0", lambda n: (96 - n % 96) % 96),
+                    ("(x % 96 == 0) ? x : x + 96 - x % 96", lambda n: -(-n // 96) * 96),
+                    ("x % 96 != 0 ? x + (96 - x % 96) : x", lambda n: -(-n // 96) * 96)):
+        _, node = parse_expr(code)
+        v = ev.ev(node, {"x": Num(x)})
+        assert v is not None, code
+        text = to_text(v.e, {"x": "x"})
+        for n in (1, 95, 96, 97, 191, 192, 1000):
+            assert expr.evaluate(text, {"x": n}) == c(n), (code, text, n)
+
+
+def test_a_tie_beside_a_literal_argument_holds(tmp_path):
+    """`tail<<<..>>>(x, y, n, n - skip, 3)`: the literal 3 is the spec's constant (`passes: const(3)`), never
+    drawn, so the count the host computes stays tied to `n` (only a 0, which may be a placeholder a size replaces,
+    or a launcher's literal parameter drawn as a size, leaves a tie read under it unsafe). Refused, `m` was a size
+    of its own and `n` a small scalar: `x[n - m + i]` read before the buffer."""
+    res = resolve(tmp_path, """
+    __global__ void tail(const float* x, float* y, int n, int m, int passes) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < m)
+        for (int p = 0; p < passes; p++) y[i] += x[n - m + i];
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      int skip = atoi(argv[2]);
+      float *x, *y;
+      cudaMalloc((void**)&x, n * sizeof(float));
+      cudaMalloc((void**)&y, n * sizeof(float));
+      tail<<<(n - skip + 255) / 256, 256>>>(x, y, n, n - skip, 3);
+    }
+    """, "tail")
+    assert res.annotation() == ("x: in[n], y: inout[max(m, n)], n: size(1..4096), m: const(n - skip), "
+                                "passes: const(3), skip: size(1..4096), grid: cdiv(n - skip, 256), block: 256, "
+                                "where: cdiv(n - skip, 256) >= 1")
+    usable(res)

@@ -55,6 +55,11 @@ class Mapper:
         self.fixed: set[sp.Symbol] = set()  # program values fixed by the block size
         self.elem_size = elem_size
         self.m = Mapped(launch)
+        # the values of the program's constants the kernel also names: known before any matching, so that
+        # `n_blocks = BLOCK * cdiv(len, BLOCK) / BLOCK` passed for a parameter is found in `BLOCK * cdiv(len, BLOCK)`
+        self.constants = {s: sp.Integer(int(r.value)) for s, r in roots.items()  # type: ignore[arg-type]
+                          if r.name in self.pinned and r.kind in ("macro", "constant") and r.value is not None
+                          and float(r.value) == int(r.value)}
         self.pnames = {p.name for p in fn.params}
         for p in fn.params:
             self.m.names[param_symbol(p.name).name] = p.name
@@ -88,7 +93,7 @@ class Mapper:
                 arg_text = self.launch.arg_texts[i] if i < len(self.launch.arg_texts) else str(e)
                 self.m.values[p.name] = (concrete_float(v), where, arg_text)  # type: ignore[assignment]
         for p, e in pending:
-            rewritten = sp.sympify(e).xreplace(self.m.subs)
+            rewritten = sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants)
             if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols:
                 self.m.derived[p.name] = rewritten
                 continue
@@ -122,8 +127,9 @@ class Mapper:
                 return False
             rewritten = rewritten.xreplace(fixed)
         for a in self.launch.args:  # `eval_case(.., true, false)`: the host chose its branches by a literal the
-            e = a.e if isinstance(a, Num) else None  # spec draws freely; a tie read under it may not hold
-            if e is not None and (e.is_number or (e in self.roots and self.roots[e].detail == LITERAL_ARGUMENT)):
+            e = a.e if isinstance(a, Num) else None  # spec draws freely; a tie read under it may not hold. A
+            # number the launch passes itself is the spec's constant too (`const(1)`), all but a 0 placeholder
+            if e is not None and (e == 0 or (e in self.roots and self.roots[e].detail == LITERAL_ARGUMENT)):
                 return False
         literals = {s: sp.Integer(int(self.roots[s].value)) for s in rewritten.free_symbols  # type: ignore[arg-type]
                     if s in self.roots and self.roots[s].detail == LITERAL_ARGUMENT and self.roots[s].value is not None}
@@ -151,7 +157,7 @@ class Mapper:
         """`e` over the kernel's parameters and launch axes; None (and the names left) when it cannot be.
         `allow_free`: program values the kernel does not receive may become sizes of their own (not for the
         block: a block size is the program's, or one of the values it tries)."""
-        out = sp.sympify(e).xreplace(self.m.subs)
+        out = sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants)
         for big, ps in sorted(self.m.composite, key=lambda c: -sp.count_ops(c[0])):
             if big.free_symbols and big.free_symbols & out.free_symbols:
                 out = out.subs(big, ps)

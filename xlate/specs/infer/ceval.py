@@ -376,6 +376,9 @@ class Evaluator:
             flag = _mod_flag(c, cond_node, yes, no)
             if flag is not None:
                 return flag
+            pad = _pad_ternary(self, cond_node, yes, no, env)
+            if pad is not None:
+                return pad
         return self.unknown_choice(node, yes, no)
 
     def macro_statements(self, code: str, env: dict[str, Any]) -> None:
@@ -658,6 +661,30 @@ def _scalar_return(ret: str) -> bool:
     t = normalise_ctype(ret).replace("inline", "").replace("static", "").replace("__forceinline__", "").strip()
     t = " ".join(w for w in t.split() if not w.startswith("__"))
     return t in ("auto", "") or (ctype_size(t) is not None and ctypes_table().get(t, {}).get("numpy") is not None)
+
+
+def _pad_ternary(ev: Evaluator, cond: ts.Node | None, yes: Num, no: Num, env: dict[str, Any]) -> Num | None:
+    """`x % b == 0 ? 0 : b - x % b` (and `x % b ? b - x % b : 0`, `... ? x : x + b - x % b`): the padding that
+    rounds x up to a multiple of b, `cdiv(x, b) * b - x` added to the branch taken when b divides x."""
+    while cond is not None and cond.type in ("parenthesized_expression", "condition_clause"):
+        cond = _first_named(cond)
+    if cond is None:
+        return None
+    zero_if_true = False
+    if cond.type == "binary_expression" and text(cond.child_by_field_name("operator")) in ("==", "!="):
+        right = ev.ev(cond.child_by_field_name("right"), env)
+        if not (isinstance(right, Num) and right.e == 0):
+            return None
+        zero_if_true = text(cond.child_by_field_name("operator")) == "=="
+        cond = cond.child_by_field_name("left")
+    m = ev.ev(cond, env)
+    if not (isinstance(m, Num) and isinstance(m.e, sp.Mod)) or yes.flt or no.flt:
+        return None
+    x, b = m.e.args
+    divides, rest = (yes, no) if zero_if_true else (no, yes)
+    if sp.expand(rest.e - divides.e - (b - m.e)) != 0:
+        return None
+    return Num(sp.expand(divides.e + CeilDiv(x, b) * b - x))
 
 
 def _mod_flag(c: Value, cond: ts.Node | None, yes: Num, no: Num) -> Num | None:
