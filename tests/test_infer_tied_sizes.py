@@ -239,3 +239,68 @@ def test_a_tie_beside_a_literal_argument_holds(tmp_path):
                                 "passes: const(3), skip: size(1..4096), grid: cdiv(n - skip, 256), block: 256, "
                                 "where: cdiv(n - skip, 256) >= 1")
     usable(res)
+
+
+# -- the host's early returns and the branches around the launch -------------------------------------------------
+
+SHUFFLE_PROGRAM = """
+template <int kTile>
+__global__ void shuffle(const float* x, float* y, int groups, int per) {
+  __shared__ float tile[kTile];
+  int c = threadIdx.x;
+  int C = groups * per;
+  if (c < C) tile[c] = x[blockIdx.x * C + c];
+  __syncthreads();
+  if (c < C) y[blockIdx.x * C + (c % per) * groups + c / per] = tile[c];
+}
+bool run(const float* x, float* y, int rows, int C, int G) {
+  if (C % G != 0 || rows < 1) return false;
+  int K = C / G;
+  if (C <= 64) {
+    shuffle<64><<<rows, 64>>>(x, y, G, K);
+  } else if (C <= 256) {
+    shuffle<256><<<rows, 256>>>(x, y, G, K);
+  }
+  return true;
+}
+int main(int argc, char** argv) {
+  int G = atoi(argv[1]);
+  int rows = 100;
+  for (int C = 16; C <= 256; C = C * 4) {
+    float *x, *y;
+    cudaMalloc((void**)&x, rows * C * sizeof(float));
+    cudaMalloc((void**)&y, rows * C * sizeof(float));
+    run(x, y, rows, C, G);
+  }
+}
+"""
+
+
+def test_an_early_return_unless_a_size_divides_and_the_branch_that_picks_the_tile(tmp_path):
+    """`if (C % G != 0) return false;` before the launch: the kernel gets `per = C / G` on the promise that
+    `groups * per` is C (otherwise two channels land on one output: a race). And the launch followed,
+    `shuffle<64>` under `if (C <= 64)`, runs only with the Cs the branch admits (16 and 64 of 16, 64, 256): with
+    C = 256 its 64-float tile overflows."""
+    res = resolve(tmp_path, SHUFFLE_PROGRAM, "shuffle")
+    assert res.annotation() == (
+        "x: in[max(C * rows, groups * per * rows)], y: out[max(C * rows, groups * per * rows)], "
+        "groups: scalar(1..16), per: const(C / groups), rows: size(1..100), C: choice(16|64), kTile: 64, "
+        "grid: rows, block: 64, where: C % groups == 0")
+    usable(res)
+    seen = 0
+    for c in (16, 64):
+        for g in range(1, 17):
+            env = {"C": c, "groups": g}
+            if not expr.evaluate("C % groups == 0", env):
+                continue
+            per = expr.evaluate("C / groups", env)
+            assert g * per == c <= 64  # every channel read once, written once, inside the tile
+            seen += 1
+    assert seen == 10
+
+
+def test_an_early_return_on_something_else_adds_nothing(tmp_path):
+    """Only remainders are read from an early return: `if (rows < 1) return` says nothing the spec can draw."""
+    res = resolve(tmp_path, SHUFFLE_PROGRAM.replace("if (C % G != 0 || rows < 1) return false;",
+                                                    "if (rows < 1) return false;"), "shuffle")
+    assert "where" not in res.annotation()

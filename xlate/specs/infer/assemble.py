@@ -175,7 +175,7 @@ class Mapper:
                 missing.append(str(s))
             elif root.kind == "choice" and root.values:
                 name = self._axis_name(root)
-                self.m.axes[name] = root.values
+                self.m.axes[name] = self.axis_values(root)
                 values[s] = sp.Symbol(name, integer=True, positive=True)
             elif allow_free and s not in self.fixed and s not in self.launch.fixed and s.is_integer and root.kind in FREE_KINDS and (
                     root.name not in self.pinned or root.kind not in ("macro", "constant")) and (root.value is None or float(root.value) > 1 or (
@@ -196,6 +196,20 @@ class Mapper:
         if missing:
             return None, missing
         return sp.expand(out.xreplace(values)) if values else out, []
+
+    def axis_values(self, root: Root) -> list[int]:
+        """The values of a program choice that reach this launch: `if (C <= 32) k<T, 32><<<...>>>` runs only with
+        the Cs the branch admits (all of them where no branch condition reads C alone, or none would be left)."""
+        conds = [c for c in self.launch.conds if c.free_symbols == {root.symbol}]
+
+        def admitted(v: int) -> bool:
+            try:
+                return all(bool(c.xreplace({root.symbol: v})) for c in conds)
+            except TypeError:  # a relation sympy cannot decide at the value: keep it
+                return True
+
+        kept = [v for v in root.values if admitted(v)]
+        return kept or root.values
 
     def _same_value(self, root: Root) -> sp.Expr | None:
         """A parameter or a free size that already stands for a program value equal to `root`'s."""
@@ -224,7 +238,7 @@ class Mapper:
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in root.name).strip("_") or "axis"
         name = base
         k = 2
-        while name in self.pnames or (name in self.m.axes and self.m.axes[name] != root.values) or name in RESERVED:
+        while name in self.pnames or (name in self.m.axes and self.m.axes[name] != self.axis_values(root)) or name in RESERVED:
             name = f"{base}_{k}"
             k += 1
         return name
