@@ -304,3 +304,53 @@ def test_an_early_return_on_something_else_adds_nothing(tmp_path):
     res = resolve(tmp_path, SHUFFLE_PROGRAM.replace("if (C % G != 0 || rows < 1) return false;",
                                                     "if (rows < 1) return false;"), "shuffle")
     assert "where" not in res.annotation()
+
+
+TRANSPOSE_PROGRAM = """
+__global__ void transpose16(const float* in, float* out, int n) {
+  __shared__ float t[16][17];
+  int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+  t[threadIdx.y][threadIdx.x] = in[y * n + x];
+  __syncthreads();
+  out[(blockIdx.x * 16 + threadIdx.y) * n + blockIdx.y * 16 + threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+int main(int argc, char** argv) {
+  int n = 512;
+  if (argc > 1) {
+    n = atoi(argv[1]);
+    if (n % 16 != 0) {
+      printf("n must be a multiple of 16\\n");
+      exit(1);
+    }
+  }
+  float *in, *out;
+  cudaMalloc((void**)&in, n * n * sizeof(float));
+  cudaMalloc((void**)&out, n * n * sizeof(float));
+  transpose16<<<dim3((n + 15) / 16, (n + 15) / 16), dim3(16, 16)>>>(in, out, n);
+}
+"""
+
+
+def test_an_exit_unless_a_size_divides_where_the_size_is_read(tmp_path):
+    """`n = atoi(argv[1]); if (n % 16 != 0) exit(1);` inside the branch that reads n: the n the launch gets is
+    that one, checked. The unguarded 16 x 16 tiles stay inside their rows only for multiples of 16 (n = 17: the
+    tile of the last column writes into the next row, which another block writes too)."""
+    res = resolve(tmp_path, TRANSPOSE_PROGRAM, "transpose16")
+    assert res.annotation() == ("in: in[n * n], out: out[n * n], n: size(1..512), grid: (cdiv(n, 16), cdiv(n, 16)), "
+                                "block: (16, 16), where: n % 16 == 0")
+    usable(res)
+    for n in (16, 32, 512):
+        last = (16 * expr.evaluate("cdiv(n, 16)", {"n": n}) - 1) * n + 16 * expr.evaluate("cdiv(n, 16)", {"n": n}) - 1
+        assert last < n * n  # the last block's last write stays inside out
+
+
+def test_a_check_in_a_branch_on_a_value_set_elsewhere_adds_nothing(tmp_path):
+    """The same check under `if (argc > 2)`, with n read before it, outside that branch: the launch may get an
+    unchecked n, so nothing is said."""
+    program = TRANSPOSE_PROGRAM.replace("""  if (argc > 1) {
+    n = atoi(argv[1]);
+    if (n % 16 != 0) {""", """  n = atoi(argv[1]);
+  if (argc > 2) {
+    if (n % 16 != 0) {""")
+    res = resolve(tmp_path, program, "transpose16")
+    assert "where" not in res.annotation()

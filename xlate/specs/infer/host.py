@@ -336,8 +336,9 @@ class HostInterpreter(Evaluator):
             finally:
                 frame.in_branch -= 1
                 self._scopes.pop()
-            if c is None and no is None and not frame.in_branch and _only_returns(yes):
-                frame.divides.extend(self._remainders(node.child_by_field_name("condition"), frame))
+            if c is None and no is None and _only_returns(yes):
+                frame.divides.extend(m for m in self._remainders(node.child_by_field_name("condition"), frame)
+                                     if not frame.in_branch or self._set_in_block(m, node))
         elif t == "for_statement":
             self.for_loop(node, frame)
         elif t in ("while_statement", "do_statement", "switch_statement", "for_range_loop"):
@@ -382,6 +383,21 @@ class HostInterpreter(Evaluator):
         except TypeError:
             return None
         return r if isinstance(r, sp.Basic) else None
+
+    def _set_in_block(self, e: sp.Expr, check: ts.Node) -> bool:
+        """Whether every value in `e` was set in the block that holds `check`, before it (`case 's': n =
+        atoi(optarg); if (n % 16) exit(1);`): the path that gives the value is the path that checks it."""
+        block = check.parent
+        here = self.where(check).rsplit(":", 1)
+        if block is None or len(here) != 2 or not e.free_symbols:
+            return False
+        first = block.start_point[0] + 1
+        for x in e.free_symbols:
+            root = self.roots.get(x)  # type: ignore[call-overload]
+            at = root.where.rsplit(":", 1) if root is not None else []
+            if len(at) != 2 or at[0] != here[0] or not at[1].isdigit() or not first <= int(at[1]) <= int(here[1]):
+                return False
+        return True
 
     def _remainders(self, cond: ts.Node | None, frame: Frame) -> list[sp.Expr]:
         """The remainders an early return refuses: `if (c % g != 0 || n < c) return false;` lets the code after it
@@ -1381,14 +1397,21 @@ def host_launches(program: Program) -> tuple[list[Launch], dict[sp.Symbol, Root]
 
 
 def _only_returns(node: ts.Node | None) -> bool:
-    """A branch that only leaves the function (`return false;`, `{ printf(...); return; }`)."""
+    """A branch that only leaves the function or the program (`return false;`, `{ printf(...); exit(1); }`)."""
     if node is None:
         return False
-    if node.type == "return_statement":
+    if node.type == "return_statement" or _exits(node):
         return True
     stmts = [c for c in node.named_children if c.type != "comment"] if node.type == "compound_statement" else []
-    return bool(stmts) and stmts[-1].type == "return_statement" and all(
+    return bool(stmts) and (stmts[-1].type == "return_statement" or _exits(stmts[-1])) and all(
         c.type in ("expression_statement", "return_statement") for c in stmts)
+
+
+def _exits(node: ts.Node) -> bool:
+    """`exit(1);`, `abort();`: a statement that ends the program."""
+    call = _first_named(node) if node.type == "expression_statement" else None
+    fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+    return fn is not None and text(fn).split("::")[-1] in ("exit", "abort", "_exit", "quick_exit")
 
 
 def _launches_in(node: ts.Node, kernels: set[str]) -> bool:
