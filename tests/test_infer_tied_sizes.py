@@ -354,3 +354,27 @@ def test_a_check_in_a_branch_on_a_value_set_elsewhere_adds_nothing(tmp_path):
     if (n % 16 != 0) {""")
     res = resolve(tmp_path, program, "transpose16")
     assert "where" not in res.annotation()
+
+
+def test_a_float_argument_divided_by_a_size_is_no_const(tmp_path):
+    """`norm<<<..>>>(x, n, 1.0f / n)`: in a spec `/` divides integers (`const(1.0 * (1 / n))` reads 0 for every
+    n > 1), so a float the host divides by a size stays a scalar around the program's value; a product
+    (`2.0f * n`) is written as it is."""
+    program = """
+    __global__ void norm(float* x, int n, float s) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) x[i] *= s;
+    }
+    int main(int argc, char** argv) {
+      int n = 1000;
+      float* d;
+      cudaMalloc((void**)&d, n * sizeof(float));
+      norm<<<(n + 255) / 256, 256>>>(d, n, ARG);
+    }
+    """
+    res = resolve(tmp_path, program.replace("ARG", "1.0f / n"), "norm")
+    assert item(res, "s") == "s: scalar(0.0005..0.002)"
+    usable(res)
+    res = resolve(tmp_path, program.replace("ARG", "2.0f * n"), "norm")
+    assert item(res, "s") == "s: const(2.0 * n)"
+    assert expr.evaluate("2.0 * n", {"n": 7}) == 14.0

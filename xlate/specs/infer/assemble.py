@@ -13,7 +13,7 @@ import sympy as sp
 from xlate.model import Function, Param
 from xlate.specs.infer.ceval import ctype_size, sizeof_type
 from xlate.specs.infer.host import LITERAL_ARGUMENT, Launch, Root
-from xlate.specs.infer.sym import concrete, to_text
+from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr, Value
 from xlate.specs.model import Origin, ctypes_table, normalise_ctype
 
@@ -94,8 +94,9 @@ class Mapper:
                 self.m.values[p.name] = (concrete_float(v), where, arg_text)  # type: ignore[assignment]
         for p, e in pending:
             rewritten = sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants)
-            if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols:
-                self.m.derived[p.name] = rewritten
+            if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols and (
+                    _is_int(p.base_type) or _undivided(rewritten)):  # `/` is C's integer division in a spec:
+                self.m.derived[p.name] = rewritten  # `dz = len / nz` for a float is no const the spec can write
                 continue
             if self._tie(p, rewritten):
                 continue
@@ -290,6 +291,12 @@ class Mapper:
 def _is_int(ctype: str) -> bool:
     n = numpy_of(ctype)
     return bool(n and n.startswith(("int", "uint")))
+
+
+def _undivided(e: sp.Expr) -> bool:
+    """No division in `e` (`2.0 * n`, not `len / n`)."""
+    return not any(isinstance(a, sp.Pow) and a.exp.is_negative for a in sp.preorder_traversal(e)) and not e.has(
+        FloorDiv, CeilDiv, sp.Mod) and not any(isinstance(a, sp.Rational) and not a.is_Integer for a in e.atoms(sp.Rational))
 
 
 def _solve_in(out: sp.Expr, big: sp.Expr, ps: sp.Symbol) -> sp.Expr:
