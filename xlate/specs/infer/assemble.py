@@ -13,7 +13,7 @@ import sympy as sp
 from xlate.model import Function, Param
 from xlate.specs.infer.ceval import ctype_size, sizeof_type
 from xlate.specs.infer.host import LITERAL_ARGUMENT, Launch, Root
-from xlate.specs.infer.sym import concrete, to_text
+from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Ptr, Value
 from xlate.specs.model import Origin, ctypes_table, normalise_ctype
 
@@ -55,6 +55,11 @@ class Mapper:
         self.fixed: set[sp.Symbol] = set()  # program values fixed by the block size
         self.elem_size = elem_size
         self.m = Mapped(launch)
+        # the values of the program's constants the kernel also names: known before any matching, so that
+        # `n_blocks = BLOCK * cdiv(len, BLOCK) / BLOCK` passed for a parameter is found in `BLOCK * cdiv(len, BLOCK)`
+        self.constants = {s: sp.Integer(int(r.value)) for s, r in roots.items()  # type: ignore[arg-type]
+                          if r.name in self.pinned and r.kind in ("macro", "constant") and r.value is not None
+                          and float(r.value) == int(r.value)}
         self.pnames = {p.name for p in fn.params}
         for p in fn.params:
             self.m.names[param_symbol(p.name).name] = p.name
@@ -88,9 +93,10 @@ class Mapper:
                 arg_text = self.launch.arg_texts[i] if i < len(self.launch.arg_texts) else str(e)
                 self.m.values[p.name] = (concrete_float(v), where, arg_text)  # type: ignore[assignment]
         for p, e in pending:
-            rewritten = sp.sympify(e).xreplace(self.m.subs)
-            if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols:
-                self.m.derived[p.name] = rewritten
+            rewritten = sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants)
+            if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols and (
+                    _is_int(p.base_type) or _undivided(rewritten)):  # `/` is C's integer division in a spec:
+                self.m.derived[p.name] = rewritten  # `dz = len / nz` for a float is no const the spec can write
                 continue
             if self._tie(p, rewritten):
                 continue
@@ -113,11 +119,18 @@ class Mapper:
             return False
         block = self.launch.block
         dims = block.dims if isinstance(block, Dim3) else (block.e,) if isinstance(block, Num) else ()
-        if any(rewritten.free_symbols & sp.sympify(d).free_symbols for d in dims):
-            return False
+        through = set().union(*(sp.sympify(d).free_symbols for d in dims)) & rewritten.free_symbols if dims else set()
+        if through:  # `n / block_x` with the block the program's constant: the same constant in both
+            fixed = {s: sp.Integer(int(self.roots[s].value)) for s in through  # type: ignore[arg-type]
+                     if s in self.roots and self.roots[s].kind != "choice" and self.roots[s].value is not None
+                     and float(self.roots[s].value) == int(self.roots[s].value) and float(self.roots[s].value) >= 1}
+            if len(fixed) != len(through):
+                return False
+            rewritten = rewritten.xreplace(fixed)
         for a in self.launch.args:  # `eval_case(.., true, false)`: the host chose its branches by a literal the
-            e = a.e if isinstance(a, Num) else None  # spec draws freely; a tie read under it may not hold
-            if e is not None and (e.is_number or (e in self.roots and self.roots[e].detail == LITERAL_ARGUMENT)):
+            e = a.e if isinstance(a, Num) else None  # spec draws freely; a tie read under it may not hold. A
+            # number the launch passes itself is the spec's constant too (`const(1)`), all but a 0 placeholder
+            if e is not None and (e == 0 or (e in self.roots and self.roots[e].detail == LITERAL_ARGUMENT)):
                 return False
         literals = {s: sp.Integer(int(self.roots[s].value)) for s in rewritten.free_symbols  # type: ignore[arg-type]
                     if s in self.roots and self.roots[s].detail == LITERAL_ARGUMENT and self.roots[s].value is not None}
@@ -145,7 +158,7 @@ class Mapper:
         """`e` over the kernel's parameters and launch axes; None (and the names left) when it cannot be.
         `allow_free`: program values the kernel does not receive may become sizes of their own (not for the
         block: a block size is the program's, or one of the values it tries)."""
-        out = sp.sympify(e).xreplace(self.m.subs)
+        out = sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants)
         for big, ps in sorted(self.m.composite, key=lambda c: -sp.count_ops(c[0])):
             if big.free_symbols and big.free_symbols & out.free_symbols:
                 out = out.subs(big, ps)
@@ -163,7 +176,7 @@ class Mapper:
                 missing.append(str(s))
             elif root.kind == "choice" and root.values:
                 name = self._axis_name(root)
-                self.m.axes[name] = root.values
+                self.m.axes[name] = self.axis_values(root)
                 values[s] = sp.Symbol(name, integer=True, positive=True)
             elif allow_free and s not in self.fixed and s not in self.launch.fixed and s.is_integer and root.kind in FREE_KINDS and (
                     root.name not in self.pinned or root.kind not in ("macro", "constant")) and (root.value is None or float(root.value) > 1 or (
@@ -184,6 +197,20 @@ class Mapper:
         if missing:
             return None, missing
         return sp.expand(out.xreplace(values)) if values else out, []
+
+    def axis_values(self, root: Root) -> list[int]:
+        """The values of a program choice that reach this launch: `if (C <= 32) k<T, 32><<<...>>>` runs only with
+        the Cs the branch admits (all of them where no branch condition reads C alone, or none would be left)."""
+        conds = [c for c in self.launch.conds if c.free_symbols == {root.symbol}]
+
+        def admitted(v: int) -> bool:
+            try:
+                return all(bool(c.xreplace({root.symbol: v})) for c in conds)
+            except TypeError:  # a relation sympy cannot decide at the value: keep it
+                return True
+
+        kept = [v for v in root.values if admitted(v)]
+        return kept or root.values
 
     def _same_value(self, root: Root) -> sp.Expr | None:
         """A parameter or a free size that already stands for a program value equal to `root`'s."""
@@ -212,7 +239,7 @@ class Mapper:
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in root.name).strip("_") or "axis"
         name = base
         k = 2
-        while name in self.pnames or (name in self.m.axes and self.m.axes[name] != root.values) or name in RESERVED:
+        while name in self.pnames or (name in self.m.axes and self.m.axes[name] != self.axis_values(root)) or name in RESERVED:
             name = f"{base}_{k}"
             k += 1
         return name
@@ -264,6 +291,12 @@ class Mapper:
 def _is_int(ctype: str) -> bool:
     n = numpy_of(ctype)
     return bool(n and n.startswith(("int", "uint")))
+
+
+def _undivided(e: sp.Expr) -> bool:
+    """No division in `e` (`2.0 * n`, not `len / n`)."""
+    return not any(isinstance(a, sp.Pow) and a.exp.is_negative for a in sp.preorder_traversal(e)) and not e.has(
+        FloorDiv, CeilDiv, sp.Mod) and not any(isinstance(a, sp.Rational) and not a.is_Integer for a in e.atoms(sp.Rational))
 
 
 def _solve_in(out: sp.Expr, big: sp.Expr, ps: sp.Symbol) -> sp.Expr:

@@ -14,11 +14,12 @@ import tree_sitter as ts
 from xlate.parse import languages
 from xlate.parse.consteval import parse_int_literal
 from xlate.specs.infer.program import FuncDef, Program, default_args, text
-from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, sizeof_symbol
+from xlate.specs.infer.sym import CeilDiv, FloorDiv, Log2, concrete, sizeof_symbol
 from xlate.specs.infer.values import Arr, Dim3, Num, Ptr, Ref, Value
 from xlate.specs.model import ctypes_table, normalise_ctype
 
 FLOAT_TYPES = {"float", "double", "half", "__half", "__nv_bfloat16", "_Float16", "long double"}
+LOG2_FUNCS = {"log2", "log2f", "std::log2"}
 MIN_FUNCS = {"min", "std::min", "fmin", "fminf", "MIN", "umin", "llmin", "imin", "std::fmin"}
 MAX_FUNCS = {"max", "std::max", "fmax", "fmaxf", "MAX", "umax", "llmax", "imax", "std::fmax"}
 CEIL_FUNCS = {"ceil", "ceilf", "std::ceil"}
@@ -375,6 +376,9 @@ class Evaluator:
             flag = _mod_flag(c, cond_node, yes, no)
             if flag is not None:
                 return flag
+            pad = _pad_ternary(self, cond_node, yes, no, env)
+            if pad is not None:
+                return pad
         return self.unknown_choice(node, yes, no)
 
     def macro_statements(self, code: str, env: dict[str, Any]) -> None:
@@ -436,12 +440,31 @@ class Evaluator:
             f = {"sqrt": sp.sqrt, "sqrtf": sp.sqrt, "std::sqrt": sp.sqrt, "log2": lambda x: sp.log(x, 2),
                  "log2f": lambda x: sp.log(x, 2), "exp2": lambda x: 2 ** x}.get(name, lambda x, y: x ** y)
             return Num(sp.sympify(f(*nums)).evalf(), True)
+        if name in LOG2_FUNCS and len(nums) == 1 and nums[0] is not None and nums[0].is_integer and self._to_int(node):
+            return Num(Log2(nums[0]))  # `int it = log2(n / 2)`: the truncated logarithm (a real one stays unknown)
         if name in ("abs", "std::abs", "fabs", "fabsf") and len(nums) == 1 and nums[0] is not None:
             return Num(sp.Abs(nums[0]), bool(vals[0] and getattr(vals[0], "flt", False)))
         fd = self.program.function(base, arity=len(args))
         if fd is not None and self._depth < MAX_DEPTH and fd.space != "kernel":
             return self.inline_function(fd, vals, env)
         return self.unknown_call(name, node, vals, env)
+
+    def _to_int(self, node: ts.Node) -> bool:
+        """Whether the value of `node` is truncated to an integer where it stands: the initialiser of an integer
+        declaration (`int k = log2(n);`) or the operand of a cast to an integer type (`(int)log2(n)`)."""
+        up = node.parent
+        while up is not None and up.type == "parenthesized_expression":
+            node, up = up, up.parent
+        if up is None:
+            return False
+        if up.type == "cast_expression":
+            ty = up.child_by_field_name("type")
+        elif up.type == "init_declarator" and up.child_by_field_name("value") == node and up.parent is not None:
+            ty = up.parent.child_by_field_name("type")
+        else:
+            return False
+        t = normalise_ctype(self.program.resolve_type(text(ty))) if ty is not None else ""
+        return bool(t) and not is_float_type(t) and ctype_size(t) is not None and not t.endswith("*")
 
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
         return None
@@ -638,6 +661,30 @@ def _scalar_return(ret: str) -> bool:
     t = normalise_ctype(ret).replace("inline", "").replace("static", "").replace("__forceinline__", "").strip()
     t = " ".join(w for w in t.split() if not w.startswith("__"))
     return t in ("auto", "") or (ctype_size(t) is not None and ctypes_table().get(t, {}).get("numpy") is not None)
+
+
+def _pad_ternary(ev: Evaluator, cond: ts.Node | None, yes: Num, no: Num, env: dict[str, Any]) -> Num | None:
+    """`x % b == 0 ? 0 : b - x % b` (and `x % b ? b - x % b : 0`, `... ? x : x + b - x % b`): the padding that
+    rounds x up to a multiple of b, `cdiv(x, b) * b - x` added to the branch taken when b divides x."""
+    while cond is not None and cond.type in ("parenthesized_expression", "condition_clause"):
+        cond = _first_named(cond)
+    if cond is None:
+        return None
+    zero_if_true = False
+    if cond.type == "binary_expression" and text(cond.child_by_field_name("operator")) in ("==", "!="):
+        right = ev.ev(cond.child_by_field_name("right"), env)
+        if not (isinstance(right, Num) and right.e == 0):
+            return None
+        zero_if_true = text(cond.child_by_field_name("operator")) == "=="
+        cond = cond.child_by_field_name("left")
+    m = ev.ev(cond, env)
+    if not (isinstance(m, Num) and isinstance(m.e, sp.Mod)) or yes.flt or no.flt:
+        return None
+    x, b = m.e.args
+    divides, rest = (yes, no) if zero_if_true else (no, yes)
+    if sp.expand(rest.e - divides.e - (b - m.e)) != 0:
+        return None
+    return Num(sp.expand(divides.e + CeilDiv(x, b) * b - x))
 
 
 def _mod_flag(c: Value, cond: ts.Node | None, yes: Num, no: Num) -> Num | None:

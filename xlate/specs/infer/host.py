@@ -62,6 +62,8 @@ class Launch:
     fixed: set[sp.Symbol] = field(default_factory=set)  # program values given as template arguments: never fuzzed
     types: dict[str, str] = field(default_factory=dict)  # template types its scalar arguments give (deduced)
     fills: dict[int, Fill] = field(default_factory=dict)  # argument -> the constant its whole buffer holds here
+    divides: list[sp.Expr] = field(default_factory=list)  # `a % b` the host's early returns keep at 0 here
+    conds: list[sp.Basic] = field(default_factory=list)  # relations the branches around it hold (`C <= 128`)
 
 
 @dataclass
@@ -75,6 +77,8 @@ class Frame:
     returned: Value = None
     this: Obj | None = None  # the object a method runs on
     declared: dict[str, str] = field(default_factory=dict)  # the types of scalars declared without a value
+    divides: list[sp.Expr] = field(default_factory=list)  # `a % b` known 0 past `if (a % b != 0) return`
+    conds: list[sp.Basic] = field(default_factory=list)  # relations of the branches being run (`C <= 32`)
 
 
 class HostInterpreter(Evaluator):
@@ -320,13 +324,21 @@ class HostInterpreter(Evaluator):
                 return
             frame.in_branch += 1
             self._enter(False)
+            rel = self._relation(node.child_by_field_name("condition"), frame) if c is None else None
             try:
-                for part in (yes, no):
+                for part, holds in ((yes, rel), (no, sp.Not(rel) if rel is not None else None)):
                     if part is not None:
-                        self.statement(part, frame)
+                        frame.conds.append(holds if holds is not None else sp.true)
+                        try:
+                            self.statement(part, frame)
+                        finally:
+                            frame.conds.pop()
             finally:
                 frame.in_branch -= 1
                 self._scopes.pop()
+            if c is None and no is None and _only_returns(yes):
+                frame.divides.extend(m for m in self._remainders(node.child_by_field_name("condition"), frame)
+                                     if not frame.in_branch or self._set_in_block(m, node))
         elif t == "for_statement":
             self.for_loop(node, frame)
         elif t in ("while_statement", "do_statement", "switch_statement", "for_range_loop"):
@@ -345,6 +357,67 @@ class HostInterpreter(Evaluator):
                 frame.returned = self.ev(e, frame.env)
         elif t in ("condition_clause", "parenthesized_expression"):
             return
+
+    def _relation(self, cond: ts.Node | None, frame: Frame) -> sp.Basic | None:
+        """An undecided branch condition as a relation of the program's values (`C <= 32`, `n > 0 && n < 64`),
+        or None."""
+        while cond is not None and cond.type in ("parenthesized_expression", "condition_clause"):
+            cond = _first_named(cond)
+        if cond is None or cond.type != "binary_expression":
+            return None
+        op = text(cond.child_by_field_name("operator"))
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        if op in ("&&", "||"):
+            a, b = self._relation(left, frame), self._relation(right, frame)
+            if a is None or b is None:
+                return None
+            return sp.And(a, b) if op == "&&" else sp.Or(a, b)
+        rels = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "==": sp.Eq, "!=": sp.Ne}
+        if op not in rels:
+            return None
+        a, b = self.ev(left, frame.env), self.ev(right, frame.env)
+        if not (isinstance(a, Num) and isinstance(b, Num)) or a.flt or b.flt:
+            return None
+        try:
+            r = rels[op](a.e, b.e)
+        except TypeError:
+            return None
+        return r if isinstance(r, sp.Basic) else None
+
+    def _set_in_block(self, e: sp.Expr, check: ts.Node) -> bool:
+        """Whether every value in `e` was set in the block that holds `check`, before it (`case 's': n =
+        atoi(optarg); if (n % 16) exit(1);`): the path that gives the value is the path that checks it."""
+        block = check.parent
+        here = self.where(check).rsplit(":", 1)
+        if block is None or len(here) != 2 or not e.free_symbols:
+            return False
+        first = block.start_point[0] + 1
+        for x in e.free_symbols:
+            root = self.roots.get(x)  # type: ignore[call-overload]
+            at = root.where.rsplit(":", 1) if root is not None else []
+            if len(at) != 2 or at[0] != here[0] or not at[1].isdigit() or not first <= int(at[1]) <= int(here[1]):
+                return False
+        return True
+
+    def _remainders(self, cond: ts.Node | None, frame: Frame) -> list[sp.Expr]:
+        """The remainders an early return refuses: `if (c % g != 0 || n < c) return false;` lets the code after it
+        run only where `c % g` is 0 (the other terms of the `||` are left out: they only narrow it further)."""
+        while cond is not None and cond.type in ("parenthesized_expression", "condition_clause"):
+            cond = _first_named(cond)
+        if cond is None or cond.type != "binary_expression":
+            return []
+        op = text(cond.child_by_field_name("operator"))
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        if op == "||":
+            return self._remainders(left, frame) + self._remainders(right, frame)
+        if op == "!=" and right is not None and self.concrete(getattr(self.ev(right, frame.env), "e", None)) == 0:
+            cond = left
+            while cond is not None and cond.type == "parenthesized_expression":
+                cond = _first_named(cond)
+        if cond is None or cond.type != "binary_expression" or text(cond.child_by_field_name("operator")) != "%":
+            return []
+        v = self.ev(cond, frame.env)
+        return [v.e] if isinstance(v, Num) and isinstance(v.e, sp.Mod) and not v.flt else []
 
     def declaration(self, node: ts.Node, frame: Frame) -> None:
         type_node = node.child_by_field_name("type")
@@ -1122,7 +1195,9 @@ class HostInterpreter(Evaluator):
         fills = {i: f for i, a in enumerate(args) if isinstance(a, Ptr) and (f := self.fill_seen(a)) is not None}
         self.launches.append(Launch(kernel, targs, grid, block, shmem, args, self.where(node),
                                     " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts,
-                                    set(self._template_roots), self._kernel_types(kernel, targs, args, arg_texts), fills))
+                                    set(self._template_roots), self._kernel_types(kernel, targs, args, arg_texts), fills,
+                                    [d for f in self.frames for d in f.divides],
+                                    [c for f in self.frames for c in f.conds if c is not sp.true]))
         self._template_roots.clear()
         for a in args:  # the kernel may write what it gets: the next launches do not see the constant
             if isinstance(a, Ptr):
@@ -1319,6 +1394,24 @@ def host_launches(program: Program) -> tuple[list[Launch], dict[sp.Symbol, Root]
         finally:
             interp.explore = set()
     return interp.launches, interp.roots, interp
+
+
+def _only_returns(node: ts.Node | None) -> bool:
+    """A branch that only leaves the function or the program (`return false;`, `{ printf(...); exit(1); }`)."""
+    if node is None:
+        return False
+    if node.type == "return_statement" or _exits(node):
+        return True
+    stmts = [c for c in node.named_children if c.type != "comment"] if node.type == "compound_statement" else []
+    return bool(stmts) and (stmts[-1].type == "return_statement" or _exits(stmts[-1])) and all(
+        c.type in ("expression_statement", "return_statement") for c in stmts)
+
+
+def _exits(node: ts.Node) -> bool:
+    """`exit(1);`, `abort();`: a statement that ends the program."""
+    call = _first_named(node) if node.type == "expression_statement" else None
+    fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+    return fn is not None and text(fn).split("::")[-1] in ("exit", "abort", "_exit", "quick_exit")
 
 
 def _launches_in(node: ts.Node, kernels: set[str]) -> bool:

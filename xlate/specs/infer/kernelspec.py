@@ -218,6 +218,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             inf.items[p.name] = item
     _ = (shm, where_item)
     _positive_divisors(fn, inf, dim_exprs, kf.body_text)
+    if mapper is not None and launch is not None:
+        _host_divides(launch, mapper, inf)
 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
     if mapper is not None:
@@ -328,7 +330,8 @@ def _ranges(inf: Inference) -> dict[str, list[float]]:
             continue
         m = re.fullmatch(r"[^:]+: choice\(([\d|]+)\)", text)
         if m:
-            out[key] = [float(v) for v in m.group(1).split("|")]
+            values = [float(v) for v in m.group(1).split("|")]
+            out[key] = values if len(values) > 1 else values * 2  # lowest and highest first, one value or more
     return out
 
 
@@ -784,6 +787,33 @@ def _text(mapper: Mapper | None, e: sp.Expr) -> str:
         return mapper.text(e)
     names = {param_symbol(s.name[3:]).name: s.name[3:] for s in e.free_symbols if s.name.startswith("_P_")}
     return to_text(e, names)
+
+
+def _host_divides(launch: Launch, mapper: Mapper, inf: Inference) -> None:
+    """`if (C % G != 0) return false;` before the launch: the program launches only where G divides C (and
+    computes `K = C / G` for the kernel on that promise). Said over the spec's names (`where: C % G == 0`); a
+    remainder of values the spec does not draw (or that would need sizes of their own) says nothing."""
+    conds = []
+    for m in launch.divides:
+        free, axes = dict(mapper.m.free), dict(mapper.m.axes)
+        a, _ = mapper.rewrite(m.args[0])
+        b, _ = mapper.rewrite(m.args[1])
+        if set(mapper.m.free) - set(free) or set(mapper.m.axes) - set(axes):
+            mapper.m.free, mapper.m.axes = free, axes
+            continue
+        if a is None or b is None or not (a.free_symbols | b.free_symbols) or sp.Mod(a, b) == 0:
+            continue
+        try:
+            ta, tb = mapper.text(a), mapper.text(b)
+        except ValueError:
+            continue
+        conds.append(f"{ta if a.is_Symbol else '(' + ta + ')'} % {tb if b.is_Symbol or b.is_Integer else '(' + tb + ')'} == 0")
+    if not conds:
+        return
+    old = inf.items.get("where")
+    text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + conds))
+    inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
+        "host", launch.where, "the program returns before the launch unless these divide"))
 
 
 def _exact_division(grid: list[sp.Expr], mapper: Mapper) -> str:

@@ -26,7 +26,7 @@ class FloorDiv(sp.Function):
         if isinstance(a, FloorDiv) and a.args[1].is_Integer and b.is_Integer and int(a.args[1]) > 0 and int(b) > 0:
             return FloorDiv(a.args[0], a.args[1] * b)  # n / 2 / 8 / 8 is n / 128 (for n >= 0)
         q = sp.cancel(a / b)
-        if q.is_polynomial() and _integer_coefficients(q):
+        if _integer_polynomial(q):  # 4 * n / 2, and 64 * cdiv(n, 64) / 64 (an integer times the divisor)
             return sp.expand(q)
         lower = _minus_one(a, b)  # (k * b - 1) / b == k - 1: the last index of k rows of b
         if lower is not None:
@@ -57,6 +57,20 @@ class CeilDiv(sp.Function):
         return None
 
 
+class Log2(sp.Function):
+    """`(int)log2(x)` of a positive integer: the floor of its base-2 logarithm (`log2` in the spec language, which
+    reads 0 as 0)."""
+
+    is_integer = True
+    nargs = 1
+
+    @classmethod
+    def eval(cls, a: sp.Expr) -> sp.Expr | None:
+        if a.is_Integer:
+            return sp.Integer(int(a).bit_length() - 1 if int(a) > 0 else 0)
+        return None
+
+
 def _minus_one(a: sp.Expr, b: sp.Expr) -> sp.Expr | None:
     """(k * b - 1) / b for b >= 1: k - 1 (k an integer polynomial)."""
     a = sp.expand(a)
@@ -66,6 +80,18 @@ def _minus_one(a: sp.Expr, b: sp.Expr) -> sp.Expr | None:
     if q.is_polynomial() and _integer_coefficients(q) and q.free_symbols:
         return sp.expand(q - 1)
     return None
+
+
+def _integer_polynomial(q: sp.Expr) -> bool:
+    """Whether `q` is a polynomial with integer coefficients in its symbols and its integer-valued function
+    terms (`cdiv(n, 64)`, `n / 4`, `n % 3` stand for integers as symbols do)."""
+    if q.is_polynomial() and _integer_coefficients(q):
+        return True
+    terms = [f for f in q.atoms(sp.Function) if f.is_integer]
+    if not terms:
+        return False
+    flat = q.xreplace({f: sp.Dummy(integer=True) for f in terms})
+    return flat.is_polynomial() and not flat.has(sp.Function) and _integer_coefficients(flat)
 
 
 def _integer_coefficients(e: sp.Expr) -> bool:
@@ -135,6 +161,8 @@ def _text(e: sp.Expr, names: dict[str, str]) -> tuple[str, int]:
     if isinstance(e, sp.Mod):
         a, b = _text(e.args[0], names), _text(e.args[1], names)
         return f"{_paren(a, _UNARY)} % {_paren(b, _UNARY)}", _MUL
+    if isinstance(e, Log2):
+        return f"log2({_text(e.args[0], names)[0]})", _ATOM
     if isinstance(e, (sp.Min, sp.Max)):
         fn = "min" if isinstance(e, sp.Min) else "max"
         return f"{fn}({', '.join(_text(a, names)[0] for a in e.args)})", _ATOM
