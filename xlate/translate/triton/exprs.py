@@ -16,6 +16,7 @@ from xlate.translate.triton.state import KernelContext, LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import named_constant
 from xlate.translate.triton.values import (
+    AddrVal,
     CGroup,
     FieldArray,
     LaneTokens,
@@ -57,6 +58,9 @@ class Expressions:
             return comm.materialize(self, v, act, loc)
         if isinstance(v, PtrVal):
             raise LiftError("XL2013", "a pointer used as a number", loc)
+        if isinstance(v, AddrVal):
+            raise LiftError("XL2013", "a pointer's address used other than in an alignment test (`% m`, `& (m - 1)`, "
+                                      f"m a power of two up to {v.align})", loc)
         if isinstance(v, StructVal):
             raise LiftError("XL2012", f"a {v.ctype} used as a number", loc)
         raise LiftError("XL2001", f"value of kind {type(v).__name__} used as a number", loc)
@@ -85,6 +89,8 @@ class Expressions:
             raise LiftError("XL2001", "cooperative-groups handle of an unknown kind", loc)
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
+        if isinstance(v, AddrVal) and ctyping.is_int(base) and ctyping.bits(base) >= 16:
+            return AddrVal(v.ptr, base, v.align)  # `uintptr_t a = (uintptr_t)p;`: still only an address
         d = self.data(v, loc)
         return S.cast(d, base)
 
@@ -355,6 +361,8 @@ class Expressions:
                     return self.inline(f, ir.Call(loc, f.name, (ir.Name(loc, "lhs"), ir.Name(loc, "rhs"))))
                 finally:
                     self.pop_scope()
+        if isinstance(a, AddrVal) or isinstance(b, AddrVal):
+            return self.alignment_test(op, a, b, loc)
         if isinstance(a, PtrVal) or isinstance(b, PtrVal):
             null = b if isinstance(a, PtrVal) else a
             if op in ("==", "!=") and isinstance(null, Sym) and null.is_const and null.value == 0:
@@ -367,6 +375,39 @@ class Expressions:
             except comm.NotTokenizable:
                 pass
         return self.binary_data(op, a, b, loc)
+
+    def address_of_pointer(self, v: PtrVal, ctype: str, loc: ir.Loc) -> AddrVal:
+        """`(uintptr_t)p`: an address whose residue modulo its buffer's alignment is the byte offset's."""
+        size = self.elem_bytes(self.resolve_type(v.elem.base, loc))
+        if size is None:
+            raise LiftError("XL2013", f"the address of a {v.elem.base}* (an element of unknown size) as a number", loc)
+        return AddrVal(v, ctype, SHARED_ALIGN if v.shared else GLOBAL_ALIGN)
+
+    def elem_bytes(self, ctype: str) -> int | None:
+        """sizeof of a scalar or vector type; None where the lifter does not know it (template types)."""
+        vinfo = self.vec_info(ctype)
+        scalar = vinfo["scalar"] if vinfo else ctype
+        if ctyping.is_symbolic(scalar) or ctyping.bits(scalar) % 8:
+            return None
+        return ctyping.bits(scalar) // 8 * (len(vinfo["fields"]) if vinfo else 1)
+
+    def alignment_test(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Sym:
+        """`addr % m` or `addr & (m - 1)` of a pointer's address, m a power of two dividing the alignment of its
+        buffer's start: the byte offset into the buffer modulo m, the same for every address the buffer may start
+        at. Both paths of an alignment test compute the same values in a correct kernel; this one decides it as
+        the buffer's own alignment does."""
+        addr, other = (a, b) if isinstance(a, AddrVal) else (b, a)
+        k = self.data(other, loc) if not isinstance(other, AddrVal) else None
+        m = None
+        if k is not None and k.is_const and isinstance(addr, AddrVal) and addr is a:
+            m = int(k.value) if op == "%" else int(k.value) + 1 if op == "&" else None
+        if m is None or m <= 0 or m & (m - 1) or addr.align % m:
+            raise LiftError("XL2013", "a pointer's address used other than in an alignment test (`% m`, "
+                                      f"`& (m - 1)`, m a power of two up to {addr.align})", loc)
+        ct = addr.ctype
+        size = self.elem_bytes(self.resolve_type(addr.ptr.elem.base, loc)) or 1
+        byte_off = S.op("mul", ct, S.cast(addr.ptr.offset, ct), S.const(size, ct))
+        return S.op("and", ct, byte_off, S.const(m - 1, ct))
 
     def binary_data(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Sym:
         x, y = self.data(a, loc), self.data(b, loc)
@@ -403,6 +444,24 @@ class Expressions:
             return None
         ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({ctyping.tl(base)}))", base + "*")
         return PtrVal(ptr, off, ir.CType(base, 0, const), v.root)
+
+    def shared_vector_view(self, v: PtrVal, base: str, const: bool, loc: ir.Loc) -> PtrVal | None:
+        """A shared array of scalars read or written through a pointer to a vector of them (`*(float4*)&s[4 * i]`):
+        the vector's lanes are consecutive elements of the array (each access becomes its lanes' accesses). The
+        offset is a multiple of the lanes (CUDA faults on a misaligned vector access), the quotient exact. None
+        where `base` is no vector of the array's element type."""
+        vinfo = self.vec_info(base)
+        arr = v.base
+        if vinfo is None or not same_representation(vinfo["scalar"], self.resolve_type(arr.ctype, loc)):
+            return None
+        if self.resolve_type(v.elem.base, loc) != self.resolve_type(arr.ctype, loc):
+            return None
+        n = len(vinfo["fields"])
+        if v.offset.is_const and v.offset.value % n:
+            raise LiftError("XL2013", f"reinterpretation as {base}* of a pointer {v.offset.value} elements past an "
+                                      "aligned one", loc)
+        return PtrVal(arr, S.op("div", "int", S.cast(v.offset, "int"), S.const(n, "int")), ir.CType(base, 0, const),
+                      v.root)
 
     def operator_overload(self, op: str, a: Any, b: Any, loc: ir.Loc) -> ir.FunctionIR | None:
         """The program's `operator<op>` for operands of these types: the overload whose parameters match them
@@ -529,6 +588,10 @@ class Expressions:
             v = self.decay(v)
             if isinstance(v, PtrVal) and v.shared and self.resolve_type(v.elem.base, e.loc) == base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)  # a typed shared array's own type
+            if isinstance(v, PtrVal) and v.shared:
+                view = self.shared_vector_view(v, base, e.to.const, e.loc)
+                if view is not None:
+                    return view
             if not isinstance(v, PtrVal) or v.shared:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
             if self.resolve_type(v.elem.base, e.loc) == base:
@@ -557,6 +620,10 @@ class Expressions:
             raise LiftError("XL2012", f"cast to {base}", e.loc)
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
+        if isinstance(self.decay(v), PtrVal) and ctyping.is_int(base) and ctyping.bits(base) >= 16:
+            return self.address_of_pointer(self.decay(v), base, e.loc)
+        if isinstance(v, AddrVal) and ctyping.is_int(base) and ctyping.bits(base) >= 16:
+            return AddrVal(v.ptr, base, v.align)
         return S.cast(self.data(v, e.loc), base)
 
 
@@ -586,6 +653,8 @@ def _split_targs(text: str) -> list[str]:
     return [*out, cur]
 
 
+GLOBAL_ALIGN = 256  # bytes: cudaMalloc's (and hipMalloc's) alignment of a buffer's start
+SHARED_ALIGN = 16  # bytes: the least alignment of shared memory a vector access assumes (an int4 of it)
 OVERLOADABLE = ("+", "-", "*", "/")  # arithmetic a program may define for its vector types
 
 

@@ -101,9 +101,22 @@ class Memory:
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
             if base.shared:
+                lanes = self.shared_lanes(base, idx[0], loc)
+                if lanes is not None:  # a vector view of a shared array of its scalars: one read per lane
+                    return StructVal(base.elem.base, {f: self.shared_read(base.base, (o,), loc) for f, o in lanes})
                 return self.shared_read(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), loc)
             return self.global_load(base, idx[0], loc)
         raise LiftError("XL2001", f"indexing a {type(base).__name__}", loc)
+
+    def shared_lanes(self, p: PtrVal, i: Sym, loc: ir.Loc) -> list[tuple[str, Sym]] | None:
+        """(field, element) of each lane of element `i` of a vector view of a shared array; None where `p` points
+        to the array's own element type."""
+        vinfo = self.vec_info(self.resolve_type(p.elem.base, loc))
+        if vinfo is None or self.vec_info(self.resolve_type(p.base.ctype, loc)) is not None:
+            return None
+        n = len(vinfo["fields"])
+        first = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(n, "int"))
+        return [(f, S.op("add", "int", first, S.const(k, "int"))) for k, f in enumerate(vinfo["fields"])]
 
     def flat_index(self, arr: LocalArray, idx: list[Sym], loc: ir.Loc) -> Sym:
         """The row-major element number of a local array's index list (one index per dimension)."""
@@ -313,6 +326,14 @@ class Memory:
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
             if base.shared:
+                lanes = self.shared_lanes(base, idx[0], loc)
+                if lanes is not None:  # a vector view of a shared array of its scalars: one write per lane
+                    if not isinstance(val, StructVal):
+                        raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer",
+                                        loc)
+                    for f, o in lanes:
+                        self.shared_write(base.base, (o,), val.fields[f], loc)
+                    return
                 self.shared_write(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), val, loc)
                 return
             if base.elem.const:

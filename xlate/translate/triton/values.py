@@ -38,6 +38,17 @@ class PtrVal:
 
 
 @dataclass
+class AddrVal:
+    """A pointer converted to an integer (`(uintptr_t)p`): only its residue modulo the alignment of its buffer's
+    start is known (`align` bytes: cudaMalloc's 256 for a global buffer, 16 for shared memory), so it may only
+    be tested for alignment (`% m`, `& (m - 1)`, m dividing `align`)."""
+
+    ptr: PtrVal
+    ctype: str
+    align: int
+
+
+@dataclass
 class RefVal:
     """A reference to an element of memory (`float& x = a[i]`, a `T&` parameter given `a[i]`): the address is
     fixed where the reference is bound; every read and write goes to that element."""

@@ -1,0 +1,113 @@
+"""Vector views of scalar buffers: a pointer's address tested for alignment (`(uintptr_t)p % 16 == 0`) to choose
+between a vector path and a scalar one, and a shared array of scalars read and written through a pointer to a
+vector of them (`*(float4*)&s[4 * i]`). Ports run under the Triton interpreter against NumPy, at sizes that are
+no multiple of the block or of the vector width (rows of odd length: some threads take the scalar path)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xlate.backends.base import ScalarArg
+
+from tests.test_triton_lift import port
+from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, ported, rng, run
+
+ALIGN = """
+// xlate: a: in[rows * cols], c: inout[rows * cols], rows: size(1..64), cols: size(1..64), grid: cdiv(rows * (cols / 4), 32), block: 32
+__global__ void axpy_rows(const float* a, float* c, int rows, int cols) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int quads = cols / 4;
+    if (t >= rows * quads) return;
+    int r = t / quads, q = t % quads;
+    const float* src = a + r * cols + 4 * q;
+    float* dst = &c[r * cols + 4 * q];
+    if ((reinterpret_cast<uintptr_t>(src) & 15) == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+        float4 x = *reinterpret_cast<const float4*>(src);
+        float4 y = *reinterpret_cast<float4*>(dst);
+        y.x += 2.0f * x.x;
+        y.y += 2.0f * x.y;
+        y.z += 2.0f * x.z;
+        y.w += 2.0f * x.w;
+        *reinterpret_cast<float4*>(dst) = y;
+    } else {
+        for (int k = 0; k < 4; ++k) dst[k] += 2.0f * src[k];
+    }
+}
+
+// xlate: a: in[n], flag: out[n], n: size(1..2048), grid: cdiv(n, 64), block: 64
+__global__ void aligned_flags(const short* a, int* flag, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    size_t addr = (size_t)(a + i);
+    flag[i] = (addr % 8 == 0 ? 1 : 0) + ((addr & 3) == 0 ? 2 : 0) + (int)a[i] * 4;
+}
+"""
+
+
+def test_alignment_test_picks_vector_or_scalar_path(tmp_path):
+    t = ported(ALIGN, "axpy_rows", "aligned_flags")
+    for rows, cols in ((37, 13), (5, 8), (11, 30)):  # cols odd: rows start at every residue of the vector width
+        a = rng(rows).standard_normal(rows * cols).astype(np.float32)
+        c = rng(cols).standard_normal(rows * cols).astype(np.float32)
+        out = run(t.text, "axpy_rows", [buf("a", a), buf("c", c.copy()), ScalarArg("rows", rows, "int32"),
+                                        ScalarArg("cols", cols, "int32")], tmp_path)
+        want = c.reshape(rows, cols).copy()
+        q = cols // 4 * 4
+        want[:, :q] += np.float32(2) * a.reshape(rows, cols)[:, :q]
+        np.testing.assert_allclose(out["c"], want.reshape(-1), rtol=1e-6)
+        guards_intact(out, "c")
+    n = 301
+    a = rng(5).integers(-100, 100, n).astype(np.int16)
+    out = run(t.text, "aligned_flags", [buf("a", a), buf("flag", poisoned(n, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    off = np.arange(n) * 2  # the byte offset of a[i] in a buffer cudaMalloc aligned
+    np.testing.assert_array_equal(out["flag"], (off % 8 == 0) * 1 + (off % 4 == 0) * 2 + a.astype(np.int32) * 4)
+
+
+@pytest.mark.parametrize("use", ["(uintptr_t)p % 3 == 0", "(uintptr_t)p > 64", "((uintptr_t)p & 1023) == 0"])
+def test_address_used_as_a_number_is_refused(use):
+    src = f"""
+// xlate: a: in[n], b: out[n], n: size(1..256), grid: cdiv(n, 64), block: 64
+__global__ void k(const float* a, float* b, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const float* p = a + i;
+    if (i < n) b[i] = ({use}) ? 1.0f : 0.0f;
+}}
+"""
+    t = port(src)
+    assert t.kernels == []
+    assert any("address used other than in an alignment test" in d.message for d in t.diagnostics), [
+        d.format() for d in t.diagnostics]
+
+
+SHARED = """
+// xlate: a: in[n], out: out[n], n: size(1..2048), grid: cdiv(n, 64), block: 64
+__global__ void quad_sums(const float* a, float* out, int n) {
+    __shared__ float s[64];
+    __shared__ float w[64];
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    s[t] = i < n ? a[i] : 0.0f;
+    __syncthreads();
+    if (t < 16) {
+        float4 q = *reinterpret_cast<const float4*>(&s[4 * t]);
+        float total = q.x + q.y + q.z + q.w;
+        *reinterpret_cast<float4*>(w + 4 * t) = make_float4(total, q.x, q.y * 2.0f, -q.w);
+    }
+    __syncthreads();
+    if (i < n) out[i] = w[t] + s[t];
+}
+"""
+
+
+def test_shared_array_through_vector_pointer(tmp_path):
+    t = ported(SHARED, "quad_sums")
+    n = 203
+    a = rng(7).standard_normal(n).astype(np.float32)
+    out = run(t.text, "quad_sums", [buf("a", a), buf("out", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    pad = np.zeros(-n % 64, np.float32)
+    q = np.concatenate([a, pad]).reshape(-1, 4)
+    w = np.stack([q.sum(axis=1, dtype=np.float32), q[:, 0], q[:, 1] * 2, -q[:, 3]], axis=1).reshape(-1)
+    np.testing.assert_allclose(out["out"], (w + np.concatenate([a, pad]))[:n], rtol=1e-5, atol=1e-6)
+    guards_intact(out, "out")
