@@ -111,3 +111,92 @@ def test_shared_array_through_vector_pointer(tmp_path):
     w = np.stack([q.sum(axis=1, dtype=np.float32), q[:, 0], q[:, 1] * 2, -q[:, 3]], axis=1).reshape(-1)
     np.testing.assert_allclose(out["out"], (w + np.concatenate([a, pad]))[:n], rtol=1e-5, atol=1e-6)
     guards_intact(out, "out")
+
+
+PACKED = """
+// xlate: a: in[rows * cols], c: inout[rows * cols], rows: size(1..48), cols: size(1..80), grid: cdiv(rows * (cols / 8), 32), block: 32
+__global__ void half_axpy_rows(const __half* a, __half* c, int rows, int cols) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int octs = cols / 8;
+    if (t >= rows * octs) return;
+    int r = t / octs, q = t % octs;
+    const __half* src = a + r * cols + 8 * q;
+    __half* dst = c + r * cols + 8 * q;
+    if (reinterpret_cast<uintptr_t>(src) % 16 == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+        uint4 x = *reinterpret_cast<const uint4*>(src);
+        uint4 y = *reinterpret_cast<const uint4*>(dst);
+        const __half* xs = reinterpret_cast<const __half*>(&x);
+        __half* ys = reinterpret_cast<__half*>(&y);
+        for (int k = 0; k < 8; ++k) ys[k] = ys[k] + xs[k] * __float2half(0.5f);
+        *reinterpret_cast<uint4*>(dst) = y;
+    } else {
+        for (int k = 0; k < 8; ++k) dst[k] = dst[k] + src[k] * __float2half(0.5f);
+    }
+}
+
+// xlate: a: in[n], b: in[n], c: out[n], n: size(1..2048), grid: cdiv(n, 512), block: 64
+__global__ void mix_halves(const __half* a, const __half* b, __half* c, int n) {
+    int base = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    if (base + 8 > n) {
+        for (int i = base; i < n; ++i) c[i] = a[i] - b[i];
+        return;
+    }
+    float4 va = *reinterpret_cast<const float4*>(a + base);
+    float4 vb = *reinterpret_cast<const float4*>(b + base);
+    float4 vc;
+    __half2 lo = *reinterpret_cast<const __half2*>(&va.y);
+    __half2 hi = *reinterpret_cast<const __half2*>(&vb.w);
+    __half2 s;
+    s.x = lo.x + hi.y;
+    s.y = lo.y * hi.x;
+    *reinterpret_cast<__half2*>(&vc.x) = s;
+    const __half* ha = reinterpret_cast<const __half*>(&va);
+    const __half* hb = reinterpret_cast<const __half*>(&vb);
+    __half* hc = reinterpret_cast<__half*>(&vc) + 2;
+    for (int k = 0; k < 6; ++k) hc[k] = ha[k + 2] - hb[k + 2];
+    *reinterpret_cast<float4*>(c + base) = vc;
+}
+"""
+
+
+def test_packed_vectors_of_halves(tmp_path):
+    t = ported(PACKED, "half_axpy_rows", "mix_halves")
+    assert "tl.arange(0, 8)" in t.text  # eight halves a thread, one contiguous block
+    half = np.float16
+    for rows, cols in ((13, 43), (6, 16)):
+        a = rng(rows).standard_normal(rows * cols).astype(half)
+        c = rng(cols).standard_normal(rows * cols).astype(half)
+        out = run(t.text, "half_axpy_rows", [buf("a", a), buf("c", c.copy()), ScalarArg("rows", rows, "int32"),
+                                             ScalarArg("cols", cols, "int32")], tmp_path)
+        want = c.reshape(rows, cols).copy()
+        q = cols // 8 * 8
+        want[:, :q] = want[:, :q] + a.reshape(rows, cols)[:, :q] * half(0.5)
+        np.testing.assert_allclose(out["c"].astype(np.float32), want.reshape(-1).astype(np.float32), rtol=2e-3,
+                                   atol=2e-3)
+        guards_intact(out, "c")
+    n = 203
+    a, b = (rng(s).standard_normal(n).astype(half) for s in (8, 9))
+    out = run(t.text, "mix_halves", [buf("a", a), buf("b", b), buf("c", poisoned(n, half)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    want = a - b
+    full = n // 8 * 8
+    ga, gb = a[:full].reshape(-1, 8), b[:full].reshape(-1, 8)
+    w = want[:full].reshape(-1, 8)
+    w[:, 0] = ga[:, 2] + gb[:, 7]
+    w[:, 1] = ga[:, 3] * gb[:, 6]
+    np.testing.assert_allclose(out["c"].astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+    guards_intact(out, "c")
+
+
+def test_packed_vector_member_as_a_number_is_refused():
+    src = """
+// xlate: a: in[8 * n], b: out[n], n: size(1..256), grid: cdiv(n, 64), block: 64
+__global__ void k(const __half* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float4 v = reinterpret_cast<const float4*>(a)[i]; b[i] = v.x; }
+}
+"""
+    t = port(src)
+    assert t.kernels == []
+    assert any("member .x of a float4 holding 8 packed __halfs" in d.message for d in t.diagnostics), [
+        d.format() for d in t.diagnostics]

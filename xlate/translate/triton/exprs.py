@@ -12,6 +12,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
+from xlate.translate.triton.packed import packed_lanes
 from xlate.translate.triton.state import KernelContext, LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import named_constant
@@ -22,6 +23,7 @@ from xlate.translate.triton.values import (
     LaneTokens,
     LiftError,
     LocalArray,
+    LocalPtr,
     PtrVal,
     RefVal,
     SharedArr,
@@ -76,7 +78,7 @@ class Expressions:
     def convert(self, v: Any, ct: ir.CType, loc: ir.Loc | None) -> Any:
         base = self.resolve_type(ct.base, loc)
         if ct.ptr:
-            if isinstance(v, PtrVal | SharedArr):
+            if isinstance(v, PtrVal | SharedArr | LocalPtr):
                 return v
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
         if self.vec_info(base):
@@ -363,6 +365,8 @@ class Expressions:
                     self.pop_scope()
         if isinstance(a, AddrVal) or isinstance(b, AddrVal):
             return self.alignment_test(op, a, b, loc)
+        if isinstance(a, LocalPtr) or isinstance(b, LocalPtr):
+            return self.ptr_arith(op, a, b, loc)
         if isinstance(a, PtrVal) or isinstance(b, PtrVal):
             null = b if isinstance(a, PtrVal) else a
             if op in ("==", "!=") and isinstance(null, Sym) and null.is_const and null.value == 0:
@@ -445,23 +449,28 @@ class Expressions:
         ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({ctyping.tl(base)}))", base + "*")
         return PtrVal(ptr, off, ir.CType(base, 0, const), v.root)
 
-    def shared_vector_view(self, v: PtrVal, base: str, const: bool, loc: ir.Loc) -> PtrVal | None:
-        """A shared array of scalars read or written through a pointer to a vector of them (`*(float4*)&s[4 * i]`):
-        the vector's lanes are consecutive elements of the array (each access becomes its lanes' accesses). The
-        offset is a multiple of the lanes (CUDA faults on a misaligned vector access), the quotient exact. None
-        where `base` is no vector of the array's element type."""
-        vinfo = self.vec_info(base)
-        arr = v.base
-        if vinfo is None or not same_representation(vinfo["scalar"], self.resolve_type(arr.ctype, loc)):
+    def vector_view(self, v: PtrVal, base: str, k: int | None, const: bool, loc: ir.Loc) -> PtrVal | None:
+        """A pointer to vectors of `k` of `v`'s elements each (None where k is None): the offset a multiple of k
+        (CUDA faults on a misaligned vector access), the quotient exact."""
+        if k is None or (not v.shared and (self.buffer_elem(v) is None
+                                           or self.resolve_type(v.elem.base, loc) != self.buffer_elem(v))):
             return None
-        if self.resolve_type(v.elem.base, loc) != self.resolve_type(arr.ctype, loc):
-            return None
-        n = len(vinfo["fields"])
-        if v.offset.is_const and v.offset.value % n:
+        if v.offset.is_const and v.offset.value % k:
             raise LiftError("XL2013", f"reinterpretation as {base}* of a pointer {v.offset.value} elements past an "
                                       "aligned one", loc)
-        return PtrVal(arr, S.op("div", "int", S.cast(v.offset, "int"), S.const(n, "int")), ir.CType(base, 0, const),
+        return PtrVal(v.base, S.op("div", "int", S.cast(v.offset, "int"), S.const(k, "int")), ir.CType(base, 0, const),
                       v.root)
+
+    def shared_vector_view(self, v: PtrVal, base: str, const: bool, loc: ir.Loc) -> PtrVal | None:
+        """A shared array of scalars read or written through a pointer to a vector of them (`*(float4*)&s[4 * i]`,
+        or packed: `*(uint4*)&halves[8 * i]`): the vector's lanes are consecutive elements of the array (each
+        access becomes its lanes' accesses). None where `base` is no vector of the array's element type."""
+        vinfo = self.vec_info(base)
+        elem = self.resolve_type(v.base.ctype, loc)
+        if vinfo is None or self.resolve_type(v.elem.base, loc) != elem:
+            return None
+        k = len(vinfo["fields"]) if same_representation(vinfo["scalar"], elem) else self.packing(base, elem)
+        return self.vector_view(v, base, k, const, loc)
 
     def operator_overload(self, op: str, a: Any, b: Any, loc: ir.Loc) -> ir.FunctionIR | None:
         """The program's `operator<op>` for operands of these types: the overload whose parameters match them
@@ -505,7 +514,12 @@ class Expressions:
             return PtrVal(v, S.const(0, "int"), ir.CType(v.ctype), v.name)
         return v
 
-    def ptr_arith(self, op: str, a: Any, b: Any, loc: ir.Loc) -> PtrVal:
+    def ptr_arith(self, op: str, a: Any, b: Any, loc: ir.Loc) -> PtrVal | LocalPtr:
+        if isinstance(a, LocalPtr) and op in ("+", "-") and not isinstance(b, PtrVal | LocalPtr):
+            d = S.cast(self.data(b, loc), "int")
+            return self.local_offset(a, d if op == "+" else S.op("neg", "int", d), loc)
+        if isinstance(b, LocalPtr) and op == "+" and not isinstance(a, PtrVal | LocalPtr):
+            return self.ptr_arith("+", b, a, loc)
         if isinstance(a, PtrVal) and op in ("+", "-") and not isinstance(b, PtrVal):
             d = S.cast(self.data(b, loc), "int")
             if op == "-":
@@ -532,11 +546,14 @@ class Expressions:
             return S.op("bnot", ctyping.promote(d.ctype), d)
         raise LiftError("XL2001", f"unary operator '{e.op}'", e.loc)
 
-    def address_of(self, e: ir.Expr, loc: ir.Loc) -> PtrVal:
+    def address_of(self, e: ir.Expr, loc: ir.Loc) -> PtrVal | LocalPtr:
         if isinstance(e, ir.Name):  # &r of a reference to a global element: that element's address
             b = self.lookup(e.id)
             if b is not None and isinstance(b.val, RefVal) and b.val.ptr is not None:
                 return b.val.ptr
+        local = self.local_address(e, loc)
+        if local is not None:  # `(__half*)&v`: the bits of a local vector, read as lanes
+            return local
         if isinstance(e, ir.Index):
             base_e, idx_e = self.index_chain(e)
             base = self.ev(base_e)
@@ -555,6 +572,9 @@ class Expressions:
             if one is not None:
                 return one
         v = self.ev(e.base)
+        if isinstance(v, StructVal) and packed_lanes(v) is not None:
+            raise LiftError("XL2012", f"member .{e.field} of a {v.ctype} holding {len(v.fields)} packed "
+                                      f"{packed_lanes(v)[0].ctype}s used as a number (its bits)", e.loc)
         if isinstance(v, StructVal):
             if e.field in v.fields:
                 return v.fields[e.field]
@@ -568,7 +588,7 @@ class Expressions:
         """`p[i].f` of a vector or packed struct in global memory: only lane f is loaded (not the whole element,
         once per member read); None where `e` is not that."""
         p = self.ev(e.base.base)
-        if not isinstance(p, PtrVal) or p.shared:
+        if not isinstance(p, PtrVal) or p.shared or self.packed_pointer(p):
             return None
         vinfo = self.vec_info(p.elem.base)
         if vinfo is None or e.field not in vinfo["fields"]:
@@ -586,6 +606,8 @@ class Expressions:
         base = self.resolve_type(e.to.base, e.loc)
         if e.to.ptr:
             v = self.decay(v)
+            if isinstance(v, LocalPtr):
+                return self.local_cast(v, base, e.to.const)
             if isinstance(v, PtrVal) and v.shared and self.resolve_type(v.elem.base, e.loc) == base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)  # a typed shared array's own type
             if isinstance(v, PtrVal) and v.shared:
@@ -612,6 +634,10 @@ class Expressions:
                 return PtrVal(v.base, off, ir.CType(base, 0, e.to.const), v.root)
             if same_representation(base, v.elem.base):  # unsigned long* of an unsigned long long buffer
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
+            packed = self.vector_view(v, base, self.packing(base, self.resolve_type(v.elem.base, e.loc)), e.to.const,
+                                      e.loc)
+            if packed is not None:  # uint4* of a __half buffer: eight halves a vector, packed
+                return packed
             other = self.reinterpret(v, base, e.to.const, e.loc)
             if other is not None:
                 return other

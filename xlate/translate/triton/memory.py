@@ -12,6 +12,7 @@ from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, tl_of
+from xlate.translate.triton.packed import lane_names, packed_lanes
 from xlate.translate.triton.state import LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import (
@@ -20,6 +21,7 @@ from xlate.translate.triton.values import (
     LaneTokens,
     LiftError,
     LocalArray,
+    LocalPtr,
     PtrVal,
     RefVal,
     SharedArr,
@@ -97,6 +99,8 @@ class Memory:
                 out = self.select(S.op("eq", "bool", flat, S.const(j, "int")), base.slots.get(j, S.const(0, base.ctype)),
                                   out, loc)
             return out
+        if isinstance(base, LocalPtr) and len(idx) == 1:
+            return self.local_read(base, idx[0], loc)
         if isinstance(base, PtrVal):
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
@@ -114,9 +118,10 @@ class Memory:
         vinfo = self.vec_info(self.resolve_type(p.elem.base, loc))
         if vinfo is None or self.vec_info(self.resolve_type(p.base.ctype, loc)) is not None:
             return None
-        n = len(vinfo["fields"])
-        first = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(n, "int"))
-        return [(f, S.op("add", "int", first, S.const(k, "int"))) for k, f in enumerate(vinfo["fields"])]
+        packed = self.packed_pointer(p)
+        fields = lane_names(packed[1]) if packed else vinfo["fields"]
+        first = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(len(fields), "int"))
+        return [(f, S.op("add", "int", first, S.const(k, "int"))) for k, f in enumerate(fields)]
 
     def flat_index(self, arr: LocalArray, idx: list[Sym], loc: ir.Loc) -> Sym:
         """The row-major element number of a local array's index list (one index per dimension)."""
@@ -142,6 +147,9 @@ class Memory:
 
     def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
         vinfo = self.vec_info(p.elem.base)
+        packed = self.packed_pointer(p) if vinfo else None
+        if packed:  # a vector of another element type's bits: its lanes are that type's elements
+            vinfo = {"scalar": packed[0], "fields": lane_names(packed[1])}
         if vinfo:
             n = len(vinfo["fields"])
             base_off = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(n, "int"))
@@ -307,7 +315,7 @@ class Memory:
         if isinstance(target.base, ir.Index):
             base_e, idx_e = self.index_chain(target.base)
             p = self.ev(base_e)
-            if not isinstance(p, PtrVal) or p.shared or not self.vec_info(p.elem.base):
+            if not isinstance(p, PtrVal) or p.shared or not self.vec_info(p.elem.base) or self.packed_pointer(p):
                 raise LiftError("XL2013", "member store through a pointer", loc)
             vinfo = self.vec_info(p.elem.base)
             k = vinfo["fields"].index(target.field)
@@ -319,16 +327,21 @@ class Memory:
         raise LiftError("XL2001", "member assignment target", loc)
 
     def write_at(self, base: Any, idx: list[Sym], val: Any, loc: ir.Loc) -> None:
+        if isinstance(base, LocalPtr) and len(idx) == 1:
+            self.local_write(base, idx[0], val, loc)
+            return
         if isinstance(base, SharedArr):
             self.shared_write(base, tuple(S.cast(i, "int") for i in idx), val, loc)
             return
+        if isinstance(base, LocalPtr) and len(idx) == 1:
+            return self.local_read(base, idx[0], loc)
         if isinstance(base, PtrVal):
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
             if base.shared:
                 lanes = self.shared_lanes(base, idx[0], loc)
                 if lanes is not None:  # a vector view of a shared array of its scalars: one write per lane
-                    if not isinstance(val, StructVal):
+                    if not isinstance(val, StructVal) or set(val.fields) != {f for f, _ in lanes}:
                         raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer",
                                         loc)
                     for f, o in lanes:
@@ -339,8 +352,12 @@ class Memory:
             if base.elem.const:
                 raise LiftError("XL2013", f"store through const pointer '{base.root}'", loc)
             vinfo = self.vec_info(base.elem.base)
+            packed = self.packed_pointer(base) if vinfo else None
+            if packed:  # the lanes of a packed vector, stored as the buffer's elements
+                vinfo = {"scalar": packed[0], "fields": lane_names(packed[1])}
             if vinfo:
-                if not isinstance(val, StructVal):
+                if not isinstance(val, StructVal) or (packed_lanes(val) is not None) != bool(packed) or (
+                        packed and len(val.fields) != packed[1]):
                     raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer", loc)
                 n = len(vinfo["fields"])
                 base_off = S.op("mul", "int", S.op("add", "int", base.offset, S.cast(idx[0], "int")), S.const(n, "int"))

@@ -49,6 +49,17 @@ class AddrVal:
 
 
 @dataclass
+class LocalPtr:
+    """A pointer into a local vector (`(__half*)&v`, `(__half2*)&v.y`): `bit` bits into variable `var`,
+    pointing to `elem`s (packed.py reads and writes the variable's lanes through it)."""
+
+    var: str
+    bit: int
+    elem: str
+    const: bool
+
+
+@dataclass
 class RefVal:
     """A reference to an element of memory (`float& x = a[i]`, a `T&` parameter given `a[i]`): the address is
     fixed where the reference is bound; every read and write goes to that element."""
