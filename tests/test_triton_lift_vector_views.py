@@ -200,3 +200,64 @@ __global__ void k(const __half* a, float* b, int n) {
     assert t.kernels == []
     assert any("member .x of a float4 holding 8 packed __halfs" in d.message for d in t.diagnostics), [
         d.format() for d in t.diagnostics]
+
+
+STAGED = """
+// xlate: w: in[m + 3], x: in[rows * m], y: out[rows * m], rows: size(1..40), m: size(1..300), off: size(0..3), grid: cdiv(rows * m, 64), block: 64, shmem: 4 * m
+__global__ void staged_weights(const float* w, const float* x, float* y, int rows, int m, int off) {
+    extern __shared__ float sw[];
+    int quads = m / 4;
+    for (int q = threadIdx.x; q < quads; q += blockDim.x) {
+        const float* src = w + off + 4 * q;
+        float* dst = &sw[4 * q];
+        if (reinterpret_cast<uintptr_t>(src) % 16 == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+            float4 v = *reinterpret_cast<const float4*>(src);
+            *reinterpret_cast<float4*>(dst) = v;
+        } else {
+            for (int j = 0; j < 4; ++j) sw[4 * q + j] = w[off + 4 * q + j];
+        }
+    }
+    for (int t = threadIdx.x; t < m - 4 * quads; t += blockDim.x) sw[4 * quads + t] = -w[off + 4 * quads + t];
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < rows * m) y[i] = x[i] * sw[i % m];
+}
+
+// xlate: w: in[m + 7], y: out[n], n: size(1..2000), m: size(1..300), off: size(0..7), grid: cdiv(n, 64), block: 64, shmem: 2 * m
+__global__ void staged_halves(const __half* w, __half* y, int n, int m, int off) {
+    extern __shared__ __half sh[];
+    int octs = m / 8;
+    for (int q = threadIdx.x; q < octs; q += blockDim.x) {
+        const __half* src = &w[off + 8 * q];
+        if (((size_t)src & 15) == 0) {
+            uint4 bits = *reinterpret_cast<const uint4*>(src);
+            *reinterpret_cast<uint4*>(sh + 8 * q) = bits;
+        } else {
+            for (int j = 0; j < 8; ++j) sh[8 * q + j] = src[j];
+        }
+    }
+    for (int t = threadIdx.x; t < m % 8; t += blockDim.x) sh[8 * octs + t] = w[off + 8 * octs + t];
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = sh[(7 * i) % m];
+}
+"""
+
+
+def test_staging_loop_with_vector_and_scalar_paths(tmp_path):
+    t = ported(STAGED, "staged_weights", "staged_halves")
+    for rows, m, off in ((7, 45, 0), (3, 130, 3), (5, 3, 1)):
+        w = rng(m).standard_normal(m + 3).astype(np.float32)
+        x = rng(rows).standard_normal(rows * m).astype(np.float32)
+        out = run(t.text, "staged_weights", [buf("w", w), buf("x", x), buf("y", poisoned(rows * m, np.float32)),
+                                             ScalarArg("rows", rows, "int32"), ScalarArg("m", m, "int32"),
+                                             ScalarArg("off", off, "int32")], tmp_path)
+        sw = w[off : off + m].copy()
+        sw[m // 4 * 4 :] *= -1
+        np.testing.assert_array_equal(out["y"], x * np.tile(sw, rows))
+        guards_intact(out, "y")
+    for n, m, off in ((300, 77, 0), (129, 40, 5)):
+        w = rng(n).standard_normal(m + 7).astype(np.float16)
+        out = run(t.text, "staged_halves", [buf("w", w), buf("y", poisoned(n, np.float16)), ScalarArg("n", n, "int32"),
+                                            ScalarArg("m", m, "int32"), ScalarArg("off", off, "int32")], tmp_path)
+        np.testing.assert_array_equal(out["y"], w[off : off + m][(7 * np.arange(n)) % m])

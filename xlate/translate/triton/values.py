@@ -158,7 +158,7 @@ class SharedArr:
     boundary: int = field(default=0, metadata=VALUE)  # records before this index belong to an enclosing loop's earlier code
     clobbered: bool = field(default=False, metadata=VALUE)  # written inside a runtime loop that has ended: contents unknown
     scalar: bool = field(default=False, metadata=VALUE)  # `__shared__ float s;`: one element, named without an index
-    staged: StagedCopy | None = field(default=None, metadata=VALUE)  # filled by a staging loop (staging.py)
+    staged: StagedCopy | StagedBody | None = field(default=None, metadata=VALUE)  # filled by a staging loop (staging.py)
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,28 @@ class StagedCopy:
     pred: Any  # Sym: the (uniform) condition the loop ran under
     epoch: int  # the barrier epoch of the loop
     stores: tuple  # (buffer, store count) at the loop: the loads it stands for must see the same memory
+
+
+@dataclass(frozen=True)
+class StagedBody:
+    """`for (k = tid + c; k < bound; k += threads) BODY` where BODY writes one shared array s, iteration k the
+    elements [width * k + base, width * k + base + width) (a vector store and a scalar fallback, say): element e
+    was written by iteration (e - base) / width, and a read of it runs BODY again for that iteration (in the
+    scopes the loop saw) and takes what it stored there. `prev`: what the array held before (an earlier staging
+    loop into it)."""
+
+    var: str
+    var_type: str
+    body: tuple  # the loop's statements
+    start: Any  # Sym: c
+    bound: Any  # Sym
+    base: Any  # Sym
+    width: int
+    scopes: tuple
+    pred: Any  # Sym: the (uniform) condition the loop ran under
+    epoch: int
+    stores: tuple  # (buffer, store count) at the loop
+    prev: Any = None  # StagedCopy | StagedBody | None
 
 
 class Tok:
