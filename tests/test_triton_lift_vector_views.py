@@ -261,3 +261,38 @@ def test_staging_loop_with_vector_and_scalar_paths(tmp_path):
         out = run(t.text, "staged_halves", [buf("w", w), buf("y", poisoned(n, np.float16)), ScalarArg("n", n, "int32"),
                                             ScalarArg("m", m, "int32"), ScalarArg("off", off, "int32")], tmp_path)
         np.testing.assert_array_equal(out["y"], w[off : off + m][(7 * np.arange(n)) % m])
+
+
+PAIRED = """
+// xlate: a: in[n], b: in[n], c: out[n], n: size(1..3000), grid: cdiv(n, 256), block: 32
+__global__ void paired_halves(const __half* a, const __half* b, __half* c, int n) {
+    int first = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    if (n - first < 8) {
+        for (int i = first; i < n; ++i) c[i] = a[i] * b[i];
+        return;
+    }
+    float4 va = *reinterpret_cast<const float4*>(a + first);
+    float4 vb = *reinterpret_cast<const float4*>(b + first);
+    float4 vc;
+    *reinterpret_cast<__half2*>(&vc.x) = __hmul2(*reinterpret_cast<__half2*>(&va.x), *reinterpret_cast<__half2*>(&vb.x));
+    *reinterpret_cast<__half2*>(&vc.y) = __hadd2(*reinterpret_cast<__half2*>(&va.y), *reinterpret_cast<__half2*>(&vb.y));
+    *reinterpret_cast<__half2*>(&vc.z) = __hmul2(*reinterpret_cast<__half2*>(&va.z), *reinterpret_cast<__half2*>(&vb.z));
+    *reinterpret_cast<__half2*>(&vc.w) = __hadd2(*reinterpret_cast<__half2*>(&va.w), *reinterpret_cast<__half2*>(&vb.w));
+    *reinterpret_cast<float4*>(c + first) = vc;
+}
+"""
+
+
+def test_paired_half_intrinsics_on_packed_lanes(tmp_path):
+    t = ported(PAIRED, "paired_halves")
+    n = 1001
+    a, b = (rng(s).standard_normal(n).astype(np.float16) for s in (11, 12))
+    out = run(t.text, "paired_halves", [buf("a", a), buf("b", b), buf("c", poisoned(n, np.float16)),
+                                        ScalarArg("n", n, "int32")], tmp_path)
+    want = a * b
+    full = n // 8 * 8
+    lanes = np.arange(full) % 8
+    added = (lanes == 2) | (lanes == 3) | (lanes == 6) | (lanes == 7)
+    want[:full][added] = a[:full][added] + b[:full][added]
+    np.testing.assert_array_equal(out["c"], want)
+    guards_intact(out, "c")
