@@ -296,3 +296,43 @@ def test_paired_half_intrinsics_on_packed_lanes(tmp_path):
     want[:full][added] = a[:full][added] + b[:full][added]
     np.testing.assert_array_equal(out["c"], want)
     guards_intact(out, "c")
+
+
+LOCAL_ROWS = """
+// xlate: a: in[n], b: out[n], n: size(1..3000), grid: cdiv(n, 16 * 32), block: 32
+__global__ void rows_of_halves(const __half* a, __half* b, int n) {
+    int first = (blockIdx.x * blockDim.x + threadIdx.x) * 16;
+    if (first + 16 > n) {
+        for (int i = first; i < n; ++i) b[i] = -a[i];
+        return;
+    }
+    __half frag[2][8];
+    int words[4];
+    for (int r = 0; r < 2; ++r)
+        *reinterpret_cast<uint4*>(frag[r]) = *reinterpret_cast<const uint4*>(a + first + 8 * r);
+    reinterpret_cast<int4*>(words)[0] = make_int4(1, 2, 3, 4);
+    const __half2* lo = reinterpret_cast<const __half2*>(frag[0]);
+    __half2* hi = reinterpret_cast<__half2*>(frag[1]);
+    for (int k = 0; k < 4; ++k) hi[k] = __hadd2(hi[k], lo[3 - k]);
+    frag[0][words[2]] = frag[0][words[0]] * __float2half(2.0f);
+    for (int r = 0; r < 2; ++r)
+        *reinterpret_cast<uint4*>(b + first + 8 * r) = *reinterpret_cast<const uint4*>(frag[r]);
+}
+"""
+
+
+def test_local_arrays_through_vector_pointers(tmp_path):
+    t = ported(LOCAL_ROWS, "rows_of_halves")
+    n = 1000
+    a = rng(13).standard_normal(n).astype(np.float16)
+    out = run(t.text, "rows_of_halves", [buf("a", a), buf("b", poisoned(n, np.float16)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    want = -a
+    full = n // 16 * 16
+    g = a[:full].reshape(-1, 2, 4, 2).copy()  # [group, row, pair, lane]
+    g[:, 1] = g[:, 1] + g[:, 0, ::-1]
+    flat = g.reshape(-1, 16)
+    flat[:, 3] = flat[:, 1] * np.float16(2)
+    want[:full] = flat.reshape(-1)
+    np.testing.assert_array_equal(out["b"], want)
+    guards_intact(out, "b")

@@ -606,6 +606,8 @@ class Expressions:
         base = self.resolve_type(e.to.base, e.loc)
         if e.to.ptr:
             v = self.decay(v)
+            if isinstance(v, LocalArray) and isinstance(e.arg, ir.Name):  # `(int4*)vals` of `int vals[4]`
+                v = self.local_array_address(e.arg.id, [], e.loc) or v
             if isinstance(v, LocalPtr):
                 return self.local_cast(v, base, e.to.const)
             if isinstance(v, PtrVal) and v.shared and self.resolve_type(v.elem.base, e.loc) == base:

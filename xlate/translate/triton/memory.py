@@ -64,6 +64,10 @@ class Memory:
         base_e, idx_e = self.index_chain(e)
         base = self.ev(base_e)
         idx = [self.data(self.ev(x), e.loc) for x in idx_e]
+        if isinstance(base, LocalArray) and isinstance(base_e, ir.Name) and len(idx) < len(base.dims or (base.size,)):
+            row = self.local_array_address(base_e.id, idx, e.loc)  # `frag[i]` of `T frag[M][N]`: a row's pointer
+            if row is not None:
+                return row
         return self.read_at(base, idx, e.loc)
 
     def read_at(self, base: Any, idx: list[Sym], loc: ir.Loc) -> Any:

@@ -12,13 +12,14 @@ with them (the same representation, or a vector of it).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.sym import Sym
-from xlate.translate.triton.values import LiftError, LocalPtr, PtrVal, StructVal
+from xlate.translate.triton.values import LiftError, LocalArray, LocalPtr, PtrVal, StructVal
 
 LANE = "__lane"
 
@@ -89,20 +90,41 @@ class Packed:
             return LocalPtr(name.id, bit, vinfo["scalar"], False)
         return LocalPtr(name.id, 0, b.val.ctype, False)
 
-    def _local_lanes(self, p: LocalPtr, loc: ir.Loc, writing: bool) -> tuple[StructVal, int]:
+    def local_array_address(self, name: str, idx: list[Sym], loc: ir.Loc) -> LocalPtr | None:
+        """`arr` or `arr[i]` (fewer subscripts than dimensions, constants) of a local array, as a pointer: the
+        array decays to its first element (of the row named)."""
+        b = self.lookup(name)
+        if b is None or not isinstance(b.val, LocalArray):
+            return None
+        arr = b.val
+        dims = arr.dims or (arr.size,)
+        if len(idx) >= len(dims) or not all(i.is_const for i in idx) or ctyping.row(arr.ctype) is None:
+            return None
+        first, stride = 0, arr.size
+        for i, d in zip(idx, dims):
+            stride //= d
+            first += int(i.value) * stride
+        return LocalPtr(name, first * ctyping.bits(arr.ctype), arr.ctype, False)
+
+    def _view(self, p: LocalPtr, loc: ir.Loc) -> tuple[Any, list[Any], str]:
+        """(the local's value, the keys of its lanes in order, their type)."""
         b = self.lookup(p.var)
-        if b is None or not isinstance(b.val, StructVal):
-            raise LiftError("XL2013", f"a pointer to local '{p.var}' used after it went out of scope", loc)
-        return b.val, ctyping.bits(self._lane_type(b.val))
+        v = b.val if b is not None else None
+        if isinstance(v, LocalArray):
+            return v, list(range(v.size)), v.ctype
+        if isinstance(v, StructVal):
+            lanes = packed_lanes(v)
+            if lanes is not None:
+                return v, lane_names(len(lanes)), lanes[0].ctype
+            vinfo = self.vec_info(v.ctype)
+            return v, list(vinfo["fields"]), vinfo["scalar"]
+        raise LiftError("XL2013", f"a pointer to local '{p.var}' used after it went out of scope", loc)
 
-    def _lane_type(self, sv: StructVal) -> str:
-        lanes = packed_lanes(sv)
-        if lanes is not None:
-            return lanes[0].ctype
-        return self.vec_info(sv.ctype)["scalar"]
-
-    def _fields_of(self, sv: StructVal) -> list[str]:
-        return lane_names(len(sv.fields)) if packed_lanes(sv) is not None else list(self.vec_info(sv.ctype)["fields"])
+    @staticmethod
+    def _lane(v: Any, key: Any) -> Any:
+        if isinstance(v, LocalArray):
+            return v.slots.get(key, S.const(0, v.ctype))
+        return v.fields[key]
 
     def _pointee(self, t: str, lane: str) -> list[str] | None:
         """The fields of a `t` read from lanes of type `lane`, one lane each; None where they do not line up."""
@@ -116,42 +138,58 @@ class Packed:
         k = self.packing(t, lane)
         return lane_names(k) if k else None
 
-    def _span(self, p: LocalPtr, i: Sym, sv: StructVal, loc: ir.Loc) -> tuple[list[str], list[str]]:
-        """(pointee fields, the variable's fields they are) of element `i` of `p`."""
+    def _span(self, p: LocalPtr, i: Sym, keys: list[Any], lane: str, loc: ir.Loc) -> tuple[list[str], list[Any]]:
+        """(pointee fields, the local's lanes they are) of element `i` of `p`."""
         t = self.resolve_type(p.elem, loc)
-        lane = self._lane_type(sv)
         fields = self._pointee(t, lane)
         if fields is None or not i.is_const or p.bit % ctyping.bits(lane):
             what = "a run-time element" if fields is not None and not i.is_const else f"a {t}"
             raise LiftError("XL2013", f"{what} of local '{p.var}' read through a pointer to its bits (lanes of "
                                       f"{lane})", loc)
         first = p.bit // ctyping.bits(lane) + int(i.value) * len(fields)
-        mine = self._fields_of(sv)
-        if first < 0 or first + len(fields) > len(mine):
+        if first < 0 or first + len(fields) > len(keys):
             raise LiftError("XL2013", f"an access past the end of local '{p.var}'", loc)
-        return fields, mine[first : first + len(fields)]
+        return fields, keys[first : first + len(fields)]
 
     def local_read(self, p: LocalPtr, i: Sym, loc: ir.Loc) -> Any:
-        sv, _ = self._local_lanes(p, loc, False)
-        fields, mine = self._span(p, i, sv, loc)
+        v, keys, lane = self._view(p, loc)
+        fields, mine = self._span(p, i, keys, lane, loc)
         if fields == [""]:
-            return sv.fields[mine[0]]
-        return StructVal(self.resolve_type(p.elem, loc), {f: sv.fields[m] for f, m in zip(fields, mine)})
+            return self._lane(v, mine[0])
+        return StructVal(self.resolve_type(p.elem, loc), {f: self._lane(v, m) for f, m in zip(fields, mine)})
 
     def local_write(self, p: LocalPtr, i: Sym, val: Any, loc: ir.Loc) -> None:
         if p.const:
             raise LiftError("XL2013", f"store through a const pointer to local '{p.var}'", loc)
-        sv, _ = self._local_lanes(p, loc, True)
-        sv = self._repacked(sv, p, loc)
-        fields, mine = self._span(p, i, sv, loc)
-        lane = self._lane_type(sv)
+        v, keys, lane = self._view(p, loc)
+        if isinstance(v, StructVal):
+            v = self._repacked(v, p, loc)
+            v, keys, lane = v, self._view_keys(v), self._view_lane(v)
+        fields, mine = self._span(p, i, keys, lane, loc)
         if fields == [""]:
             parts = {mine[0]: S.cast(self.data(val, loc), lane)}
         elif isinstance(val, StructVal) and set(val.fields) == set(fields):
             parts = {m: S.cast(self.data(val.fields[f], loc), lane) for f, m in zip(fields, mine)}
         else:
             raise LiftError("XL2012", f"store of a non-{p.elem} through a {p.elem} pointer", loc)
-        self.set_var(p.var, StructVal(sv.ctype, {**sv.fields, **parts}), loc)
+        if isinstance(v, StructVal):
+            self.set_var(p.var, StructVal(v.ctype, {**v.fields, **parts}), loc)
+            return
+        if self.st.runtime_loops > v.loops:  # its elements would have to be carried by the loop
+            raise LiftError("XL2001", "local array declared outside a run-time loop and written inside it", loc)
+        rel = self.rel_pred(self.lookup(p.var))
+        slots = dict(v.slots)
+        for k, new in parts.items():
+            slots[k] = self.select(rel, new, slots.get(k), loc) if rel is not None else new
+        self.rebind(p.var, replace(v, slots=slots))
+
+    def _view_keys(self, v: StructVal) -> list[str]:
+        lanes = packed_lanes(v)
+        return lane_names(len(lanes)) if lanes is not None else list(self.vec_info(v.ctype)["fields"])
+
+    def _view_lane(self, v: StructVal) -> str:
+        lanes = packed_lanes(v)
+        return lanes[0].ctype if lanes is not None else self.vec_info(v.ctype)["scalar"]
 
     def _repacked(self, sv: StructVal, p: LocalPtr, loc: ir.Loc) -> StructVal:
         """A vector not yet written (`float4 c;`) first written through a pointer to lanes of another type
@@ -159,7 +197,7 @@ class Packed:
         t = self.resolve_type(p.elem, loc)
         vinfo = self.vec_info(t)
         lane = vinfo["scalar"] if vinfo else t
-        if packed_lanes(sv) is not None or self._pointee(t, self._lane_type(sv)) is not None:
+        if packed_lanes(sv) is not None or self._pointee(t, self._view_lane(sv)) is not None:
             return sv
         k = self.packing(sv.ctype, lane)
         if k is None or not all(isinstance(v, Sym) and v.is_const and v.value == 0 for v in sv.fields.values()):
