@@ -336,3 +336,18 @@ def test_local_arrays_through_vector_pointers(tmp_path):
     want[:full] = flat.reshape(-1)
     np.testing.assert_array_equal(out["b"], want)
     guards_intact(out, "b")
+
+
+def test_reinterpretation_of_a_template_typed_buffer_is_refused_precisely():
+    src = """
+// xlate: a: in[2 * n], b: out[n], n: size(1..256), T: float16, grid: cdiv(n, 64), block: 64
+template <typename T>
+__global__ void k(const T* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = reinterpret_cast<const float*>(a)[i];
+}
+"""
+    t = port(src)
+    assert t.kernels == []
+    assert any("is a template type: its size is the instantiation's" in d.message for d in t.diagnostics), [
+        d.format() for d in t.diagnostics]

@@ -643,6 +643,14 @@ class Expressions:
             other = self.reinterpret(v, base, e.to.const, e.loc)
             if other is not None:
                 return other
+            generic = [t for t in (self.resolve_type(v.elem.base, e.loc), base) if ctyping.row(t) is None
+                       and not self.vec_info(t)]
+            if generic:  # T* as float*, data_t<T, N>*: the sizes are the instantiation's, the port is generic in T
+                t = generic[0]
+                why = ("a template type: its size is the instantiation's, the port is generic in it"
+                       if t in self.kc.types or t in self.kc.types.values() or "<" in t else
+                       "a struct with no lane layout (bit-fields, mixed members)")
+                raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}* ({t} is {why})", e.loc)
             raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}*", e.loc)
         if self.vec_info(base):
             raise LiftError("XL2012", f"cast to {base}", e.loc)
