@@ -351,3 +351,21 @@ __global__ void k(const T* a, float* b, int n) {
     assert t.kernels == []
     assert any("is a template type: its size is the instantiation's" in d.message for d in t.diagnostics), [
         d.format() for d in t.diagnostics]
+
+
+def test_staging_body_that_reads_shared_memory_is_not_staged():
+    src = """
+// xlate: a: in[n], b: out[n], n: size(1..256), grid: cdiv(n, 64), block: 64
+__global__ void k(const float* a, float* b, int n) {
+    __shared__ float s[128];
+    for (int q = threadIdx.x; q < 64; q += blockDim.x) {
+        s[2 * q] = a[q % n];
+        s[2 * q + 1] = s[2 * q] + 1.0f;
+    }
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = s[(2 * i + 1) % 128];
+}
+"""
+    t = port(src)
+    assert not any("elements an iteration" in d.message for d in t.diagnostics), [d.format() for d in t.diagnostics]

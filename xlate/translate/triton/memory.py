@@ -139,7 +139,10 @@ class Memory:
             flat = S.op("add", "int", S.op("mul", "int", flat, S.const(d, "int")), S.cast(i, "int"))
         return flat
 
+    shared_reads: int = 0  # shared-memory reads lifted so far (a staging loop's body may make none: staging.py)
+
     def shared_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> SharedRead | Sym:
+        self.shared_reads += 1
         if arr.staged is not None:
             return self.staged_read(arr, idx, loc)
         if arr.clobbered:

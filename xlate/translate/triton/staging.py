@@ -168,12 +168,15 @@ class Staging:
             self.st.defer += 1  # loads built, never issued: k is no axis of the program
             self.push_scope()
             self.bind(var, ir.CType(var_type), S.cast(k, var_type))
+            reads = self.shared_reads
             try:
                 self.stmts(s.body)
             except (LiftError, NotConcrete, NotTokenizable):
                 return None
             if self.st.epoch != epoch or self.st.store_epoch != stores or self.st.runtime_loops:
                 return None
+            if self.shared_reads != reads:
+                return None  # what it read of shared memory would be read again later, changed since
             written = [a for a in self.st.shared if len(a.records) > before.get(id(a), 0)]
             if len(written) != 1:
                 return None
@@ -209,7 +212,12 @@ class Staging:
         finally:
             self.st.scopes = saved_scopes
             del self.st.pred[saved_pred:]
+            gone = {r.id for r in arr.records[n0:]}
             del arr.records[n0:]
+            for rid in gone:
+                self.st.records.pop(rid, None)
+            for sid in [sid for sid, r in self.st.pseudo.items() if r.id in gone]:
+                del self.st.pseudo[sid]
             arr.staged = sc
         for r in recs:
             if not isinstance(r.value, Sym):
