@@ -12,7 +12,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.packed import packed_lanes
+from xlate.translate.triton.packed import packed_lanes, same_representation
 from xlate.translate.triton.state import KernelContext, LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import named_constant
@@ -664,15 +664,6 @@ class Expressions:
 
 
 IS_SAME = re.compile(r"(?:std::)?is_same<(.+)>::value|(?:std::)?is_same_v<(.+)>")
-
-
-def same_representation(a: str, b: str) -> bool:
-    """Whether two scalar C types are the same bits read the same way (`unsigned long` and `unsigned long long`
-    on LP64, `int` and `int32_t`): a pointer of one may read a buffer of the other."""
-    if a == b:
-        return True
-    da, db = ctyping.np_dtype(a), ctyping.np_dtype(b)
-    return da is not None and db is not None and np.dtype(da) == np.dtype(db)
 
 
 def _split_targs(text: str) -> list[str]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
@@ -26,6 +28,15 @@ LANE = "__lane"
 
 def lane_names(k: int) -> list[str]:
     return [f"{LANE}{j}" for j in range(k)]
+
+
+def same_representation(a: str, b: str) -> bool:
+    """Whether two scalar C types are the same bits read the same way (`unsigned long` and `unsigned long long`
+    on LP64, `int` and `int32_t`): a pointer of one may read a buffer of the other."""
+    if a == b:
+        return True
+    da, db = ctyping.np_dtype(a), ctyping.np_dtype(b)
+    return da is not None and db is not None and np.dtype(da) == np.dtype(db)
 
 
 def packed_lanes(v: Any) -> list[Any] | None:
@@ -41,8 +52,6 @@ class Packed:
     def packing(self, vtype: str, elem: str) -> int | None:
         """How many `elem`s one `vtype` vector holds, where it holds them packed: a vector type whose component
         is not the element's representation, its bits a multiple (2 or more) of the element's."""
-        from xlate.translate.triton.exprs import same_representation
-
         vinfo = self.vec_info(vtype)
         if vinfo is None or ctyping.row(elem) is None or elem == "bool":
             return None
@@ -128,8 +137,6 @@ class Packed:
 
     def _pointee(self, t: str, lane: str) -> list[str] | None:
         """The fields of a `t` read from lanes of type `lane`, one lane each; None where they do not line up."""
-        from xlate.translate.triton.exprs import same_representation
-
         vinfo = self.vec_info(t)
         if vinfo is None:
             return [""] if ctyping.row(t) is not None and same_representation(t, lane) else None
