@@ -14,6 +14,12 @@ thread (never threadIdx, nor another shared array), when the memory they load is
 and the read, and when every thread of the block runs the loop (no per-thread condition around it, no enclosing
 run-time loop). An element the loop does not write is undefined in CUDA (the port reads 0). Anything else is left
 to the ordinary lowering.
+
+A loop whose body stores a run of elements per iteration -- a vector store under an alignment test with a
+scalar fallback, several stores, loops into the same array one after the other -- is a StagedBody: the body is
+run once (dry) for a symbolic k to find that iteration k writes [width * k + base, width * k + base + width),
+every value, index and condition the same on every thread but for k, nothing but that array written, no shared
+memory read; a read of element e runs the body again for iteration (e - base) / width and takes what it stored.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.comm import NotTokenizable
+from xlate.translate.triton.emit import Ctx
 from xlate.translate.triton.state import Binding, LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import LiftError, PtrVal, SharedArr, StagedBody, StagedCopy
@@ -163,6 +170,15 @@ class Staging:
         axis = f"stage{self.next_id()}"
         k = S.red(axis, 1)
         before = {id(a): len(a.records) for a in self.st.shared}
+        ctx = self.ctx  # k spelled as a constant in what the dry run builds (and discards)
+        self.ctx = Ctx(ctx.name, {**ctx.lanes, axis: "0"}, ctx.shape)
+        try:
+            return self._probe(s, var, var_type, axis, k, before)
+        finally:
+            self.ctx = ctx
+
+    def _probe(self, s: ir.For, var: str, var_type: str, axis: str, k: Sym,
+               before: dict[int, int]) -> tuple[SharedArr, int, Sym] | None:
         with self.st.dry_run():
             epoch, stores, npred = self.st.epoch, dict(self.st.store_epoch), len(self.st.pred)
             self.st.defer += 1  # loads built, never issued: k is no axis of the program
