@@ -12,15 +12,18 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
+from xlate.translate.triton.packed import packed_lanes, same_representation
 from xlate.translate.triton.state import KernelContext, LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import named_constant
 from xlate.translate.triton.values import (
+    AddrVal,
     CGroup,
     FieldArray,
     LaneTokens,
     LiftError,
     LocalArray,
+    LocalPtr,
     PtrVal,
     RefVal,
     SharedArr,
@@ -57,6 +60,9 @@ class Expressions:
             return comm.materialize(self, v, act, loc)
         if isinstance(v, PtrVal):
             raise LiftError("XL2013", "a pointer used as a number", loc)
+        if isinstance(v, AddrVal):
+            raise LiftError("XL2013", "a pointer's address used other than in an alignment test (`% m`, `& (m - 1)`, "
+                                      f"m a power of two up to {v.align})", loc)
         if isinstance(v, StructVal):
             raise LiftError("XL2012", f"a {v.ctype} used as a number", loc)
         raise LiftError("XL2001", f"value of kind {type(v).__name__} used as a number", loc)
@@ -72,7 +78,7 @@ class Expressions:
     def convert(self, v: Any, ct: ir.CType, loc: ir.Loc | None) -> Any:
         base = self.resolve_type(ct.base, loc)
         if ct.ptr:
-            if isinstance(v, PtrVal | SharedArr):
+            if isinstance(v, PtrVal | SharedArr | LocalPtr):
                 return v
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
         if self.vec_info(base):
@@ -85,6 +91,8 @@ class Expressions:
             raise LiftError("XL2001", "cooperative-groups handle of an unknown kind", loc)
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
+        if isinstance(v, AddrVal) and ctyping.is_int(base) and ctyping.bits(base) >= 16:
+            return AddrVal(v.ptr, base, v.align)  # `uintptr_t a = (uintptr_t)p;`: still only an address
         d = self.data(v, loc)
         return S.cast(d, base)
 
@@ -355,6 +363,10 @@ class Expressions:
                     return self.inline(f, ir.Call(loc, f.name, (ir.Name(loc, "lhs"), ir.Name(loc, "rhs"))))
                 finally:
                     self.pop_scope()
+        if isinstance(a, AddrVal) or isinstance(b, AddrVal):
+            return self.alignment_test(op, a, b, loc)
+        if isinstance(a, LocalPtr) or isinstance(b, LocalPtr):
+            return self.ptr_arith(op, a, b, loc)
         if isinstance(a, PtrVal) or isinstance(b, PtrVal):
             null = b if isinstance(a, PtrVal) else a
             if op in ("==", "!=") and isinstance(null, Sym) and null.is_const and null.value == 0:
@@ -367,6 +379,39 @@ class Expressions:
             except comm.NotTokenizable:
                 pass
         return self.binary_data(op, a, b, loc)
+
+    def address_of_pointer(self, v: PtrVal, ctype: str, loc: ir.Loc) -> AddrVal:
+        """`(uintptr_t)p`: an address whose residue modulo its buffer's alignment is the byte offset's."""
+        size = self.elem_bytes(self.resolve_type(v.elem.base, loc))
+        if size is None:
+            raise LiftError("XL2013", f"the address of a {v.elem.base}* (an element of unknown size) as a number", loc)
+        return AddrVal(v, ctype, SHARED_ALIGN if v.shared else GLOBAL_ALIGN)
+
+    def elem_bytes(self, ctype: str) -> int | None:
+        """sizeof of a scalar or vector type; None where the lifter does not know it (template types)."""
+        vinfo = self.vec_info(ctype)
+        scalar = vinfo["scalar"] if vinfo else ctype
+        if ctyping.is_symbolic(scalar) or ctyping.bits(scalar) % 8:
+            return None
+        return ctyping.bits(scalar) // 8 * (len(vinfo["fields"]) if vinfo else 1)
+
+    def alignment_test(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Sym:
+        """`addr % m` or `addr & (m - 1)` of a pointer's address, m a power of two dividing the alignment of its
+        buffer's start: the byte offset into the buffer modulo m, the same for every address the buffer may start
+        at. Both paths of an alignment test compute the same values in a correct kernel; this one decides it as
+        the buffer's own alignment does."""
+        addr, other = (a, b) if isinstance(a, AddrVal) else (b, a)
+        k = self.data(other, loc) if not isinstance(other, AddrVal) else None
+        m = None
+        if k is not None and k.is_const and isinstance(addr, AddrVal) and addr is a:
+            m = int(k.value) if op == "%" else int(k.value) + 1 if op == "&" else None
+        if m is None or m <= 0 or m & (m - 1) or addr.align % m:
+            raise LiftError("XL2013", "a pointer's address used other than in an alignment test (`% m`, "
+                                      f"`& (m - 1)`, m a power of two up to {addr.align})", loc)
+        ct = addr.ctype
+        size = self.elem_bytes(self.resolve_type(addr.ptr.elem.base, loc)) or 1
+        byte_off = S.op("mul", ct, S.cast(addr.ptr.offset, ct), S.const(size, ct))
+        return S.op("and", ct, byte_off, S.const(m - 1, ct))
 
     def binary_data(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Sym:
         x, y = self.data(a, loc), self.data(b, loc)
@@ -403,6 +448,29 @@ class Expressions:
             return None
         ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({ctyping.tl(base)}))", base + "*")
         return PtrVal(ptr, off, ir.CType(base, 0, const), v.root)
+
+    def vector_view(self, v: PtrVal, base: str, k: int | None, const: bool, loc: ir.Loc) -> PtrVal | None:
+        """A pointer to vectors of `k` of `v`'s elements each (None where k is None): the offset a multiple of k
+        (CUDA faults on a misaligned vector access), the quotient exact."""
+        if k is None or (not v.shared and (self.buffer_elem(v) is None
+                                           or self.resolve_type(v.elem.base, loc) != self.buffer_elem(v))):
+            return None
+        if v.offset.is_const and v.offset.value % k:
+            raise LiftError("XL2013", f"reinterpretation as {base}* of a pointer {v.offset.value} elements past an "
+                                      "aligned one", loc)
+        return PtrVal(v.base, S.op("div", "int", S.cast(v.offset, "int"), S.const(k, "int")), ir.CType(base, 0, const),
+                      v.root)
+
+    def shared_vector_view(self, v: PtrVal, base: str, const: bool, loc: ir.Loc) -> PtrVal | None:
+        """A shared array of scalars read or written through a pointer to a vector of them (`*(float4*)&s[4 * i]`,
+        or packed: `*(uint4*)&halves[8 * i]`): the vector's lanes are consecutive elements of the array (each
+        access becomes its lanes' accesses). None where `base` is no vector of the array's element type."""
+        vinfo = self.vec_info(base)
+        elem = self.resolve_type(v.base.ctype, loc)
+        if vinfo is None or self.resolve_type(v.elem.base, loc) != elem:
+            return None
+        k = len(vinfo["fields"]) if same_representation(vinfo["scalar"], elem) else self.packing(base, elem)
+        return self.vector_view(v, base, k, const, loc)
 
     def operator_overload(self, op: str, a: Any, b: Any, loc: ir.Loc) -> ir.FunctionIR | None:
         """The program's `operator<op>` for operands of these types: the overload whose parameters match them
@@ -446,7 +514,12 @@ class Expressions:
             return PtrVal(v, S.const(0, "int"), ir.CType(v.ctype), v.name)
         return v
 
-    def ptr_arith(self, op: str, a: Any, b: Any, loc: ir.Loc) -> PtrVal:
+    def ptr_arith(self, op: str, a: Any, b: Any, loc: ir.Loc) -> PtrVal | LocalPtr:
+        if isinstance(a, LocalPtr) and op in ("+", "-") and not isinstance(b, PtrVal | LocalPtr):
+            d = S.cast(self.data(b, loc), "int")
+            return self.local_offset(a, d if op == "+" else S.op("neg", "int", d), loc)
+        if isinstance(b, LocalPtr) and op == "+" and not isinstance(a, PtrVal | LocalPtr):
+            return self.ptr_arith("+", b, a, loc)
         if isinstance(a, PtrVal) and op in ("+", "-") and not isinstance(b, PtrVal):
             d = S.cast(self.data(b, loc), "int")
             if op == "-":
@@ -473,11 +546,14 @@ class Expressions:
             return S.op("bnot", ctyping.promote(d.ctype), d)
         raise LiftError("XL2001", f"unary operator '{e.op}'", e.loc)
 
-    def address_of(self, e: ir.Expr, loc: ir.Loc) -> PtrVal:
+    def address_of(self, e: ir.Expr, loc: ir.Loc) -> PtrVal | LocalPtr:
         if isinstance(e, ir.Name):  # &r of a reference to a global element: that element's address
             b = self.lookup(e.id)
             if b is not None and isinstance(b.val, RefVal) and b.val.ptr is not None:
                 return b.val.ptr
+        local = self.local_address(e, loc)
+        if local is not None:  # `(__half*)&v`: the bits of a local vector, read as lanes
+            return local
         if isinstance(e, ir.Index):
             base_e, idx_e = self.index_chain(e)
             base = self.ev(base_e)
@@ -496,6 +572,9 @@ class Expressions:
             if one is not None:
                 return one
         v = self.ev(e.base)
+        if isinstance(v, StructVal) and packed_lanes(v) is not None:
+            raise LiftError("XL2012", f"member .{e.field} of a {v.ctype} holding {len(v.fields)} packed "
+                                      f"{packed_lanes(v)[0].ctype}s used as a number (its bits)", e.loc)
         if isinstance(v, StructVal):
             if e.field in v.fields:
                 return v.fields[e.field]
@@ -509,7 +588,7 @@ class Expressions:
         """`p[i].f` of a vector or packed struct in global memory: only lane f is loaded (not the whole element,
         once per member read); None where `e` is not that."""
         p = self.ev(e.base.base)
-        if not isinstance(p, PtrVal) or p.shared:
+        if not isinstance(p, PtrVal) or p.shared or self.packed_pointer(p):
             return None
         vinfo = self.vec_info(p.elem.base)
         if vinfo is None or e.field not in vinfo["fields"]:
@@ -527,8 +606,16 @@ class Expressions:
         base = self.resolve_type(e.to.base, e.loc)
         if e.to.ptr:
             v = self.decay(v)
+            if isinstance(v, LocalArray) and isinstance(e.arg, ir.Name):  # `(int4*)vals` of `int vals[4]`
+                v = self.local_array_address(e.arg.id, [], e.loc) or v
+            if isinstance(v, LocalPtr):
+                return self.local_cast(v, base, e.to.const)
             if isinstance(v, PtrVal) and v.shared and self.resolve_type(v.elem.base, e.loc) == base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)  # a typed shared array's own type
+            if isinstance(v, PtrVal) and v.shared:
+                view = self.shared_vector_view(v, base, e.to.const, e.loc)
+                if view is not None:
+                    return view
             if not isinstance(v, PtrVal) or v.shared:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
             if self.resolve_type(v.elem.base, e.loc) == base:
@@ -549,27 +636,34 @@ class Expressions:
                 return PtrVal(v.base, off, ir.CType(base, 0, e.to.const), v.root)
             if same_representation(base, v.elem.base):  # unsigned long* of an unsigned long long buffer
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
+            packed = self.vector_view(v, base, self.packing(base, self.resolve_type(v.elem.base, e.loc)), e.to.const,
+                                      e.loc)
+            if packed is not None:  # uint4* of a __half buffer: eight halves a vector, packed
+                return packed
             other = self.reinterpret(v, base, e.to.const, e.loc)
             if other is not None:
                 return other
+            generic = [t for t in (self.resolve_type(v.elem.base, e.loc), base) if ctyping.row(t) is None
+                       and not self.vec_info(t)]
+            if generic:  # T* as float*, data_t<T, N>*: the sizes are the instantiation's, the port is generic in T
+                t = generic[0]
+                why = ("a template type: its size is the instantiation's, the port is generic in it"
+                       if t in self.kc.types or t in self.kc.types.values() or "<" in t else
+                       "a struct with no lane layout (bit-fields, mixed members)")
+                raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}* ({t} is {why})", e.loc)
             raise LiftError("XL2013", f"cast of a {v.elem.base}* to {base}*", e.loc)
         if self.vec_info(base):
             raise LiftError("XL2012", f"cast to {base}", e.loc)
         if isinstance(v, SharedRead | LaneTokens) and v.ctype == base:
             return v
+        if isinstance(self.decay(v), PtrVal) and ctyping.is_int(base) and ctyping.bits(base) >= 16:
+            return self.address_of_pointer(self.decay(v), base, e.loc)
+        if isinstance(v, AddrVal) and ctyping.is_int(base) and ctyping.bits(base) >= 16:
+            return AddrVal(v.ptr, base, v.align)
         return S.cast(self.data(v, e.loc), base)
 
 
 IS_SAME = re.compile(r"(?:std::)?is_same<(.+)>::value|(?:std::)?is_same_v<(.+)>")
-
-
-def same_representation(a: str, b: str) -> bool:
-    """Whether two scalar C types are the same bits read the same way (`unsigned long` and `unsigned long long`
-    on LP64, `int` and `int32_t`): a pointer of one may read a buffer of the other."""
-    if a == b:
-        return True
-    da, db = ctyping.np_dtype(a), ctyping.np_dtype(b)
-    return da is not None and db is not None and np.dtype(da) == np.dtype(db)
 
 
 def _split_targs(text: str) -> list[str]:
@@ -586,6 +680,8 @@ def _split_targs(text: str) -> list[str]:
     return [*out, cur]
 
 
+GLOBAL_ALIGN = 256  # bytes: cudaMalloc's (and hipMalloc's) alignment of a buffer's start
+SHARED_ALIGN = 16  # bytes: the least alignment of shared memory a vector access assumes (an int4 of it)
 OVERLOADABLE = ("+", "-", "*", "/")  # arithmetic a program may define for its vector types
 
 

@@ -132,6 +132,9 @@ class Intrinsics:
             raise LiftError("XL2001", "printf", e.loc)
         if fn == "assert" and len(e.args) == 1:
             return self.device_assert(e)
+        paired = self.lanewise_call(fn, e)
+        if paired is not None:
+            return paired
         as_type = self.resolve_type(fn, e.loc) if len(e.args) == 1 and fn.isidentifier() else None
         if as_type is not None and (as_type != fn or fn in self.kc.types) and (
                 ctyping.row(as_type) is not None or as_type in self.kc.types.values()):  # Real_t(x), T(x): a cast
@@ -144,6 +147,32 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def lanewise_call(self, fn: str, e: ir.Call) -> StructVal | None:
+        """`__hadd2(a, b)` of two-lane vectors (__half2, __nv_bfloat162): the scalar intrinsic (`__hadd`) on each
+        lane, as CUDA defines the paired forms; None where `fn` is no such pair of a mapped scalar intrinsic."""
+        scalar = fn[:-1] if fn.endswith("2") and fn.startswith("__h") else None
+        entry = math_entry(scalar) if scalar else None
+        if entry is None or not e.args:
+            return None
+        args = [self.ev(a) for a in e.args]
+        kinds = {a.ctype for a in args if isinstance(a, StructVal)}
+        vinfo = self.vec_info(next(iter(kinds))) if len(kinds) == 1 else None
+        if vinfo is None or len(vinfo["fields"]) != 2 or not all(isinstance(a, StructVal) for a in args):
+            return None
+        out = {}
+        for f in vinfo["fields"]:
+            self.push_scope()
+            try:
+                names = []
+                for j, a in enumerate(args):
+                    names.append(ir.Name(e.loc, f"__xl_lane{j}"))
+                    self.bind(names[-1].id, ir.CType(vinfo["scalar"]), a.fields[f])
+                out[f] = S.cast(self.data(self.math(scalar, entry, ir.Call(e.loc, scalar, tuple(names))), e.loc),
+                                vinfo["scalar"])
+            finally:
+                self.pop_scope()
+        return StructVal(next(iter(kinds)), out)
 
     def callee(self, e: ir.Call) -> ir.FunctionIR | None:
         """The device function a call inlines: of the kernel's file (the overload taking that many arguments), or

@@ -28,6 +28,7 @@ from xlate.translate.triton.intrinsics import Intrinsics
 from xlate.translate.triton.layout import Layout
 from xlate.translate.triton.loops import Loops
 from xlate.translate.triton.memory import Memory
+from xlate.translate.triton.packed import Packed
 from xlate.translate.triton.scopes import Scopes
 from xlate.translate.triton.staging import Staging
 from xlate.translate.triton.state import Binding, FnCtx, KernelContext, LiftState, ModuleVar
@@ -44,7 +45,7 @@ BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": 
 LIFTER_NAMES = frozenset({"pid_x", "pid_y", "pid_z", "lane_x", "lane_y", BLOCK_ARG})  # what every kernel body binds
 
 
-class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Intrinsics, Cub, Scopes):
+class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Intrinsics, Cub, Scopes):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
 
     def __init__(self, fir: ir.FunctionIR, kc: KernelContext, path: str):

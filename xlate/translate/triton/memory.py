@@ -12,6 +12,7 @@ from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, tl_of
+from xlate.translate.triton.packed import lane_names, packed_lanes
 from xlate.translate.triton.state import LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import (
@@ -20,6 +21,7 @@ from xlate.translate.triton.values import (
     LaneTokens,
     LiftError,
     LocalArray,
+    LocalPtr,
     PtrVal,
     RefVal,
     SharedArr,
@@ -62,6 +64,10 @@ class Memory:
         base_e, idx_e = self.index_chain(e)
         base = self.ev(base_e)
         idx = [self.data(self.ev(x), e.loc) for x in idx_e]
+        if isinstance(base, LocalArray) and isinstance(base_e, ir.Name) and len(idx) < len(base.dims or (base.size,)):
+            row = self.local_array_address(base_e.id, idx, e.loc)  # `frag[i]` of `T frag[M][N]`: a row's pointer
+            if row is not None:
+                return row
         return self.read_at(base, idx, e.loc)
 
     def read_at(self, base: Any, idx: list[Sym], loc: ir.Loc) -> Any:
@@ -97,13 +103,29 @@ class Memory:
                 out = self.select(S.op("eq", "bool", flat, S.const(j, "int")), base.slots.get(j, S.const(0, base.ctype)),
                                   out, loc)
             return out
+        if isinstance(base, LocalPtr) and len(idx) == 1:
+            return self.local_read(base, idx[0], loc)
         if isinstance(base, PtrVal):
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
             if base.shared:
+                lanes = self.shared_lanes(base, idx[0], loc)
+                if lanes is not None:  # a vector view of a shared array of its scalars: one read per lane
+                    return StructVal(base.elem.base, {f: self.shared_read(base.base, (o,), loc) for f, o in lanes})
                 return self.shared_read(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), loc)
             return self.global_load(base, idx[0], loc)
         raise LiftError("XL2001", f"indexing a {type(base).__name__}", loc)
+
+    def shared_lanes(self, p: PtrVal, i: Sym, loc: ir.Loc) -> list[tuple[str, Sym]] | None:
+        """(field, element) of each lane of element `i` of a vector view of a shared array; None where `p` points
+        to the array's own element type."""
+        vinfo = self.vec_info(self.resolve_type(p.elem.base, loc))
+        if vinfo is None or self.vec_info(self.resolve_type(p.base.ctype, loc)) is not None:
+            return None
+        packed = self.packed_pointer(p)
+        fields = lane_names(packed[1]) if packed else vinfo["fields"]
+        first = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(len(fields), "int"))
+        return [(f, S.op("add", "int", first, S.const(k, "int"))) for k, f in enumerate(fields)]
 
     def flat_index(self, arr: LocalArray, idx: list[Sym], loc: ir.Loc) -> Sym:
         """The row-major element number of a local array's index list (one index per dimension)."""
@@ -117,7 +139,10 @@ class Memory:
             flat = S.op("add", "int", S.op("mul", "int", flat, S.const(d, "int")), S.cast(i, "int"))
         return flat
 
+    shared_reads: int = 0  # shared-memory reads lifted so far (a staging loop's body may make none: staging.py)
+
     def shared_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> SharedRead | Sym:
+        self.shared_reads += 1
         if arr.staged is not None:
             return self.staged_read(arr, idx, loc)
         if arr.clobbered:
@@ -129,6 +154,9 @@ class Memory:
 
     def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
         vinfo = self.vec_info(p.elem.base)
+        packed = self.packed_pointer(p) if vinfo else None
+        if packed:  # a vector of another element type's bits: its lanes are that type's elements
+            vinfo = {"scalar": packed[0], "fields": lane_names(packed[1])}
         if vinfo:
             n = len(vinfo["fields"])
             base_off = S.op("mul", "int", S.op("add", "int", p.offset, S.cast(i, "int")), S.const(n, "int"))
@@ -294,7 +322,7 @@ class Memory:
         if isinstance(target.base, ir.Index):
             base_e, idx_e = self.index_chain(target.base)
             p = self.ev(base_e)
-            if not isinstance(p, PtrVal) or p.shared or not self.vec_info(p.elem.base):
+            if not isinstance(p, PtrVal) or p.shared or not self.vec_info(p.elem.base) or self.packed_pointer(p):
                 raise LiftError("XL2013", "member store through a pointer", loc)
             vinfo = self.vec_info(p.elem.base)
             k = vinfo["fields"].index(target.field)
@@ -306,20 +334,37 @@ class Memory:
         raise LiftError("XL2001", "member assignment target", loc)
 
     def write_at(self, base: Any, idx: list[Sym], val: Any, loc: ir.Loc) -> None:
+        if isinstance(base, LocalPtr) and len(idx) == 1:
+            self.local_write(base, idx[0], val, loc)
+            return
         if isinstance(base, SharedArr):
             self.shared_write(base, tuple(S.cast(i, "int") for i in idx), val, loc)
             return
+        if isinstance(base, LocalPtr) and len(idx) == 1:
+            return self.local_read(base, idx[0], loc)
         if isinstance(base, PtrVal):
             if len(idx) != 1:
                 raise LiftError("XL2013", "multi-dimensional indexing of a pointer", loc)
             if base.shared:
+                lanes = self.shared_lanes(base, idx[0], loc)
+                if lanes is not None:  # a vector view of a shared array of its scalars: one write per lane
+                    if not isinstance(val, StructVal) or set(val.fields) != {f for f, _ in lanes}:
+                        raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer",
+                                        loc)
+                    for f, o in lanes:
+                        self.shared_write(base.base, (o,), val.fields[f], loc)
+                    return
                 self.shared_write(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), val, loc)
                 return
             if base.elem.const:
                 raise LiftError("XL2013", f"store through const pointer '{base.root}'", loc)
             vinfo = self.vec_info(base.elem.base)
+            packed = self.packed_pointer(base) if vinfo else None
+            if packed:  # the lanes of a packed vector, stored as the buffer's elements
+                vinfo = {"scalar": packed[0], "fields": lane_names(packed[1])}
             if vinfo:
-                if not isinstance(val, StructVal):
+                if not isinstance(val, StructVal) or (packed_lanes(val) is not None) != bool(packed) or (
+                        packed and len(val.fields) != packed[1]):
                     raise LiftError("XL2012", f"store of a non-{base.elem.base} through a {base.elem.base} pointer", loc)
                 n = len(vinfo["fields"])
                 base_off = S.op("mul", "int", S.op("add", "int", base.offset, S.cast(idx[0], "int")), S.const(n, "int"))

@@ -14,6 +14,12 @@ thread (never threadIdx, nor another shared array), when the memory they load is
 and the read, and when every thread of the block runs the loop (no per-thread condition around it, no enclosing
 run-time loop). An element the loop does not write is undefined in CUDA (the port reads 0). Anything else is left
 to the ordinary lowering.
+
+A loop whose body stores a run of elements per iteration -- a vector store under an alignment test with a
+scalar fallback, several stores, loops into the same array one after the other -- is a StagedBody: the body is
+run once (dry) for a symbolic k to find that iteration k writes [width * k + base, width * k + base + width),
+every value, index and condition the same on every thread but for k, nothing but that array written, no shared
+memory read; a read of element e runs the body again for iteration (e - base) / width and takes what it stored.
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ from typing import Any
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
+from xlate.translate.triton.comm import NotTokenizable
+from xlate.translate.triton.emit import Ctx
 from xlate.translate.triton.state import Binding, LiftState
-from xlate.translate.triton.sym import Sym
-from xlate.translate.triton.values import LiftError, PtrVal, SharedArr, StagedCopy
+from xlate.translate.triton.sym import NotConcrete, Sym
+from xlate.translate.triton.values import LiftError, PtrVal, SharedArr, StagedBody, StagedCopy
 
 
 class Staging:
@@ -35,6 +43,10 @@ class Staging:
 
     def staged_copy(self, s: ir.For, can: tuple[str, str, Sym, Sym] | None) -> bool:
         """Record `s` as a staging loop (nothing emitted) if it is one; False, the state untouched, otherwise."""
+        return self.single_store_copy(s, can) or self.staged_body(s, can)
+
+    def single_store_copy(self, s: ir.For, can: tuple[str, str, Sym, Sym] | None) -> bool:
+        """`for (k = tid + c; k < bound; k += threads) [if (cond)] s[k + d] = value;` (StagedCopy)."""
         if can is None or self.st.runtime_loops or not (len(s.init) == 1 and isinstance(s.init[0], ir.Decl)):
             return False
         var, _, bound, step = can
@@ -126,10 +138,126 @@ class Staging:
                         return False
         return True
 
+    # -- loops whose body stores a run of elements per iteration (StagedBody) ---------------------------------
+
+    def staged_body(self, s: ir.For, can: tuple[str, str, Sym, Sym] | None) -> bool:
+        """Record `s` as a StagedBody if it is one: a lane-strided loop run by every thread, whose body (the
+        same on every thread but for k) writes one shared array, a run of `width` elements from `width * k +
+        base`, and nothing else (no global store, no barrier, no other shared array, no run-time loop)."""
+        if can is None or self.st.runtime_loops or not (len(s.init) == 1 and isinstance(s.init[0], ir.Decl)):
+            return False
+        var, _, bound, step = can
+        var_type = self.resolve_type(s.init[0].ctype.base, s.loc)
+        if s.init[0].ctype.ptr or not ctyping.is_int(var_type):
+            return False
+        threads = self.staging_threads(self.data(self.lookup(var).val, s.loc), step)
+        pred = [c for c in self.full_pred() if c is not self.lane_guard]
+        if threads is None or any(not c.uniform or c.opaque for c in pred):
+            return False
+        probe = self.probe_body(s, var, var_type)
+        if probe is None:
+            return False
+        arr, width, base = probe
+        arr.staged = StagedBody(var, var_type, s.body, S.cast(threads, "int"), S.cast(bound, "int"), base, width,
+                                tuple(dict(sc) for sc in self.st.scopes), S.land(*pred), self.st.epoch,
+                                tuple(sorted(self.st.store_epoch.items())), arr.staged)
+        self.idiom(f"staging loop into shared array '{arr.name}' ({width} elements an iteration) read back element "
+                   "by element", s.loc)
+        return True
+
+    def probe_body(self, s: ir.For, var: str, var_type: str) -> tuple[SharedArr, int, Sym] | None:
+        """(array, width, base) of a StagedBody loop, found by running its body once (dry) for a symbolic k."""
+        axis = f"stage{self.next_id()}"
+        k = S.red(axis, 1)
+        before = {id(a): len(a.records) for a in self.st.shared}
+        ctx = self.ctx  # k spelled as a constant in what the dry run builds (and discards)
+        self.ctx = Ctx(ctx.name, {**ctx.lanes, axis: "0"}, ctx.shape)
+        try:
+            return self._probe(s, var, var_type, axis, k, before)
+        finally:
+            self.ctx = ctx
+
+    def _probe(self, s: ir.For, var: str, var_type: str, axis: str, k: Sym,
+               before: dict[int, int]) -> tuple[SharedArr, int, Sym] | None:
+        with self.st.dry_run():
+            epoch, stores, npred = self.st.epoch, dict(self.st.store_epoch), len(self.st.pred)
+            self.st.defer += 1  # loads built, never issued: k is no axis of the program
+            self.push_scope()
+            self.bind(var, ir.CType(var_type), S.cast(k, var_type))
+            reads = self.shared_reads
+            try:
+                self.stmts(s.body)
+            except (LiftError, NotConcrete, NotTokenizable):
+                return None
+            if self.st.epoch != epoch or self.st.store_epoch != stores or self.st.runtime_loops:
+                return None
+            if self.shared_reads != reads:
+                return None  # what it read of shared memory would be read again later, changed since
+            written = [a for a in self.st.shared if len(a.records) > before.get(id(a), 0)]
+            if len(written) != 1:
+                return None
+            arr = written[0]
+            if len(arr.dims) != 1 or arr.scalar or before.get(id(arr), 0):
+                return None
+            recs = arr.records[before.get(id(arr), 0):]
+            return _runs(arr, recs, npred, axis, k)
+
+    def body_staged_read(self, arr: SharedArr, sc: StagedBody, idx: tuple[Sym, ...], loc: ir.Loc) -> Sym:
+        """s[e] of a StagedBody array: the loop's body run again for iteration (e - base) / width, under that
+        iteration's validity, its stores to s taken as the value (where one wrote e; else what s held before)."""
+        e = S.cast(idx[0], "int")
+        rel = S.op("sub", "int", e, sc.base)
+        k = S.op("div", "int", rel, S.const(sc.width, "int"))
+        valid = S.land(sc.pred, S.op("ge", "bool", rel, S.const(0, "int")), S.op("ge", "bool", k, sc.start),
+                       S.op("lt", "bool", k, sc.bound))
+        if sc.prev is not None:
+            arr.staged = sc.prev
+            try:
+                out: Sym = self.staged_read(arr, idx, loc)
+            finally:
+                arr.staged = sc
+        else:
+            out = S.const(0, arr.ctype)
+        saved_scopes, saved_pred, n0 = self.st.scopes, len(self.st.pred), len(arr.records)
+        self.st.scopes = [dict(x) for x in sc.scopes] + [{sc.var: Binding(ir.CType(sc.var_type), S.cast(k, sc.var_type))}]
+        arr.staged = None  # the body's stores become records of this run, read back below and dropped
+        try:
+            self.st.pred.append(valid)
+            self.stmts(sc.body)
+            recs = arr.records[n0:]
+        finally:
+            self.st.scopes = saved_scopes
+            del self.st.pred[saved_pred:]
+            gone = {r.id for r in arr.records[n0:]}
+            del arr.records[n0:]
+            for rid in gone:
+                self.st.records.pop(rid, None)
+            for sid in [sid for sid, r in self.st.pseudo.items() if r.id in gone]:
+                del self.st.pseudo[sid]
+            arr.staged = sc
+        for r in recs:
+            if not isinstance(r.value, Sym):
+                raise LiftError("XL2004", f"shared array '{arr.name}' staged with values read from other threads", loc)
+            hit = S.land(*r.pred, S.op("eq", "bool", S.cast(r.idx[0], "int"), e))
+            out = S.where(hit, S.cast(r.value, arr.ctype), out, arr.ctype)
+        stores = dict(sc.stores)
+        for ld in S.loads_in(out):
+            if ld.root and self.st.store_epoch.get(ld.root, 0) != stores.get(ld.root, 0):
+                raise LiftError("XL2004", f"'{ld.root}' is written between the loop that staged '{arr.name}' and a "
+                                          "read of it", loc)
+        return out
+
     def staged_read(self, arr: SharedArr, idx: tuple[Sym, ...], loc: ir.Loc) -> Sym:
         """s[j] of a staged array: the staging loop's value for iteration j - d (0 where it wrote nothing)."""
         sc = arr.staged
         assert sc is not None
+        if isinstance(sc, StagedBody):
+            if arr.records:
+                raise LiftError("XL2004", f"shared array '{arr.name}' is written after the loop that staged it", loc)
+            if self.st.epoch == sc.epoch:
+                raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after "
+                                          "its write", loc)
+            return self.body_staged_read(arr, sc, idx, loc)
         if arr.records:
             raise LiftError(
                 "XL2004", f"shared array '{arr.name}' is written after the loop that staged it", loc
@@ -164,6 +292,63 @@ class Staging:
                     loc,
                 )
         return S.where(valid, value, S.const(0, arr.ctype), arr.ctype)
+
+
+def _runs(arr: SharedArr, recs: list, npred: int, axis: str, k: Sym) -> tuple[SharedArr, int, Sym] | None:
+    """(arr, width, base) where every record writes element `width * k + base + j`, 0 <= j < width, from values,
+    indices and conditions the same on every thread but for k; None otherwise."""
+    if not recs:
+        return None
+    offsets: list[Sym] = []
+    width = None
+    for r in recs:
+        parts = [r.idx[0], *r.pred[npred:]] + ([r.value] if isinstance(r.value, Sym) else [])
+        if not isinstance(r.value, Sym) or any(p.opaque or not p.lanes <= {axis} for p in parts):
+            return None
+        i = S.cast(r.idx[0], "int")
+        a = _slope(i, axis, k)
+        if a is None or a <= 0 or (width is not None and a != width):
+            return None
+        width = a
+        offsets.append(S.substitute(i, {axis: S.const(0, "int")}))
+    deltas = [_constant(S.op("sub", "int", o, offsets[0])) for o in offsets]
+    if any(d is None for d in deltas):
+        return None
+    low = min(deltas)
+    if max(deltas) - low >= width:
+        return None  # runs of different iterations would overlap
+    base = S.op("add", "int", offsets[0], S.const(low, "int"))
+    return arr, width, base
+
+
+SAMPLES = (1, 2, 3, 5, 8, 13, 64, 1000, 4099)  # iterations an index is compared at, where its form is not a polynomial
+
+
+def _slope(i: Sym, axis: str, k: Sym) -> int | None:
+    """a where `i` is a * k + (terms without k): exact where i is a polynomial in k; otherwise (divisions that
+    cancel, `(4 * k) / 4 * 4`) where i(k = d) - i(k = 0) is a * d at every sampled iteration d."""
+    try:
+        step = _constant(S.op("sub", "int", S.substitute(i, {axis: S.op("add", "int", k, S.const(1, "int"))}), i))
+        if step is not None and _constant(S.op("sub", "int", S.substitute(
+                i, {axis: S.op("add", "int", k, S.const(2, "int"))}), i)) == 2 * step:
+            return step
+        at0 = S.substitute(i, {axis: S.const(0, "int")})
+        diffs = [_constant(S.op("sub", "int", S.substitute(i, {axis: S.const(d, "int")}), at0)) for d in SAMPLES]
+    except NotConcrete:
+        return None
+    if diffs[0] is None or any(x != diffs[0] * d for x, d in zip(diffs, SAMPLES)):
+        return None
+    return diffs[0]
+
+
+def _constant(s: Sym) -> int | None:
+    """The value of an integer sym that is a constant once simplified (its polynomial a constant)."""
+    if s.is_const:
+        return int(s.value)
+    p = S.poly(s)
+    if p is None or any(m != () for m in p):
+        return None
+    return int(p.get((), 0))
 
 
 def _single(body: tuple[ir.Stmt, ...]) -> ir.Stmt | None:

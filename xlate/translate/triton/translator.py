@@ -29,6 +29,7 @@ from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.triton.comm import NotTokenizable
 from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
+from xlate.translate.triton.exprs import _split_targs
 from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BLOCK_ARG, BOXED, LIFTER_NAMES, Lifter
 from xlate.translate.triton.state import KernelContext, ModuleVar
@@ -133,10 +134,11 @@ class CudaToTriton:
         bx, by = blk.lanes
         names = _program_names(unit)
         built = names.build_unit()  # with the program's function-like macros this file does not define
-        fir = privatize_shared_slots(build_function(built, fn, lines))
+        body_fn = _specialisation(unit, fn, spec, loc0) or fn  # the body the spec's instantiation compiles to
+        fir = privatize_shared_slots(build_function(built, body_fn, lines))
         devices: dict[str, ir.FunctionIR] = {}
         overloads: dict[str, list[ir.FunctionIR]] = {}
-        for dfn in _reachable(unit, fn):
+        for dfn in _reachable(unit, body_fn):
             try:
                 fir_d = build_function(built, dfn, lines)
             except BuildError:
@@ -144,7 +146,7 @@ class CudaToTriton:
             devices.setdefault(dfn.name, fir_d)
             overloads.setdefault(dfn.name, []).append(fir_d)
         for dfn in unit.device_functions:  # explicit specializations (`f<3>`): a call names them by its arguments
-            if "<" in dfn.name and dfn.name not in devices and dfn is not fn:
+            if "<" in dfn.name and dfn.name not in devices and dfn is not fn and dfn is not body_fn:
                 try:
                     devices[dfn.name] = build_function(built, dfn, lines)
                 except BuildError:
@@ -155,7 +157,7 @@ class CudaToTriton:
         constants = _file_constants(unit)
         module_vars = _module_vars(unit, spec, loc0)
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
-                           type_resolver(unit), _template_values(fn, spec), _struct_layouts(unit), names.value,
+                           type_resolver(unit), _template_values(body_fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
                            names.overloads, blk.z, module_vars)
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
@@ -269,6 +271,59 @@ def _free_names(text: str) -> set[str]:
 
 # dtypes a spec may fix a template type to that Triton (tl.NAME) and torch (torch.NAME) both spell so
 FIXED_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+
+
+def _specialisation(unit: KernelUnit, fn: Function, spec, loc: ir.Loc) -> Function | None:
+    """The explicit specialisation (`template <> __global__ void k<float>(...)`) of the primary template `fn`
+    that the instantiation the spec fixes (`T: float32`, `N: 4`) compiles to: C++ runs its body, not the
+    primary's. None where no specialisation matches (or `fn` is no primary template). A spec that leaves a
+    template parameter open over several values, one of which has a specialisation of its own, is refused: one
+    port generic over them would run the primary's body for that one."""
+    if not fn.template_params or "<" in fn.name:
+        return None
+    allowed = [_template_choices(t, spec) for t in fn.template_params]
+    for k in unit.kernels:
+        if k is fn or not k.name.startswith(fn.name + "<") or not k.name.endswith(">"):
+            continue
+        args = [a.strip() for a in _split_targs(k.name[len(fn.name) + 1 : -1])]
+        if len(args) != len(fn.template_params):
+            continue
+        given = [_template_arg(t, a) for t, a in zip(fn.template_params, args)]
+        if not all(g is not None and (c is None or g in c) for g, c in zip(given, allowed)):
+            continue
+        if all(c is not None and len(c) == 1 for c in allowed):
+            return k
+        raise LiftError("XL2011", f"the spec leaves {fn.name}'s template parameters open over several values, and "
+                                  f"the explicit specialisation {k.name} has a body of its own (one port per "
+                                  "instantiation: fix them in the spec)", loc)
+    return None
+
+
+def _template_choices(t, spec) -> set[str] | None:
+    """The values the spec allows a template parameter (dtype names, or a value's decimal spelling); None: open."""
+    from xlate.specs import expr
+
+    if t.kind == "type":
+        dts = spec.dtype_axes.get(t.name)
+        return set(dts) if dts else None
+    if t.name not in spec.value_params:
+        return None
+    try:
+        return {str(expr.evaluate(spec.value_params[t.name], {}))}
+    except SpecError:
+        return None
+
+
+def _template_arg(t, written: str) -> str | None:
+    """A specialisation's template argument in _template_choices' spelling (None where it cannot be read)."""
+    from xlate.specs import expr
+
+    if t.kind == "type":
+        return ctype.numpy_name(ctype.canonical(written))
+    try:
+        return str(expr.evaluate(written, {}))
+    except SpecError:
+        return None
 
 
 def _template_values(fn: Function, spec) -> dict[str, tuple[str, Any]]:

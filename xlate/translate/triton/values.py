@@ -38,6 +38,28 @@ class PtrVal:
 
 
 @dataclass
+class AddrVal:
+    """A pointer converted to an integer (`(uintptr_t)p`): only its residue modulo the alignment of its buffer's
+    start is known (`align` bytes: cudaMalloc's 256 for a global buffer, 16 for shared memory), so it may only
+    be tested for alignment (`% m`, `& (m - 1)`, m dividing `align`)."""
+
+    ptr: PtrVal
+    ctype: str
+    align: int
+
+
+@dataclass
+class LocalPtr:
+    """A pointer into a local vector (`(__half*)&v`, `(__half2*)&v.y`): `bit` bits into variable `var`,
+    pointing to `elem`s (packed.py reads and writes the variable's lanes through it)."""
+
+    var: str
+    bit: int
+    elem: str
+    const: bool
+
+
+@dataclass
 class RefVal:
     """A reference to an element of memory (`float& x = a[i]`, a `T&` parameter given `a[i]`): the address is
     fixed where the reference is bound; every read and write goes to that element."""
@@ -136,7 +158,7 @@ class SharedArr:
     boundary: int = field(default=0, metadata=VALUE)  # records before this index belong to an enclosing loop's earlier code
     clobbered: bool = field(default=False, metadata=VALUE)  # written inside a runtime loop that has ended: contents unknown
     scalar: bool = field(default=False, metadata=VALUE)  # `__shared__ float s;`: one element, named without an index
-    staged: StagedCopy | None = field(default=None, metadata=VALUE)  # filled by a staging loop (staging.py)
+    staged: StagedCopy | StagedBody | None = field(default=None, metadata=VALUE)  # filled by a staging loop (staging.py)
 
 
 @dataclass(frozen=True)
@@ -156,6 +178,28 @@ class StagedCopy:
     pred: Any  # Sym: the (uniform) condition the loop ran under
     epoch: int  # the barrier epoch of the loop
     stores: tuple  # (buffer, store count) at the loop: the loads it stands for must see the same memory
+
+
+@dataclass(frozen=True)
+class StagedBody:
+    """`for (k = tid + c; k < bound; k += threads) BODY` where BODY writes one shared array s, iteration k the
+    elements [width * k + base, width * k + base + width) (a vector store and a scalar fallback, say): element e
+    was written by iteration (e - base) / width, and a read of it runs BODY again for that iteration (in the
+    scopes the loop saw) and takes what it stored there. `prev`: what the array held before (an earlier staging
+    loop into it)."""
+
+    var: str
+    var_type: str
+    body: tuple  # the loop's statements
+    start: Any  # Sym: c
+    bound: Any  # Sym
+    base: Any  # Sym
+    width: int
+    scopes: tuple
+    pred: Any  # Sym: the (uniform) condition the loop ran under
+    epoch: int
+    stores: tuple  # (buffer, store count) at the loop
+    prev: Any = None  # StagedCopy | StagedBody | None
 
 
 class Tok:
