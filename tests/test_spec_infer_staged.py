@@ -48,3 +48,43 @@ def test_sizeof_of_an_element_or_a_dereference_is_the_pointer_element_size(tmp_p
     assert item(res, "in") == "in: in[n + 3]"
     assert item(res, "out") == "out: out[n]"
     assert res.items["in"][1].kind == "host"
+
+
+TILED = """
+#include <cstdlib>
+__global__ void row_sums(const float* a, float* s, int n, int m) {
+  extern __shared__ float part[];
+  int row = blockIdx.x * blockDim.y + threadIdx.y;
+  float acc = 0.0f;
+  if (row < n)
+    for (int j = threadIdx.x; j < m; j += 32) acc += a[row * m + j];
+  part[threadIdx.y * 32 + threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0 && row < n) {
+    float t = 0.0f;
+    for (int k = 0; k < 32; k++) t += part[threadIdx.y * 32 + k];
+    s[row] = t;
+  }
+}
+
+int main(int argc, char** argv) {
+  int n = atoi(argv[1]);
+  int m = atoi(argv[2]);
+  int rows = atoi(argv[3]);
+  float *d_a, *d_s;
+  cudaMalloc(&d_a, n * m * sizeof(float));
+  cudaMalloc(&d_s, n * sizeof(float));
+  row_sums<<<(n + rows - 1) / rows, dim3(32, rows), 32 * rows * sizeof(float)>>>(d_a, d_s, n, m);
+}
+"""
+
+
+def test_a_block_of_a_literal_and_a_value_read_at_run_time_keeps_the_literal(tmp_path):
+    res = resolve(tmp_path, TILED, "row_sums")
+    assert res.complete
+    # the 32 the program writes stands; rows, read at run time, takes the guessed 16 in the block, the grid and
+    # the shared memory alike (32 * 16 floats)
+    assert item(res, "block") == "block: (32, 16)"
+    assert item(res, "grid") == "grid: cdiv(n, 16)"
+    assert item(res, "shmem") == "shmem: 2048"
+    assert 32 * 16 * 4 == 2048

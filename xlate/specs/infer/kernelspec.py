@@ -642,7 +642,9 @@ def _best_launch(fn: Function, launches: list[Launch]) -> Launch | None:
 def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.Expr] | None:
     """A launch whose block is a value of the program we cannot see (`threads` read at run time, a launcher's
     parameter nobody calls with a value): the block the kernel allows (kf's guess) stands for that value, so the
-    grid (`cdiv(n, threads)`) and the shared memory (`threads * sizeof(float)`) computed from it stay consistent."""
+    grid (`cdiv(n, threads)`) and the shared memory (`threads * sizeof(float)`) computed from it stay consistent.
+    A dimension the program gives as a number (`dim3(32, rows)`) keeps it: only the value read at run time is
+    guessed, and the block as a whole stays within the launch limit."""
     dims = list(launch.block.dims) if isinstance(launch.block, Dim3) else [launch.block.e] if isinstance(
         launch.block, Num) else None
     if dims is None:
@@ -653,8 +655,8 @@ def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.E
     out: list[sp.Expr] = []
     for i, d in enumerate(dims):
         g = sp.Integer(guess[i]) if i < len(guess) else sp.Integer(1)
-        if d == g or (d.is_number and i >= len(guess)):
-            out.append(sp.Integer(d) if d.is_number else g)
+        if d.is_number and d > 0:  # `dim3(32, rows)`: the program's own 32 stands; only the value it reads is guessed
+            out.append(sp.Integer(d))
             continue
         root = mapper.roots.get(d) if isinstance(d, sp.Symbol) else None
         if root is None or root.kind == "choice" or d in mapper.m.subs:
@@ -663,6 +665,8 @@ def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.E
         out.append(g)
     while len(out) > 1 and out[-1] == 1:
         out.pop()
+    if sp.prod(out) > (kf.launch_bounds or 1024):
+        return None
     return out
 
 
