@@ -50,6 +50,78 @@ def test_sizeof_of_an_element_or_a_dereference_is_the_pointer_element_size(tmp_p
     assert res.items["in"][1].kind == "host"
 
 
+GATHER = """
+#include <cstdlib>
+__global__ void gather_rows(const int* ptr, const int* col, const float* val, const float* x, float* y,
+                            int rows, int width) {
+  __shared__ int cols[128];
+  int r = blockIdx.x;
+  int t = threadIdx.x;
+  if (r >= rows) return;
+  float acc = 0.0f;
+  for (int base = ptr[r]; base < ptr[r + 1]; base += 128) {
+    if (base + t < ptr[r + 1]) cols[t] = width * col[base + t];
+    EXTRA
+    __syncthreads();
+    for (int k = 0; k < 128 && base + k < ptr[r + 1]; k++) acc += val[base + k] * x[cols[k] + t % width];
+    __syncthreads();
+  }
+  y[r * 128 + t] = acc;
+}
+
+int main(int argc, char** argv) {
+  int rows = atoi(argv[1]);
+  int nnz = atoi(argv[2]);
+  int ncols = atoi(argv[3]);
+  int width = 7;
+  int *d_ptr, *d_col;
+  float *d_val, *d_x, *d_y;
+  cudaMalloc((void**)&d_ptr, (rows + 1) * sizeof(int));
+  cudaMalloc((void**)&d_col, nnz * sizeof(int));
+  cudaMalloc((void**)&d_val, nnz * sizeof(float));
+  cudaMalloc((void**)&d_x, ncols * width * sizeof(float));
+  cudaMalloc((void**)&d_y, rows * 128 * sizeof(float));
+  gather_rows<<<rows, 128>>>(d_ptr, d_col, d_val, d_x, d_y, rows, width);
+}
+"""
+
+
+def test_indices_staged_through_shared_memory_bound_the_buffer_they_come_from(tmp_path):
+    res = resolve(tmp_path, GATHER.replace("EXTRA", ""), "gather_rows")
+    assert res.complete
+    # x[width * col[p] + t % width] with x of width * ncols elements: col's values stay below ncols
+    assert item(res, "col") == "col: in[nnz](0..ncols - 1)"
+    assert item(res, "x") == "x: in[width * ncols]"
+    # the largest element read, at the range's top, is the buffer's last one, for any width and ncols
+    for width, ncols in ((7, 1), (7, 300), (3, 1000)):
+        assert width * (ncols - 1) + (width - 1) == width * ncols - 1
+
+
+def test_a_shared_array_also_written_through_an_atomic_gives_no_range(tmp_path):
+    # the atomic changes what a thread reads back: the values in cols are not col's any more, so no range of col
+    # keeps x[cols[k] + ...] in bounds; the spec says so instead of drawing col freely
+    res = resolve(tmp_path, GATHER.replace("EXTRA", "if (t == 0) atomicAdd(&cols[0], 3);"), "gather_rows")
+    assert not res.complete
+    assert "col" in res.holes
+    assert "its values index 'x'" in res.holes["col"]
+
+
+def test_a_shared_array_holding_thread_indices_is_not_taken_for_the_buffer_values(tmp_path):
+    # cols[t] = col[...] + t: each element is a different function of col: no one form to read back
+    res = resolve(tmp_path, GATHER.replace("cols[t] = width * col[base + t];", "cols[t] = col[base + t] + t;")
+                  .replace("EXTRA", ""), "gather_rows")
+    assert "col" in res.holes
+
+
+def test_a_store_later_in_the_loop_is_one_the_load_may_read(tmp_path):
+    # the next round reads what the end of this one stored (the thread's own index): no range of col stands
+    res = resolve(tmp_path, GATHER.replace("EXTRA", "").replace(
+        "    __syncthreads();\n  }", "    __syncthreads();\n    cols[t] = t;\n  }"), "gather_rows")
+    assert "cols[t] = t;" in GATHER.replace("EXTRA", "").replace(
+        "    __syncthreads();\n  }", "    __syncthreads();\n    cols[t] = t;\n  }")
+    assert "col" in res.holes
+
+
 TILED = """
 #include <cstdlib>
 __global__ void row_sums(const float* a, float* s, int n, int m) {
