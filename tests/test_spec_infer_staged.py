@@ -160,3 +160,51 @@ def test_a_block_of_a_literal_and_a_value_read_at_run_time_keeps_the_literal(tmp
     assert item(res, "grid") == "grid: cdiv(n, 16)"
     assert item(res, "shmem") == "shmem: 2048"
     assert 32 * 16 * 4 == 2048
+
+
+PLANNED = """
+#include <cstdlib>
+__global__ void twice(const float* in, float* out, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = 2.0f * in[i];
+}
+__global__ void halve(const float* in, float* out, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = 0.5f * in[i];
+}
+void plan_fixed(int n, int* blocks, int* threads) {
+  *threads = 96;
+  *blocks = (n + 95) / 96;
+}
+void plan_capped(int n, int* blocks) {
+  if (n > 100000) *blocks = 1000;
+  else *blocks = (n + 95) / 96;
+}
+int main(int argc, char** argv) {
+  int n = atoi(argv[1]);
+  int blocks, threads, capped;
+  plan_fixed(n, &blocks, &threads);
+  plan_capped(n, &capped);
+  float *d_in, *d_out;
+  cudaMalloc(&d_in, n * sizeof(float));
+  cudaMalloc(&d_out, n * sizeof(float));
+  twice<<<blocks, threads>>>(d_in, d_out, n);
+  halve<<<capped, threads>>>(d_in, d_out, n);
+}
+"""
+
+
+def test_launch_sizes_a_helper_writes_through_pointer_parameters(tmp_path):
+    res = resolve(tmp_path, PLANNED, "twice")
+    assert res.complete
+    assert item(res, "grid") == "grid: cdiv(n, 96)"
+    assert item(res, "block") == "block: 96"
+    assert res.items["grid"][1].kind == "host"
+
+
+def test_a_launch_size_written_on_one_path_only_is_a_value_picked_at_run_time(tmp_path):
+    # 1000 blocks or cdiv(n, 96): neither holds on every path, so the grid is a size of its own (the grid-stride
+    # loop covers n whatever it is), not one of the two values taken for both
+    res = resolve(tmp_path, PLANNED, "halve")
+    assert res.complete
+    assert item(res, "grid") == "grid: capped"
+    assert item(res, "capped").startswith("capped: size(")
+    assert item(res, "block") == "block: 96"
