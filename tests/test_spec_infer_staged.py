@@ -208,3 +208,29 @@ def test_a_launch_size_written_on_one_path_only_is_a_value_picked_at_run_time(tm
     assert item(res, "grid") == "grid: capped"
     assert item(res, "capped").startswith("capped: size(")
     assert item(res, "block") == "block: 96"
+
+
+UNUSED = """
+__global__ void bump(float* x, const int* spare, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+void run(float* x, const int* spare, int n) {
+  bump<<<(n + 127) / 128, 128>>>(x, spare, n);
+}
+int main() {
+  int n = 1000;
+  float* x;
+  cudaMalloc(&x, n * sizeof(float));
+  run(x, lookup_table(), n);
+}
+"""
+
+
+def test_a_buffer_the_kernel_never_names_needs_one_element(tmp_path):
+    # `spare` comes from a call the code read does not show: no allocation, but no element of it is touched
+    res = resolve(tmp_path, UNUSED, "bump")
+    assert res.complete
+    assert item(res, "spare") == "spare: in[1]"
+    assert res.items["spare"][1].kind == "kernel"
+    assert item(res, "x") == "x: inout[n]"

@@ -131,6 +131,10 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 ext = _load_bound_extent(p.name, fn, kf, mapper, grid_exprs, block_exprs, inf)
             if ext is not None:
                 length, origin = ext
+        if length is None and kf.body_text and p.name not in kf.names_used:
+            # a buffer the kernel's code never names (nor any macro it uses): no element of it is touched, so one
+            # element stands for whatever the program allocates
+            length, origin = sp.Integer(1), Origin("kernel", kf.where, "the kernel never uses it: any length will do")
         tparams = {t.name for t in fn.template_params}
         unknown = [str(x) for x in (length.free_symbols if length is not None else ()) if str(x).startswith("sizeof(")
                    and str(x)[7:-1] not in tparams]
