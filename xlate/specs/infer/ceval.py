@@ -114,6 +114,12 @@ class Evaluator:
             return sp.Integer(lanes[1] * (ctype_size(lanes[0]) or 1))
         return sizeof_type(t)
 
+    def _elem_size(self, elem: str) -> Num | None:
+        """sizeof an element of a pointer whose type is known: a number, or nothing where the type is one the code
+        read does not bind (a template's T: the kernel's own view of the buffer is better than sizeof(T))."""
+        size = self.sizeof(elem)
+        return Num(size) if size.is_number else None
+
     # -- hooks ----------------------------------------------------------------------------------------------
     def concrete(self, e: Any) -> int | None:
         """The integer `e` stands for, where the interpreter knows it (named constants included)."""
@@ -234,7 +240,13 @@ class Evaluator:
                 return Num(self.sizeof(text(value)))  # sizeof(__half): a type the grammar took for a name
             if value is not None and value.type == "subscript_expression":
                 arr = self.ev(value.child_by_field_name("argument"), env)
+                if isinstance(arr, Ptr) and arr.elem:  # sizeof(d_x[0]): the pointer's element type
+                    return self._elem_size(arr.elem)
                 return Num(sp.Integer(arr.elem_size)) if isinstance(arr, Arr) and arr.elem_size else None
+            if value is not None and value.type == "pointer_expression" and text(value.child_by_field_name(
+                    "operator")) == "*":  # sizeof(*d_x)
+                p = self.ev(value.child_by_field_name("argument"), env)
+                return self._elem_size(p.elem) if isinstance(p, Ptr) and p.elem else None
             v = self.ev(value, env)
             if isinstance(v, Arr) and v.elem_size:
                 return Num(sp.Integer(v.elem_size * len(v.items)))

@@ -633,6 +633,18 @@ class HostInterpreter(Evaluator):
             ref = frame.env.get(text(inner)) if inner is not None else None
             if isinstance(ref, Ref) and isinstance(value, Ptr):
                 ref.env[ref.name] = value
+            elif isinstance(ref, Ref) and op == "=" and isinstance(value, Num) and isinstance(
+                    ref.env.get(ref.name), (Num, type(None))):
+                # `*count = n / parts;` through an out-parameter: the caller's number from then on. Set on one path
+                # only, it is a value the program picks at run time where the caller left its variable unset; over
+                # a value the caller set, that value stands (as ever: the paths that change it are not followed)
+                old = ref.env.get(ref.name)
+                if any(f.in_branch for f in self.frames):
+                    if old is not None:
+                        return
+                    value = self.unknown_value(ref.name, "float" if value.flt else "int", self.where(e), text(right),
+                                               frame)
+                ref.env[ref.name] = value
             return
         if left.type == "subscript_expression" and op == "=":
             self.store_element(left, value, frame)

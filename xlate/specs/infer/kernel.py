@@ -5,6 +5,7 @@ guessed from the guards when the host code shows none."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import re
@@ -983,6 +984,16 @@ class KernelInterpreter(Evaluator):
         self._frozen: set[str] = set()  # induction variables of the loops being run: their range covers every update
         self._aggregates: dict[sp.Symbol, tuple[str, str]] = {}  # by-value vector/struct parameter -> (name, scalar)
         self._atomic = False  # evaluating the address an atomic operation receives
+        # __shared__ arrays: what `a[i] = v` stored through each view (its form over `Q_<buffer>` symbols and
+        # whether each buffer's type is a guessed template type; None: a value not followed), how many writes of
+        # each array were such stores, and the integer buffers stored there; a load reads one back (_staged_value)
+        self._staged: dict[tuple[str, str], list[tuple[sp.Expr, dict[str, bool]] | None]] = {}
+        self._prior: KernelInterpreter | None = None  # a first run over the whole kernel: every store it saw
+        self._staged_writes: collections.Counter[str] = collections.Counter()
+        self._array_writes: collections.Counter[str] = collections.Counter()
+        self._array_names: collections.defaultdict[str, set[str]] = collections.defaultdict(set)  # views' names
+        self._staged_from: collections.defaultdict[str, set[str]] = collections.defaultdict(set)
+        self._tickets: set[sp.Symbol] = set()  # what atomics returned: counters other threads move, not contents
 
     def fresh(self, prefix: str, name: str) -> sp.Symbol:
         self._n += 1
@@ -1170,11 +1181,15 @@ class KernelInterpreter(Evaluator):
             value = self.ev(value_node, env) if value_node is not None else None
             if isinstance(value, KPtr) and not indirect and "auto" in type_text.split():
                 env[name] = value  # `auto count = count_ + b * n`: the pointer itself, its writes are count_'s
+                if value.shared and not value.param:
+                    self._array_names[value.shared].add(name)
                 continue
             if indirect:
                 if isinstance(value, KPtr):
                     elem = self.sizeof(type_text)
                     env[name] = self.view(value, elem, type_text)
+                    if value.shared and not value.param:
+                        self._array_names[value.shared].add(name)
                 else:
                     env[name] = None
                 continue
@@ -1286,6 +1301,8 @@ class KernelInterpreter(Evaluator):
                 else:
                     env[name] = self.local_value(name, "int", value, True)
             else:
+                if op == "=" and left is not None and left.type == "subscript_expression":
+                    self._stage(left, value, env)
                 self.ev(left, env, write=True)  # type: ignore[call-arg]
         elif t == "update_expression":
             arg = e.child_by_field_name("argument")
@@ -1672,7 +1689,7 @@ class KernelInterpreter(Evaluator):
                 "L_unknown", integer=True), dict(self.bounds), write, self._where(node)))
         return self.load_value(base, node)
 
-    def touch(self, p: KPtr, index: sp.Expr, node: ts.Node, write: bool) -> Value:
+    def touch(self, p: KPtr, index: sp.Expr, node: ts.Node, write: bool, address: bool = False) -> Value:
         first = sp.expand(p.offset + index * p.width)
         last = sp.expand(first + p.width - 1)
         first, last = self._alias(first), self._alias(last)
@@ -1683,6 +1700,8 @@ class KernelInterpreter(Evaluator):
         elif p.shared and ":" in p.shared:
             size = int(p.shared.split(":")[1])
             self.facts.shared_accesses.append((size, last, dict(self.bounds)))
+        if write and not address and not p.param and p.shared:  # `&sh[k]` writes nothing: it makes a view
+            self._array_writes[p.shared] += 1
         value = self.load_value(p, node)
         if isinstance(value, Num) and value.e in self.facts.loads:
             self.facts.loads[value.e].index = first
@@ -1723,7 +1742,60 @@ class KernelInterpreter(Evaluator):
             s = sp.Symbol(f"L_{p.param}_{self._next()}", integer=not flt, nonnegative=True)
             self.facts.loads[s] = Load(s, p.param, flt, guessed=ty in self._template_types)
             return Num(s, flt)
-        return Num(self.fresh("l", "shared"), True)
+        staged = self._staged_value(p) if isinstance(p, KPtr) and p.shared else None
+        stored_from = (self._prior or self)._staged_from.get(p.shared) if isinstance(p, KPtr) and p.shared else None
+        if staged is None and stored_from:
+            # stores of integer buffers' values we cannot read back as one form: what is read is some value of
+            # those buffers changed in a way not followed, and an index made of it bounds none of them
+            staged = Num(sp.Add(*(self._fresh_load(q) for q in sorted(stored_from)),
+                                self.new_var("staged", [], unbounded=True)))
+        return staged if staged is not None else Num(self.fresh("l", "shared"), True)
+
+    def _fresh_load(self, param: str, guessed: bool = False) -> sp.Symbol:
+        s = sp.Symbol(f"L_{param}_{self._next()}", integer=True, nonnegative=True)
+        self.facts.loads[s] = Load(s, param, False, guessed=guessed)
+        return s
+
+    def _stage(self, left: ts.Node, value: Value, env: dict[str, Any]) -> None:
+        """`sh[t] = k * idx[i]` into a __shared__ array (one subscript of the array's own name): the value stored,
+        as an expression over loaded integers and the kernel's parameters, or None where it is not one."""
+        arg = left.child_by_field_name("argument")
+        p = env.get(text(arg)) if arg is not None and arg.type == "identifier" else None
+        if not isinstance(p, KPtr) or p.param or not p.shared or p.shared.endswith("#local"):
+            return  # a thread's own array (registers): its loads stay unknown values, as before
+        e = None
+        if isinstance(value, Num):  # (a ticket an atomic returned stays an unknown value, as it always was)
+            self._staged_from[p.shared] |= {self.facts.loads[x].param for x in self.facts.loads_in(value.e)
+                                            if x in self.facts.loads and not self.facts.loads[x].flt
+                                            and x not in self._tickets}
+        if isinstance(value, Num) and not value.flt and not (self.facts.loads_in(value.e) & self._tickets):
+            f = sp.expand(self.facts._through_loads(value.e))
+            loads = {x: self.facts.loads[x] for x in f.free_symbols if x in self.facts.loads}
+            params = [ld.param for ld in loads.values()]
+            if all(x.name.startswith("_P_") or (x in loads and not loads[x].flt) for x in f.free_symbols) and (
+                    len(params) == len(set(params))):  # not a thread index, a float, two reads of one buffer
+                e = (f.xreplace({x: sp.Symbol("Q_" + ld.param) for x, ld in loads.items()}),
+                     {ld.param: ld.guessed for ld in loads.values()})
+        self._staged.setdefault((p.shared, str(p.offset)), []).append(e)
+        self._staged_writes[p.shared] += 1
+
+    def _staged_value(self, p: KPtr) -> Num | None:
+        """A load from a __shared__ array whose every write is `a[i] = f(x[j])`, one form `f` over integer
+        buffers and parameters (`sh[t] = n * col[p]`, read back by another thread as `y[sh[k] + c]`): the value
+        is `f` of some other element of the same buffers, so each read stands as a fresh load of them. The index
+        it forms then bounds `col`'s values as a direct `y[n * col[p] + c]` would; unfollowed, the access used
+        to read as unknown and `col` was drawn freely."""
+        src = self._prior or self  # the first run saw every store: a load may read one made later in the code
+        forms = src._staged.get((p.shared, str(p.offset)))
+        if not forms or any(f is None for f in forms) or src._staged_writes[p.shared] != src._array_writes[p.shared]:
+            return None
+        names = "|".join(re.escape(n) for n in {p.shared.split(":")[0].split("#")[0], *src._array_names[p.shared]})
+        if re.search(r"[(,]\s*&?\s*(" + names + r")\b\s*(\[[^\]]*\]\s*)?[,)]", self.facts.body_text):
+            return None  # the array or a view of it is handed to a call (an atomic, a helper): it may write there
+        if len({f for f, _ in forms}) != 1:
+            return None
+        form, guessed = forms[0]
+        return Num(form.xreplace({sp.Symbol("Q_" + q): self._fresh_load(q, g) for q, g in guessed.items()}))
 
     def _next(self) -> int:
         self._n += 1
@@ -1739,7 +1811,7 @@ class KernelInterpreter(Evaluator):
         idx_nodes = node.child_by_field_name("indices") or node.child_by_field_name("index")
         idx = self.ev(_first_named(idx_nodes), env) if idx_nodes is not None else None
         if isinstance(base, KPtr) and isinstance(idx, Num) and not idx.flt:
-            self.touch(base, idx.e, node, True)
+            self.touch(base, idx.e, node, True, address=True)
             return KPtr(base.param, base.offset + idx.e * base.width, base.width, base.shared, base.elem_size, base.align)
         return None
 
@@ -1774,7 +1846,10 @@ class KernelInterpreter(Evaluator):
                 if isinstance(p, KPtr):
                     if base.startswith("atomic"):  # read-modify-write: the old value matters
                         self.touch(p, sp.Integer(0), node, False)
-                    return True, self.touch(p, sp.Integer(0), node, base.startswith(("atomic", "__st")))
+                    got = self.touch(p, sp.Integer(0), node, base.startswith(("atomic", "__st")))
+                    if base.startswith("atomic") and isinstance(got, Num) and got.e in self.facts.loads:
+                        self._tickets.add(got.e)
+                    return True, got
             finally:
                 self._atomic = saved
             return True, None
@@ -2068,14 +2143,22 @@ def kernel_facts(program: Program, fn: Function, unit: KernelUnit, bindings: dic
     if fd is None:
         interp.facts.unknown = True
         return interp.facts
-    interp.facts.where = f"{unit.path.rsplit('/', 1)[-1]}:{fd.node.start_point[0] + 1}"
-    try:
-        facts = interp.run(fd.node)
-    except RecursionError:
-        interp.facts.unknown = True
-        facts = interp.facts
+    facts = _run(interp, fd, unit)
+    if interp._staged:  # stores into __shared__ arrays: run again, each load of one reading any store to it
+        again = KernelInterpreter(program, fn, unit, bindings)
+        again._prior = interp
+        facts = _run(again, fd, unit)
     _value_ranges(facts)
     return facts
+
+
+def _run(interp: KernelInterpreter, fd: FuncDef, unit: KernelUnit) -> KernelFacts:
+    interp.facts.where = f"{unit.path.rsplit('/', 1)[-1]}:{fd.node.start_point[0] + 1}"
+    try:
+        return interp.run(fd.node)
+    except RecursionError:
+        interp.facts.unknown = True
+        return interp.facts
 
 
 def _value_ranges(facts: KernelFacts) -> None:

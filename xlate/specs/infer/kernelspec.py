@@ -131,6 +131,10 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 ext = _load_bound_extent(p.name, fn, kf, mapper, grid_exprs, block_exprs, inf)
             if ext is not None:
                 length, origin = ext
+        if length is None and kf.body_text and p.name not in kf.names_used:
+            # a buffer the kernel's code never names (nor any macro it uses): no element of it is touched, so one
+            # element stands for whatever the program allocates
+            length, origin = sp.Integer(1), Origin("kernel", kf.where, "the kernel never uses it: any length will do")
         tparams = {t.name for t in fn.template_params}
         unknown = [str(x) for x in (length.free_symbols if length is not None else ()) if str(x).startswith("sizeof(")
                    and str(x)[7:-1] not in tparams]
@@ -645,7 +649,9 @@ def _best_launch(fn: Function, launches: list[Launch]) -> Launch | None:
 def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.Expr] | None:
     """A launch whose block is a value of the program we cannot see (`threads` read at run time, a launcher's
     parameter nobody calls with a value): the block the kernel allows (kf's guess) stands for that value, so the
-    grid (`cdiv(n, threads)`) and the shared memory (`threads * sizeof(float)`) computed from it stay consistent."""
+    grid (`cdiv(n, threads)`) and the shared memory (`threads * sizeof(float)`) computed from it stay consistent.
+    A dimension the program gives as a number (`dim3(32, rows)`) keeps it: only the value read at run time is
+    guessed, and the block as a whole stays within the launch limit."""
     dims = list(launch.block.dims) if isinstance(launch.block, Dim3) else [launch.block.e] if isinstance(
         launch.block, Num) else None
     if dims is None:
@@ -656,8 +662,8 @@ def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.E
     out: list[sp.Expr] = []
     for i, d in enumerate(dims):
         g = sp.Integer(guess[i]) if i < len(guess) else sp.Integer(1)
-        if d == g or (d.is_number and i >= len(guess)):
-            out.append(sp.Integer(d) if d.is_number else g)
+        if d.is_number and d > 0:  # `dim3(32, rows)`: the program's own 32 stands; only the value it reads is guessed
+            out.append(sp.Integer(d))
             continue
         root = mapper.roots.get(d) if isinstance(d, sp.Symbol) else None
         if root is None or root.kind == "choice" or d in mapper.m.subs:
@@ -666,6 +672,8 @@ def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.E
         out.append(g)
     while len(out) > 1 and out[-1] == 1:
         out.pop()
+    if sp.prod(out) > (kf.launch_bounds or 1024):
+        return None
     return out
 
 
