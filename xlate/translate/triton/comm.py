@@ -142,6 +142,20 @@ def tokenize(L: Block, v: Any) -> LaneTokens:
     raise NotTokenizable(type(v).__name__)
 
 
+def thread_private(L: Block, lt: LaneTokens, pred: tuple[Sym, ...]) -> bool:
+    """Whether every thread under `pred` holds a token that combines values of that thread only (or constants):
+    no exchange between threads."""
+    try:
+        act = active_lanes(L, pred)
+    except NotTokenizable:
+        act = np.ones(len(lt.toks), dtype=bool)
+    for lane_i in np.nonzero(act)[0]:
+        t = lt.toks[int(lane_i)]
+        if t.bad or any(m != 1 << int(lane_i) for m in t.masks.values()):
+            return False
+    return True
+
+
 def token_binary(L: Block, op: str, a: Any, b: Any, data_alt: Callable[[], Sym]) -> LaneTokens:
     ta, tb = tokenize(L, a), tokenize(L, b)
     toks = [combine(x, y, op) for x, y in zip(ta.toks, tb.toks)]
@@ -531,9 +545,10 @@ def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sy
 
 
 def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
-          rec: WriteRec | None = None) -> tuple[dict[str, Sym], list[Sym]] | None:
+          rec: WriteRec | None = None, threads: dict[str, int] | None = None) -> tuple[dict[str, Sym], list[Sym]] | None:
     """The writer thread t' with w(t') = r(t) per lane axis, and the equalities the other subscripts need. An
-    axis the subscripts do not name is fixed by the write's condition (`if (ty == 0) s[tx] = ...`: t'.y = 0)."""
+    axis the subscripts do not name is fixed by the write's condition (`if (ty == 0) s[tx] = ...`: t'.y = 0).
+    `threads`: the block's threads per axis where fewer than its lanes (`axes`, padded to powers of two)."""
     sol: dict[str, Sym] = {}
     eqs: list[Sym] = []
     for w, r in zip(w_idx, r_idx):
@@ -544,6 +559,13 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
         coefs = {a: c for a, c in coefs.items() if a in axes}
         if not coefs:
             eqs.append(S.op("eq", "bool", S.cast(r, "int"), S.cast(w, "int")))
+            continue
+        if len(coefs) == 2 and not any(a in sol for a in coefs):
+            mixed = _solve_mixed(coefs, r, w, rest, threads or axes)
+            if mixed is None:
+                return None
+            sol.update(mixed[0])
+            eqs.extend(mixed[1])
             continue
         if len(coefs) != 1:
             return None
@@ -566,6 +588,47 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
                 return None  # every thread along `axis` writes the same element: no unique writer
             sol[axis] = pinned
     return sol, eqs
+
+
+def _misses(L: Block, solved: tuple[dict[str, Sym], list[Sym]], axes: dict[str, int], r: SharedRead) -> bool:
+    """Whether no thread that makes the read names an element the write stores (its writer solved out of range,
+    or a subscript equality false): decided from thread indices alone (a sub-array carved from the same buffer)."""
+    if not L.nlanes:
+        return False
+    sol, eqs = solved
+    conds = list(eqs)
+    for a, t in sol.items():
+        if a in axes and not _is_lane(t, a):
+            conds += [S.op("ge", "bool", t, S.const(0, "int")), S.op("lt", "bool", t, S.const(axes[a], "int"))]
+    try:
+        hit = active_lanes(L, [c for c in r.pred if c.concrete])
+        for c in conds:
+            if not c.concrete:
+                return False
+            hit &= concrete(L, c).astype(bool)
+    except (NotTokenizable, NotConcrete, ZeroDivisionError):
+        return False
+    return not hit.any()
+
+
+def _solve_mixed(coefs: dict[str, int], r: Sym, w: Sym, rest: Sym,
+                 threads: dict[str, int]) -> tuple[dict[str, Sym], list[Sym]] | None:
+    """The writer of element e of a subscript linear in two thread axes, `s[ty * m + tx]` (a tile indexed by the
+    thread's number in the block, or a padded row pitch m): with inner coefficient c and outer c * m, where m is at
+    least the inner axis's extent, every element has at most one writer: u = (e - rest) / c, inner = u % m,
+    outer = u / m; the caller's range checks on both axes reject the gaps of a padded pitch."""
+    (ia, ic), (oa, oc) = sorted(coefs.items(), key=lambda kv: abs(kv[1]))
+    if ic <= 0 or oc <= 0 or oc % ic or oc // ic < threads[ia] or threads[ia] >= 1 << 30:
+        return None
+    if S.canon(S.cast(r, "int")) == S.canon(S.cast(w, "int")):
+        return {ia: S.lane(ia), oa: S.lane(oa)}, []  # the thread's own element
+    m = oc // ic
+    u = S.op("sub", "int", S.cast(r, "int"), S.cast(rest, "int"))
+    eqs = [S.op("ge", "bool", u, S.const(0, "int"))]  # C's % and / truncate: a negative u has no writer
+    if ic != 1:
+        eqs.append(S.op("eq", "bool", S.op("mod", "int", u, S.const(ic, "int")), S.const(0, "int")))
+        u = S.op("div", "int", u, S.const(ic, "int"))
+    return {ia: S.op("mod", "int", u, S.const(m, "int")), oa: S.op("div", "int", u, S.const(m, "int"))}, eqs
 
 
 def _reads_own_write(L: Block, sol: dict[str, Sym], r: SharedRead) -> bool:
@@ -640,13 +703,16 @@ class _Unsolvable(Exception):
 def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     arr = r.arr
     axes = {"x": L.bx if L.nlanes else 1 << 30, "y": L.by}  # a block sized at launch: any number of threads
+    threads = axes  # the block's threads per lane axis (the y lanes hold y and z)
+    if L.nlanes:
+        threads = {"x": int(L.block_dim("x").value), "y": int(L.block_dim("y").value) * int(L.block_dim("z").value)}
     chain: list[tuple[list[Sym], Sym]] = []
     covered = False
     reader_keys = {c.key() for c in r.pred}
     for rec in reversed(recs):
-        if isinstance(rec.value, LaneTokens):
+        solved = solve(rec.idx, r.idx, axes, rec, threads)
+        if isinstance(rec.value, LaneTokens) and (solved is None or not _misses(L, solved, axes, r)):
             raise _Unsolvable("combined values")
-        solved = solve(rec.idx, r.idx, axes, rec)
         if solved is None:
             same = _same_value_write(L, rec, r, axes)
             if same is None:
@@ -661,6 +727,8 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
             continue
         sol, eqs = solved
         identity = all(sol.get(a) is not None and _is_lane(sol[a], a) for a, n in axes.items() if n > 1)
+        if not identity and _misses(L, solved, axes, r):
+            continue  # another part of the array (a sub-array carved from one buffer)
         if not identity and rec.epoch == r.epoch and not _reads_own_write(L, sol, r):
             raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
         conds: list[Sym] = list(eqs)

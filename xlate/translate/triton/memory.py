@@ -4,6 +4,7 @@ atomics."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from typing import Any
 
@@ -350,6 +351,9 @@ class Memory:
                 val = comm.token_view(self, val)
             except comm.NotTokenizable:
                 val = self.data(val, loc)
+        if isinstance(val, LaneTokens) and val.alt is not None and comm.thread_private(self, val, pred):
+            with contextlib.suppress(LiftError):  # `s[t] += x`: a thread's own values only; as data, reads forward it
+                val = val.alt()
         if isinstance(val, LaneTokens):
             ok = all(s.concrete for s in idx)
             if ok:

@@ -1,0 +1,75 @@
+"""Tiles in shared memory indexed by the thread's number in a 2-D block (`s[ty * W + tx]`, or a padded row pitch
+`s[ty * P + tx]`, P > W): a read of another thread's element is forwarded to the one writer the mixed-radix index
+names. Sub-arrays carved from one dynamic buffer by pointer offsets do not alias: a write whose elements no
+thread reads is no part of the read (not a race, not a combined value). A thread that accumulates into its own
+element (`acc[me] += ...`) stores a plain value. Ports run under the Triton interpreter against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+from xlate.backends.base import ScalarArg
+
+from tests.test_triton_lift import port
+from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
+
+# W = 12 threads along x (padded to 16 lanes), 3 rows: 36 threads, the grid one block per row of 36
+TILES = """
+#define W 12
+#define H 3
+#define P 13
+// xlate: a: in[n * 36], w: in[144], out: out[n * 36], n: size(1..40), grid: n, block: (12, 3), shmem: 4 * 520
+__global__ void tile_mix(const float* a, const float* w, float* out, int n) {
+    extern __shared__ float pool[];
+    float* rows = pool;
+    float* wt = rows + W * H;
+    float* acc = wt + W * W;
+    float* pad = acc + W * H;
+    int tx = threadIdx.x, ty = threadIdx.y, me = ty * W + tx;
+    rows[me] = a[blockIdx.x * W * H + me];
+    for (int i = 0; i < 5; i++) {
+        int e = me + W * H * i;
+        if (e < W * W) wt[e] = w[e];
+    }
+    acc[me] = 0.0f;
+    pad[ty * P + tx] = 2.0f * a[blockIdx.x * W * H + me];
+    __syncthreads();
+    for (int p = 0; p < W; p++)
+        acc[me] += rows[ty * W + p] * wt[p * W + tx];
+    __syncthreads();
+    float other = pad[((ty + 1) % H) * P + (W - 1 - tx)];
+    out[blockIdx.x * W * H + me] = acc[me] + other;
+}
+"""
+
+
+def test_linear_thread_tiles_forward(tmp_path):
+    t = port(TILES)
+    assert t.kernels == ["tile_mix"], [d.format() for d in t.diagnostics]
+    n = 7
+    a = rng(21).standard_normal(n * 36).astype(np.float32)
+    w = rng(22).standard_normal(144).astype(np.float32)
+    out = run(t.text, "tile_mix",
+              [buf("a", a), buf("w", w), buf("out", poisoned(n * 36, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    r = a.astype(np.float64).reshape(n, 3, 12)
+    acc = r @ w.astype(np.float64).reshape(12, 12)
+    other = 2 * r[:, [1, 2, 0], ::-1]
+    np.testing.assert_allclose(out["out"], (acc + other).ravel(), rtol=1e-5, atol=1e-5)
+    guards_intact(out, "out")
+
+
+RACY = """
+// xlate: a: in[n * 32], out: out[n * 32], n: size(1..40), grid: n, block: (16, 2), shmem: 4 * 64
+__global__ void no_barrier(const float* a, float* out, int n) {
+    extern __shared__ float pool[];
+    int me = threadIdx.y * 16 + threadIdx.x;
+    pool[me] = a[blockIdx.x * 32 + me];
+    out[blockIdx.x * 32 + me] = pool[31 - me];
+}
+"""
+
+
+def test_linear_thread_tile_without_barrier_refused():
+    t = port(RACY)
+    assert t.kernels == []
+    assert any(d.code == "XL2009" for d in t.diagnostics), [d.format() for d in t.diagnostics]
