@@ -73,3 +73,57 @@ def test_linear_thread_tile_without_barrier_refused():
     t = port(RACY)
     assert t.kernels == []
     assert any(d.code == "XL2009" for d in t.diagnostics), [d.format() for d in t.diagnostics]
+
+
+# a (5, 6) block, padded to 8 x 8 lanes, its tile column-major (the inner axis is y); the first stage combines
+# other threads' elements per case (one case leaves by a break in its middle), the second stores those
+# combinations back and reads them at an index of a run-time value
+STAGES = """
+// xlate: x: in[n * 30], bias: in[n], y: out[n * 30], n: size(1..40), grid: n, block: (5, 6)
+__global__ void two_stage(const float* x, const float* bias, float* y, int n) {
+    __shared__ float t[30];
+    __shared__ float b;
+    int c = threadIdx.x, r = threadIdx.y, me = c * 6 + r;
+    t[me] = x[blockIdx.x * 30 + me];
+    b = bias[blockIdx.x];
+    __syncthreads();
+    float v = 0.0f;
+    switch (c) {
+        case 0: v = t[r] + t[6 + r]; break;
+        case 1: v = t[6 + r] - 2.0f * t[12 + r]; break;
+        case 2:
+            if (r == 5) break;
+            v = t[12 + r] * t[18 + r + 1];
+            break;
+        default: v = t[24 + r];
+    }
+    __syncthreads();
+    t[me] = v + t[me];
+    __syncthreads();
+    int k = (r + n) % 5;
+    y[blockIdx.x * 30 + me] = t[k * 6 + (5 - r)] + b;
+}
+"""
+
+
+def test_stored_combinations_read_back(tmp_path):
+    t = port(STAGES)
+    assert t.kernels == ["two_stage"], [d.format() for d in t.diagnostics]
+    n = 9
+    x = rng(23).standard_normal(n * 30).astype(np.float32)
+    bias = rng(24).standard_normal(n).astype(np.float32)
+    out = run(t.text, "two_stage",
+              [buf("x", x), buf("bias", bias), buf("y", poisoned(n * 30, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    T = x.reshape(n, 5, 6)
+    v = np.zeros_like(T)
+    v[:, 0] = T[:, 0] + T[:, 1]
+    v[:, 1] = T[:, 1] - 2 * T[:, 2]
+    v[:, 2, :5] = T[:, 2, :5] * T[:, 3, 1:]
+    v[:, 3:] = T[:, 4:5]
+    t2 = v + T
+    want = np.empty_like(T)
+    for r in range(6):
+        want[:, :, r] = t2[:, (r + n) % 5, 5 - r][:, None] + bias[:, None]
+    np.testing.assert_allclose(out["y"], want.ravel(), rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")

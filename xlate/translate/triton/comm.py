@@ -15,6 +15,7 @@ A pattern that is neither (or a read of another thread's write without a barrier
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -314,7 +315,7 @@ def _same_values(rec: WriteRec, live: np.ndarray, slots: np.ndarray, L: Block | 
     loads included, as a non-opaque symbol is)."""
     v = rec.value
     if isinstance(v, Sym):
-        if v.uniform and not v.opaque:
+        if not v.opaque and (v.uniform or not _varies_unmasked(v, frozenset({"x", "y"}), rec.pred)):
             return True
         if v.opaque or L is None or not v.lanes <= {"x", "y"}:
             return False
@@ -679,7 +680,11 @@ def data_view(L: Block, r: SharedRead, allow_tokens: bool = True) -> Sym:
             lt = token_view(L, r)
             act = active_lanes(L, [c for c in r.pred if c.concrete])
         except NotTokenizable as exc:
-            raise LiftError("XL2004", f"combined shared-memory values read with a non-thread-index pattern ({exc})", r.loc) from None
+            try:  # an index of run-time values: each combination stored is forwarded as the data it is
+                r.data = forward(L, r, recs)
+            except _Unsolvable:
+                raise LiftError("XL2004", f"combined shared-memory values read with a non-thread-index pattern ({exc})", r.loc) from None
+            return r.data
         r.data = materialize(L, lt, act, r.loc, note=f"shared array '{arr.name}'")
         return r.data
     try:
@@ -700,6 +705,28 @@ class _Unsolvable(Exception):
     pass
 
 
+def stored_data(L: Block, rec: WriteRec) -> Sym:
+    """The data value of a combination stored to shared memory (`s[t] = s[a(t)] + s[b(t)]`, no reduction
+    recognised), as each storing thread computed it: its tokens' data, evaluated under the store's conditions
+    (a gather is exact on the threads that stored, whatever the reader's conditions)."""
+    lt = rec.value
+    assert isinstance(lt, LaneTokens)
+    if lt.data is None:
+        if lt.alt is None:
+            raise _Unsolvable("combined values")
+        saved = L.st.pred
+        L.st.pred = list(rec.pred)
+        try:
+            lt.data = lt.alt()
+        except LiftError as exc:
+            if exc.code not in ("XL2004", "XL2010"):
+                raise
+            raise _Unsolvable(f"combined values ({exc.what})") from None
+        finally:
+            L.st.pred = saved
+    return lt.data
+
+
 def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     arr = r.arr
     axes = {"x": L.bx if L.nlanes else 1 << 30, "y": L.by}  # a block sized at launch: any number of threads
@@ -711,8 +738,10 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     reader_keys = {c.key() for c in r.pred}
     for rec in reversed(recs):
         solved = solve(rec.idx, r.idx, axes, rec, threads)
-        if isinstance(rec.value, LaneTokens) and (solved is None or not _misses(L, solved, axes, r)):
-            raise _Unsolvable("combined values")
+        if isinstance(rec.value, LaneTokens) and solved is not None and _misses(L, solved, axes, r):
+            continue
+        if isinstance(rec.value, LaneTokens):
+            rec = replace(rec, value=stored_data(L, rec))
         if solved is None:
             same = _same_value_write(L, rec, r, axes)
             if same is None:
@@ -786,7 +815,7 @@ def _same_value_write(L: Block, rec: WriteRec, r: SharedRead, axes: dict[str, in
     one element (`s = x[blockIdx.x];` by all threads, a block's atomics on one element): which thread wrote it
     does not matter, only that one did. None when the write is not of that kind."""
     value = rec.value
-    if not isinstance(value, Sym) or value.opaque or S.varies(value, frozenset(axes)):
+    if not isinstance(value, Sym) or value.opaque or _varies_unmasked(value, frozenset(axes), rec.pred):
         return None
     if any(i.opaque or S.varies(i, frozenset(axes)) for i in rec.idx):
         return None
@@ -808,6 +837,39 @@ def _same_value_write(L: Block, rec: WriteRec, r: SharedRead, axes: dict[str, in
         flag = S.where(S.land(*lane_conds), S.const(1, "int"), S.const(0, "int"), "int")
         conds.append(S.op("gt", "bool", reduce_sym("max", flag, "int"), S.const(0, "int")))
     return conds
+
+
+def _varies_unmasked(v: Sym, axes: frozenset[str], pred: tuple[Sym, ...]) -> bool:
+    """S.varies, except that a load masked by nothing but the write's own condition (the lanes padding the
+    block, `if (t < n)`) loads the same element on every thread that stores: the others store nothing."""
+    keys = {c.key() for c in pred}
+    seen: dict[int, bool] = {}
+
+    def own_mask(m: Sym) -> bool:
+        stack = [m]
+        while stack:
+            c = stack.pop()
+            if c.key() in keys or (c.is_const and c.value):
+                continue
+            if c.op != "land":
+                return False
+            stack.extend(c.args)
+        return True
+
+    def dep(s: Sym) -> bool:
+        hit = seen.get(s.id)
+        if hit is None:
+            if s.op == "load":
+                masked = s.mask is not None and not own_mask(s.mask)
+                hit = S.varies(s, axes) if masked else any(S.varies(a, axes) for a in s.args)
+            elif s.op == "reduce" or not s.args or "*" in s.lanes:
+                hit = S.varies(s, axes) or "*" in s.lanes
+            else:
+                hit = any(dep(a) for a in s.args)
+            seen[s.id] = hit
+        return hit
+
+    return dep(v)
 
 
 def _merge_same(L: Block, chain: list[tuple[list[Sym], Sym]], r: SharedRead) -> list[tuple[list[Sym], Sym]]:

@@ -178,6 +178,7 @@ class LaneTokens:
     toks: list[Tok]
     ctype: str
     alt: Callable[[], Sym] | None = None  # the same value computed as plain data, when tokens do not resolve
+    data: Sym | None = None  # alt's result, as the threads that stored it computed it (comm.stored_data)
 
 
 @dataclass
