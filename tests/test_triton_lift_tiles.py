@@ -127,3 +127,40 @@ def test_stored_combinations_read_back(tmp_path):
         want[:, :, r] = t2[:, (r + n) % 5, 5 - r][:, None] + bias[:, None]
     np.testing.assert_allclose(out["y"], want.ravel(), rtol=1e-5, atol=1e-5)
     guards_intact(out, "y")
+
+
+# 8 x 48 unrolled links of one accumulation, each reading another thread's element: the emitted chain is named
+# every few links (Python's stack and its parser nest no deeper)
+CHAIN = """
+// xlate: x: in[n], y: out[n], n: size(1..5000), grid: cdiv(n, 48), block: 48
+__global__ void long_chain(const float* x, float* y, int n) {
+    __shared__ float s[48];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    float acc = 0.0f;
+    for (int k = 0; k < 8; k++)
+        for (int p = 0; p < 48; p++)
+            acc = acc * 0.75f + s[(threadIdx.x + k + p) % 48];
+    if (i < n) y[i] = acc;
+}
+"""
+
+
+def test_long_unrolled_chain(tmp_path):
+    t = port(CHAIN)
+    assert t.kernels == ["long_chain"], [d.format() for d in t.diagnostics]
+    n = 301
+    x = rng(25).standard_normal(n).astype(np.float32)
+    out = run(t.text, "long_chain", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    s = np.zeros(7 * 48)
+    s[:n] = x
+    s = s.reshape(7, 48)
+    acc = np.zeros((7, 48))
+    lane = np.arange(48)
+    for k in range(8):
+        for p in range(48):
+            acc = acc * 0.75 + s[:, (lane + k + p) % 48]
+    np.testing.assert_allclose(out["y"], acc.ravel()[:n], rtol=1e-4, atol=1e-5)
+    guards_intact(out, "y")
