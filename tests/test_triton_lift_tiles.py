@@ -164,3 +164,50 @@ def test_long_unrolled_chain(tmp_path):
             acc = acc * 0.75 + s[:, (lane + k + p) % 48]
     np.testing.assert_allclose(out["y"], acc.ravel()[:n], rtol=1e-4, atol=1e-5)
     guards_intact(out, "y")
+
+
+# a 3-D block (4, 3, 2): the thread's number z * 12 + y * 4 + x is affine in the lanes (the y lanes hold y and z,
+# split by division and remainder, which recombine); an and-tree over it, and a read of another thread's element
+CUBE = """
+// xlate: x: in[n], y: out[n], flag: out[n], n: size(1..5000), grid: cdiv(n, 24), block: (4, 3, 2)
+__global__ void cube(const float* x, float* y, int* flag, int n) {
+    __shared__ float s[24];
+    __shared__ int ok[32];
+    int t = threadIdx.z * 12 + threadIdx.y * 4 + threadIdx.x;
+    int i = blockIdx.x * 24 + t;
+    s[t] = i < n ? x[i] : 0.0f;
+    ok[t] = i < n ? (x[i] > -1.0f) : 1;
+    if (t < 8) ok[t + 24] = 1;
+    __syncthreads();
+    for (int h = 16; h > 0; h /= 2) {
+        if (t < h) {
+            bool a = ok[t];
+            bool b = ok[t + h];
+            ok[t] = (a && b) ? 1 : 0;
+        }
+        __syncthreads();
+    }
+    if (i < n) y[i] = s[23 - t];
+    if (i < n) flag[i] = ok[0];
+}
+"""
+
+
+def test_thread_number_of_a_3d_block(tmp_path):
+    t = port(CUBE)
+    assert t.kernels == ["cube"], [d.format() for d in t.diagnostics]
+    n = 203
+    blocks = (n + 23) // 24
+    x = rng(26).standard_normal(n).astype(np.float32) * 0.6
+    out = run(t.text, "cube", [buf("x", x), buf("y", poisoned(n, np.float32)),
+                               buf("flag", poisoned(n, np.int32)), ScalarArg("n", n, "int32")], tmp_path)
+    padded = np.zeros(blocks * 24, dtype=np.float32)
+    padded[:n] = x
+    tiles = padded.reshape(blocks, 24)
+    np.testing.assert_array_equal(out["y"], tiles[:, ::-1].ravel()[:n])
+    valid = (np.arange(blocks * 24) < n).reshape(blocks, 24)
+    want = np.all((tiles > -1.0) | ~valid, axis=1).astype(np.int32)
+    np.testing.assert_array_equal(out["flag"], np.repeat(want, 24)[:n])
+    assert 0 < want.sum() < blocks  # both outcomes occur
+    guards_intact(out, "y")
+    guards_intact(out, "flag")
