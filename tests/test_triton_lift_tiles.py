@@ -211,3 +211,49 @@ def test_thread_number_of_a_3d_block(tmp_path):
     assert 0 < want.sum() < blocks  # both outcomes occur
     guards_intact(out, "y")
     guards_intact(out, "flag")
+
+
+# a tile with a one-element halo, row pitch BX + 2: the halo rows are stored by the threads of row 0, the halo
+# columns by those of row 1, whose second store's index was advanced under the store's own condition
+HALO = """
+#define BX 8
+#define BY 3
+// xlate: a: in[h * w], o: out[h * w], w: size(1..100), h: size(1..100), grid: (cdiv(w, 8), cdiv(h, 3)), block: (8, 3)
+__global__ void halo_avg(const float* a, float* o, int w, int h) {
+    __shared__ float t[(BX + 2) * (BY + 2)];
+    int bx0 = blockIdx.x * BX, by0 = blockIdx.y * BY;
+    int ix = bx0 + threadIdx.x, iy = by0 + threadIdx.y;
+    int cx = min(ix, w - 1), cy = min(iy, h - 1);
+    int me = threadIdx.x + 1 + (threadIdx.y + 1) * (BX + 2);
+    t[me] = a[cy * w + cx];
+    if (threadIdx.y == 0) {
+        int k = threadIdx.x + 1;
+        t[k] = a[max(by0 - 1, 0) * w + cx];
+        t[k + (BY + 1) * (BX + 2)] = a[min(by0 + BY, h - 1) * w + cx];
+    } else if (threadIdx.y == 1) {
+        int k = (threadIdx.x + 1) * (BX + 2);
+        int yy = min(by0 + (int)threadIdx.x, h - 1);
+        if (threadIdx.x < BY) {
+            t[k] = a[yy * w + max(bx0 - 1, 0)];
+            k += BX + 1;
+            t[k] = a[yy * w + min(bx0 + BX, w - 1)];
+        }
+    }
+    __syncthreads();
+    if (ix < w && iy < h)
+        o[iy * w + ix] = 0.25f * (t[me - 1] + t[me + 1] + t[me - BX - 2] + t[me + BX + 2]);
+}
+"""
+
+
+def test_halo_tile_with_row_pitch(tmp_path):
+    t = port(HALO)
+    assert t.kernels == ["halo_avg"], [d.format() for d in t.diagnostics]
+    h, w = 13, 29
+    a = rng(27).standard_normal(h * w).astype(np.float32)
+    out = run(t.text, "halo_avg", [buf("a", a), buf("o", poisoned(h * w, np.float32)), ScalarArg("w", w, "int32"),
+                                   ScalarArg("h", h, "int32")], tmp_path)
+    p = np.pad(a.reshape(h, w), 1, mode="edge")
+    want = 0.25 * (p[1:-1, :-2] + p[1:-1, 2:] + p[:-2, 1:-1] + p[2:, 1:-1])
+    np.testing.assert_allclose(out["o"], want.ravel(), rtol=1e-5, atol=1e-6)
+    guards_intact(out, "o")

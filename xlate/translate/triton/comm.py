@@ -157,6 +157,23 @@ def thread_private(L: Block, lt: LaneTokens, pred: tuple[Sym, ...]) -> bool:
     return True
 
 
+def assuming(s: Sym, pred: tuple[Sym, ...]) -> Sym:
+    """An index with its top-level selects on a condition of `pred` (or its negation) decided: a store under
+    `if (t < n)` of an index that `if (t < n) k += d;` updated reads `k + d`, an affine index again."""
+    keys = {c.key() for c in pred}
+    while s.op == "where" or (s.op == "cast" and s.args[0].op == "where" and ctyping.is_int(s.ctype)):
+        w = s if s.op == "where" else s.args[0]
+        c, a, b = w.args
+        if c.key() in keys:
+            pick = a
+        elif (c.op == "lnot" and c.args[0].key() in keys) or S.lnot(c).key() in keys:
+            pick = b
+        else:
+            return s
+        s = pick if s.op == "where" else S.cast(pick, s.ctype)
+    return s
+
+
 def token_binary(L: Block, op: str, a: Any, b: Any, data_alt: Callable[[], Sym]) -> LaneTokens:
     ta, tb = tokenize(L, a), tokenize(L, b)
     toks = [combine(x, y, op) for x, y in zip(ta.toks, tb.toks)]

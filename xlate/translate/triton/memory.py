@@ -372,6 +372,7 @@ class Memory:
             if merged is not None:
                 pred, val = merged
                 arr.records.pop()
+        idx = tuple(comm.assuming(i, pred) for i in idx)
         rec = WriteRec(self.next_id(), arr, idx, pred, val, self.st.epoch, loc)
         self.st.records[rec.id] = rec
         arr.records.append(rec)
