@@ -731,8 +731,11 @@ def stored_data(L: Block, rec: WriteRec) -> Sym:
     if lt.data is None:
         if lt.alt is None:
             raise _Unsolvable("combined values")
+        if _STORED_DEPTH[0] >= MAX_STORED_DEPTH:  # a tree of exchanges (a scan's sweeps): recomputing it per
+            raise _Unsolvable("combined values of combined values, too deep to recompute")  # element explodes
         saved = L.st.pred
         L.st.pred = list(rec.pred)
+        _STORED_DEPTH[0] += 1
         try:
             lt.data = lt.alt()
         except LiftError as exc:
@@ -741,7 +744,12 @@ def stored_data(L: Block, rec: WriteRec) -> Sym:
             raise _Unsolvable(f"combined values ({exc.what})") from None
         finally:
             L.st.pred = saved
+            _STORED_DEPTH[0] -= 1
     return lt.data
+
+
+MAX_STORED_DEPTH = 3  # stages of stored exchanges recomputed within one another (a winograd transform has two)
+_STORED_DEPTH = [0]
 
 
 def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
