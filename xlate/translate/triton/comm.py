@@ -608,6 +608,26 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
     return sol, eqs
 
 
+def _span(L: Block, idx: tuple[Sym, ...], pred: list[Sym]) -> tuple[int, int] | None:
+    """Lowest and highest element a 1-D thread-index subscript names on the threads under `pred` (None: not
+    known from thread indices alone, or no thread)."""
+    if not L.nlanes or len(idx) != 1 or not idx[0].concrete:
+        return None
+    try:
+        act = active_lanes(L, pred)
+        v = concrete(L, idx[0]).astype(np.int64)[act]
+    except (NotTokenizable, NotConcrete, ZeroDivisionError):
+        return None
+    return (int(v.min()), int(v.max())) if len(v) else None
+
+
+def _disjoint(L: Block, rec: WriteRec, span: tuple[int, int]) -> bool:
+    """Whether write `rec` stores no element in [span] (its own span computed once)."""
+    if rec.span is None:
+        rec.span = _span(L, rec.idx, [c for c in rec.pred if c.concrete]) or (-(1 << 62), 1 << 62)
+    return rec.span[1] < span[0] or span[1] < rec.span[0]
+
+
 def _misses(L: Block, solved: tuple[dict[str, Sym], list[Sym]], axes: dict[str, int], r: SharedRead) -> bool:
     """Whether no thread that makes the read names an element the write stores (its writer solved out of range,
     or a subscript equality false): decided from thread indices alone (a sub-array carved from the same buffer)."""
@@ -761,7 +781,10 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     chain: list[tuple[list[Sym], Sym]] = []
     covered = False
     reader_keys = {c.key() for c in r.pred}
+    read_span = _span(L, r.idx, [c for c in r.pred if c.concrete])
     for rec in reversed(recs):
+        if read_span is not None and _disjoint(L, rec, read_span):
+            continue  # a thread-index write elsewhere in the array (another sub-array): cheaper than solving
         solved = solve(rec.idx, r.idx, axes, rec, threads)
         if isinstance(rec.value, LaneTokens) and solved is not None and _misses(L, solved, axes, r):
             continue

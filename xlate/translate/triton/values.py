@@ -121,6 +121,7 @@ class WriteRec:
     epoch: int
     loc: ir.Loc | None = None
     atomic: bool = False  # the block's atomics on one element: its value after them, the same for every thread
+    span: tuple[int, int] | None = None  # lowest and highest element a 1-D write stores (comm.disjoint), once known
 
 
 @dataclass
