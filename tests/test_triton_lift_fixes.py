@@ -319,7 +319,7 @@ __global__ void decode(const int* code, float* out, int n) {
     assert np.array_equal(out["out"], want)
 
 
-def test_switch_with_a_break_inside_a_case_is_refused_not_mistranslated():
+def test_switch_with_a_break_inside_a_case_runs_the_rest_of_the_case_as_an_else(tmp_path):
     src = """
 // xlate: code: in[n](0..3), out: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
 __global__ void early(const int* code, float* out, int n) {
@@ -328,6 +328,30 @@ __global__ void early(const int* code, float* out, int n) {
     float v = 0.0f;
     switch (code[i]) {
         case 0: if (i % 2) break; v = 1.0f; break;
+        default: v = 2.0f;
+    }
+    out[i] = v;
+}
+"""
+    t = ported(src, "early")
+    n = 1001
+    code = rng(7).integers(0, 4, n).astype(np.int32)
+    out = run(t.text, "early", [buf("code", code), buf("out", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    i = np.arange(n)
+    want = np.where(code == 0, np.where(i % 2 == 1, 0.0, 1.0), 2.0).astype(np.float32)
+    assert np.array_equal(out["out"], want)
+
+
+def test_switch_with_a_break_in_a_nested_else_is_refused():
+    src = """
+// xlate: code: in[n](0..3), out: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void early(const int* code, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = 0.0f;
+    switch (code[i]) {
+        case 0: { v = 1.0f; { if (i % 2) { v = 3.0f; } else break; } v += 1.0f; break; }
         default: v = 2.0f;
     }
     out[i] = v;

@@ -384,6 +384,7 @@ class Builder:
                 run.extend(kept)
                 if ends:
                     break
+            run = _breaks_as_branches(run)
             if ir.contains(tuple(run), (ir.Break,)) is not None:
                 raise BuildError("break inside a switch case before its end", loc)
             branches.append((labels, tuple(run)))
@@ -626,6 +627,28 @@ def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = Non
     """The IR of kernel or device function `fn` of `unit` (macros expanded). Raises BuildError."""
     return Builder(unit, function_source(unit, fn, lines)).function(fn)
 
+
+
+def _breaks_as_branches(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
+    """A case's run with each `if (c) { A; break; } B` as `if (c) { A } else { B }` (an else of the if runs
+    before B), so that no break is left before the run's end; a break anywhere else stays (and is refused)."""
+    for i, st in enumerate(stmts):
+        if not isinstance(st, ir.If):
+            continue
+        then, ends = _end_of_case(list(st.then))
+        if not ends or _ends_otherwise(st.then):
+            continue
+        rest = _breaks_as_branches([*st.other, *stmts[i + 1 :]])
+        return [*stmts[:i], ir.If(st.loc, st.test, tuple(_breaks_as_branches(then)), tuple(rest))]
+    return stmts
+
+
+def _ends_otherwise(stmts: tuple[ir.Stmt, ...]) -> bool:
+    """Whether a body ends in return or continue (not a break), however deep in trailing blocks."""
+    last = stmts[-1] if stmts else None
+    while isinstance(last, ir.BlockStmt) and last.body:
+        last = last.body[-1]
+    return isinstance(last, ir.Return | ir.Continue)
 
 
 def _end_of_case(stmts: list[ir.Stmt]) -> tuple[list[ir.Stmt], bool]:

@@ -15,6 +15,7 @@ A pattern that is neither (or a read of another thread's write without a barrier
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -140,6 +141,37 @@ def tokenize(L: Block, v: Any) -> LaneTokens:
             L.st.records[rec.id] = rec
         return LaneTokens([Tok(None, {rec.id: 1 << i}) for i in range(L.nlanes)], v.ctype, alt=lambda v=v: v)
     raise NotTokenizable(type(v).__name__)
+
+
+def thread_private(L: Block, lt: LaneTokens, pred: tuple[Sym, ...]) -> bool:
+    """Whether every thread under `pred` holds a token that combines values of that thread only (or constants):
+    no exchange between threads."""
+    try:
+        act = active_lanes(L, pred)
+    except NotTokenizable:
+        act = np.ones(len(lt.toks), dtype=bool)
+    for lane_i in np.nonzero(act)[0]:
+        t = lt.toks[int(lane_i)]
+        if t.bad or any(m != 1 << int(lane_i) for m in t.masks.values()):
+            return False
+    return True
+
+
+def assuming(s: Sym, pred: tuple[Sym, ...]) -> Sym:
+    """An index with its top-level selects on a condition of `pred` (or its negation) decided: a store under
+    `if (t < n)` of an index that `if (t < n) k += d;` updated reads `k + d`, an affine index again."""
+    keys = {c.key() for c in pred}
+    while s.op == "where" or (s.op == "cast" and s.args[0].op == "where" and ctyping.is_int(s.ctype)):
+        w = s if s.op == "where" else s.args[0]
+        c, a, b = w.args
+        if c.key() in keys:
+            pick = a
+        elif (c.op == "lnot" and c.args[0].key() in keys) or S.lnot(c).key() in keys:
+            pick = b
+        else:
+            return s
+        s = pick if s.op == "where" else S.cast(pick, s.ctype)
+    return s
 
 
 def token_binary(L: Block, op: str, a: Any, b: Any, data_alt: Callable[[], Sym]) -> LaneTokens:
@@ -300,7 +332,7 @@ def _same_values(rec: WriteRec, live: np.ndarray, slots: np.ndarray, L: Block | 
     loads included, as a non-opaque symbol is)."""
     v = rec.value
     if isinstance(v, Sym):
-        if v.uniform and not v.opaque:
+        if not v.opaque and (v.uniform or not _varies_unmasked(v, frozenset({"x", "y"}), rec.pred)):
             return True
         if v.opaque or L is None or not v.lanes <= {"x", "y"}:
             return False
@@ -531,9 +563,10 @@ def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sy
 
 
 def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
-          rec: WriteRec | None = None) -> tuple[dict[str, Sym], list[Sym]] | None:
+          rec: WriteRec | None = None, threads: dict[str, int] | None = None) -> tuple[dict[str, Sym], list[Sym]] | None:
     """The writer thread t' with w(t') = r(t) per lane axis, and the equalities the other subscripts need. An
-    axis the subscripts do not name is fixed by the write's condition (`if (ty == 0) s[tx] = ...`: t'.y = 0)."""
+    axis the subscripts do not name is fixed by the write's condition (`if (ty == 0) s[tx] = ...`: t'.y = 0).
+    `threads`: the block's threads per axis where fewer than its lanes (`axes`, padded to powers of two)."""
     sol: dict[str, Sym] = {}
     eqs: list[Sym] = []
     for w, r in zip(w_idx, r_idx):
@@ -544,6 +577,13 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
         coefs = {a: c for a, c in coefs.items() if a in axes}
         if not coefs:
             eqs.append(S.op("eq", "bool", S.cast(r, "int"), S.cast(w, "int")))
+            continue
+        if len(coefs) == 2 and not any(a in sol for a in coefs):
+            mixed = _solve_mixed(coefs, r, w, rest, threads or axes)
+            if mixed is None:
+                return None
+            sol.update(mixed[0])
+            eqs.extend(mixed[1])
             continue
         if len(coefs) != 1:
             return None
@@ -566,6 +606,67 @@ def solve(w_idx: tuple[Sym, ...], r_idx: tuple[Sym, ...], axes: dict[str, int],
                 return None  # every thread along `axis` writes the same element: no unique writer
             sol[axis] = pinned
     return sol, eqs
+
+
+def _span(L: Block, idx: tuple[Sym, ...], pred: list[Sym]) -> tuple[int, int] | None:
+    """Lowest and highest element a 1-D thread-index subscript names on the threads under `pred` (None: not
+    known from thread indices alone, or no thread)."""
+    if not L.nlanes or len(idx) != 1 or not idx[0].concrete:
+        return None
+    try:
+        act = active_lanes(L, pred)
+        v = concrete(L, idx[0]).astype(np.int64)[act]
+    except (NotTokenizable, NotConcrete, ZeroDivisionError):
+        return None
+    return (int(v.min()), int(v.max())) if len(v) else None
+
+
+def _disjoint(L: Block, rec: WriteRec, span: tuple[int, int]) -> bool:
+    """Whether write `rec` stores no element in [span] (its own span computed once)."""
+    if rec.span is None:
+        rec.span = _span(L, rec.idx, [c for c in rec.pred if c.concrete]) or (-(1 << 62), 1 << 62)
+    return rec.span[1] < span[0] or span[1] < rec.span[0]
+
+
+def _misses(L: Block, solved: tuple[dict[str, Sym], list[Sym]], axes: dict[str, int], r: SharedRead) -> bool:
+    """Whether no thread that makes the read names an element the write stores (its writer solved out of range,
+    or a subscript equality false): decided from thread indices alone (a sub-array carved from the same buffer)."""
+    if not L.nlanes:
+        return False
+    sol, eqs = solved
+    conds = list(eqs)
+    for a, t in sol.items():
+        if a in axes and not _is_lane(t, a):
+            conds += [S.op("ge", "bool", t, S.const(0, "int")), S.op("lt", "bool", t, S.const(axes[a], "int"))]
+    try:
+        hit = active_lanes(L, [c for c in r.pred if c.concrete])
+        for c in conds:
+            if not c.concrete:
+                return False
+            hit &= concrete(L, c).astype(bool)
+    except (NotTokenizable, NotConcrete, ZeroDivisionError):
+        return False
+    return not hit.any()
+
+
+def _solve_mixed(coefs: dict[str, int], r: Sym, w: Sym, rest: Sym,
+                 threads: dict[str, int]) -> tuple[dict[str, Sym], list[Sym]] | None:
+    """The writer of element e of a subscript linear in two thread axes, `s[ty * m + tx]` (a tile indexed by the
+    thread's number in the block, or a padded row pitch m): with inner coefficient c and outer c * m, where m is at
+    least the inner axis's extent, every element has at most one writer: u = (e - rest) / c, inner = u % m,
+    outer = u / m; the caller's range checks on both axes reject the gaps of a padded pitch."""
+    (ia, ic), (oa, oc) = sorted(coefs.items(), key=lambda kv: abs(kv[1]))
+    if ic <= 0 or oc <= 0 or oc % ic or oc // ic < threads[ia] or threads[ia] >= 1 << 30:
+        return None
+    if S.canon(S.cast(r, "int")) == S.canon(S.cast(w, "int")):
+        return {ia: S.lane(ia), oa: S.lane(oa)}, []  # the thread's own element
+    m = oc // ic
+    u = S.op("sub", "int", S.cast(r, "int"), S.cast(rest, "int"))
+    eqs = [S.op("ge", "bool", u, S.const(0, "int"))]  # C's % and / truncate: a negative u has no writer
+    if ic != 1:
+        eqs.append(S.op("eq", "bool", S.op("mod", "int", u, S.const(ic, "int")), S.const(0, "int")))
+        u = S.op("div", "int", u, S.const(ic, "int"))
+    return {ia: S.op("mod", "int", u, S.const(m, "int")), oa: S.op("div", "int", u, S.const(m, "int"))}, eqs
 
 
 def _reads_own_write(L: Block, sol: dict[str, Sym], r: SharedRead) -> bool:
@@ -616,7 +717,11 @@ def data_view(L: Block, r: SharedRead, allow_tokens: bool = True) -> Sym:
             lt = token_view(L, r)
             act = active_lanes(L, [c for c in r.pred if c.concrete])
         except NotTokenizable as exc:
-            raise LiftError("XL2004", f"combined shared-memory values read with a non-thread-index pattern ({exc})", r.loc) from None
+            try:  # an index of run-time values: each combination stored is forwarded as the data it is
+                r.data = forward(L, r, recs)
+            except _Unsolvable:
+                raise LiftError("XL2004", f"combined shared-memory values read with a non-thread-index pattern ({exc})", r.loc) from None
+            return r.data
         r.data = materialize(L, lt, act, r.loc, note=f"shared array '{arr.name}'")
         return r.data
     try:
@@ -637,16 +742,54 @@ class _Unsolvable(Exception):
     pass
 
 
+def stored_data(L: Block, rec: WriteRec) -> Sym:
+    """The data value of a combination stored to shared memory (`s[t] = s[a(t)] + s[b(t)]`, no reduction
+    recognised), as each storing thread computed it: its tokens' data, evaluated under the store's conditions
+    (a gather is exact on the threads that stored, whatever the reader's conditions)."""
+    lt = rec.value
+    assert isinstance(lt, LaneTokens)
+    if lt.data is None:
+        if lt.alt is None:
+            raise _Unsolvable("combined values")
+        if _STORED_DEPTH[0] >= MAX_STORED_DEPTH:  # a tree of exchanges (a scan's sweeps): recomputing it per
+            raise _Unsolvable("combined values of combined values, too deep to recompute")  # element explodes
+        saved = L.st.pred
+        L.st.pred = list(rec.pred)
+        _STORED_DEPTH[0] += 1
+        try:
+            lt.data = lt.alt()
+        except LiftError as exc:
+            if exc.code not in ("XL2004", "XL2010"):
+                raise
+            raise _Unsolvable(f"combined values ({exc.what})") from None
+        finally:
+            L.st.pred = saved
+            _STORED_DEPTH[0] -= 1
+    return lt.data
+
+
+MAX_STORED_DEPTH = 3  # stages of stored exchanges recomputed within one another (a winograd transform has two)
+_STORED_DEPTH = [0]
+
+
 def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     arr = r.arr
     axes = {"x": L.bx if L.nlanes else 1 << 30, "y": L.by}  # a block sized at launch: any number of threads
+    threads = axes  # the block's threads per lane axis (the y lanes hold y and z)
+    if L.nlanes:
+        threads = {"x": int(L.block_dim("x").value), "y": int(L.block_dim("y").value) * int(L.block_dim("z").value)}
     chain: list[tuple[list[Sym], Sym]] = []
     covered = False
     reader_keys = {c.key() for c in r.pred}
+    read_span = _span(L, r.idx, [c for c in r.pred if c.concrete])
     for rec in reversed(recs):
+        if read_span is not None and _disjoint(L, rec, read_span):
+            continue  # a thread-index write elsewhere in the array (another sub-array): cheaper than solving
+        solved = solve(rec.idx, r.idx, axes, rec, threads)
+        if isinstance(rec.value, LaneTokens) and solved is not None and _misses(L, solved, axes, r):
+            continue
         if isinstance(rec.value, LaneTokens):
-            raise _Unsolvable("combined values")
-        solved = solve(rec.idx, r.idx, axes, rec)
+            rec = replace(rec, value=stored_data(L, rec))
         if solved is None:
             same = _same_value_write(L, rec, r, axes)
             if same is None:
@@ -661,6 +804,8 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
             continue
         sol, eqs = solved
         identity = all(sol.get(a) is not None and _is_lane(sol[a], a) for a, n in axes.items() if n > 1)
+        if not identity and _misses(L, solved, axes, r):
+            continue  # another part of the array (a sub-array carved from one buffer)
         if not identity and rec.epoch == r.epoch and not _reads_own_write(L, sol, r):
             raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
         conds: list[Sym] = list(eqs)
@@ -718,7 +863,7 @@ def _same_value_write(L: Block, rec: WriteRec, r: SharedRead, axes: dict[str, in
     one element (`s = x[blockIdx.x];` by all threads, a block's atomics on one element): which thread wrote it
     does not matter, only that one did. None when the write is not of that kind."""
     value = rec.value
-    if not isinstance(value, Sym) or value.opaque or S.varies(value, frozenset(axes)):
+    if not isinstance(value, Sym) or value.opaque or _varies_unmasked(value, frozenset(axes), rec.pred):
         return None
     if any(i.opaque or S.varies(i, frozenset(axes)) for i in rec.idx):
         return None
@@ -740,6 +885,39 @@ def _same_value_write(L: Block, rec: WriteRec, r: SharedRead, axes: dict[str, in
         flag = S.where(S.land(*lane_conds), S.const(1, "int"), S.const(0, "int"), "int")
         conds.append(S.op("gt", "bool", reduce_sym("max", flag, "int"), S.const(0, "int")))
     return conds
+
+
+def _varies_unmasked(v: Sym, axes: frozenset[str], pred: tuple[Sym, ...]) -> bool:
+    """S.varies, except that a load masked by nothing but the write's own condition (the lanes padding the
+    block, `if (t < n)`) loads the same element on every thread that stores: the others store nothing."""
+    keys = {c.key() for c in pred}
+    seen: dict[int, bool] = {}
+
+    def own_mask(m: Sym) -> bool:
+        stack = [m]
+        while stack:
+            c = stack.pop()
+            if c.key() in keys or (c.is_const and c.value):
+                continue
+            if c.op != "land":
+                return False
+            stack.extend(c.args)
+        return True
+
+    def dep(s: Sym) -> bool:
+        hit = seen.get(s.id)
+        if hit is None:
+            if s.op == "load":
+                masked = s.mask is not None and not own_mask(s.mask)
+                hit = S.varies(s, axes) if masked else any(S.varies(a, axes) for a in s.args)
+            elif s.op == "reduce" or not s.args or "*" in s.lanes:
+                hit = S.varies(s, axes) or "*" in s.lanes
+            else:
+                hit = any(dep(a) for a in s.args)
+            seen[s.id] = hit
+        return hit
+
+    return dep(v)
 
 
 def _merge_same(L: Block, chain: list[tuple[list[Sym], Sym]], r: SharedRead) -> list[tuple[list[Sym], Sym]]:

@@ -136,10 +136,39 @@ class Emitter:
 
     def code(self, s: Sym, ctx: Ctx, want: str | None = None) -> str:
         """Code for `s`; with `want`, converted to the Triton dtype of C type `want`."""
+        self._name_deep(s, ctx)
         c = self._code(s, ctx)
         if want is not None:
             c = self.convert(c, s, want)
         return c
+
+    def _name_deep(self, s: Sym, ctx: Ctx) -> None:
+        """Before emitting a long chain of arithmetic (an unrolled accumulation, `acc += a[k] * b[k]` hundreds of
+        times), give every CHAIN_STEP-th link a variable of its own, innermost first: the recursive emission and
+        the generated Python expression then nest at most that deep."""
+        if s.op not in CHAIN_OPS or self._cached(s, ctx) is not None:
+            return
+        height: dict[int, int] = {}
+        order: list[Sym] = []
+        stack: list[tuple[Sym, bool]] = [(s, False)]
+        while stack:  # post-order, iteratively: the chain may be deeper than Python's stack
+            x, done = stack.pop()
+            if done:
+                height[x.id] = 1 + max((height.get(a.id, 0) for a in x.args), default=0)
+                order.append(x)
+                continue
+            if x.id in height or x.op not in CHAIN_OPS or self._cached(x, ctx) is not None:
+                continue
+            height[x.id] = 0
+            stack.append((x, True))
+            stack.extend((a, False) for a in x.args)
+        if height[s.id] <= CHAIN_STEP:
+            return
+        for x in order:
+            if height[x.id] % CHAIN_STEP == 0 and x is not s:
+                c = self._code(x, ctx)
+                if not c.isidentifier():
+                    self._remember(x, ctx, self.assign("t", c))
 
     def convert(self, code: str, s: Sym, want: str) -> str:
         have = edtype(s)
@@ -345,6 +374,8 @@ class Emitter:
         return f"_xl_{s.name}({', '.join(codes)})"
 
 
+CHAIN_OPS = frozenset({*PYOP, "div", "neg", "pos", "cast", "min", "max", "where"})
+CHAIN_STEP = 32  # links of an arithmetic chain between variables (Python's stack, and its parser's nesting)
 ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*) = (.*)$")
 WORD = re.compile(r"[A-Za-z_]\w*")
 

@@ -4,6 +4,7 @@ atomics."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from typing import Any
 
@@ -395,6 +396,9 @@ class Memory:
                 val = comm.token_view(self, val)
             except comm.NotTokenizable:
                 val = self.data(val, loc)
+        if isinstance(val, LaneTokens) and val.alt is not None and comm.thread_private(self, val, pred):
+            with contextlib.suppress(LiftError):  # `s[t] += x`: a thread's own values only; as data, reads forward it
+                val = val.alt()
         if isinstance(val, LaneTokens):
             ok = all(s.concrete for s in idx)
             if ok:
@@ -413,6 +417,7 @@ class Memory:
             if merged is not None:
                 pred, val = merged
                 arr.records.pop()
+        idx = tuple(comm.assuming(i, pred) for i in idx)
         rec = WriteRec(self.next_id(), arr, idx, pred, val, self.st.epoch, loc)
         self.st.records[rec.id] = rec
         arr.records.append(rec)

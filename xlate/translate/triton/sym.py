@@ -448,7 +448,16 @@ def loads_in(s: Sym) -> list[Sym]:
 
 
 def affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
-    """Write an integer sym as sum(coef[axis] * lane(axis)) + rest, rest lane-free; None if it is not affine."""
+    """Write an integer sym as sum(coef[axis] * lane(axis)) + rest, rest lane-free; None if it is not affine.
+    `(a / c) * c * k + (a % c) * k` is `a * k` (C's division and remainder recombine for any a): a thread number
+    built from lane coordinates split by division (the y lanes of a 3-D block hold y and z) is affine again."""
+    out = _affine(s)
+    if out is None and s.lanes and ctyping.is_int(s.ctype):
+        out = _affine_divmod(s)
+    return out
+
+
+def _affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
     if not ctyping.is_int(s.ctype) and s.ctype != "bool":
         return None
     if not s.lanes:
@@ -456,9 +465,9 @@ def affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
     if s.op in ("lane", "red"):
         return {s.axis: 1}, const(0, "int")
     if s.op == "cast" and ctyping.is_int(s.args[0].ctype) and ctyping.bits(s.ctype) >= 32:
-        return affine(s.args[0])
+        return _affine(s.args[0])
     if s.op in ("add", "sub"):
-        a, b = affine(s.args[0]), affine(s.args[1])
+        a, b = _affine(s.args[0]), _affine(s.args[1])
         if a is None or b is None:
             return None
         sign = 1 if s.op == "add" else -1
@@ -472,18 +481,76 @@ def affine(s: Sym) -> tuple[dict[str, int], Sym] | None:
         for i in (0, 1):
             c = s.args[i]
             if c.is_const and ctyping.is_int(c.ctype):
-                inner = affine(s.args[1 - i])
+                inner = _affine(s.args[1 - i])
                 if inner is None:
                     return None
                 k = int(c.value)
                 return {a: v * k for a, v in inner[0].items() if v * k}, op("mul", "int", cast(inner[1], "int"), const(k, "int"))
         return None
     if s.op == "neg":
-        inner = affine(s.args[0])
+        inner = _affine(s.args[0])
         if inner is None:
             return None
         return {a: -v for a, v in inner[0].items()}, op("neg", "int", cast(inner[1], "int"))
     return None
+
+
+
+def _affine_divmod(s: Sym) -> tuple[dict[str, int], Sym] | None:
+    terms: dict[Any, int] = {}
+    parts: dict[Any, Sym] = {}
+    rest: list[Sym] = []
+    if not _linear_terms(s, 1, terms, parts, rest):
+        return None
+    for key in [k for k in terms if k[0] == "div"]:
+        mod = ("mod", *key[1:])
+        c = key[2]
+        kd, km = terms.get(key, 0), terms.get(mod, 0)
+        if km == 0 or kd != c * km:
+            return None
+        inner = _affine(parts[key])
+        if inner is None:
+            return None
+        del terms[key], terms[mod]
+        for a, v in inner[0].items():
+            terms[a] = terms.get(a, 0) + km * v
+        rest.append(op("mul", "int", cast(inner[1], "int"), const(km, "int")))
+    if any(not isinstance(k, str) for k, v in terms.items() if v):
+        return None
+    total = const(0, "int")
+    for r in rest:
+        total = op("add", "int", total, r)
+    return {k: v for k, v in terms.items() if v}, total
+
+
+def _linear_terms(s: Sym, k: int, terms: dict[Any, int], parts: dict[Any, Sym], rest: list[Sym]) -> bool:
+    """s * k as lane terms, `a / c` and `a % c` terms (a reading lanes, c a positive constant) and a lane-free
+    rest; False for anything else."""
+    if not s.lanes:
+        rest.append(op("mul", "int", cast(s, "int"), const(k, "int")))
+        return True
+    if s.op in ("lane", "red"):
+        terms[s.axis] = terms.get(s.axis, 0) + k
+        return True
+    if s.op == "cast" and ctyping.is_int(s.args[0].ctype) and ctyping.bits(s.ctype) >= 32:
+        return _linear_terms(s.args[0], k, terms, parts, rest)
+    if s.op in ("add", "sub"):
+        return _linear_terms(s.args[0], k, terms, parts, rest) and \
+            _linear_terms(s.args[1], k if s.op == "add" else -k, terms, parts, rest)
+    if s.op == "neg":
+        return _linear_terms(s.args[0], -k, terms, parts, rest)
+    if s.op == "mul":
+        for i in (0, 1):
+            c = s.args[i]
+            if c.is_const and ctyping.is_int(c.ctype):
+                return _linear_terms(s.args[1 - i], k * int(c.value), terms, parts, rest)
+        return False
+    if s.op in ("div", "mod") and s.args[1].is_const and ctyping.is_int(s.args[1].ctype) and int(s.args[1].value) > 0:
+        key = (s.op, canon(s.args[0]), int(s.args[1].value))
+        terms[key] = terms.get(key, 0) + k
+        parts[key] = s.args[0]
+        return True
+    return False
 
 
 # -- canonical forms -----------------------------------------------------------------------------------------

@@ -143,6 +143,7 @@ class WriteRec:
     epoch: int
     loc: ir.Loc | None = None
     atomic: bool = False  # the block's atomics on one element: its value after them, the same for every thread
+    span: tuple[int, int] | None = None  # lowest and highest element a 1-D write stores (comm.disjoint), once known
 
 
 @dataclass
@@ -222,6 +223,7 @@ class LaneTokens:
     toks: list[Tok]
     ctype: str
     alt: Callable[[], Sym] | None = None  # the same value computed as plain data, when tokens do not resolve
+    data: Sym | None = None  # alt's result, as the threads that stored it computed it (comm.stored_data)
 
 
 @dataclass
