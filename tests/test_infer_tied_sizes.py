@@ -8,33 +8,16 @@ is drawn from on the CPU."""
 from __future__ import annotations
 
 import math
-import sys
-import textwrap
-from pathlib import Path
 
 import sympy as sp
 
+from tests.spec_inference import resolve, usable
 from xlate.parse import parse_string
-from xlate.specs import expr, resolve_spec
+from xlate.specs import expr
 from xlate.specs.infer.ceval import Evaluator, parse_expr
 from xlate.specs.infer.program import program_for
 from xlate.specs.infer.sym import to_text
 from xlate.specs.infer.values import Num
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from spec_coverage import gate_problem
-
-
-def resolve(tmp_path: Path, text: str, kernel: str, name: str = "main.cu"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text).lstrip())
-    unit = parse_string(path.read_text(), str(path), "cuda")
-    return resolve_spec(unit, kernel)
-
-
-def usable(res) -> None:
-    assert res.complete and res.spec is not None and res.error is None, (res.holes, res.error)
-    assert gate_problem(res.spec) is None
 
 
 def item(res, name: str) -> str:
