@@ -126,7 +126,9 @@ class TritonBackend(BackendDefaults):
         return artifact
 
     def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
-        return {"TRITON_INTERPRET": "1"} if interpret_mode() else {}
+        """The gate's workers: the interpreter on CPU machines; kernels built without value specialisation
+        (backends/triton_jit.py). A timed run gets a worker of its own (`run`)."""
+        return {**({"TRITON_INTERPRET": "1"} if interpret_mode() else {}), SPECIALISE_VARIABLE: "0"}
 
     def run(self, artifact: Artifact, args: list[Arg], launch: LaunchConfig, *, timeout: float = 120.0,
             bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
@@ -134,9 +136,8 @@ class TritonBackend(BackendDefaults):
         refuse_globals(artifact, variables, sum(1 for a in args if not isinstance(a, BufferArg) or a.symbol is None))
         if not self.detect().can_run:
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
-        # the gate's runs and timed runs go to different workers: the gate builds each kernel once per dtype, a
-        # timed run as a user's run of the port is built (backends/triton_jit.py)
-        env = {**self.worker_env(), SPECIALISE_VARIABLE: "1" if bench else "0"}
+        # timed runs go to workers of their own, which build the port as a user's run of it does
+        env = {**self.worker_env(), SPECIALISE_VARIABLE: "1"} if bench else self.worker_env()
         return run_in_worker(artifact, args, launch, timeout=timeout, env=env, bench=bench, wrapper=wrapper)
 
     def globals_refusal(self, source: str, kernel: str, variables: list[str], positional: int) -> str | None:
