@@ -155,7 +155,7 @@ def run_one(job: dict[str, Any], partial: Callable[[dict[str, Any]], None] = lam
     """The kernel's steps in order; `partial` gets the row after each step, so a kernel cut by its time limit
     keeps the verdicts it finished (a slow Triton port no longer takes its source's and HIP's with it)."""
     src = job["path"]
-    out: dict[str, Any] = {k: job[k] for k in ("program", "file", "kernel", "spec")}
+    out: dict[str, Any] = {k: job.get(k) for k in ("program", "file", "kernel", "spec")}
     t0 = time.perf_counter()
     targets = job["targets"]
     try:
@@ -191,7 +191,7 @@ def run_isolated(job: dict[str, Any], timeout: float) -> dict[str, Any]:
         return timed_out(job, exc.stdout, timeout)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        return {**{k: job[k] for k in ("program", "file", "kernel", "spec")},
+        return {**{k: job.get(k) for k in ("program", "file", "kernel", "spec")},
                 "error": f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}"}
     return json.loads(lines[-1])
 
@@ -201,7 +201,7 @@ def timed_out(job: dict[str, Any], stdout: str | bytes | None, timeout: float) -
     the error naming the step that was running."""
     text = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else (stdout or "")
     lines = [ln for ln in text.splitlines() if ln.startswith("{")]
-    row: dict[str, Any] = {**{k: job[k] for k in ("program", "file", "kernel", "spec")}}
+    row: dict[str, Any] = {**{k: job.get(k) for k in ("program", "file", "kernel", "spec")}}
     if lines:
         with contextlib.suppress(json.JSONDecodeError):
             row = json.loads(lines[-1])

@@ -47,3 +47,14 @@ def test_run_one_reports_each_step_as_it_finishes(monkeypatch):
     assert steps == ["source", "source,hip", "source,hip,triton"]
     assert row["triton"]["outcome"] == "verified" and "error" not in row
     assert all(row[t]["step_seconds"] >= 0.0 for t in ("source", "hip", "triton"))  # each step's wall time
+
+
+def test_a_kernel_list_without_specs_gives_rows_not_a_crash(monkeypatch):
+    # --kernels accepts a plain {program, file, kernel} list: the spec is inferred in the child, so the row has
+    # none; a child that failed (and a cut one) must still give a row, not a KeyError in the driver
+    job = {k: v for k, v in JOB.items() if k != "spec"}
+    assert verify_inferred.timed_out(job, b"", 10)["spec"] is None
+    monkeypatch.setattr(verify_inferred, "check_source", lambda *a: {"outcome": "source ok"})
+    monkeypatch.setattr(verify_inferred, "port_and_verify", lambda src, k, target, *a, **kw: {"outcome": "verified"})
+    row = verify_inferred.run_one({**job, "path": "k.cu", "examples": 1, "sanitize": False})
+    assert row["kernel"] == "k" and row["spec"] is None and row["triton"]["outcome"] == "verified"
