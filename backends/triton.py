@@ -100,7 +100,6 @@ class TritonBackend(BackendDefaults):
         key = content_key(self.name, source, kernel, _version("triton"), _version("torch"), ARTIFACT_SCHEMA)
         cached = load_artifact(self.name, key)
         if cached is not None:
-            refuse_globals(cached, options.module_globals)
             return cached
         t0 = time.perf_counter()
         try:
@@ -122,7 +121,6 @@ class TritonBackend(BackendDefaults):
                                   "launcher": launcher_parameters(source, kernel)},
                             compile=CompileResult(True, "", time.perf_counter() - t0))
         store_artifact(artifact)
-        refuse_globals(artifact, options.module_globals)
         return artifact
 
     def worker_env(self, artifact: Artifact | None = None) -> dict[str, str]:
@@ -154,9 +152,11 @@ class TritonBackend(BackendDefaults):
 ARTIFACT_SCHEMA = "launcher-1"  # what the artifact's meta holds: a cached one without "launcher" is rebuilt
 
 
+@functools.lru_cache(maxsize=64)
 def launcher_parameters(source: str, launcher: str) -> dict[str, Any]:
     """How the module's top-level function `launcher` takes arguments: its positional parameters (in order),
-    its keyword-only ones, and whether it takes any keyword (**kwargs)."""
+    its keyword-only ones, and whether it takes any keyword (**kwargs). Cached: the gate asks for every case
+    (runner.require_globals); callers only read it."""
     import ast
 
     for node in ast.parse(source).body:
