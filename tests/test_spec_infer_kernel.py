@@ -229,3 +229,17 @@ def test_a_macro_of_statements_runs_where_it_stands_and_writes_through_pointers_
     """, "first")
     # out is written through *out inside the macro (an output); an atomic's old value matters (inout)
     assert res.annotation() == "in: in[64], out: out[1], sum: inout[1], grid: 1, block: 64"
+
+
+def test_a_long_chain_of_additions_is_followed_in_full(tmp_path):
+    # a 40-term stencil sum: each operand evaluated once. Evaluated again in an override, a chain of n additions
+    # cost 2^n evaluations, ran out of the kernel's budget and left x without a length ("too large to follow")
+    terms = " + ".join(f"x[i + {k}]" for k in range(40))
+    res = resolve(tmp_path, f"""
+    __global__ void wide(const float* x, float* y, int n) {{
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) y[i] = {terms};
+    }}
+    """, "wide")
+    assert res.complete
+    assert res.annotation() == "x: in[n + 39], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256"

@@ -356,6 +356,11 @@ class Evaluator:
             return None
         a = self.ev(node.child_by_field_name("left"), env)
         b = self.ev(node.child_by_field_name("right"), env)
+        return self.combine(op, a, b)
+
+    def combine(self, op: str, a: Value, b: Value) -> Value:
+        """`a op b` over values already evaluated (each operand once: evaluating them again in an override made a
+        chain of n additions cost 2^n)."""
         if isinstance(a, Ptr) and isinstance(b, Num) and op in ("+", "-"):
             return self.ptr_add(a, b.e if op == "+" else -b.e)
         if isinstance(b, Ptr) and isinstance(a, Num) and op == "+":

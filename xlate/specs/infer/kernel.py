@@ -1815,16 +1815,13 @@ class KernelInterpreter(Evaluator):
             return KPtr(base.param, base.offset + idx.e * base.width, base.width, base.shared, base.elem_size, base.align)
         return None
 
-    def binary(self, node: ts.Node, env: dict[str, Any]) -> Value:
-        op = text(node.child_by_field_name("operator"))
+    def combine(self, op: str, a: Value, b: Value) -> Value:
         if op in ("+", "-"):
-            a = self.ev(node.child_by_field_name("left"), env)
-            b = self.ev(node.child_by_field_name("right"), env)
             if isinstance(a, KPtr) and isinstance(b, Num) and not b.flt:
                 return KPtr(a.param, a.offset + (b.e if op == "+" else -b.e) * a.width, a.width, a.shared, a.elem_size, a.align)
             if isinstance(b, KPtr) and isinstance(a, Num) and op == "+" and not a.flt:
                 return KPtr(b.param, b.offset + a.e * b.width, b.width, b.shared, b.elem_size, b.align)
-        return super().binary(node, env)
+        return super().combine(op, a, b)
 
     def cast(self, type_text: str, v: Value) -> Value:
         if isinstance(v, KPtr):
