@@ -367,3 +367,57 @@ def test_a_tie_through_a_literal_keeps_the_literal(tmp_path):
     assert res.annotation() == ("x: inout[max(half, n)], n: size(1..4096), half: const(cdiv(n, 2)), "
                                 "grid: cdiv(n, 128), block: 128")
 
+
+
+# A plain struct of sizes (no constructor, no pointer member), built field by field in a helper that returns it
+# and passed by value to the functions that allocate and launch: every function reads the same fields.
+PLAIN_STRUCT_PROGRAM = """
+typedef long long int wide_t;
+struct layout_t { wide_t n, pad, ld, first, last; };
+__global__ void shift(const float* a, float* b, wide_t ld, wide_t first, wide_t last, wide_t pad) {
+  wide_t i = first + blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= last) return;
+  b[(wide_t)(i + pad)] = 2.0f * a[(wide_t)(i + pad - 1)];
+}
+struct layout_t make_layout(wide_t n) {
+  struct layout_t g;
+  g.n = n;
+  g.pad = 3;
+  g.ld = n + 2 * g.pad;
+  g.first = 7 / 2.0f;
+  g.last = g.n - 1;
+  return g;
+}
+size_t bytes_of(struct layout_t g) { return g.ld * sizeof(float); }
+float* device_buffer(struct layout_t g) {
+  float* p;
+  cudaMalloc((void**)&p, bytes_of(g));
+  return p;
+}
+void run(const struct layout_t g) {
+  float* d_a = device_buffer(g);
+  float* d_b = device_buffer(g);
+  shift<<<(g.last - g.first + 127) / 128, 128>>>(d_a, d_b, g.ld, g.first, g.last, g.pad);
+}
+int main(int argc, char** argv) {
+  wide_t n = atoi(argv[1]);
+  const struct layout_t g = make_layout(n);
+  run(g);
+  return 0;
+}
+"""
+
+
+def test_a_plain_struct_of_sizes_ties_the_launch_to_the_allocations(tmp_path):
+    # before: each helper's `g.ld` was a size of its own (a: in[ld_], b: in[ld__]), drawn apart from the `ld`
+    # the kernel received, so the source indexed past its buffers under its own spec; `g.first = 7 / 2.0f`
+    # into a long member is the integer 3, and `(wide_t)(i + pad)` is a cast to a typedef (the grammar reads
+    # it as a call), whose index is still followed
+    res = resolve(tmp_path, PLAIN_STRUCT_PROGRAM, "shift")
+    assert res.complete
+    # the grid is the program's, (n - 1 - 3 + 127) / 128 with n = ld - 6; `last` (n - 1) is still drawn apart
+    # from ld (two arguments computed from one value the kernel does not receive), and the buffers cover what
+    # the kernel reaches either way
+    assert res.annotation() == (
+        "a: in[max(ld, last + pad - 1)], b: out[max(ld, last + pad)], ld: size(1..4096), first: const(3), "
+        "last: size(1..4096), pad: const(3), grid: (ld + 117) / 128, block: 128, where: (ld + 117) / 128 >= 1")

@@ -280,6 +280,11 @@ class HostInterpreter(Evaluator):
             return Ptr(Alloc(None, t, Origin("host", where, f"parameter '{pname}' of {fd.name}")), elem=t)
         if t == "dim3":
             return None
+        cls = _plain_struct(self.program, t)
+        if cls is not None:
+            # a struct passed by value: its fields are unknown, but each is one value, the same in every function
+            # the struct is passed on to (the launch's `grid.ldimx` and a helper's allocation of `grid.ldimx`)
+            return Obj(cls, {})
         flt = is_float_type(t)
         return Num(self.fresh(pname, "param", where, flt=flt, detail=f"parameter of {fd.name}"), flt)
 
@@ -442,6 +447,13 @@ class HostInterpreter(Evaluator):
                     argn = value_node.child_by_field_name("arguments")
                 args = [c for c in argn.named_children if c.type != "comment"] if argn is not None else []
                 frame.env[name] = self.construct(cls, type_node, args, frame, where)
+                continue
+            plain = _plain_struct(self.program, type_text) if cls is None and not indirect and not arrays else None
+            if plain is not None and (value_node is None or value_node.type != "initializer_list"):
+                # `struct grid_t g;` filled field by field, or `g = init_grid(n)` returning one: an object whose
+                # fields are values of their own, passed on whole to the functions that read them
+                value = self.ev(value_node, frame.env) if value_node is not None else None
+                frame.env[name] = value if isinstance(value, Obj) else self.new_object(plain, where, {})
                 continue
             if decl is not None and decl.type == "function_declarator":  # dim3 g(a, b); std::vector<T> v(n);
                 self._constructed(name, type_node, base_type, decl.child_by_field_name("parameters"), frame, where, d)
@@ -607,6 +619,7 @@ class HostInterpreter(Evaluator):
         if left is None:
             return
         key = text(left).replace(" ", "")
+        member_type: str | None = None
         env = frame.env if key in frame.env or key.split(".")[0] in frame.env or key not in self.globals else self.globals
         if frame.this is not None and key not in frame.env and key in frame.this.env:
             env = frame.this.env  # a data member assigned in a method
@@ -615,7 +628,11 @@ class HostInterpreter(Evaluator):
                 "argument") is not None and left.child_by_field_name("argument").type != "this" else frame.this
             if isinstance(target_obj, Obj):
                 env, key = target_obj.env, text(left.child_by_field_name("field"))
+                member = self.program.classes.get(target_obj.cls, {}).get(key)
+                member_type = self.program.resolve_type(member[0]) if member is not None and not member[1] else None
         value = self.ev(right, frame.env)
+        if member_type is not None and op == "=":  # `g.ndamp = taper * lambda / dx` into a long: truncated
+            value = _retype(value, member_type)
         if left.type == "field_expression":
             obj = text(left.child_by_field_name("argument"))
             fld = text(left.child_by_field_name("field"))
@@ -1289,6 +1306,12 @@ def _class_of(program: Program, type_text: str) -> str | None:
     t = t.split("<")[0].strip().split("::")[-1]
     return t if t in program.classes and (program.method(t, t) is not None or any(
         ind for _, ind, _ in program.classes[t].values())) else None
+
+
+def _plain_struct(program: Program, type_text: str) -> str | None:
+    """The program's struct of plain data members named by `type_text` (`struct grid_t`, `const Dims`), or None."""
+    t = " ".join(type_text.replace("const", " ").replace("struct ", " ").split())
+    return t if "<" not in t and "::" not in t and program.classes.get(t) else None
 
 
 def _class_template_params(program: Program, cls: str) -> list[str]:
