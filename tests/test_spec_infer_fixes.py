@@ -461,10 +461,11 @@ def test_file_scope_constants_of_another_file_give_the_kernels_indices_their_lar
     usable(res)
 
 
-def test_a_template_type_used_as_a_class_is_a_hole(tmp_path):
+def test_a_template_type_used_as_a_class_is_that_class_or_a_hole(tmp_path):
     """A template type whose values the kernel calls methods on (a generator object made in the kernel, a policy
-    object passed by value) bound to a class by the program: the gate would instantiate it with float32, which
-    has no members, and the source would 'fail to compile' under its own spec."""
+    object passed by value): the gate must not instantiate it with float32, which has no members (the source
+    would 'fail to compile' under its own spec). Bound by the launch to a class of the program, it is that class
+    (`Gen: type(Counter)`); deduced from an object argument, which inference does not follow, a hole."""
     res = resolve(tmp_path, """
     struct Counter { unsigned s; __device__ unsigned step() { return s = s * 1664525u + 1013904223u; } };
     struct Above { float k; __device__ bool test(float v) const { return v > k; } };
@@ -492,7 +493,7 @@ def test_a_template_type_used_as_a_class_is_a_hole(tmp_path):
       mark<<<(n + 127) / 128, 128>>>(x, h, n, above);
     }
     """, "draw")
-    assert not res.complete and "Gen" in res.holes and "used as a class" in res.holes["Gen"]
+    assert res.complete and res.items["Gen"][0] == "Gen: type(Counter)"
     res = resolve(tmp_path, (tmp_path / "main.cu").read_text(), "mark")
     assert not res.complete and "Pred" in res.holes
 

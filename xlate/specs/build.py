@@ -37,6 +37,8 @@ from xlate.specs.model import (
 
 OP_CLASSES = ("elementwise", "reduction", "scan", "matmul", "movement", "atomic")
 
+CLASS_TYPE = re.compile(r"^\s*type\s*\((.*)\)\s*$")  # a template type bound to a class of the program
+
 
 @dataclass
 class Resolution:
@@ -332,7 +334,13 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
             items.pop(tname)
             continue
         is_dtype_item = all(d.strip() in NUMERIC_DTYPES for d in items[tname].split("|"))
-        if tname in template_types or (triton and is_dtype_item):
+        cls = CLASS_TYPE.match(items[tname])
+        if tname in template_types and cls:  # `Rng: type(kiss::Kiss<std::uint64_t>)`: a class, instantiated as is
+            if not cls.group(1).strip():
+                raise SpecError(f"{where}error: type() of {tname} needs a C++ type, e.g. {tname}: type(MyOp)")
+            items.pop(tname)
+            spec.type_params[tname] = " ".join(cls.group(1).split())
+        elif tname in template_types or (triton and is_dtype_item):
             dtypes = [d.strip() for d in items.pop(tname).split("|")]
             bad = [d for d in dtypes if d not in NUMERIC_DTYPES]
             if bad:
@@ -343,7 +351,7 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
     if items:
         unknown = ", ".join(items)
         raise SpecError(f"{where}error: spec names {unknown}, which {'is' if len(items) == 1 else 'are'} not a parameter of '{name}' nor a spec key")
-    for t in template_types - set(spec.dtype_axes):
+    for t in template_types - set(spec.dtype_axes) - set(spec.type_params):
         spec.dtype_axes[t] = ["float32"]
         spec.inferred.append(f"{t}=float32")
         spec.origins.setdefault(t, Origin("default", "", "float32"))

@@ -174,6 +174,8 @@ def spec_items(spec: KernelSpec) -> list[tuple[str, str]]:
         out.append((name, f"{name}: {'|'.join(dtypes)}"))
     for name, value in spec.value_params.items():
         out.append((name, f"{name}: {value}"))
+    for name, cls in spec.type_params.items():
+        out.append((name, f"{name}: type({cls})"))
     out.append(("grid", f"grid: {_launch(spec.grid)}"))
     out.append(("block", f"block: {_launch(spec.block)}"))
     if spec.shmem not in ("0", ""):

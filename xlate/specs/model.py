@@ -79,6 +79,9 @@ class KernelSpec:
     shmem: str = "0"
     dtype_axes: dict[str, list[str]] = field(default_factory=dict)  # template type param -> numpy dtypes
     value_params: dict[str, str] = field(default_factory=dict)  # template value param -> expression
+    # template type param -> a class of the program it is instantiated with, as C++ spells it (`Rng: type(Kiss<int>)`):
+    # not drawn, the same on both sides; by-value parameters of it are records of its data members
+    type_params: dict[str, str] = field(default_factory=dict)
     axes: dict[str, list[int]] = field(default_factory=dict)  # launch axes (block sizes...): name -> values, preferred first
     op: OpClass = "elementwise"
     op_length: str | None = None

@@ -39,15 +39,18 @@ COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "Unsupporte
 
 
 def template_arguments(unit: KernelUnit, kernel: str, language: str, dtype: Callable[[TemplateParam], str],
-                       value: Callable[[TemplateParam], str]) -> list[str]:
+                       value: Callable[[TemplateParam], str], classes: dict[str, str] | None = None) -> list[str]:
     """The template arguments that instantiate `kernel` of `unit` in `language`: each type parameter's dtype
-    spelled as `language` spells it (its `c_spelling` column of data/ctypes.yaml), each value parameter's value."""
+    spelled as `language` spells it (its `c_spelling` column of data/ctypes.yaml), or the class `classes` binds
+    it to (the spec's `type(...)`, the program's own spelling), each value parameter's value."""
     fn = unit.kernel(kernel)
     spelling = of_language(language).c_spelling
     if fn is None or not fn.template_params or spelling is None:  # a language without C templates
         return []
     spelled = template_spellings(spelling)
-    return [spelled[dtype(t)] if t.kind == "type" else value(t) for t in fn.template_params]
+    classes = classes or {}
+    return [classes[t.name] if t.kind == "type" and t.name in classes else spelled[dtype(t)] if t.kind == "type"
+            else value(t) for t in fn.template_params]
 
 
 def guard_elements(dtype: np.dtype) -> int:
@@ -160,7 +163,7 @@ class Side:
 
     def template_args(self, case: Case, spec: KernelSpec, env: dict[str, Any]) -> list[str]:
         return template_arguments(self.unit, self.kernel, self.language, lambda t: case.dtypes.get(t.name) or "float32",
-                                  lambda t: str(env.get(t.name, t.default)))
+                                  lambda t: str(env.get(t.name, t.default)), spec.type_params if spec is not None else None)
 
     def artifact(self, case: Case, spec: KernelSpec, env: dict[str, Any], *, jitter: bool = False) -> Artifact:
         targs = tuple(self.template_args(case, spec, env))

@@ -245,7 +245,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             allowed = [v for v in values if kf.block_ok(v)] or values
             inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
                                Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
-    _template_items(fn, launch, inf, mapper, program.resolve_type, kf.body_text)
+    _template_items(fn, launch, inf, mapper, program.resolve_type, kf.body_text, program.class_named)
     drawn = _multiple_ranges(_ranges(inf), inf)
     for name, length in lengths.items():
         if name not in inf.items:
@@ -1032,15 +1032,19 @@ def _used_as_class(tname: str, fn: Function, body: str) -> bool:
 
 
 def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None,
-                    resolve: Any = None, body: str = "") -> None:
+                    resolve: Any = None, body: str = "", class_named: Any = None) -> None:
     bound = template_bindings(fn, launch, resolve)
     origin = Origin("host", launch.where, launch.text) if launch is not None else Origin("default")
     for t in fn.template_params:
         arg = bound.get(t.name)
         if t.kind == "type":
             dtype = numpy_of(arg) if arg else None
+            cls = class_named(arg) if arg and dtype is None and class_named is not None else None
             if dtype is not None:
                 inf.items[t.name] = (f"{t.name}: {dtype}", origin)
+            elif cls is not None:  # `kernel<T, rng_t>` with `using rng_t = kiss::Kiss<data_t>`: that class, as is
+                inf.items[t.name] = (f"{t.name}: type({cls})", Origin(origin.kind, origin.where, (
+                    f"{origin.detail}; {arg} is the program's class {cls}" if arg != cls else origin.detail)))
             elif _used_as_class(t.name, fn, body):
                 # the gate would instantiate it with float32, which has no members: the source would not compile
                 inf.holes[t.name] = (f"template type parameter '{t.name}' of '{fn.name}' is used as a class (members "
