@@ -415,9 +415,9 @@ def test_a_plain_struct_of_sizes_ties_the_launch_to_the_allocations(tmp_path):
     # it as a call), whose index is still followed
     res = resolve(tmp_path, PLAIN_STRUCT_PROGRAM, "shift")
     assert res.complete
-    # the grid is the program's, (n - 1 - 3 + 127) / 128 with n = ld - 6; `last` (n - 1) is still drawn apart
-    # from ld (two arguments computed from one value the kernel does not receive), and the buffers cover what
-    # the kernel reaches either way
+    # n is a value the kernel does not receive: the first argument computed from it (ld = n + 6) stands for it,
+    # and the others are written over that one (last = n - 1 = ld - 7); the grid is the program's,
+    # (n - 1 - 3 + 127) / 128
     assert res.annotation() == (
         "a: in[max(ld, last + pad - 1)], b: out[max(ld, last + pad)], ld: size(1..4096), first: const(3), "
-        "last: size(1..4096), pad: const(3), grid: (ld + 117) / 128, block: 128, where: (ld + 117) / 128 >= 1")
+        "last: const(ld - 7), pad: const(3), grid: (ld + 117) / 128, block: 128, where: (ld + 117) / 128 >= 1")

@@ -94,6 +94,9 @@ class Mapper:
                 self.m.values[p.name] = (concrete_float(v), where, arg_text)  # type: ignore[assignment]
         for p, e in pending:
             rewritten = sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants)
+            for big, ps in self.m.composite:  # `g.ld = n + 6` passed before `g.last = n - 1`: last is ld - 7
+                if big.free_symbols & rewritten.free_symbols:
+                    rewritten = _solve_in(rewritten, big, ps)
             if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols and (
                     _is_int(p.base_type) or _undivided(rewritten)):  # `/` is C's integer division in a spec:
                 self.m.derived[p.name] = rewritten  # `dz = len / nz` for a float is no const the spec can write
