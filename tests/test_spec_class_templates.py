@@ -86,3 +86,46 @@ def test_type_needs_a_cxx_type(tmp_path):
     with pytest.raises(SpecError, match=r"type\(\) of Gen needs a C\+\+ type"):
         build_spec(unit, "fill", "n: size(1..300), out: out[n], seed: scalar(0..9), T: uint32, Gen: type(), "
                                  "grid: cdiv(n, 128), block: 128")
+
+
+POLICY_PROGRAM = """
+struct Cut {
+  float k;
+  int sign;
+  __host__ __device__ Cut(float k_, int s) : k(k_), sign(s) {}
+  __device__ int test(float v) const { return sign * (v > k); }
+};
+template <class Pred>
+__global__ void mark(const float* x, int* hit, int n, Pred pred) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) hit[i] = pred.test(x[i]);
+}
+template <class Pred>
+void mark_all(const float* x, int* hit, int n, const Pred& pred) {
+  mark<<<(n + 255) / 256, 256>>>(x, hit, n, pred);
+}
+int main(int argc, char** argv) {
+  int n = atoi(argv[1]);
+  float* x; int* h;
+  cudaMalloc((void**)&x, n * sizeof(float));
+  cudaMalloc((void**)&h, n * sizeof(int));
+  mark_all(x, h, n, Cut(0.5f, -1));
+  return 0;
+}
+"""
+
+
+def test_an_object_passed_by_value_is_a_record_of_its_class(tmp_path):
+    # `mark_all(..., Cut(0.5f, -1))` deduces Pred from a temporary of the program's class; the kernel's `pred`
+    # is that object, passed by value: a record of Cut's data members (its constructor and method take no bytes)
+    unit = unit_of(tmp_path, POLICY_PROGRAM)
+    res = resolve_spec(unit, "mark")
+    assert res.complete
+    assert res.annotation() == ("x: in[n], hit: out[n], n: size(1..4096), pred: scalar as {k: float32, sign: int32}, "
+                                "Pred: type(Cut), grid: cdiv(n, 256), block: 256")
+    if nvrtc_version() is None:
+        pytest.skip("NVRTC not installed")
+    args = template_arguments(unit, "mark", "cuda", lambda t: "float32", lambda t: "", res.spec.type_params)
+    art = get_backend("cuda").compile(unit.text, "mark", CompileOptions(compile_only=True, template_args=args),
+                                      path=str(tmp_path / "main.cu"))
+    assert args == ["Cut"] and art.compile.ok

@@ -19,7 +19,7 @@ from xlate.specs.infer.host import Launch, Root
 from xlate.specs.infer.kernel import KernelFacts, _dominant, _never_negative, aggregate_of, kernel_facts
 from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
-from xlate.specs.infer.values import Dim3, Num, Ptr
+from xlate.specs.infer.values import Dim3, Num, Obj, Ptr
 from xlate.specs.language import split_top
 from xlate.specs.model import LARGEST_CASE, Origin, ctypes_table, normalise_ctype, param_ctype
 from xlate.specs.records import record_dtype
@@ -212,6 +212,17 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': {why_not}; "
                                      "annotate the kernel by hand")
                 continue
+        bound_class = _bound_class(p, fn, launch, program)
+        if bound_class is not None:  # `Payoff payoff` with Payoff bound to the program's PayoffPut: its members
+            record, why_not, targets = _record(program, fn, p, bound_class, True)
+            if record is not None and not targets:
+                inf.items[p.name] = (f"{p.name}: scalar as {record}", Origin(
+                    "kernel", kf.where, f"an object of the program's class {bound_class} passed by value; the "
+                    "kernel uses its members as data only"))
+                continue
+            inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' ({bound_class}) in "
+                                 f"'{fn.name}': {why_not or 'its members index buffers'}; annotate the kernel by hand")
+            continue
         callable_ = p.is_template_dependent and re.search(rf"\b{re.escape(p.name)}\s*\(", kf.body_text)
         item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if not callable_ and (
             not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program))) else None
@@ -872,6 +883,8 @@ def template_bindings(fn: Function, launch: Launch | None, resolve: Any = None) 
         if p.is_pointer and base in types and base not in bound and isinstance(arg, Ptr) and arg.elem and (
                 numpy_of(resolve(arg.elem)) is not None):
             bound[base] = resolve(arg.elem)
+        elif not p.is_pointer and base in types and base not in bound and isinstance(arg, Obj):
+            bound[base] = arg.cls  # `Pred pred` given an object of the program's class Above: Pred is Above
     for t in fn.template_params:
         if t.kind == "type" and t.name not in bound and t.default and numpy_of(resolve(t.default)) is not None:
             bound[t.name] = resolve(t.default)
@@ -896,6 +909,18 @@ def _template_type_generable(p: Param, fn: Function, launch: Launch | None, reso
     # bound to a type the code read cannot resolve (`typename V::Scalar` of a launcher, a name it never
     # binds): no better guess than the float32 axis; bound to a struct the program defines: not a number
     return program_struct is not None and not program_struct(normalise_ctype(arg))
+
+
+def _bound_class(p: Param, fn: Function, launch: Launch | None, program: Program) -> str | None:
+    """The program's class a by-value parameter of a template type is an object of (`Payoff payoff` launched
+    with a PayoffPut), as the program spells it; None for any other parameter."""
+    if p.is_pointer or not p.is_template_dependent or launch is None:
+        return None
+    base = normalise_ctype(p.base_type).replace("&", "").strip()
+    if base not in {t.name for t in fn.template_params if t.kind == "type"}:
+        return None
+    arg = template_bindings(fn, launch, program.resolve_type).get(base)
+    return program.class_named(arg) if arg and numpy_of(arg) is None else None
 
 
 def _is_struct(program: Program) -> Any:
