@@ -421,3 +421,26 @@ def test_a_plain_struct_of_sizes_ties_the_launch_to_the_allocations(tmp_path):
     assert res.annotation() == (
         "a: in[max(ld, last + pad - 1)], b: out[max(ld, last + pad)], ld: size(1..4096), first: const(3), "
         "last: const(ld - 7), pad: const(3), grid: (ld + 117) / 128, block: 128, where: (ld + 117) / 128 >= 1")
+
+
+def test_a_kernel_launched_through_a_local_that_names_it(tmp_path):
+    # `auto k = scale<float, 4>;` then `k<<<...>>>(...)`: the launch is the kernel's, with its template arguments
+    res = resolve(tmp_path, """
+    template <typename T, int R>
+    __global__ void scale(T* y, const T* x, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) y[i] = x[i] * R;
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      double *x, *y;
+      cudaMalloc(&x, n * sizeof(double));
+      cudaMalloc(&y, n * sizeof(double));
+      auto k = scale<double, 3>;
+      k<<<(n + 63) / 64, 64>>>(y, x, n);
+      return 0;
+    }
+    """, "scale")
+    assert res.complete
+    assert res.annotation() == ("y: out[n], x: in[n], n: size(1..4096), T: float64, R: 3, grid: cdiv(n, 64), "
+                                "block: 64")

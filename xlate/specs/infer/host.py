@@ -79,6 +79,7 @@ class Frame:
     declared: dict[str, str] = field(default_factory=dict)  # the types of scalars declared without a value
     divides: list[sp.Expr] = field(default_factory=list)  # `a % b` known 0 past `if (a % b != 0) return`
     conds: list[sp.Basic] = field(default_factory=list)  # relations of the branches being run (`C <= 32`)
+    kernel_refs: dict[str, ts.Node] = field(default_factory=dict)  # `auto k = kern<int>;`: k -> `kern<int>`
 
 
 class HostInterpreter(Evaluator):
@@ -447,6 +448,10 @@ class HostInterpreter(Evaluator):
                     argn = value_node.child_by_field_name("arguments")
                 args = [c for c in argn.named_children if c.type != "comment"] if argn is not None else []
                 frame.env[name] = self.construct(cls, type_node, args, frame, where)
+                continue
+            ref = self._kernel_named(value_node)
+            if ref is not None:  # `auto align = align_kernel<int>;` launched as `align<<<2, t>>>(...)`
+                frame.kernel_refs[name] = ref
                 continue
             plain = _plain_struct(self.program, type_text) if cls is None and not indirect and not arrays else None
             if plain is not None and (value_node is None or value_node.type != "initializer_list"):
@@ -1191,10 +1196,22 @@ class HostInterpreter(Evaluator):
             texts = [text(a) for a in args[first:]]
         self._record(kname, targs, get(g), get(b), get(s), kargs, node, texts)
 
+    def _kernel_named(self, node: ts.Node | None) -> ts.Node | None:
+        """`kern<int>`, `&kern`, `(void*)kern`: the expression naming a kernel of the program, or None."""
+        cur = node
+        while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
+            cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
+        if cur is None or cur.type not in ("identifier", "template_function", "qualified_identifier"):
+            return None
+        name = text(cur.child_by_field_name("name") if cur.type == "template_function" else cur).split("::")[-1]
+        return cur if name in self.kernels else None
+
     def _kernel_ref(self, node: ts.Node | None) -> tuple[str, list[str]]:
         cur = node
         while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
             cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
+        if cur is not None and cur.type == "identifier" and self.frames and text(cur) in self.frame.kernel_refs:
+            cur = self.frame.kernel_refs[text(cur)]  # a local holding a kernel: the kernel (and its template arguments)
         if cur is not None and cur.type == "call_expression" and text(cur.child_by_field_name("function")) == "HIP_KERNEL_NAME":
             cur = _first_named(cur.child_by_field_name("arguments"))
         if cur is not None and cur.type == "template_function":
