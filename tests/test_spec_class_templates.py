@@ -61,9 +61,16 @@ def test_a_class_bound_through_local_aliases_is_a_type_item(tmp_path):
     res = resolve_spec(unit_of(tmp_path, PROGRAM), "fill")
     assert res.complete
     assert res.annotation() == ("out: out[n], n: size(1..4096), seed: scalar(0..14), T: uint32, "
-                                "Gen: type(gen::Lcg<std::uint32_t>), grid: cdiv(n, 128), block: 128")
-    assert res.spec is not None and res.spec.type_params == {"Gen": "gen::Lcg<std::uint32_t>"}
+                                "Gen: type(gen::Lcg<uint32_t>), grid: cdiv(n, 128), block: 128")
+    assert res.spec is not None and res.spec.type_params == {"Gen": "gen::Lcg<uint32_t>"}
     assert "Gen" not in res.spec.dtype_axes  # not drawn: the same class on both sides
+    if nvrtc_version() is None:
+        pytest.skip("NVRTC not installed")
+    unit = unit_of(tmp_path, PROGRAM)  # the spelling inference wrote compiles where the kernel is
+    args = template_arguments(unit, "fill", "cuda", lambda t: "uint32", lambda t: "", res.spec.type_params)
+    art = get_backend("cuda").compile(unit.text, "fill", CompileOptions(compile_only=True, template_args=args),
+                                      path=str(tmp_path / "main.cu"))
+    assert art.compile.ok
 
 
 def test_the_gate_instantiates_the_kernel_with_the_class(tmp_path):

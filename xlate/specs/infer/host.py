@@ -314,6 +314,15 @@ class HostInterpreter(Evaluator):
             return
         if t == "declaration":
             self.declaration(node, frame)
+        elif t in ("alias_declaration", "type_definition") and frame.fd is not None:
+            # `using rng_t = kiss::Kiss<data_t>;` inside a function: a type of this frame, read through the ones
+            # before it, which the template arguments of the calls and launches after it name
+            ty = node.child_by_field_name("type")
+            names = [node.child_by_field_name("name")] if t == "alias_declaration" else [
+                d for d in node.children_by_field_name("declarator") if d.type == "type_identifier"]
+            for n in names:
+                if n is not None and ty is not None:
+                    frame.types[text(n)] = _spelled(text(ty), frame.types)
         elif t == "expression_statement":
             e = _first_named(node)
             if e is not None:
@@ -1327,6 +1336,14 @@ def _class_of(program: Program, type_text: str) -> str | None:
     t = t.split("<")[0].strip().split("::")[-1]
     return t if t in program.classes and (program.method(t, t) is not None or any(
         ind for _, ind, _ in program.classes[t].values())) else None
+
+
+def _spelled(type_text: str, types: dict[str, str]) -> str:
+    """`kiss::Kiss<data_t>` with the names `types` binds replaced (`data_t` -> `std::uint64_t`)."""
+    t = " ".join(type_text.replace("typename ", "").split())
+    if t in types:
+        return types[t]
+    return re.sub(r"(?<![\w:])([A-Za-z_]\w*)(?![\w:(])", lambda m: types.get(m.group(1), m.group(1)), t)
 
 
 def _plain_struct(program: Program, type_text: str) -> str | None:

@@ -635,36 +635,11 @@ class Program:
     def source_of(self, node: ts.Node) -> SourceFile | None:
         return self._roots.get(_root(node).id)
 
-    def local_aliases(self) -> dict[str, str]:
-        """`using rng_t = Kiss<data_t>;` and `typedef ... name;` inside the program's host functions: name -> type
-        text, for names no two functions alias differently (a launch's template arguments often name them)."""
-        if "local_aliases" in self.derived:
-            return self.derived["local_aliases"]
-        seen: dict[str, set[str]] = {}
-        for fds in self.functions.values():
-            for fd in fds:
-                if fd.space == "kernel":
-                    continue
-                stack = [fd.node]
-                while stack:
-                    n = stack.pop()
-                    if n.type == "alias_declaration":
-                        seen.setdefault(text(n.child_by_field_name("name")), set()).add(
-                            " ".join(text(n.child_by_field_name("type")).split()))
-                    elif n.type == "type_definition":
-                        for d in n.children_by_field_name("declarator"):
-                            if d.type == "type_identifier":
-                                seen.setdefault(text(d), set()).add(" ".join(text(n.child_by_field_name("type")).split()))
-                    else:
-                        stack.extend(n.named_children)
-        self.derived["local_aliases"] = {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and k not in self.typedefs}
-        return self.derived["local_aliases"]
-
     def class_named(self, ctype: str) -> str | None:
-        """`ctype` as the program spells the struct or class it names, every alias inside it read (`rng_t` with
-        `using rng_t = kiss::Kiss<data_t>; using data_t = std::uint64_t;` is `kiss::Kiss<std::uint64_t>`); None
-        when it names no struct or class the program defines."""
-        aliases = {**self.local_aliases(), **self.typedefs}
+        """`ctype` as the program spells the struct or class it names, the program's typedefs and `using` aliases
+        inside it read (`real_gen` with `using real_gen = gen::Lcg<idx_t>` is `gen::Lcg<int>`); None when it names
+        no struct or class the program defines. (Aliases local to a function are read where the launch is.)"""
+        aliases = self.typedefs
 
         def spell(t: str, depth: int = 0) -> str:
             t = " ".join(t.replace("typename ", "").split())
@@ -691,8 +666,6 @@ class Program:
             head = [w for w in words if w not in ("unsigned", "signed", "long", "short")]
             key = head[0] if len(head) == 1 else t
             nxt = self.typedefs.get(key)
-            if nxt is None and self.functions:
-                nxt = self.local_aliases().get(key)  # `using data_t = std::uint64_t;` in main
             if nxt is None:
                 m = self.macros.get(key)
                 nxt = m.body if m is not None and m.params is None and m.body and len(m.body.split()) <= 3 else None
