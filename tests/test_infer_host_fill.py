@@ -283,3 +283,45 @@ def test_a_probe_that_only_the_table_contents_end_is_a_hole_too(tmp_path):
     """, "find")
     assert not res.complete and set(res.holes) == {"table"}
     assert "does not empty it before every launch" in res.holes["table"]
+
+
+def test_a_power_of_two_table_of_structs_probed_with_a_mask(tmp_path):
+    # `slot = (slot + 1) & (CAP - 1)` wraps like `% CAP`; the table's length comes from `sizeof(Entry) * CAP`,
+    # a struct defined at file scope (its name was read as a global variable, and sizeof of it as unknown: the
+    # table had no length at all). Emptied once before a loop of launches, not before each: a hole. The scan of
+    # the same table, which ends by its length alone, is complete.
+    text = """
+    #include <cstdint>
+    struct Entry { uint32_t key; uint32_t val; };
+    const uint32_t CAP = 1024;
+    __global__ void insert(Entry* table, const uint32_t* keys, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      uint32_t slot = (keys[i] * 2654435761u) & (CAP - 1);
+      while (true) {
+        uint32_t prev = atomicCAS(&table[slot].key, 0xffffffffu, keys[i]);
+        if (prev == 0xffffffffu || prev == keys[i]) { table[slot].val = i; return; }
+        slot = (slot + 1) & (CAP - 1);
+      }
+    }
+    __global__ void count(const Entry* table, int* used) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < CAP && table[i].key != 0xffffffffu) atomicAdd(used, 1);
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      Entry* table; uint32_t* keys; int* used;
+      cudaMalloc(&table, sizeof(Entry) * CAP);
+      cudaMalloc(&keys, n * sizeof(uint32_t));
+      cudaMalloc(&used, sizeof(int));
+      cudaMemset(table, 0xff, sizeof(Entry) * CAP);
+      for (int b = 0; b < 3; b++) insert<<<(n + 127) / 128, 128>>>(table, keys, n);
+      count<<<CAP / 128, 128>>>(table, used);
+    }
+    """
+    ins = resolve(tmp_path, text, "insert")
+    assert not ins.complete and set(ins.holes) == {"table"}
+    assert "probed in an unbounded loop" in ins.holes["table"]
+    cnt = resolve(tmp_path, text, "count")
+    assert cnt.complete
+    assert cnt.annotation() == "table: in[1024, 2] as uint32, used: inout[1], grid: 8, block: 128"

@@ -114,6 +114,11 @@ class Evaluator:
             return sp.Integer(lanes[1] * (ctype_size(lanes[0]) or 1))
         return sizeof_type(t)
 
+    def _names_type(self, name: str, env: dict[str, Any]) -> bool:
+        """Whether `name` in `sizeof(name)` is a struct or typedef of the program rather than a local variable (a
+        struct defined at file scope, `struct KeyValue { ... };`, is also read as a global of that name)."""
+        return env.get(name) is None and (name.split("::")[-1] in self.program.struct_nodes or name in self.program.typedefs)
+
     def _elem_size(self, elem: str) -> Num | None:
         """sizeof an element of a pointer whose type is known: a number, or nothing where the type is one the code
         read does not bind (a template's T: the kernel's own view of the buffer is better than sizeof(T))."""
@@ -235,8 +240,8 @@ class Evaluator:
             value = node.child_by_field_name("value")
             while value is not None and value.type == "parenthesized_expression":
                 value = _first_named(value)
-            if value is not None and value.type in ("identifier", "qualified_identifier") and text(value) not in env and (
-                    text(value) not in self.globals):
+            if value is not None and value.type in ("identifier", "qualified_identifier") and (
+                    (text(value) not in env and text(value) not in self.globals) or self._names_type(text(value), env)):
                 return Num(self.sizeof(text(value)))  # sizeof(__half): a type the grammar took for a name
             if value is not None and value.type == "subscript_expression":
                 arr = self.ev(value.child_by_field_name("argument"), env)

@@ -149,6 +149,9 @@ def _unbounded(node: ts.Node) -> bool:
 
 
 
+WRAP_MASK = re.compile(r"=[^;=][^;]*[\w)\]]\s*&\s*[\w(]")  # `slot = (slot + 1) & (cap - 1)`, not `&x[i]`
+
+
 def _probed(program: Program, fd: FuncDef, names: dict[str, str], depth: int,
             out: list[tuple[set[str], set[str]]]) -> None:
     """Each unbounded loop that wraps an index with `%` (a hash probe): the kernel buffers it reads and the kernel
@@ -160,11 +163,12 @@ def _probed(program: Program, fd: FuncDef, names: dict[str, str], depth: int,
     for n in walk_tree(body):
         if _unbounded(n):
             loop = text(n)
-            if "%" not in loop:
+            if "%" not in loop and not WRAP_MASK.search(loop):
                 continue
-            moduli = {names[m] for m in re.findall(r"%\s*\(?\s*([A-Za-z_]\w*)", loop) if m in names}
-            # the buffers the wrapped index reads (`t[h]` with `h = (h + 1) % cap`): the table probed
-            wrapped = set(re.findall(r"\b([A-Za-z_]\w*)\s*=[^;=][^;]*%", loop))
+            moduli = {names[m] for m in re.findall(r"(?:%|[\w)\]]\s*&)\s*\(?\s*([A-Za-z_]\w*)", loop) if m in names}
+            # the buffers the wrapped index reads (`t[h]` with `h = (h + 1) % cap`, or `& (cap - 1)` for a
+            # power-of-two table): the table probed
+            wrapped = set(re.findall(r"\b([A-Za-z_]\w*)\s*=[^;=](?:[^;]*%|[^;]*[\w)\]]\s*&[^&=])", loop))
             bufs = {kparam for local, kparam in names.items() if re.search(
                 rf"\b{re.escape(local)}\s*\[[^\]]*\b({'|'.join(map(re.escape, wrapped))})\b" if wrapped else
                 rf"\b{re.escape(local)}\s*\[", loop)}
