@@ -115,3 +115,23 @@ def test_an_atomic_whose_result_is_read_stays_per_thread():
     assert t.kernels == ["take_slots"], [d.format() for d in t.diagnostics]
     calls = atomics(t.text, "take_slots")
     assert len(calls) == 1 and "tl.zeros" in calls[0] and "tl.sum" not in calls[0], calls
+
+
+ONE_THREAD_SRC = """
+// xlate: x: in[n], total: inout[1](0..0), n: size(1..5000), grid: cdiv(n, 64), block: 64
+__global__ void leader_adds(const int* x, int* total, int n) {
+    int i = blockIdx.x * 64 + threadIdx.x;
+    if (threadIdx.x == 0 && i < n) atomicAdd(total, x[i]);
+}
+"""
+
+
+def test_an_atomic_of_one_thread_needs_no_reduction(tmp_path):
+    t = port(ONE_THREAD_SRC)
+    assert t.kernels == ["leader_adds"], [d.format() for d in t.diagnostics]
+    assert "tl.sum" not in body(t.text, "leader_adds")
+    n = 1000
+    x = rng(5).integers(-50, 50, n).astype(np.int32)
+    out = run(t.text, "leader_adds", [buf("x", x), buf("total", np.zeros(1, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    assert int(out["total"][0]) == int(x[::64].sum())

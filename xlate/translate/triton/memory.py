@@ -627,7 +627,7 @@ class Memory:
         ct = p.elem.base
         if op is None or self.discarding is not e or ctyping.is_symbolic(ct) or not ctyping.is_int(ct):
             return None
-        if p.offset.lanes or p.offset.opaque or p.base.lanes or not (v.lanes or mask.lanes):
+        if p.offset.lanes or p.offset.opaque or p.base.lanes or not (v.lanes or mask.lanes) or self.one_thread(mask):
             return None
         mine = S.where(mask, v, S.const(comm.identity(op, ct), ct), ct)
         total = comm.reduce_sym(op, comm.guarded(self, mine, op), ct)
@@ -639,6 +639,24 @@ class Memory:
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         self.idiom(f"{e.fn} by every thread at one address -> one atomic of the block {op}", e.loc)
         return S.const(0, ct)  # unused (checked above)
+
+    def one_thread(self, mask: Sym) -> bool:
+        """Whether the thread-index conditions of `mask` leave at most one thread (`if (threadIdx.x == 0)`):
+        its one atomic needs no reduction."""
+        conds, stack = [], [mask]
+        while stack:  # the conjuncts of the land tree
+            c = stack.pop()
+            if c.op == "land":
+                stack.extend(c.args)
+            else:
+                conds.append(c)
+        lane_conds = [c for c in conds if c.concrete and c.lanes]
+        if not lane_conds:
+            return False
+        try:
+            return int(comm.concrete(self, S.land(*lane_conds)).astype(bool).sum()) <= 1
+        except (NotConcrete, ZeroDivisionError):
+            return False
 
 
 def _lane_values(L: Any, i: Sym) -> Any:
