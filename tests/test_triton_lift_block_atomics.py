@@ -135,3 +135,29 @@ def test_an_atomic_of_one_thread_needs_no_reduction(tmp_path):
     out = run(t.text, "leader_adds", [buf("x", x), buf("total", np.zeros(1, np.int32)), ScalarArg("n", n, "int32")],
               tmp_path)
     assert int(out["total"][0]) == int(x[::64].sum())
+
+
+PAST_SRC = """
+// xlate: x: in[n], sums: inout[cdiv(n, 64)](0..0), n: size(1..5000), grid: cdiv(n, 64) + 2, block: 64
+__global__ void sums_past_the_end(const int* x, int* sums, int n) {
+    int i = blockIdx.x * 64 + threadIdx.x;
+    if (i < n) atomicAdd(&sums[blockIdx.x], x[i]);
+}
+"""
+
+
+def test_blocks_without_an_active_thread_touch_no_address(tmp_path):
+    t = port(PAST_SRC)
+    assert t.kernels == ["sums_past_the_end"], [d.format() for d in t.diagnostics]
+    n = 1000
+    x = rng(6).integers(-3, 4, n).astype(np.int32)
+    blocks = -(-n // 64)
+    out = run(t.text, "sums_past_the_end", [buf("x", x), buf("sums", np.zeros(blocks, np.int32)),
+                                            ScalarArg("n", n, "int32")], tmp_path)
+    padded = np.zeros(blocks * 64, np.int64)
+    padded[:n] = x
+    assert np.array_equal(out["sums"], padded.reshape(blocks, 64).sum(axis=1))
+    guards_intact(out, "sums")
+    # the two extra blocks name sums[blocks] and sums[blocks + 1]: their total is 0 and their atomic is masked off
+    # (an atomic of 0 would show nothing on the interpreter, but on a GPU it would access past the buffer)
+    assert re.search(r"tl\.atomic_add\(sums \+ pid_x, (\w+), mask=\1 != 0\)", body(t.text, "sums_past_the_end"))

@@ -620,8 +620,8 @@ class Memory:
         """A global integer add/max/min that every thread of the block aims at one address (`atomicAdd(&hits[
         blockIdx.x], n)`), its result unused: one atomic of the block's reduction of the active threads' operands
         instead of one atomic per thread on the same address, which serialise. Exact: integer add (wrapping),
-        max and min give the same value in any order and grouping; the atomic is masked to blocks with an active
-        thread, so no address is touched that the source would not touch. None: not this case (floats round
+        max and min give the same value in any order and grouping; the atomic is skipped where the total is the
+        operator's identity (no change), so no address is touched that the source would not touch. None: not this case (floats round
         differently when regrouped; a read result needs each thread's own old value)."""
         op = SHARED_ATOMIC_OPS.get(at["tl"])
         ct = p.elem.base
@@ -631,8 +631,9 @@ class Memory:
             return None
         mine = S.where(mask, v, S.const(comm.identity(op, ct), ct), ct)
         total = comm.reduce_sym(op, comm.guarded(self, mine, op), ct)
-        hit = S.where(mask, S.const(1, "int"), S.const(0, "int"), "int")
-        some = S.op("gt", "bool", comm.reduce_sym("max", comm.guarded(self, hit, "max"), "int"), S.const(0, "int"))
+        # an atomic of the identity changes nothing: skipping it is exact, and where no thread is active (the total
+        # is the identity) the address, perhaps past the buffer, is not touched
+        some = S.op("ne", "bool", total, S.const(comm.identity(op, ct), ct))
         em = self.em
         addr = em._address(p.base, p.offset, None, self.ctx)
         em.assign("old", f"{at['tl']}({addr}, {em.code(total, self.ctx, ct)}, mask={em.code(some, self.ctx, 'bool')})")
