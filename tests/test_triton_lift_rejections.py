@@ -169,7 +169,9 @@ def test_a_large_constant_trip_loop_nest_stays_a_loop_and_computes_the_same(tmp_
     t = ported(LOOP_NEST, "commutator")
     kernel = t.text.split("def _commutator_kernel(", 1)[1].split("\ndef ", 1)[0]
     assert re.search(r"for \w+ in range\(0, 6, 1\)", kernel), kernel[:2000]
-    assert kernel.count("tl.load(") < 200  # fully unrolled: 6^3 * 16 loads
+    # fully unrolled: 6^3 * 16 loads; the i loop stays (its j and k loops unroll within UNROLL_LINES since an
+    # element read again in one body is loaded once: 8 distinct loads a k step, h's shared by the j steps)
+    assert kernel.count("tl.load(") < 400
     nb, d = 70, 6
     a = rng(8).standard_normal((nb, 2, d, d)).astype(np.float32)
     h = rng(9).standard_normal((2, d, d)).astype(np.float32)

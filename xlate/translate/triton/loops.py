@@ -234,10 +234,22 @@ class Loops:
             v, _, bound, step = can
             b = self.lookup(v)
             start = self.data(b.val, s.loc)
+            declared = isinstance(s.init[0], ir.Decl)
+            if not declared and not start.uniform:
+                start = self.assigned_start(s, v) or start
             if start.uniform and step.is_const and step.value > 0:
                 self.range_loop(s, v, start, bound, step, None)
-                if not isinstance(s.init[0], ir.Decl):  # `int i; for (i = 0; i < n; i++)`: i outlives the loop
+                if not declared:  # `int i; for (i = 0; i < n; i++)`: i outlives the loop
                     self.set_var(v, _exit_value(start, bound, step.value), s.loc)
+                return
+            if not declared and start.uniform and _uniform_int(step) and _uniform_int(bound):
+                # `for (p = 0; p < n * m; p += m)`, p declared before: a step of run-time value. A step <= 0 with
+                # start < bound never ends in CUDA (or overflows); the range then runs no iteration
+                positive = S.op("gt", "bool", step, S.const(0, step.ctype))
+                stop = S.where(positive, S.cast(bound, "int"), S.cast(start, "int"), "int")
+                stride = S.op("max", "int", S.cast(step, "int"), S.const(1, "int"))
+                self.range_loop(s, v, start, stop, stride, None)
+                self.set_var(v, _exit_value(start, stop, stride), s.loc)
                 return
             if not isinstance(s.init[0], ir.Decl):
                 self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
@@ -258,6 +270,21 @@ class Loops:
                         self.range_loop(s, v, rest, bound, step, lane_part)
                         return
         self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
+
+    def assigned_start(self, s: ir.For, v: str) -> Sym | None:
+        """The value `for (v = a; ...)` assigns where a is the same on every thread, v declared before the loop
+        (v's value is then per-thread only where the loop sits under a thread-dependent condition, outside which
+        no thread runs it: the loop's effects are masked by that condition and v is merged after it)."""
+        init = s.init[0]
+        if not (isinstance(init, ir.ExprStmt) and isinstance(init.expr, ir.Assign)):
+            return None
+        rhs = init.expr.value
+        if has_effects(rhs) or _mentions(rhs, v):
+            return None
+        val = self.data(self.ev(rhs), s.loc)
+        if not (isinstance(val, Sym) and val.uniform and not val.opaque):
+            return None
+        return self.convert(val, self.lookup(v).ctype, s.loc)
 
     def range_loop(self, s: ir.For, v: str, start: Sym, bound: Sym, step: Sym, lane_part: Sym | None) -> None:
         """`for base in range(start, bound, step)`; with `lane_part`, thread t runs v = base + lane_part(t)."""
@@ -721,15 +748,23 @@ def _plain_assign(st: ir.Stmt, v: str) -> bool:
             and isinstance(st.expr.target, ir.Name) and st.expr.target.id == v)
 
 
-def _exit_value(start: Sym, bound: Sym, step: int) -> Sym:
+def _exit_value(start: Sym, bound: Sym, step: int | Sym) -> Sym:
     """The value `for (v = start; v < bound; v += step)` leaves in v: start + max(0, ceil((bound - start) / step)) * step
-    (start itself when the loop runs no iteration)."""
+    (start itself when the loop runs no iteration); a Sym step is a positive run-time value."""
     span = S.op("sub", "int", S.cast(bound, "int"), S.cast(start, "int"))
-    if step == 1:
+    if isinstance(step, int) and step == 1:
         return S.op("add", "int", S.cast(start, "int"), S.op("max", "int", span, S.const(0, "int")))
-    trips = S.op("div", "int", S.op("add", "int", span, S.const(step - 1, "int")), S.const(step, "int"))
+    st = S.const(step, "int") if isinstance(step, int) else step
+    less = S.const(step - 1, "int") if isinstance(step, int) else S.op("sub", "int", st, S.const(1, "int"))
+    trips = S.op("div", "int", S.op("add", "int", span, less), st)
     trips = S.op("max", "int", trips, S.const(0, "int"))
-    return S.op("add", "int", S.cast(start, "int"), S.op("mul", "int", trips, S.const(step, "int")))
+    return S.op("add", "int", S.cast(start, "int"), S.op("mul", "int", trips, st))
+
+
+def _uniform_int(s: Sym) -> bool:
+    """A signed integer the same on every thread (a loop bound or step of run-time value)."""
+    return (s.uniform and not s.opaque and ctyping.is_int(s.ctype) and not ctyping.is_unsigned(s.ctype)
+            and s.ctype != "bool")
 
 
 def _mentions(e: ir.Expr, name: str) -> bool:

@@ -41,6 +41,7 @@ class Memory:
 
     st: LiftState
     ctx: Ctx
+    shared_globals: set[str]
 
     def issue(self, value: Sym, mask: Sym, loc: ir.Loc | None) -> Sym:
         """Issue the not-yet-issued loads of a recomputed value (forwarding) under `mask`, in program order."""
@@ -185,11 +186,29 @@ class Memory:
 
     def load_scalar(self, p: PtrVal, off: Sym, ctype: str, loc: ir.Loc) -> Sym:
         mask = self.pred_sym()
-        ld = S.load(p.base, off, mask if not (mask.is_const and mask.value) else None, ctype, p.root,
-                    self.st.store_epoch.get(p.root, 0))
+        mask_or_none = mask if not (mask.is_const and mask.value) else None
+        key = self.reload_key(p, off, mask_or_none, ctype)
+        hit = self.st.scalar_loads.get(key) if key is not None else None
+        if hit is not None:
+            return hit
+        ld = S.load(p.base, off, mask_or_none, ctype, p.root, self.st.store_epoch.get(p.root, 0))
         if not self.st.defer:
             self.emit_global(ld, hint=p.root)
+            if key is not None:
+                self.st.scalar_loads[key] = ld
         return ld
+
+    def reload_key(self, p: PtrVal, off: Sym, mask: Sym | None, ctype: str) -> tuple | None:
+        """What identifies a global element read again at the same address under the same mask with no store to
+        any global buffer, no atomic and no barrier since, in the same loop body (`a[i] & b[j]`, then `a[i] |
+        b[j]`): the value already loaded, as nvcc keeps it in a register. None where a reload must stay: a
+        buffer the kernel also writes (its reads may be volatile polls of other blocks' writes), shared memory,
+        a pointer that varies by thread."""
+        if p.shared or p.root in self.shared_globals or getattr(p.base, "lanes", True):
+            return None
+        stores = sum(self.st.store_epoch.values())
+        return (p.root, S.canon(off), S.canon(mask) if mask is not None else None, ctype, stores, self.st.epoch,
+                self.st.region)
 
     def reference(self, e: ir.Expr, loc: ir.Loc) -> RefVal | None:
         """The element of memory an lvalue names (`a[i]`, `*p`, `tile[y][x]`, another reference), its address
@@ -581,6 +600,9 @@ class Memory:
         mask = self.uniform_effect_mask(p.offset, v, plain=False)
         if mask is None:
             return S.const(0, p.elem.base)
+        combined = self.block_combined_atomic(e, at, p, v, mask)
+        if combined is not None:
+            return combined
         em = self.em
         addr = em._address(p.base, p.offset, mask, self.ctx)
         code = em.code(v, self.ctx, p.elem.base)
@@ -593,6 +615,49 @@ class Memory:
         old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))
+
+    def block_combined_atomic(self, e: ir.Call, at: dict[str, Any], p: PtrVal, v: Sym, mask: Sym) -> Sym | None:
+        """A global integer add/max/min that every thread of the block aims at one address (`atomicAdd(&hits[
+        blockIdx.x], n)`), its result unused: one atomic of the block's reduction of the active threads' operands
+        instead of one atomic per thread on the same address, which serialise. Exact: integer add (wrapping),
+        max and min give the same value in any order and grouping; the atomic is skipped where the total is the
+        operator's identity (no change), so no address is touched that the source would not touch. None: not this case (floats round
+        differently when regrouped; a read result needs each thread's own old value)."""
+        op = SHARED_ATOMIC_OPS.get(at["tl"])
+        ct = p.elem.base
+        if op is None or self.discarding is not e or ctyping.is_symbolic(ct) or not ctyping.is_int(ct):
+            return None
+        if p.offset.lanes or p.offset.opaque or p.base.lanes or not (v.lanes or mask.lanes) or self.one_thread(mask):
+            return None
+        mine = S.where(mask, v, S.const(comm.identity(op, ct), ct), ct)
+        total = comm.reduce_sym(op, comm.guarded(self, mine, op), ct)
+        # an atomic of the identity changes nothing: skipping it is exact, and where no thread is active (the total
+        # is the identity) the address, perhaps past the buffer, is not touched
+        some = S.op("ne", "bool", total, S.const(comm.identity(op, ct), ct))
+        em = self.em
+        addr = em._address(p.base, p.offset, None, self.ctx)
+        em.assign("old", f"{at['tl']}({addr}, {em.code(total, self.ctx, ct)}, mask={em.code(some, self.ctx, 'bool')})")
+        self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
+        self.idiom(f"{e.fn} by every thread at one address -> one atomic of the block {op}", e.loc)
+        return S.const(0, ct)  # unused (checked above)
+
+    def one_thread(self, mask: Sym) -> bool:
+        """Whether the thread-index conditions of `mask` leave at most one thread (`if (threadIdx.x == 0)`):
+        its one atomic needs no reduction."""
+        conds, stack = [], [mask]
+        while stack:  # the conjuncts of the land tree
+            c = stack.pop()
+            if c.op == "land":
+                stack.extend(c.args)
+            else:
+                conds.append(c)
+        lane_conds = [c for c in conds if c.concrete and c.lanes]
+        if not lane_conds:
+            return False
+        try:
+            return int(comm.concrete(self, S.land(*lane_conds)).astype(bool).sum()) <= 1
+        except (NotConcrete, ZeroDivisionError):
+            return False
 
 
 def _lane_values(L: Any, i: Sym) -> Any:

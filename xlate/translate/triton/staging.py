@@ -221,11 +221,13 @@ class Staging:
         saved_scopes, saved_pred, n0 = self.st.scopes, len(self.st.pred), len(arr.records)
         self.st.scopes = [dict(x) for x in sc.scopes] + [{sc.var: Binding(ir.CType(sc.var_type), S.cast(k, sc.var_type))}]
         arr.staged = None  # the body's stores become records of this run, read back below and dropped
+        self.st.defer += 1  # its loads are built, and issued below only where the read needs them
         try:
             self.st.pred.append(valid)
             self.stmts(sc.body)
             recs = arr.records[n0:]
         finally:
+            self.st.defer -= 1
             self.st.scopes = saved_scopes
             del self.st.pred[saved_pred:]
             gone = {r.id for r in arr.records[n0:]}
@@ -238,8 +240,23 @@ class Staging:
         for r in recs:
             if not isinstance(r.value, Sym):
                 raise LiftError("XL2004", f"shared array '{arr.name}' staged with values read from other threads", loc)
-            hit = S.land(*r.pred, S.op("eq", "bool", S.cast(r.idx[0], "int"), e))
-            out = S.where(hit, S.cast(r.value, arr.ctype), out, arr.ctype)
+        hits = [S.land(*r.pred, S.op("eq", "bool", S.cast(r.idx[0], "int"), e)) for r in recs]
+        copied = _copied_from(recs, arr.ctype)
+        if copied is not None:
+            # every store of the body copies the same global element to e (a vector copy under an alignment
+            # test, its scalar fallback): whichever ran, s[e] is that element, read once
+            wrote = hits[0]
+            for h in hits[1:]:
+                wrote = S.op("lor", "bool", wrote, h)
+            ld = copied(e, wrote)
+            out = S.where(ld.mask, ld, out, arr.ctype)
+        else:
+            for r, hit in zip(recs, hits):
+                out = S.where(hit, S.cast(r.value, arr.ctype), out, arr.ctype)
+        if not self.st.defer:
+            for ld in sorted(S.loads_in(out), key=lambda x: x.id):  # in the order the body built them
+                if ld.temp is None:
+                    self.emit_global(ld, hint=ld.root or "v")
         stores = dict(sc.stores)
         for ld in S.loads_in(out):
             if ld.root and self.st.store_epoch.get(ld.root, 0) != stores.get(ld.root, 0):
@@ -292,6 +309,38 @@ class Staging:
                     loc,
                 )
         return S.where(valid, value, S.const(0, arr.ctype), arr.ctype)
+
+
+def _copied_from(recs: list, ctype: str) -> Any:
+    """Where every record stores a global load of `ctype` from one buffer at its own index plus one constant d
+    (`s[i] = g[i + d]`, each path spelling the index alike: a vector copy `*(float4*)&s[4 * q] = *(float4*)&g[4 *
+    q]` and its scalar fallback; a store of either of two such loads), its address computed without another load:
+    a function of (e, the condition that some record wrote e) giving the load of g[e + d] under that condition.
+    None otherwise."""
+    first: Sym | None = None
+    d0: int | None = None
+    for idx, v in ((r.idx[0], v) for r in recs for v in _selected(r.value)):
+        if v.op != "load" or v.ctype != ctype or S.loads_in(v.args[1]):
+            return None
+        d = _constant(S.op("sub", "int", S.cast(v.args[1], "int"), S.cast(idx, "int")))
+        if d is None:
+            return None
+        d = d - (1 << 32) if d >= 1 << 31 else d  # the polynomial's coefficients wrap at int's 32 bits
+        if first is None:
+            first, d0 = v, d
+        elif d != d0 or v.root != first.root or v.epoch != first.epoch or S.canon(v.args[0]) != S.canon(first.args[0]):
+            return None
+    if first is None or d0 is None:
+        return None
+    base, root, epoch, shift = first.args[0], first.root, first.epoch, S.const(d0, "int")
+    return lambda e, wrote: S.load(base, S.op("add", "int", e, shift), wrote, ctype, root, epoch)
+
+
+def _selected(v: Sym) -> list[Sym]:
+    """The values a tree of selections (`where`, a store under if/else) picks from."""
+    if v.op == "where":
+        return _selected(v.args[1]) + _selected(v.args[2])
+    return [v]
 
 
 def _runs(arr: SharedArr, recs: list, npred: int, axis: str, k: Sym) -> tuple[SharedArr, int, Sym] | None:

@@ -1,0 +1,122 @@
+"""Static memory traffic of Triton ports, CPU only (issue #16): each port's one-block-per-program kernel is compiled
+for an H200 (sm_90, Triton's bundled ptxas; no GPU needed) and its PTX global memory instructions are counted
+(`ld.global`, `st.global`, `atom.global`/`red.global`) with its barriers (`bar.sync`: a block reduction, a
+masked loop's test), and the `tl.load`/`tl.store` calls of the Python text beside them. A count is per program (one CUDA block) of the kernel's straight-line code: a load
+in a loop counts once. Two runs of the same kernels before and after a lifter change show what it removed.
+
+    python bench/static_memops.py PORT.py [PORT.py ...] [--json OUT]
+
+Parameter types come from the port's `# xlate:` spec lines (`name: in[...] as int32`; no `as`: float32 for a
+buffer, int32 for a scalar). A kernel with a constexpr other than BX (a template type) is reported, not built."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+TRITON_TYPES = {"float32": "fp32", "float64": "fp64", "float16": "fp16", "bfloat16": "bf16", "int8": "i8",
+                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+                "uint64": "u64", "bool": "i1"}
+
+COMPILE = r'''
+import importlib.util, json, re, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+path, name, sig, bx = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+spec = importlib.util.spec_from_file_location("port", path)
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+sig = {k: ("constexpr" if k == "BX" else v) for k, v in sig.items()}
+ck = triton.compile(ASTSource(fn=getattr(m, name), signature=sig, constexprs={"BX": bx}),
+                    target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+ptx = ck.asm["ptx"]
+out = {}
+for kind in ("ld.global", "st.global", "atom.global", "red.global"):
+    out[kind] = len(re.findall(re.escape(kind) + r"[.\w]*\s", ptx))
+out["bar.sync"] = len(re.findall(r"\bbar\.sync\b", ptx))
+out["ptx_lines"] = ptx.count("\n")
+print(json.dumps(out))
+'''
+
+
+def spec_types(text: str) -> dict[str, str]:
+    """Parameter -> Triton signature type, from the port's `# xlate:` lines."""
+    from xlate.specs.language import parse_items
+
+    lines = [ln[len("# xlate:"):].strip() for ln in text.splitlines() if ln.startswith("# xlate:")]
+    out: dict[str, str] = {}
+    items = parse_items(" ".join(lines)) if lines else {}
+    for name, value in items.items():
+        m = re.search(r"\bas\s+(\w+)", value)
+        dtype = TRITON_TYPES.get(m.group(1), "") if m else ""
+        buffer = re.match(r"\s*(in|out|inout)\s*\[", value) is not None
+        out[name] = ("*" + (dtype or "fp32")) if buffer else (dtype or "i32")
+    return out
+
+
+def kernels(text: str) -> list[ast.FunctionDef]:
+    return [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name.endswith("_kernel")
+            and n.name.startswith("_")]
+
+
+def block_size(text: str, fn: str) -> int | None:
+    m = re.search(rf"{re.escape(fn)}\[[^\]]*\]\([^\n]*\bBX=(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+def measure(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    types = spec_types(text)
+    rows = []
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    for fn in kernels(text):
+        src = ast.get_source_segment(text, fn) or ""
+        row: dict[str, Any] = {"port": path.name, "kernel": fn.name, "tl.load": src.count("tl.load("),
+                               "tl.store": src.count("tl.store("), "tl.atomic": src.count("tl.atomic_"),
+                               "lines": src.count("\n") + 1}
+        params = [a.arg for a in fn.args.args]
+        py_to_spec = {p: p.rstrip("_") if p.endswith("_") and p.rstrip("_") in types else p for p in params}
+        unknown = [p for p in params if p != "BX" and py_to_spec[p] not in types]
+        bx = block_size(text, fn.name)
+        if unknown or bx is None:
+            row["ptx"] = f"not built: {'no type for ' + ', '.join(unknown) if unknown else 'no BX in the launcher'}"
+            rows.append(row)
+            continue
+        sig = {p: ("constexpr" if p == "BX" else types[py_to_spec[p]]) for p in params}
+        done = subprocess.run([sys.executable, "-c", COMPILE, str(path), fn.name, json.dumps(sig), str(bx)],
+                              capture_output=True, text=True, env=env, timeout=900)
+        if done.returncode != 0:
+            row["ptx"] = "build failed: " + done.stderr.strip().splitlines()[-1][-300:] if done.stderr.strip() else "?"
+        else:
+            row["ptx"] = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("ports", nargs="+", type=Path)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    rows = [r for p in args.ports for r in measure(p)]
+    for r in rows:
+        ptx = r["ptx"]
+        counts = (" ".join(f"{k}={v}" for k, v in ptx.items()) if isinstance(ptx, dict) else ptx)
+        print(f"{r['port']}:{r['kernel']}  text: tl.load={r['tl.load']} tl.store={r['tl.store']} "
+              f"tl.atomic={r['tl.atomic']} lines={r['lines']}  ptx: {counts}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    main()

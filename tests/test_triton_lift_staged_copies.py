@@ -1,0 +1,122 @@
+"""A staging loop whose body copies global memory into shared memory by more than one path (a 16-byte vector copy
+under an alignment test, an element-by-element fallback) stores, whichever path ran, the same global element at
+each shared index. A read of the staged array is then that one element, loaded once under "some path wrote it",
+instead of one masked load per store of each path. Where the paths copy different elements, or a value computed
+from the load, each store stays a candidate. Ports run under the Triton interpreter against NumPy."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from xlate.backends.base import ScalarArg
+
+from tests.test_triton_lift import port
+from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
+
+SRC = """
+// xlate: g: in[m + 9], x: in[n], y: out[n], n: size(1..3000), m: size(1..200), off: size(0..5), grid: cdiv(n, 64), block: 64, shmem: 4 * m
+__global__ void three_taps(const float* g, const float* x, float* y, int n, int m, int off) {
+    extern __shared__ float sg[];
+    int quads = m / 4;
+    for (int q = threadIdx.x; q < quads; q += blockDim.x) {
+        const float* from = &g[4 * q];
+        float* to = &sg[4 * q];
+        if (reinterpret_cast<uintptr_t>(from) % 16 == 0 && reinterpret_cast<uintptr_t>(to) % 16 == 0) {
+            float4 v = *reinterpret_cast<const float4*>(from);
+            *reinterpret_cast<float4*>(to) = v;
+        } else {
+            for (int j = 0; j < 4; ++j) sg[4 * q + j] = g[4 * q + j];
+        }
+    }
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && quads > 0) {
+        int q4 = 4 * quads;
+        y[i] = x[i] * sg[i % q4] + sg[(i + off) % q4] - 0.5f * sg[(3 * i) % q4];
+    }
+}
+
+// xlate: g: in[m], y: out[n], n: size(1..3000), m: size(1..200), grid: cdiv(n, 64), block: 64, shmem: 4 * m + 12
+__global__ void two_paths_shifted(const float* g, float* y, int n, int m) {
+    extern __shared__ float sg[];
+    for (int k = threadIdx.x; k < m; k += blockDim.x) {
+        if (k % 3 == 0) sg[k + 3] = g[k];
+        else sg[k + 3] = g[k];
+    }
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = sg[3 + i % m] - sg[3 + (5 * i) % m];
+}
+
+// xlate: g: in[m + 9], y: out[n], n: size(1..3000), m: size(1..200), grid: cdiv(n, 64), block: 64, shmem: 4 * m
+__global__ void shifted_paths(const float* g, float* y, int n, int m) {
+    extern __shared__ float sg[];
+    int pairs = m / 2;
+    for (int q = threadIdx.x; q < pairs; q += blockDim.x) {
+        if (q % 2 == 0) {
+            sg[2 * q] = g[2 * q];
+            sg[2 * q + 1] = g[2 * q + 1];
+        } else {
+            sg[2 * q] = g[2 * q + 1];
+            sg[2 * q + 1] = g[2 * q];
+        }
+    }
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && pairs > 0) y[i] = sg[i % (2 * pairs)];
+}
+"""
+
+
+def kernel_body(text: str, kernel: str) -> str:
+    return text.split(f"def _{kernel}_kernel(", 1)[1].split("\ndef ", 1)[0]
+
+
+def test_a_read_of_a_copy_by_several_paths_loads_the_element_once(tmp_path):
+    t = port(SRC)
+    assert t.kernels == ["three_taps", "two_paths_shifted", "shifted_paths"], [d.format() for d in t.diagnostics]
+    body = kernel_body(t.text, "three_taps")
+    assert len(re.findall(r"tl\.load\(g\b", body)) == 3, body  # one per read (4 + 4 stores per read before)
+    for n, m, off in ((1000, 37, 0), (333, 128, 3), (97, 4, 1), (50, 3, 2)):
+        g = rng(m).standard_normal(m + 9).astype(np.float32)
+        x = rng(n).standard_normal(n).astype(np.float32)
+        out = run(t.text, "three_taps", [buf("g", g), buf("x", x), buf("y", poisoned(n, np.float32)),
+                                         ScalarArg("n", n, "int32"), ScalarArg("m", m, "int32"),
+                                         ScalarArg("off", off, "int32")], tmp_path)
+        q4 = m // 4 * 4
+        if q4 == 0:
+            assert np.isnan(out["y"]).all()
+            continue
+        sg = g[:q4]
+        i = np.arange(n)
+        want = x * sg[i % q4] + sg[(i + off) % q4] - np.float32(0.5) * sg[(3 * i) % q4]
+        np.testing.assert_allclose(out["y"], want, rtol=1e-6, atol=1e-6)
+        guards_intact(out, "y")
+
+    body = kernel_body(t.text, "two_paths_shifted")  # s[k + 3] = g[k] on either path: s[e] is g[e - 3]
+    assert len(re.findall(r"tl\.load\(g\b", body)) == 2, body
+    n, m = 700, 53
+    g = rng(6).standard_normal(m).astype(np.float32)
+    out = run(t.text, "two_paths_shifted", [buf("g", g), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32"),
+                                            ScalarArg("m", m, "int32")], tmp_path)
+    i = np.arange(n)
+    np.testing.assert_array_equal(out["y"], g[i % m] - g[(5 * i) % m])
+    guards_intact(out, "y")
+
+
+def test_paths_that_copy_different_elements_stay_candidates(tmp_path):
+    t = port(SRC)
+    body = kernel_body(t.text, "shifted_paths")
+    assert len(re.findall(r"tl\.load\(g\b", body)) > 1, body
+    n, m = 500, 41
+    g = rng(5).standard_normal(m + 9).astype(np.float32)
+    out = run(t.text, "shifted_paths", [buf("g", g), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32"),
+                                        ScalarArg("m", m, "int32")], tmp_path)
+    p2 = m // 2 * 2
+    sg = g[:p2].copy()
+    odd = np.arange(p2 // 2) % 2 == 1
+    pairs = sg.reshape(-1, 2)
+    pairs[odd] = pairs[odd][:, ::-1]
+    np.testing.assert_array_equal(out["y"], sg.ravel()[np.arange(n) % p2])
+    guards_intact(out, "y")
