@@ -876,3 +876,41 @@ __global__ void bump(Opt* o, int n) {
     diags = [d for d in t.diagnostics if d.code == "XL2012"]
     assert diags and "mixed field types" in diags[0].message and "o" in diags[0].message
     assert "def _bump_kernel" not in (t.text or "")
+
+
+def test_one_thread_stores_a_tree_reduction_no_token_names(tmp_path):
+    # `&&` is no token operator: the tree is forwarded, stage by stage, to thread 0, which stores the block's
+    # verdict to one element. The forwarded loads are issued under the reader's `t == 0` after the value was built,
+    # so the value is a block in Triton though its lanes said uniform: it was stored through a scalar pointer.
+    src = """
+// xlate: x: in[n] as bool, flag: out[cdiv(n, 64)] as bool, n: size(1..3000), grid: cdiv(n, 64), block: 32
+__global__ void any_false(const bool* x, bool* flag, int n) {
+    __shared__ bool ok[64];
+    int t = threadIdx.x;
+    int base = blockIdx.x * 64;
+    ok[t] = base + t < n ? x[base + t] : true;
+    ok[t + 32] = base + t + 32 < n ? x[base + t + 32] : true;
+    __syncthreads();
+    for (int i = 32; i > 0; i /= 2) {
+        if (t < i) {
+            bool a = ok[t];
+            bool b = ok[t + i];
+            ok[t] = (a && b) ? true : false;
+        }
+        __syncthreads();
+    }
+    if (t == 0) flag[blockIdx.x] = !ok[0];
+}
+"""
+    t = ported(src, "any_false")
+    assert len(t.text) < 100_000  # the writers (thread 0 of each stage) are folded to numbers: 220 kB without
+    n = 1000
+    nb = -(-n // 64)
+    x = np.ones(n, dtype=bool)
+    x[rng(30).choice(n, 9, replace=False)] = False
+    x[64 * 5:64 * 6] = True  # a block with no false element
+    out = run(t.text, "any_false", [buf("x", x), buf("flag", np.zeros(nb, dtype=bool)),
+                                    ScalarArg("n", n, "int32")], tmp_path)
+    padded = np.concatenate([x, np.ones(nb * 64 - n, dtype=bool)])
+    assert np.array_equal(out["flag"], ~padded.reshape(nb, 64).all(axis=1))
+

@@ -465,6 +465,8 @@ class Memory:
             return
         em = self.em
         addr = em._address(p.base, off, mask, self.ctx)
+        if _hidden_lanes(v) and not (off.lanes | p.base.lanes | mask.lanes):
+            addr = f"{addr} + {em.zeros(self.ctx)}"  # the value is a block (see _hidden_lanes): so must the pointer be
         code = em.code(v, self.ctx, elem if not ctyping.is_symbolic(elem) else None)
         if ctyping.is_symbolic(elem) and v.ctype != elem:
             code = f"{code}.to({tl_of(elem)})"
@@ -480,7 +482,7 @@ class Memory:
         conds = self.full_pred()
         if any(c.is_const and not c.value for c in conds):
             return None
-        uniform = off.uniform and not off.opaque and (v is None or (v.uniform and not v.opaque))
+        uniform = off.uniform and not off.opaque and (v is None or (v.uniform and not v.opaque and not _hidden_lanes(v)))
         if not uniform:
             return S.land(*conds)
         lane_conds = [c for c in conds if c.concrete and c.lanes]
@@ -593,6 +595,13 @@ class Memory:
         old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))
+
+
+def _hidden_lanes(v: Sym) -> bool:
+    """Whether a value its `lanes` call uniform differs between threads (and is a block in Triton) through the
+    masks of its loads: forwarding re-issues a writer's loads under the reader's condition (`if (t == 0) out[b] =
+    s[0];` after a tree reduction), which adds thread-dependent masks after the value was built."""
+    return S.varies(v, frozenset({"x", "y"}))
 
 
 def _lane_values(L: Any, i: Sym) -> Any:
