@@ -914,3 +914,56 @@ __global__ void any_false(const bool* x, bool* flag, int n) {
     padded = np.concatenate([x, np.ones(nb * 64 - n, dtype=bool)])
     assert np.array_equal(out["flag"], ~padded.reshape(nb, 64).all(axis=1))
 
+
+def test_tiled_inner_product_accumulating_from_a_constant_zero(tmp_path):
+    # `float acc = 0; for (k < 16) acc += a_s[ty][k] * b_s[k][tx];` is one tl.dot whose accumulator starts as the
+    # constant 0: a Python number, which tl.broadcast_to refused ('float' object has no attribute 'type')
+    src = """
+// xlate: a: in[rows * 16], b: in[16 * cols], c: inout[rows * cols], rows: size(1..200), cols: size(1..200),
+// xlate: grid: (cdiv(cols, 16), cdiv(rows, 16)), block: (16, 16)
+__global__ void sub_product(const float* a, const float* b, float* c, int rows, int cols) {
+    __shared__ float a_s[16 * 16];
+    __shared__ float b_s[16 * 16];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * 16 + ty;
+    int col = blockIdx.x * 16 + tx;
+    a_s[ty * 16 + tx] = row < rows ? a[row * 16 + tx] : 0.0f;
+    b_s[ty * 16 + tx] = col < cols ? b[ty * cols + col] : 0.0f;
+    __syncthreads();
+    float acc = 0;
+    for (int k = 0; k < 16; k++) acc += a_s[ty * 16 + k] * b_s[k * 16 + tx];
+    if (row < rows && col < cols) c[row * cols + col] -= acc;
+}
+"""
+    t = ported(src, "sub_product")
+    assert "tl.dot(" in t.text
+    rows, cols = 37, 21
+    a = rng(31).standard_normal(rows * 16).astype(np.float32)
+    b = rng(32).standard_normal(16 * cols).astype(np.float32)
+    c = rng(33).standard_normal(rows * cols).astype(np.float32)
+    out = run(t.text, "sub_product", [buf("a", a), buf("b", b), buf("c", c.copy()), ScalarArg("rows", rows, "int32"),
+                                      ScalarArg("cols", cols, "int32")], tmp_path)
+    want = c.reshape(rows, cols) - a.reshape(rows, 16).astype(np.float64) @ b.reshape(16, cols)
+    np.testing.assert_allclose(out["c"].reshape(rows, cols), want, rtol=1e-4, atol=1e-4)
+
+
+def test_loop_carried_value_reassigned_a_constant_in_a_counted_loop(tmp_path):
+    # a per-thread value that the loop sets to a constant: the update is a block made from a Python number
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..3000), m: size(0..3), grid: cdiv(n, 128), block: 128
+__global__ void reset_in_loop(const float* x, float* y, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    float w = 0.0f;
+    for (int k = 0; k < m; k++) { w += v; v = 2.0f; }
+    y[i] = v + w;
+}
+"""
+    t = ported(src, "reset_in_loop")
+    n = 1000
+    x = rng(34).standard_normal(n).astype(np.float32)
+    for m in (0, 1, 3):
+        out = run(t.text, "reset_in_loop", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32"),
+                                            ScalarArg("m", m, "int32")], tmp_path)
+        np.testing.assert_allclose(out["y"], x + 2.0 * m, rtol=1e-6, atol=1e-6)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from xlate.cir import ctype as ctyping
 from xlate.translate.triton.fork import COPY, SCOPES, SHARED, TRUNCATE, VALUE
@@ -41,6 +42,13 @@ def edtype(s: Sym) -> str:
     if s.op == "const" and s.ctype == "unsigned int" and s.value < 2**31:
         return "int"
     return s.ctype
+
+
+def const_full(value: Any, ctype: str, shape: str) -> str:
+    """A constant as a tensor of `shape`: its code is a Python number, which tl.broadcast_to cannot take (it wants
+    a tensor: `'float' object has no attribute 'type'`), so it is made with tl.full in the dtype it stands for."""
+    dt = ctype if ctype == "unsigned int" else edtype(Sym("const", ctype, value=value))
+    return f"tl.full({shape}, {literal(value, ctype)}, {tl_of(dt)})"
 
 
 def tl_of(ctype: str) -> str:
@@ -336,6 +344,8 @@ class Emitter:
 
     def full(self, s: Sym, ctx: Ctx) -> str:
         """`s` as a tensor of the full lane shape (a uniform or partially varying value is broadcast)."""
+        if s.is_const and not ctyping.is_symbolic(s.ctype):
+            return const_full(s.value, s.ctype, ctx.shape)
         code = self.code(s, ctx, s.ctype if not ctyping.is_symbolic(s.ctype) else None)
         return self.broadcast(code, s, ctx)
 
