@@ -915,6 +915,39 @@ __global__ void any_false(const bool* x, bool* flag, int n) {
     assert np.array_equal(out["flag"], ~padded.reshape(nb, 64).all(axis=1))
 
 
+def test_one_thread_branches_on_a_forwarded_tree_result(tmp_path):
+    # thread 0 tests the forwarded result and loads under it: the condition holds on thread 0 only (the others hold
+    # the masked loads' zeros), so the `t == 0` that picks it stays on the store and the load
+    src = """
+// xlate: x: in[n] as int, hit: out[cdiv(n, 64)] as int, n: size(1..3000), grid: cdiv(n, 64), block: 32
+__global__ void first_if_any(const int* x, int* hit, int n) {
+    __shared__ bool any[64];
+    int t = threadIdx.x;
+    int base = blockIdx.x * 64;
+    any[t] = base + t < n && x[base + t] < 0;
+    any[t + 32] = base + t + 32 < n && x[base + t + 32] < 0;
+    __syncthreads();
+    for (int i = 32; i > 0; i /= 2) {
+        if (t < i) any[t] = (any[t] || any[t + i]) ? true : false;
+        __syncthreads();
+    }
+    if (t == 0) {
+        if (any[0]) hit[blockIdx.x] = x[base] + 1000;
+        else hit[blockIdx.x] = -1;
+    }
+}
+"""
+    t = ported(src, "first_if_any")
+    n = 1000
+    nb = -(-n // 64)
+    x = rng(35).integers(0, 50, n).astype(np.int32)
+    x[rng(36).choice(n, 6, replace=False)] *= -1
+    out = run(t.text, "first_if_any", [buf("x", x), buf("hit", poisoned(nb, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    padded = np.concatenate([x, np.zeros(nb * 64 - n, np.int32)]).reshape(nb, 64)
+    want = np.where((padded < 0).any(axis=1), padded[:, 0] + 1000, -1)
+    assert np.array_equal(out["hit"], want)
+
 def test_tiled_inner_product_accumulating_from_a_constant_zero(tmp_path):
     # `float acc = 0; for (k < 16) acc += a_s[ty][k] * b_s[k][tx];` is one tl.dot whose accumulator starts as the
     # constant 0: a Python number, which tl.broadcast_to refused ('float' object has no attribute 'type')

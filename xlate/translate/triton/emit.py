@@ -15,7 +15,7 @@ from typing import Any
 
 from xlate.cir import ctype as ctyping
 from xlate.translate.triton.fork import COPY, SCOPES, SHARED, TRUNCATE, VALUE
-from xlate.translate.triton.sym import Sym
+from xlate.translate.triton.sym import LANE_AXES, Sym, varies
 from xlate.translate.triton.tables import math_entry
 
 PY_RESERVED = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
@@ -248,8 +248,9 @@ class Emitter:
         else:
             addr = f"{b} + {_paren(self.code(offset, ctx))}"
         lanes = offset.lanes | base.lanes
-        if mask is not None and mask.lanes - lanes and not (mask.is_const):
-            # a uniform address under a per-thread mask: Triton wants a block of pointers
+        if mask is not None and not mask.is_const and (mask.lanes - lanes or (not lanes and varies(mask, LANE_AXES))):
+            # a uniform address under a per-thread mask (one that differs between threads only through the masks
+            # of its loads too, see sym.varies): Triton wants a block of pointers
             addr = f"{addr} + {self.zeros(ctx)}"
         return addr
 
