@@ -876,3 +876,127 @@ __global__ void bump(Opt* o, int n) {
     diags = [d for d in t.diagnostics if d.code == "XL2012"]
     assert diags and "mixed field types" in diags[0].message and "o" in diags[0].message
     assert "def _bump_kernel" not in (t.text or "")
+
+
+def test_one_thread_stores_a_tree_reduction_no_token_names(tmp_path):
+    # `&&` is no token operator: the tree is forwarded, stage by stage, to thread 0, which stores the block's
+    # verdict to one element. The forwarded loads are issued under the reader's `t == 0` after the value was built,
+    # so the value is a block in Triton though its lanes said uniform: it was stored through a scalar pointer.
+    src = """
+// xlate: x: in[n] as bool, flag: out[cdiv(n, 64)] as bool, n: size(1..3000), grid: cdiv(n, 64), block: 32
+__global__ void any_false(const bool* x, bool* flag, int n) {
+    __shared__ bool ok[64];
+    int t = threadIdx.x;
+    int base = blockIdx.x * 64;
+    ok[t] = base + t < n ? x[base + t] : true;
+    ok[t + 32] = base + t + 32 < n ? x[base + t + 32] : true;
+    __syncthreads();
+    for (int i = 32; i > 0; i /= 2) {
+        if (t < i) {
+            bool a = ok[t];
+            bool b = ok[t + i];
+            ok[t] = (a && b) ? true : false;
+        }
+        __syncthreads();
+    }
+    if (t == 0) flag[blockIdx.x] = !ok[0];
+}
+"""
+    t = ported(src, "any_false")
+    assert len(t.text) < 100_000  # the writers (thread 0 of each stage) are folded to numbers: 220 kB without
+    n = 1000
+    nb = -(-n // 64)
+    x = np.ones(n, dtype=bool)
+    x[rng(30).choice(n, 9, replace=False)] = False
+    x[64 * 5:64 * 6] = True  # a block with no false element
+    out = run(t.text, "any_false", [buf("x", x), buf("flag", np.zeros(nb, dtype=bool)),
+                                    ScalarArg("n", n, "int32")], tmp_path)
+    padded = np.concatenate([x, np.ones(nb * 64 - n, dtype=bool)])
+    assert np.array_equal(out["flag"], ~padded.reshape(nb, 64).all(axis=1))
+
+
+def test_one_thread_branches_on_a_forwarded_tree_result(tmp_path):
+    # thread 0 tests the forwarded result and loads under it: the condition holds on thread 0 only (the others hold
+    # the masked loads' zeros), so the `t == 0` that picks it stays on the store and the load
+    src = """
+// xlate: x: in[n] as int, hit: out[cdiv(n, 64)] as int, n: size(1..3000), grid: cdiv(n, 64), block: 32
+__global__ void first_if_any(const int* x, int* hit, int n) {
+    __shared__ bool any[64];
+    int t = threadIdx.x;
+    int base = blockIdx.x * 64;
+    any[t] = base + t < n && x[base + t] < 0;
+    any[t + 32] = base + t + 32 < n && x[base + t + 32] < 0;
+    __syncthreads();
+    for (int i = 32; i > 0; i /= 2) {
+        if (t < i) any[t] = (any[t] || any[t + i]) ? true : false;
+        __syncthreads();
+    }
+    if (t == 0) {
+        if (any[0]) hit[blockIdx.x] = x[base] + 1000;
+        else hit[blockIdx.x] = -1;
+    }
+}
+"""
+    t = ported(src, "first_if_any")
+    n = 1000
+    nb = -(-n // 64)
+    x = rng(35).integers(0, 50, n).astype(np.int32)
+    x[rng(36).choice(n, 6, replace=False)] *= -1
+    out = run(t.text, "first_if_any", [buf("x", x), buf("hit", poisoned(nb, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    padded = np.concatenate([x, np.zeros(nb * 64 - n, np.int32)]).reshape(nb, 64)
+    want = np.where((padded < 0).any(axis=1), padded[:, 0] + 1000, -1)
+    assert np.array_equal(out["hit"], want)
+
+def test_tiled_inner_product_accumulating_from_a_constant_zero(tmp_path):
+    # `float acc = 0; for (k < 16) acc += a_s[ty][k] * b_s[k][tx];` is one tl.dot whose accumulator starts as the
+    # constant 0: a Python number, which tl.broadcast_to refused ('float' object has no attribute 'type')
+    src = """
+// xlate: a: in[rows * 16], b: in[16 * cols], c: inout[rows * cols], rows: size(1..200), cols: size(1..200),
+// xlate: grid: (cdiv(cols, 16), cdiv(rows, 16)), block: (16, 16)
+__global__ void sub_product(const float* a, const float* b, float* c, int rows, int cols) {
+    __shared__ float a_s[16 * 16];
+    __shared__ float b_s[16 * 16];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * 16 + ty;
+    int col = blockIdx.x * 16 + tx;
+    a_s[ty * 16 + tx] = row < rows ? a[row * 16 + tx] : 0.0f;
+    b_s[ty * 16 + tx] = col < cols ? b[ty * cols + col] : 0.0f;
+    __syncthreads();
+    float acc = 0;
+    for (int k = 0; k < 16; k++) acc += a_s[ty * 16 + k] * b_s[k * 16 + tx];
+    if (row < rows && col < cols) c[row * cols + col] -= acc;
+}
+"""
+    t = ported(src, "sub_product")
+    assert "tl.dot(" in t.text
+    rows, cols = 37, 21
+    a = rng(31).standard_normal(rows * 16).astype(np.float32)
+    b = rng(32).standard_normal(16 * cols).astype(np.float32)
+    c = rng(33).standard_normal(rows * cols).astype(np.float32)
+    out = run(t.text, "sub_product", [buf("a", a), buf("b", b), buf("c", c.copy()), ScalarArg("rows", rows, "int32"),
+                                      ScalarArg("cols", cols, "int32")], tmp_path)
+    want = c.reshape(rows, cols) - a.reshape(rows, 16).astype(np.float64) @ b.reshape(16, cols)
+    np.testing.assert_allclose(out["c"].reshape(rows, cols), want, rtol=1e-4, atol=1e-4)
+
+
+def test_loop_carried_value_reassigned_a_constant_in_a_counted_loop(tmp_path):
+    # a per-thread value that the loop sets to a constant: the update is a block made from a Python number
+    src = """
+// xlate: x: in[n], y: out[n], n: size(1..3000), m: size(0..3), grid: cdiv(n, 128), block: 128
+__global__ void reset_in_loop(const float* x, float* y, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    float w = 0.0f;
+    for (int k = 0; k < m; k++) { w += v; v = 2.0f; }
+    y[i] = v + w;
+}
+"""
+    t = ported(src, "reset_in_loop")
+    n = 1000
+    x = rng(34).standard_normal(n).astype(np.float32)
+    for m in (0, 1, 3):
+        out = run(t.text, "reset_in_loop", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32"),
+                                            ScalarArg("m", m, "int32")], tmp_path)
+        np.testing.assert_allclose(out["y"], x + 2.0 * m, rtol=1e-6, atol=1e-6)

@@ -815,7 +815,9 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
                 conds.append(S.op("ge", "bool", t, S.const(0, "int")))
                 lanes = S.const(axes[a], "int") if L.nlanes else S.cast(L.block_dim(a), "int")
                 conds.append(S.op("lt", "bool", t, lanes))
-                mapping[a] = S.Sym("cast", "unsigned int", (t,), nonneg=True)
+                # a writer known at lift time (thread 0 of a tree reduction) folds: the recomputed value is then
+                # free of the thread-index arithmetic, which otherwise compounds with every forwarding stage
+                mapping[a] = S.cast(t, "unsigned int") if t.is_const else S.Sym("cast", "unsigned int", (t,), nonneg=True)
         for c in rec.pred:
             if c.uniform and c.key() in reader_keys:
                 continue

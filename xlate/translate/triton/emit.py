@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from xlate.cir import ctype as ctyping
 from xlate.translate.triton.fork import COPY, SCOPES, SHARED, TRUNCATE, VALUE
-from xlate.translate.triton.sym import Sym
+from xlate.translate.triton.sym import LANE_AXES, Sym, varies
 from xlate.translate.triton.tables import math_entry
 
 PY_RESERVED = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
@@ -41,6 +42,13 @@ def edtype(s: Sym) -> str:
     if s.op == "const" and s.ctype == "unsigned int" and s.value < 2**31:
         return "int"
     return s.ctype
+
+
+def const_full(value: Any, ctype: str, shape: str) -> str:
+    """A constant as a tensor of `shape`: its code is a Python number, which tl.broadcast_to cannot take (it wants
+    a tensor: `'float' object has no attribute 'type'`), so it is made with tl.full in the dtype it stands for."""
+    dt = ctype if ctype == "unsigned int" else edtype(Sym("const", ctype, value=value))
+    return f"tl.full({shape}, {literal(value, ctype)}, {tl_of(dt)})"
 
 
 def tl_of(ctype: str) -> str:
@@ -240,8 +248,9 @@ class Emitter:
         else:
             addr = f"{b} + {_paren(self.code(offset, ctx))}"
         lanes = offset.lanes | base.lanes
-        if mask is not None and mask.lanes - lanes and not (mask.is_const):
-            # a uniform address under a per-thread mask: Triton wants a block of pointers
+        if mask is not None and not mask.is_const and (mask.lanes - lanes or (not lanes and varies(mask, LANE_AXES))):
+            # a uniform address under a per-thread mask (one that differs between threads only through the masks
+            # of its loads too, see sym.varies): Triton wants a block of pointers
             addr = f"{addr} + {self.zeros(ctx)}"
         return addr
 
@@ -336,6 +345,8 @@ class Emitter:
 
     def full(self, s: Sym, ctx: Ctx) -> str:
         """`s` as a tensor of the full lane shape (a uniform or partially varying value is broadcast)."""
+        if s.is_const and not ctyping.is_symbolic(s.ctype):
+            return const_full(s.value, s.ctype, ctx.shape)
         code = self.code(s, ctx, s.ctype if not ctyping.is_symbolic(s.ctype) else None)
         return self.broadcast(code, s, ctx)
 

@@ -16,7 +16,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm, idioms, returns
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.emit import Ctx, TooLarge, edtype, literal, tl_of
+from xlate.translate.triton.emit import Ctx, TooLarge, const_full, edtype, literal, tl_of
 from xlate.translate.triton.exprs import has_effects
 from xlate.translate.triton.state import Binding, LiftState, LoopCtx
 from xlate.translate.triton.sym import NotConcrete, Sym
@@ -653,6 +653,8 @@ class Loops:
                 self.rebind(n, S.var(py, ct, varying))
 
     def update_code(self, v: Sym, ct: str, varying: bool) -> str:
+        if varying and v.is_const and not ctyping.is_symbolic(ct):
+            return const_full(v.value, ct, self.ctx.shape)
         code = self.em.code(v, self.ctx, ct if not ctyping.is_symbolic(ct) else None)
         if ctyping.is_symbolic(ct):
             code = f"{code}.to({tl_of(ct)})" if v.ctype != ct else code

@@ -484,6 +484,8 @@ class Memory:
             return
         em = self.em
         addr = em._address(p.base, off, mask, self.ctx)
+        if _hidden_lanes(v) and not (off.lanes | p.base.lanes | mask.lanes) and not _hidden_lanes(mask):
+            addr = f"{addr} + {em.zeros(self.ctx)}"  # the value is a block (see _hidden_lanes): so must the pointer be
         code = em.code(v, self.ctx, elem if not ctyping.is_symbolic(elem) else None)
         if ctyping.is_symbolic(elem) and v.ctype != elem:
             code = f"{code}.to({tl_of(elem)})"
@@ -499,8 +501,10 @@ class Memory:
         conds = self.full_pred()
         if any(c.is_const and not c.value for c in conds):
             return None
-        uniform = off.uniform and not off.opaque and (v is None or (v.uniform and not v.opaque))
-        if not uniform:
+        uniform = off.uniform and not off.opaque and (v is None or (v.uniform and not v.opaque and not _hidden_lanes(v)))
+        if not uniform or any(_hidden_lanes(c) for c in conds if c.uniform):
+            # a condition read from one thread's forwarded loads (`if (t == 0) { if (s[0]) ... }`) holds on that
+            # thread only: the thread-index condition that picks it stays
             return S.land(*conds)
         lane_conds = [c for c in conds if c.concrete and c.lanes]
         if not lane_conds:
@@ -658,6 +662,13 @@ class Memory:
             return int(comm.concrete(self, S.land(*lane_conds)).astype(bool).sum()) <= 1
         except (NotConcrete, ZeroDivisionError):
             return False
+
+
+def _hidden_lanes(v: Sym) -> bool:
+    """Whether a value its `lanes` call uniform differs between threads (and is a block in Triton) through the
+    masks of its loads: forwarding re-issues a writer's loads under the reader's condition (`if (t == 0) out[b] =
+    s[0];` after a tree reduction), which adds thread-dependent masks after the value was built."""
+    return v.uniform and S.varies(v, S.LANE_AXES)
 
 
 def _lane_values(L: Any, i: Sym) -> Any:

@@ -406,6 +406,9 @@ def _substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym], axes: fro
     return out
 
 
+LANE_AXES = frozenset({"x", "y"})  # the lane axes of a block's threads
+
+
 def varies(s: Sym, axes: frozenset[str]) -> bool:
     """Whether `s` differs between threads along `axes` (through its loads' masks too)."""
     return _depends_on(s, axes, {})
