@@ -29,7 +29,7 @@ from xlate.model import (
 from xlate.parse import languages, ppscan
 from xlate.parse.access import AccessAnalyzer, Effects, resolve_interprocedural
 from xlate.parse.consteval import ConstEvaluator
-from xlate.parse.nodes import Source, annotation_above, walk
+from xlate.parse.nodes import Source, annotation_above, declared_value, walk
 from xlate.resources import data
 
 EXEC_SPACE = ("__global__", "__device__", "__host__", "__aicore__")
@@ -671,6 +671,14 @@ class CFamilyBuilder:
             return self.src.text(cur.child_by_field_name("name")), [self.src.text(c) for c in targs.named_children] if targs else []
         return self.src.text(cur), []
 
+    def _kernel_alias(self, call: ts.Node, name: str, kernels: set[str]) -> tuple[str, list[str]] | None:
+        """The kernel a local variable launched as `name<<<...>>>` holds (`auto name = &k<T>;`)."""
+        value = declared_value(call, name, self.src.text)
+        if value is None:
+            return None
+        kname, targs = self._kernel_ref(value)
+        return (kname, targs) if kname in kernels else None
+
     def _launches(self, root: ts.Node, spans: SpanIndex, kernels: set[str]) -> list[LaunchSite]:
         out: list[LaunchSite] = []
         if self.grammar != "cuda":
@@ -679,6 +687,8 @@ class CFamilyBuilder:
             if "config" in m:
                 call = m["launch"][0]
                 name, targs = self._kernel_ref(m["kernel"][0])
+                if name not in kernels and not targs:
+                    name, targs = self._kernel_alias(call, name, kernels) or (name, targs)
                 config = [self.src.text(c) for c in m["config"][0].named_children if c.type != "comment"]
                 config += [None] * (4 - len(config))  # type: ignore[list-item]
                 out.append(

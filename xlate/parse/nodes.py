@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import tree_sitter as ts
 
@@ -181,3 +181,31 @@ def file_annotation(src: Source, root: ts.Node, marker: str) -> tuple[str | None
     if not items:
         return None, None
     return ", ".join(i.rstrip(",").strip() for i in items if i), first
+
+
+def declared_name(decl: ts.Node | None, text: Callable[[ts.Node], str]) -> str | None:
+    """The identifier a declarator declares (`x`, `*x`, `(*x)(int)`, `x[4]`)."""
+    while decl is not None and decl.type != "identifier":
+        inner = decl.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in decl.named_children if c.type.endswith("declarator") or c.type == "identifier"),
+                         None)
+        decl = inner
+    return text(decl) if decl is not None else None
+
+
+def declared_value(at: ts.Node, name: str, text: Callable[[ts.Node], str]) -> ts.Node | None:
+    """The initialiser of local variable `name` as seen from `at`: its nearest declaration before `at` in an
+    enclosing block (`auto k = &kernel<T>;` for a launch `k<<<g, b>>>(...)`), or None."""
+    cur = at.parent
+    while cur is not None:
+        if cur.type == "compound_statement":
+            for decl in reversed(cur.named_children):
+                if decl.type != "declaration" or decl.end_byte > at.start_byte:
+                    continue
+                for init in decl.named_children:
+                    if init.type == "init_declarator" and declared_name(init.child_by_field_name("declarator"),
+                                                                         text) == name:
+                        return init.child_by_field_name("value")
+        cur = cur.parent
+    return None

@@ -14,6 +14,7 @@ from typing import Any
 import sympy as sp
 import tree_sitter as ts
 
+from xlate.parse.nodes import declared_value
 from xlate.resources import data
 from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal, walk_tree
 from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, text
@@ -1109,7 +1110,24 @@ class HostInterpreter(Evaluator):
                 flt = isinstance(old, Num) and old.flt
                 v.env[v.name] = Num(self.fresh(v.name, "runtime", self.where(node), self.concrete(old.e) if isinstance(
                     old, Num) else None, flt=flt, detail=f"set by {name}(...)"), flt)
+        self._run_lambdas(node, env)
         return None
+
+    def _run_lambdas(self, node: ts.Node, env: dict[str, Any]) -> None:
+        """A call we cannot follow that gets a lambda of no parameters (a dispatch macro: `AT_DISPATCH_...(t,
+        "f", [&] { k<scalar_t><<<g, b>>>(...); })`, `SWITCH(c, [&] {...})`) or calls one (`[&] {...}()`) runs it:
+        its body runs here, once, as if by reference, so the launches in it are found."""
+        fn = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        lambdas = [fn] + (list(args.named_children) if args is not None else [])
+        for lam in lambdas:
+            if lam is None or lam.type != "lambda_expression":
+                continue
+            decl = lam.child_by_field_name("declarator")
+            params = decl.child_by_field_name("parameters") if decl is not None else None
+            body = lam.child_by_field_name("body")
+            if body is not None and (params is None or not params.named_children):
+                self.run_statements(body, env)
 
     def subscript_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
         base = self.ev(node.child_by_field_name("argument"), env)
@@ -1184,6 +1202,10 @@ class HostInterpreter(Evaluator):
         args_node = node.child_by_field_name("arguments")
         args = [c for c in args_node.named_children if c.type != "comment"] if args_node is not None else []
         name, targs = self._kernel_ref(fn)
+        if name not in self.kernels and not targs and fn is not None:  # `auto k = &kernel<T>; k<<<g, b>>>(...)`
+            value = declared_value(node, text(fn), text)
+            if value is not None and (alias := self._kernel_ref(value))[0] in self.kernels:
+                name, targs = alias
         vals = [self.ev(c, env) for c in cfg] + [None] * 3
         self._record(name, targs, vals[0], vals[1], vals[2], [self.ev(a, env) for a in args], node, [text(a) for a in args])
 

@@ -246,11 +246,16 @@ def _cg_member(job: Job, region: Region, call: ts.Node, member: ts.Node, name: s
         return
     rid = f"cooperative_groups:{name}"
     rewrite = cg["rewrites"].get(name)
-    if rewrite is not None and not args_of(call) and _tile_of_block(job, region, obj, call):
+    args = args_of(call)
+    if rewrite is not None and len(args) == rewrite.get("args", 0) and _tile_of_block(job, region, obj, call):
         arrow = any(c.type == "->" for c in fexpr.children)
         job.edits.insert(region.start(call), rewrite["hip"] + ("(*" if arrow else "("), rid)
-        job.edits.replace(region.end(obj), region.end(call), ")", rid)
-        job.skip.append((region.end(obj), region.end(call)))
+        if args:  # `t.any(p)` -> `helper(t, p)`: the argument stays, and is translated as any other code
+            job.edits.replace(region.end(obj), region.start(args[0]), ", ", rid)
+            job.skip.append((region.end(obj), region.start(args[0])))
+        else:
+            job.edits.replace(region.end(obj), region.end(call), ")", rid)
+            job.skip.append((region.end(obj), region.end(call)))
         job.helpers.add(rewrite["helper"])
         job.stats.count("converted", "cooperative_groups", name)
         job.diag(rewrite["code"], region, member, rule=rid, once=name, name=name, target=rewrite["hip"])
@@ -483,8 +488,9 @@ def _single_dim3(region: Region, node: ts.Node) -> ts.Node | None:
 
 
 def _rcg(job: Job, region: Region, call: ts.Node, fn: ts.Node, member: str) -> None:
+    """`helper(t)` -> `t.member()`, `helper(t, x)` -> `t.member(x)` (the rewrite's own arity)."""
     args = args_of(call)
-    if len(args) != 1:
+    if len(args) != 1 + job.rules["cooperative_groups"]["rewrites"][member].get("args", 0):
         return
     rid = f"cooperative_groups:{member}"
     job.edits.claim(region.start(fn), region.end(fn))
@@ -495,8 +501,13 @@ def _rcg(job: Job, region: Region, call: ts.Node, fn: ts.Node, member: str) -> N
         return
     job.edits.delete(region.start(call), region.start(inner), rid)
     job.skip.append((region.start(call), region.start(inner)))
-    job.edits.replace(region.end(inner), region.end(call), f"{'->' if arrow else '.'}{member}()", rid)
-    job.skip.append((region.end(inner), region.end(call)))
+    dot = f"{'->' if arrow else '.'}{member}("
+    if len(args) > 1:  # the argument stays, translated as other code is
+        job.edits.replace(region.end(inner), region.start(args[1]), dot, rid)
+        job.skip.append((region.end(inner), region.start(args[1])))
+    else:
+        job.edits.replace(region.end(inner), region.end(call), dot + ")", rid)
+        job.skip.append((region.end(inner), region.end(call)))
     job.stats.count("converted", "cooperative_groups", member)
 
 
