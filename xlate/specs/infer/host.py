@@ -14,7 +14,6 @@ from typing import Any
 import sympy as sp
 import tree_sitter as ts
 
-from xlate.parse.nodes import declared_value
 from xlate.resources import data
 from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal, walk_tree
 from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, text
@@ -1201,11 +1200,7 @@ class HostInterpreter(Evaluator):
         cfg = [c for c in config.named_children if c.type != "comment"]
         args_node = node.child_by_field_name("arguments")
         args = [c for c in args_node.named_children if c.type != "comment"] if args_node is not None else []
-        name, targs = self._kernel_ref(fn)
-        if name not in self.kernels and not targs and fn is not None:  # `auto k = &kernel<T>; k<<<g, b>>>(...)`
-            value = declared_value(node, text(fn), text)
-            if value is not None and (alias := self._kernel_ref(value))[0] in self.kernels:
-                name, targs = alias
+        name, targs = self._kernel_ref(fn)  # also through a local naming the kernel (`auto k = &kernel<T>;`)
         vals = [self.ev(c, env) for c in cfg] + [None] * 3
         self._record(name, targs, vals[0], vals[1], vals[2], [self.ev(a, env) for a in args], node, [text(a) for a in args])
 
@@ -1328,7 +1323,10 @@ def _declarator(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
             arrays.append(cur.child_by_field_name("size"))
             cur = cur.child_by_field_name("declarator")
         elif cur.type == "function_declarator":
-            return text(cur.child_by_field_name("declarator")), indirect, arrays
+            inner = cur.child_by_field_name("declarator")
+            if inner is not None and inner.type == "parenthesized_declarator":  # `void (*fp)(float*) = k;`
+                return _declarator(_first_named(inner))[0], True, arrays
+            return text(inner), indirect, arrays
         elif cur.type in ("identifier", "field_identifier"):
             return text(cur), indirect, list(reversed(arrays))
         else:
