@@ -24,6 +24,12 @@ class Inference:
     holes: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def add_where(self, clauses: list[str], origin: Origin) -> None:
+        """Join `clauses` to the spec's `where` item (each once, in order); `origin` names the item if it is new."""
+        old = self.items.get("where")
+        text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + clauses))
+        self.items["where"] = (f"where: {text}", old[1] if old else origin)
+
 
 _PROGRAMS: dict[tuple[str, str, tuple[str, ...]], tuple[Program, object]] = {}
 _LOCK = threading.Lock()

@@ -239,9 +239,7 @@ def _probes(fn: Function, program: Program, mine: list[Launch], inf: Inference,
                 holes[b] = (f"the program empties it ({constants[b]}), but nothing the host code shows keeps the "
                             "inserts within its capacity")
                 continue
-            old = inf.items.get("where")
-            body = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + [clause]))
-            inf.items["where"] = (f"where: {body}", old[1] if old else Origin(
+            inf.add_where([clause], Origin(
                 "host", mine[0].where if mine else "", f"the host keeps the inserts into '{b}' within its capacity"))
     for buf, why in holes.items():
         role = role_of(buf)

@@ -510,10 +510,7 @@ def _positive_lengths(inf: Inference, lengths: dict[str, sp.Expr], mapper: Mappe
         conds.append(f"{_text(mapper, e)} >= 1")
     if not conds:
         return
-    old = inf.items.get("where")
-    text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + conds))
-    inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
-        "kernel", "", "buffers the program offsets into must hold an element"))
+    inf.add_where(conds, Origin("kernel", "", "buffers the program offsets into must hold an element"))
 
 
 def _term_nonneg(t: sp.Expr) -> bool:
@@ -716,9 +713,7 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
             fits += _clauses(mapper, [(sp.expand(hi - lo + 1), lengths[q]), *distinct[q]])
     fits += _clauses(mapper, kf.stride_clauses(grid, block))
     if fits:
-        old = inf.items.get("where")
-        text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + fits))
-        inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
+        inf.add_where(fits, Origin(
             "kernel", kf.where, "index values fit their ranges: no range is empty, index buffers written through hold "
             "distinct values (no more of them than their range has), and rows are at least as far apart as the "
             "widest row written"))
@@ -776,9 +771,7 @@ def _aligned_views(fn: Function, kf: KernelFacts, inf: Inference, mapper: Mapper
     if not chosen:
         return
     conds = [f"{_text(mapper, x)} % {k} == 0" for x, k in sorted(chosen.items(), key=lambda c: str(c[0]))]
-    old = inf.items.get("where")
-    text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + conds))
-    inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
+    inf.add_where(conds, Origin(
         "kernel", kf.where, "the kernel reads or writes buffers through wider types (float4, __half2, aligned "
         "structs): the sizes in their offsets keep them aligned"))
 
@@ -829,9 +822,7 @@ def _host_divides(launch: Launch, mapper: Mapper, inf: Inference) -> None:
         conds.append(f"{ta if a.is_Symbol else '(' + ta + ')'} % {tb if b.is_Symbol or b.is_Integer else '(' + tb + ')'} == 0")
     if not conds:
         return
-    old = inf.items.get("where")
-    text = " and ".join(dict.fromkeys(([old[0].split(":", 1)[1].strip()] if old else []) + conds))
-    inf.items["where"] = (f"where: {text}", old[1] if old else Origin(
+    inf.add_where(conds, Origin(
         "host", launch.where, "the program returns before the launch unless these divide"))
 
 
