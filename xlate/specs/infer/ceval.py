@@ -432,12 +432,11 @@ class Evaluator:
         else:
             name = text(fn)
         name = "".join(name.split())
-        if len(args) == 1 and self._number_type(text(fn)):  # `Index_t(8) * i`, `int(x)`: a functional cast
-            return self.cast(self.program.resolve_type(text(fn)), self.ev(args[0], env))
-        inner = fn.named_children[0] if fn.type == "parenthesized_expression" and fn.named_child_count == 1 else None
-        if len(args) == 1 and inner is not None and inner.type == "identifier" and self._number_type(text(inner)):
-            # `(llint)(i * ld)`: a C cast to a typedef name, which the grammar cannot tell from a call
-            return self.cast(self.program.resolve_type(text(inner)), self.ev(args[0], env))
+        cast_to = fn  # `Index_t(8) * i`, `int(x)`: a functional cast; `(llint)(i * ld)`: a C cast to a typedef
+        if fn.type == "parenthesized_expression" and fn.named_child_count == 1 and fn.named_children[0].type == "identifier":
+            cast_to = fn.named_children[0]  # name, which the grammar cannot tell from a call
+        if len(args) == 1 and self._number_type(text(cast_to)):
+            return self.cast(self.program.resolve_type(text(cast_to)), self.ev(args[0], env))
         handled, v = self.special_call(name, node, args, env)
         if handled:
             return v

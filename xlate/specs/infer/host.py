@@ -16,7 +16,7 @@ import tree_sitter as ts
 
 from xlate.resources import data
 from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal, walk_tree
-from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, text
+from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, spell_type, text
 from xlate.specs.infer.sym import concrete
 from xlate.specs.infer.values import Alloc, Arr, Dim3, Fill, Num, Obj, Ptr, Ref, Value
 from xlate.specs.model import Origin, normalise_ctype
@@ -322,7 +322,7 @@ class HostInterpreter(Evaluator):
                 d for d in node.children_by_field_name("declarator") if d.type == "type_identifier"]
             for n in names:
                 if n is not None and ty is not None:
-                    frame.types[text(n)] = _spelled(text(ty), frame.types)
+                    frame.types[text(n)] = spell_type(text(ty), frame.types)
         elif t == "expression_statement":
             e = _first_named(node)
             if e is not None:
@@ -1224,18 +1224,14 @@ class HostInterpreter(Evaluator):
 
     def _kernel_named(self, node: ts.Node | None) -> ts.Node | None:
         """`kern<int>`, `&kern`, `(void*)kern`: the expression naming a kernel of the program, or None."""
-        cur = node
-        while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
-            cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
+        cur = _unwrapped(node)
         if cur is None or cur.type not in ("identifier", "template_function", "qualified_identifier"):
             return None
         name = text(cur.child_by_field_name("name") if cur.type == "template_function" else cur).split("::")[-1]
         return cur if name in self.kernels else None
 
     def _kernel_ref(self, node: ts.Node | None) -> tuple[str, list[str]]:
-        cur = node
-        while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
-            cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
+        cur = _unwrapped(node)
         if cur is not None and cur.type == "identifier" and self.frames and text(cur) in self.frame.kernel_refs:
             cur = self.frame.kernel_refs[text(cur)]  # a local holding a kernel: the kernel (and its template arguments)
         if cur is not None and cur.type == "call_expression" and text(cur.child_by_field_name("function")) == "HIP_KERNEL_NAME":
@@ -1358,12 +1354,12 @@ def _class_of(program: Program, type_text: str) -> str | None:
         ind for _, ind, _ in program.classes[t].values())) else None
 
 
-def _spelled(type_text: str, types: dict[str, str]) -> str:
-    """`kiss::Kiss<data_t>` with the names `types` binds replaced (`data_t` -> `std::uint64_t`)."""
-    t = " ".join(type_text.replace("typename ", "").split())
-    if t in types:
-        return types[t]
-    return re.sub(r"(?<![\w:])([A-Za-z_]\w*)(?![\w:(])", lambda m: types.get(m.group(1), m.group(1)), t)
+def _unwrapped(node: ts.Node | None) -> ts.Node | None:
+    """The expression under casts, parentheses and `&`/`*` (`(void*)&kern<int>` is `kern<int>`)."""
+    cur = node
+    while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
+        cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
+    return cur
 
 
 def _plain_struct(program: Program, type_text: str) -> str | None:

@@ -639,18 +639,7 @@ class Program:
         """`ctype` as the program spells the struct or class it names, the program's typedefs and `using` aliases
         inside it read (`real_gen` with `using real_gen = gen::Lcg<idx_t>` is `gen::Lcg<int>`); None when it names
         no struct or class the program defines. (Aliases local to a function are read where the launch is.)"""
-        aliases = self.typedefs
-
-        def spell(t: str, depth: int = 0) -> str:
-            t = " ".join(t.replace("typename ", "").split())
-            if depth > 8:
-                return t
-            if re.fullmatch(r"[A-Za-z_]\w*", t) and t in aliases:
-                return spell(aliases[t], depth + 1)
-            return re.sub(r"(?<![\w:])([A-Za-z_]\w*)(?![\w:(])", lambda m: spell(m.group(1), depth + 1)
-                          if m.group(1) in aliases else m.group(1), t)
-
-        full = spell(normalise_ctype(ctype).replace("const ", "").strip())
+        full = spell_type(normalise_ctype(ctype).replace("const ", "").strip(), self.typedefs)
         base = full.split("<")[0].strip().split("::")[-1]
         return full if base in self.struct_nodes or base in self.class_tparams else None
 
@@ -676,6 +665,18 @@ class Program:
 
     def host_functions(self) -> list[FuncDef]:
         return [fd for fds in self.functions.values() for fd in fds if fd.space == "host"]
+
+
+def spell_type(type_text: str, aliases: dict[str, str], depth: int = 0) -> str:
+    """`kiss::Kiss<data_t>` with every name `aliases` binds replaced by what it stands for, through aliases of
+    aliases (`data_t` -> `std::uint64_t`); qualified names (`kiss::`, `::Kiss`) and calls are left as they are."""
+    t = " ".join(type_text.replace("typename ", "").split())
+    if depth > 8:
+        return t
+    if re.fullmatch(r"[A-Za-z_]\w*", t) and t in aliases:
+        return spell_type(aliases[t], aliases, depth + 1)
+    return re.sub(r"(?<![\w:])([A-Za-z_]\w*)(?![\w:(])", lambda m: spell_type(m.group(1), aliases, depth + 1)
+                  if m.group(1) in aliases else m.group(1), t)
 
 
 @functools.cache
