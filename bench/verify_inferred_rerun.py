@@ -2,15 +2,17 @@
 differently, in the order worth spending GPU time on, as a journal of the rows that stand (the rest are re-run).
 
     python bench/verify_inferred_rerun.py --kernels NEW_KERNELS.json [--journal OLD.jsonl] [--tally LIFT.json]
+        [--ports-before OLD_HASHES.json --ports-after NEW_HASHES.json]
         --out-kernels DIR/kernels.json --out-journal STATE/verify_inferred_h200.jsonl
 
 NEW_KERNELS.json is the list `verify_inferred.py --export-subset` writes with today's inference (its specs are
 compared with the ones the earlier run used); LIFT.json is bench/triton_lift_tally.py's output (a kernel the rule
-lifter now translates whose Triton port was "not translated" before). The earlier journal's rows for kernels not
-chosen are copied to --out-journal, so verify_inferred.py (which skips journalled kernels) runs only the chosen
-ones, in the order of --out-kernels. Order: ports rejected before (a fix of the port or its route), then kernels
-whose spec could not be used or whose spec changed, then sources that did not compile, then newly lifted Triton
-ports, then the rest of the faults.
+lifter now translates whose Triton port was "not translated" before); the --ports files are bench/port_hashes.py's
+Triton port hashes at the journal's commit and today (a kernel whose port text changed is re-run). The earlier
+journal's rows for kernels not chosen are copied to --out-journal, so verify_inferred.py (which skips journalled
+kernels) runs only the chosen ones, in the order of --out-kernels. Order: ports rejected before (a fix of the port
+or its route), then kernels whose spec could not be used or whose spec changed, then sources that did not compile,
+then newly lifted and changed Triton ports, then the rest of the faults.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ def key(row: dict[str, Any]) -> str:
     return f"{row['program']}/{row['file']}:{row['kernel']}"
 
 
-def priority(old: dict[str, Any] | None, new_spec: str, lifted_now: bool | None) -> int | None:
+def priority(old: dict[str, Any] | None, new_spec: str, lifted_now: bool | None, port_changed: bool = False
+             ) -> int | None:
     """0 first; None: keep the earlier result."""
     if old is None:
         return 1  # never run
@@ -45,6 +48,8 @@ def priority(old: dict[str, Any] | None, new_spec: str, lifted_now: bool | None)
         return 1
     if old.get("triton", {}).get("outcome") == "not translated" and lifted_now:
         return 3
+    if port_changed and old.get("triton", {}).get("outcome") not in (None, "not translated"):
+        return 3
     return None
 
 
@@ -56,6 +61,8 @@ def main() -> int:
     ap.add_argument("--out-kernels", required=True)
     ap.add_argument("--out-journal", required=True)
     ap.add_argument("--skip-faults", action="store_true", help="leave source faults with an unchanged spec as they are")
+    ap.add_argument("--ports-before", help="bench/port_hashes.py's output at the journal's commit")
+    ap.add_argument("--ports-after", help="bench/port_hashes.py's output today")
     args = ap.parse_args()
 
     kernels = json.loads(Path(args.kernels).read_text())
@@ -65,11 +72,14 @@ def main() -> int:
         for k in json.loads(Path(args.tally).read_text())["kernels"]:
             program, file = k["path"].split("/", 1)
             lifted[f"{program.removesuffix('-cuda')}/{file}:{k['kernel']}"] = bool(k.get("lifted"))
+    before = json.loads(Path(args.ports_before).read_text()) if args.ports_before else {}
+    after = json.loads(Path(args.ports_after).read_text()) if args.ports_after else {}
+    changed = {f for f in after if f in before and after[f] != before[f]}
     chosen: list[tuple[int, int, dict[str, Any]]] = []
     kept: list[dict[str, Any]] = []
     for i, k in enumerate(kernels):
         o = old.get(key(k))
-        p = priority(o, k.get("spec", ""), lifted.get(key(k)))
+        p = priority(o, k.get("spec", ""), lifted.get(key(k)), f"{k['program']}/{k['file']}" in changed)
         if p == 4 and args.skip_faults:
             p = None
         if p is None:

@@ -1,0 +1,68 @@
+"""Hash the rule ports of the files a verify_inferred journal touched, so a re-run can be limited to the kernels
+whose port text changed since that journal's run (bench/verify_inferred_rerun.py --ports-before/--ports-after).
+
+    python bench/port_hashes.py CORPUS --journal verify_inferred_h200_current.jsonl --tree XLATE_CHECKOUT
+        [--target triton] --out HASHES.json
+
+Each file is ported with the xlate of --tree (any checkout: run it once at the journal's commit and once at HEAD)
+through the CLI, `port F --to TARGET --no-verify`, and the SHA-256 of the written port is recorded per
+`program/file` ("none" when nothing was written, "timeout" past --timeout). Only files with a kernel whose port
+for TARGET was translated in the journal are ported: the others have no port text to compare. Resumable: rows
+already in --out are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SUFFIX = {"triton": "_triton.py", "hip": ".hip"}
+
+
+def files_with_ports(journal: Path, target: str) -> list[tuple[str, str]]:
+    rows = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    translated = {"verified", "rejected", "unverified", "could not verify"}
+    return sorted({(r["program"], r["file"]) for r in rows if r.get(target, {}).get("outcome") in translated})
+
+
+def port_hash(tree: Path, src: Path, target: str, timeout: float) -> str:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / f"port{SUFFIX[target]}"
+        cmd = [sys.executable, "-c", "from xlate.cli import main; main()", "port", str(src), "--to", target,
+               "--no-verify", "-o", str(out)]
+        try:
+            subprocess.run(cmd, env=env, cwd=tree, capture_output=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return "timeout"
+        return hashlib.sha256(out.read_bytes()).hexdigest() if out.exists() else "none"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus")
+    ap.add_argument("--journal", required=True)
+    ap.add_argument("--tree", required=True, help="an xlate checkout (its root goes on PYTHONPATH)")
+    ap.add_argument("--target", default="triton", choices=sorted(SUFFIX))
+    ap.add_argument("--timeout", type=float, default=200.0)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    out = Path(args.out)
+    hashes: dict[str, str] = json.loads(out.read_text()) if out.exists() else {}
+    todo = [(p, f) for p, f in files_with_ports(Path(args.journal), args.target) if f"{p}/{f}" not in hashes]
+    for program, file in todo:
+        src = Path(args.corpus) / "src" / f"{program}-cuda" / file
+        hashes[f"{program}/{file}"] = port_hash(Path(args.tree).resolve(), src, args.target, args.timeout)
+        out.write_text(json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+    print(f"{len(hashes)} files hashed ({len(todo)} this run) -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
