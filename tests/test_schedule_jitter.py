@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from xlate.backends.base import CompileError, CompileOptions
 from xlate.backends.jitter import ENTRY_CALL, JITTERED_BARRIER, PRELUDE, instrument
@@ -13,6 +14,7 @@ from xlate.backends.registry import get_backend
 
 from tests.conftest import ROOT
 from xlate.parse import parse_file, parse_string
+from xlate.verify.runner import _repeat_differs
 
 SRC = """
 __device__ float helper(float* s) { __syncthreads(); return s[0]; }
@@ -94,3 +96,31 @@ def test_instrument_keeps_a_stray_non_utf8_byte():
     out = instrument(parse_string(text, "k.cu", "cuda"), text)
     body = out[len(PRELUDE.lstrip("\n")):].encode("utf-8", "surrogateescape")
     assert body.startswith(b"// (\xa9) someone\n") and JITTERED_BARRIER.encode() + b"()" in body
+
+
+def _nan(sign: int, payload: int, dtype: str) -> np.ndarray:
+    """One NaN of `dtype` with the given sign bit and low payload bits."""
+    info = {"float32": ("<u4", 0x7FC00000, 31), "float64": ("<u8", 0x7FF8000000000000, 63),
+            "float16": ("<u2", 0x7E00, 15)}[dtype]
+    word = info[1] | payload | (sign << info[2])
+    return np.array([word], dtype=info[0]).view(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_repeat_run_matches_nan_with_any_sign_or_payload(dtype):
+    # The repeat run is another (jittered) build: a computed NaN's sign and payload are the instruction
+    # sequence's, not a race. Numbers still compare bit for bit, and a NaN never matches a number.
+    first = np.concatenate([_nan(0, 0, dtype), _nan(0, 1, dtype), np.array([1.5, 2.0], dtype=dtype)])
+    last = np.concatenate([_nan(1, 0, dtype), _nan(0, 3, dtype), np.array([1.5, np.nan], dtype=dtype)])
+    assert np.isnan(first[:2]).all() and (first[:2].view(f"<u{first.itemsize}") != last[:2].view(
+        f"<u{first.itemsize}")).all()
+    differs = _repeat_differs(first, last, np.dtype(dtype), False, None)
+    assert differs.tolist() == [False, False, False, True]
+    nudged = np.nextafter(first[2:3], np.array([9], dtype=dtype))
+    assert _repeat_differs(first[2:3], nudged, np.dtype(dtype), False, None).tolist() == [True]
+
+
+def test_repeat_run_compares_integers_bit_for_bit():
+    a = np.array([1, -1, 7], dtype=np.int32)
+    assert _repeat_differs(a, np.array([1, -1, 8], dtype=np.int32), a.dtype, True, lambda d: 1.0).tolist() == [
+        False, False, True]

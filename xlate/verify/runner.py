@@ -289,12 +289,7 @@ class Side:
             nondet = None
             if runs >= 2:
                 first = results[0][p.name][g : g + n]
-                differs = (_bits(first) != _bits(last)) & written
-                if tolerant_repeat and is_float(dtype):
-                    a, b = first.astype(np.float64), last.astype(np.float64)
-                    tol = repeat_atol(dtype) if repeat_atol is not None else 0.0
-                    with np.errstate(invalid="ignore"):
-                        differs &= ~((np.abs(a - b) <= tol + 4e-6 * np.abs(b)) | (np.isnan(a) & np.isnan(b)))
+                differs = _repeat_differs(first, last, dtype, tolerant_repeat, repeat_atol) & written
                 if differs.any():
                     nondet = differs
             out.buffers[p.name] = BufferResult(last.copy(), written, nondet)
@@ -304,6 +299,26 @@ class Side:
 def jitter_enabled() -> bool:
     """XLATE_SCHEDULE_JITTER=0 turns the jittered repeat run off (to compare, or to rule it out)."""
     return os.environ.get("XLATE_SCHEDULE_JITTER", "1") != "0"
+
+
+def _repeat_differs(first: np.ndarray, last: np.ndarray, dtype: np.dtype, tolerant: bool,
+                    repeat_atol: Callable[[np.dtype], float] | None,
+                    bits: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """Per element: the two runs of one side disagree. Bit for bit, except that a NaN matches any NaN: the
+    repeat run is another build (schedule jitter), and IEEE leaves the sign and payload of a computed NaN to the
+    instruction sequence, so they are no sign of a race. With `tolerant` (float atomics), floats may also differ
+    by `repeat_atol(dtype)`."""
+    bits = bits or _bits
+    differs = bits(first) != bits(last)
+    if is_float(dtype):
+        a, b = first.astype(np.float64), last.astype(np.float64)
+        same = np.isnan(a) & np.isnan(b)
+        if tolerant:
+            tol = repeat_atol(dtype) if repeat_atol is not None else 0.0
+            with np.errstate(invalid="ignore"):
+                same |= np.abs(a - b) <= tol + 4e-6 * np.abs(b)
+        differs &= ~same
+    return differs
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -352,12 +367,7 @@ def _record_result(ctype: str, dtype: np.dtype, runs: list[np.ndarray], role: st
         written |= w.any(axis=1)
         if len(runs) >= 2:
             first = leaf.values(runs[0])
-            differs = (_leaf_bits(first) != _leaf_bits(last)) & w
-            if tolerant and is_float(leaf.dtype):
-                a, b = first.astype(np.float64), last.astype(np.float64)
-                tol = repeat_atol(leaf.dtype) if repeat_atol is not None else 0.0
-                with np.errstate(invalid="ignore"):
-                    differs &= ~((np.abs(a - b) <= tol + 4e-6 * np.abs(b)) | (np.isnan(a) & np.isnan(b)))
+            differs = _repeat_differs(first, last, leaf.dtype, tolerant, repeat_atol, _leaf_bits) & w
             nondet |= differs.any(axis=1)
     return BufferResult(runs[-1].copy(), written, nondet if nondet.any() else None, fields)
 
