@@ -136,6 +136,39 @@ void add_bias_cuda(at::Tensor y, c10::optional<at::Tensor> bias) {
 }
 """
 
+DIVIDED = """
+#include <torch/extension.h>
+__global__ void norm3(const float* v, float* out, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float* p = v + i * 3;
+  out[i] = sqrtf(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+}
+__global__ void scale_rows(float* x, const float* s, unsigned rows, unsigned width) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < rows * width) x[i] *= s[i / width];
+}
+__global__ void sum4(const float* q, float* out, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = q[4 * i] + q[4 * i + 1] + q[4 * i + 2] + q[4 * i + 3];
+}
+void norm3_cuda(const at::Tensor vecs, at::Tensor out) {
+  unsigned n = vecs.size(-2);
+  unsigned b = vecs.numel() / (n * 3);
+  norm3<<<(b * n + 127) / 128, 128>>>(vecs.data_ptr<float>(), out.data_ptr<float>(), b * n);
+}
+void scale_rows_cuda(at::Tensor x, const at::Tensor s) {
+  const unsigned rows = x.size(0);
+  const unsigned width = x.numel() / rows;
+  scale_rows<<<(rows * width + 255) / 256, 256>>>(x.data_ptr<float>(), s.data_ptr<float>(), rows, width);
+}
+void sum4_cuda(const at::Tensor q, at::Tensor out) {
+  const int64_t total = q.numel();
+  const unsigned n = total / 4;
+  sum4<<<(n + 63) / 64, 64>>>(q.data_ptr<float>(), out.data_ptr<float>(), n);
+}
+"""
+
 
 def write(tmp_path: Path, text: str, name: str = "ext.cu") -> Path:
     path = tmp_path / name
@@ -193,6 +226,7 @@ def test_tensor_types_and_ranks_read_from_the_code():
     assert scan_rank("q", code) == 4 and scan_rank("p", code) == 3
     assert scan_rank("z", code) == 3  # `[..., a, b]`: at least one leading dimension
     assert scan_rank("y", code) is None  # never named: one dimension of numel elements
+    assert scan_rank("u", "int d = u.numel() / u.size(0);") == 2  # more dimensions than the one named
 
 
 # -- specs --------------------------------------------------------------------------------------------------------
@@ -224,7 +258,7 @@ def test_three_dimensions_tied_by_torch_check(tmp_path):
     assert res.complete
     assert res.annotation() == ("a: in[B * K * M], v: in[B * K], out: out[B * M], B: size(1..64), M: size(1..64), "
                                 "K: size(1..64), scalar_t: float32, grid: (cdiv(M, 40), B), block: 40")
-    assert "dimensions tied by the checks" in res.items["v"][1].detail
+    assert "dimensions tied by the code before the launch" in res.items["v"][1].detail
 
 
 def test_without_the_check_the_kernels_reach_still_covers_the_buffer(tmp_path):
@@ -253,6 +287,21 @@ def test_an_optional_tensor_is_taken_as_given(tmp_path):
     assert res.complete
     assert res.annotation() == ("y: inout[c * n], bias: in[c], n: size(1..256), c: size(1..256), scalar_t: float32, "
                                 "grid: cdiv(c * n, 128), block: 128")
+
+
+def test_a_count_the_code_divides_out_of_numel_shapes_the_tensor(tmp_path):
+    # `numel() / (n * 3)` with n a dimension: the last dimension is 3; `numel() / rows`: more dimensions than
+    # the one named; a numel of unknown rank divided by 4: a multiple of 4 elements
+    path = write(tmp_path, DIVIDED)
+    norm3, rows, sum4 = (inferred(path, k) for k in ("norm3", "scale_rows", "sum4"))
+    assert norm3.annotation() == ("v: in[3 * n], out: out[max(n, out_numel)], n: size(1..4096), "
+                                  "out_numel: size(1..4096), grid: cdiv(n, 128), block: 128")
+    assert rows.annotation() == ("x: inout[rows * width], s: in[max(rows, s_numel)], rows: size(1..256), "
+                                 "width: size(1..256), s_numel: size(1..4096), grid: cdiv(rows * width, 256), "
+                                 "block: 256")
+    assert sum4.annotation() == ("q: in[4 * n], out: out[max(n, out_numel)], n: size(1..1024), "
+                                 "out_numel: size(1..4096), grid: cdiv(n, 64), block: 64")
+    assert sum4.items["n"][1].detail == "the elements of tensor q over 4: the code divides its numel by 4"
 
 
 # -- the inferred specs fuzz the kernels (their Triton ports, on CPU) ---------------------------------------------

@@ -89,6 +89,7 @@ class HostInterpreter(TensorModel, Evaluator):
         super().__init__(program)
         self.ties: dict[sp.Symbol, sp.Expr] = {}  # tensor dimensions a check made equal to another value
         self.tensor_dims: set[sp.Symbol] = set()
+        self.tensors: list[Tensor] = []  # every tensor made, for the shapes a division reveals
         self.roots: dict[sp.Symbol, Root] = {}
         self._names: set[str] = set()
         self.launches: list[Launch] = []

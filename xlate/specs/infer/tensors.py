@@ -60,16 +60,18 @@ def scan_rank(name: str, code: str) -> int | None:
     acc = re.search(rf"{via}(?:{_method_names('accessors')})\s*<[^,<>]+,\s*(\d+)", code)
     if acc:
         return int(acc.group(1))
-    rank = 0
+    pos, neg = 0, 0  # the dimensions named from the front, and from the back
     for m in re.finditer(rf"{via}({_method_names('size', 'stride')})\s*\(\s*(-?\d+)\s*\)", code):
         i = int(m.group(2))
         # a stride read is of a dimension with more after it (the last one's is 1): a guess that over-sizes a
         # 1-D tensor's storage, never under-sizes it
         later = 1 if m.group(1) in torch_api()["stride"] else 0
-        # `x.size(-1)`: code written for any leading dimensions (`[..., 3]`), at least one of them
-        rank = max(rank, i + 1 + later if i >= 0 else 1 - i)
+        pos, neg = (max(pos, i + 1 + later), neg) if i >= 0 else (pos, max(neg, -i))
     for m in re.finditer(rf"{via}(?:{_method_names('sizes', 'strides')})\s*\(\s*\)\s*\[\s*(\d+)\s*\]", code):
-        rank = max(rank, int(m.group(1)) + 1)
+        pos = max(pos, int(m.group(1)) + 1)
+    rank = max(pos, neg + 1 if neg else 0)  # `x.size(-1)`: code for any leading dimensions (`[..., 3]`), one at least
+    if re.search(rf"{via}(?:{_method_names('numel')})\s*\(\s*\)\s*/", code):
+        rank = max(rank, pos + 1, 2)  # `x.numel() / n`: more dimensions than the ones named (`[N, ...]`)
     return rank or None
 
 
@@ -85,6 +87,7 @@ class TensorModel:
 
     ties: dict[sp.Symbol, sp.Expr]
     tensor_dims: set[sp.Symbol]
+    tensors: list[Tensor]
 
     # -- making tensors -----------------------------------------------------------------------------------------
     def tensor_param(self, pname: str, where: str, fd: Any) -> Tensor:
@@ -106,7 +109,10 @@ class TensorModel:
             self.roots[s].hi = hi  # type: ignore[attr-defined]
             self.tensor_dims.add(s)
             dims.append(s)
-        return Tensor(name, dims, Alloc(None, None, Origin("host", where, f"tensor {name}")), shaped=how)
+        t = Tensor(name, dims, Alloc(None, None, Origin("host", where, f"tensor {name}")), shaped=how,
+                   ranked=rank is not None)
+        self.tensors.append(t)
+        return t
 
     def _shaped(self, name: str, dims_value: Value, where: str, how: str) -> Tensor:
         """A new tensor of the sizes a list gives (`{n, 3}`, `x.sizes()`), or one of unknown shape."""
@@ -118,7 +124,9 @@ class TensorModel:
             dims = [dims_value.e]
         if dims is None:
             return self._new_tensor(name, None, where, how)
-        return Tensor(name, dims, Alloc(None, None, Origin("host", where, f"tensor {name}")), shaped=how)
+        t = Tensor(name, dims, Alloc(None, None, Origin("host", where, f"tensor {name}")), shaped=how)
+        self.tensors.append(t)
+        return t
 
     def tensor_factory(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
         """`torch::empty_like(x)`, `at::zeros({n, d}, x.options())`: a new tensor and its shape."""
@@ -132,8 +140,9 @@ class TensorModel:
             for a in args[1:]:
                 self.ev(a, env)  # type: ignore[attr-defined]
             if isinstance(src, Tensor):
-                return True, Tensor(label, list(src.dims), Alloc(None, None, Origin("host", where, f"tensor {label}")),
-                                    contiguous="made", shaped=f"{base}({src.name})")
+                return True, self._kept(Tensor(label, list(src.dims), Alloc(None, None, Origin(
+                    "host", where, f"tensor {label}")), contiguous="made", shaped=f"{base}({src.name})",
+                    ranked=src.ranked))
             return True, self._new_tensor(label, None, where, f"{base} of a tensor not followed")
         if base in api["shaped"] and ns and ns[-1] in api["namespaces"] and args:
             t = self._shaped(label, self.ev(args[0], env), where, text(node)[:80])  # type: ignore[attr-defined]
@@ -204,8 +213,8 @@ class TensorModel:
         if method in api["same_tensor"]:
             return True, t
         if method in api["copy"]:
-            return True, Tensor(t.name, list(t.dims), Alloc(None, None, Origin("host", where, f"tensor {t.name}")),
-                                contiguous="made", shaped=f"a copy of {t.name}")
+            return True, self._kept(Tensor(t.name, list(t.dims), Alloc(None, None, Origin(
+                "host", where, f"tensor {t.name}")), contiguous="made", shaped=f"a copy of {t.name}", ranked=t.ranked))
         if method in api["flatten"] and not vals:
             return True, Tensor(t.name, [_product(t.dims)], t.alloc, t.elem_size, t.contiguous, t.shaped)
         if method in api["reshape"] or method in api["new_shaped"]:
@@ -219,6 +228,10 @@ class TensorModel:
                 new.contiguous = "made"
             return True, new
         return True, None  # options(), scalar_type(), an accessor: nothing the spec needs
+
+    def _kept(self, t: Tensor) -> Tensor:
+        self.tensors.append(t)
+        return t
 
     def _minus_one(self, v: Value, shape: Arr, t: Tensor) -> Value:
         """`view({-1, 3})`: the dimension the others leave of the tensor's elements."""
@@ -306,6 +319,38 @@ class TensorModel:
         self.ties = {k: v.xreplace({s: e}) for k, v in self.ties.items()}
         self.ties[s] = e
 
+    def combine(self, op: str, a: Value, b: Value) -> Value:
+        if op == "/" and isinstance(a, Num) and isinstance(b, Num) and not a.flt and not b.flt and (
+                a.e.free_symbols & self.tensor_dims):
+            self._shape_by_division(a.e, b.e)
+            a, b = Num(self._tied(a.e)), Num(self._tied(b.e))
+        return super().combine(op, a, b)  # type: ignore[misc]
+
+    def _shape_by_division(self, num: sp.Expr, den: sp.Expr) -> None:
+        """`x.numel() / (N * 3)` with N one of x's dimensions: the code counts items of 3 numbers, so x's last
+        dimension is 3 (`[..., N, 3]`); a tensor of unknown rank divided by 4 holds a multiple of 4 elements. The
+        count is then exact, and the buffer's length stays tied to it."""
+        num, den = self._tied(num), self._tied(den)
+        rest = sp.fraction(sp.cancel(num / den))[1]
+        if not rest.is_Integer or int(rest) <= 1:
+            return
+        k = int(rest)
+        for t in reversed(self.tensors):
+            dims = [self._tied(d) for d in t.dims]
+            if sp.expand(_product(dims) - num) != 0:
+                continue
+            last = dims[-1]
+            if isinstance(last, sp.Symbol) and last in self.tensor_dims and last not in den.free_symbols:
+                if t.ranked:
+                    self.tie(last, sp.Integer(k))
+                else:
+                    s = self.fresh(f"{t.name}_items", "param", t.alloc.origin.where if t.alloc.origin else "",  # type: ignore[attr-defined]
+                                   detail=f"the elements of tensor {t.name} over {k}: the code divides its numel by {k}")
+                    self.roots[s].hi = int(torch_api()["dim_hi"][1]) // k or 1  # type: ignore[attr-defined]
+                    self.tensor_dims.add(s)
+                    self.tie(last, k * s)
+            return
+
     def _tied(self, e: sp.Expr) -> sp.Expr:
         return sp.sympify(e).xreplace(self.ties) if self.ties else e
 
@@ -336,7 +381,7 @@ class TensorModel:
 def _with_ties(origin: Origin | None) -> Origin | None:
     if origin is None:
         return None
-    return Origin(origin.kind, origin.where, f"{origin.detail}; dimensions tied by the checks before the launch")
+    return Origin(origin.kind, origin.where, f"{origin.detail}; dimensions tied by the code before the launch (its checks, its divisions)")
 
 
 def _target_name(node: ts.Node) -> str:

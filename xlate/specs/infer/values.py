@@ -85,6 +85,7 @@ class Tensor:
     elem_size: sp.Expr | None = None
     contiguous: str = ""  # how the code makes sure it is contiguous ("checked", "made"); "" where it does not
     shaped: str = ""  # where its shape comes from (a parameter, `empty_like(x)`, `zeros({n, 3})`)
+    ranked: bool = True  # False: the code names no dimension, and `dims` is its one dimension of numel elements
 
 
 Value = Num | Ptr | Dim3 | Arr | Ref | Obj | Tensor | None
