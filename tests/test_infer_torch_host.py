@@ -169,6 +169,27 @@ void sum4_cuda(const at::Tensor q, at::Tensor out) {
 }
 """
 
+BOUNDED = """
+#include <torch/extension.h>
+__global__ void topk_small(const float* x, float* out, int n, int k) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float best[16];
+  for (int j = 0; j < k; ++j) best[j] = x[i * k + j];
+  float s = 0;
+  for (int j = 0; j < k; ++j) s += best[j];
+  out[i] = s;
+}
+torch::Tensor topk_small_cuda(torch::Tensor x, int64_t k) {
+  TORCH_CHECK(k <= 16, "k is at most 16");
+  TORCH_CHECK(x.size(1) == k);
+  const int n = x.size(0);
+  auto out = torch::empty({n}, x.options());
+  topk_small<<<(n + 127) / 128, 128>>>(x.data_ptr<float>(), out.data_ptr<float>(), n, k);
+  return out;
+}
+"""
+
 
 def write(tmp_path: Path, text: str, name: str = "ext.cu") -> Path:
     path = tmp_path / name
@@ -302,6 +323,14 @@ def test_a_count_the_code_divides_out_of_numel_shapes_the_tensor(tmp_path):
     assert sum4.annotation() == ("q: in[4 * n], out: out[max(n, out_numel)], n: size(1..1024), "
                                  "out_numel: size(1..4096), grid: cdiv(n, 64), block: 64")
     assert sum4.items["n"][1].detail == "the elements of tensor q over 4: the code divides its numel by 4"
+
+
+def test_a_checked_bound_limits_the_size_drawn(tmp_path):
+    # the kernel keeps k values in a local array of 16: the host's check is what keeps a correct source in it
+    res = inferred(write(tmp_path, BOUNDED), "topk_small")
+    assert res.annotation() == ("x: in[k * n], out: out[n], n: size(1..256), k: size(1..16), grid: cdiv(n, 128), "
+                                "block: 128")
+    assert res.items["k"][1].detail == "parameter of topk_small_cuda; the code checks it is at most 16"
 
 
 # -- the inferred specs fuzz the kernels (their Triton ports, on CPU) ---------------------------------------------

@@ -295,6 +295,24 @@ class TensorModel:
             self._tie_condition(cond.child_by_field_name("right"), env)
         elif op == "==":
             self._tie_nodes(cond.child_by_field_name("left"), cond.child_by_field_name("right"), env)
+        elif op in ("<", "<=", ">", ">="):
+            self._bound(op, cond.child_by_field_name("left"), cond.child_by_field_name("right"), env)
+
+    def _bound(self, op: str, left: ts.Node | None, right: ts.Node | None, env: dict[str, Any]) -> None:
+        """`TORCH_CHECK(k <= 100)`: a size the host function receives is drawn up to the bound it checks."""
+        a, b = self.ev(left, env), self.ev(right, env)  # type: ignore[attr-defined]
+        if op in (">", ">="):
+            a, b, op = b, a, "<" if op == ">" else "<="
+        if not (isinstance(a, Num) and isinstance(b, Num)) or a.flt or b.flt:
+            return
+        x, c = self._tied(a.e), self.concrete(b.e)  # type: ignore[attr-defined]
+        root = self.roots.get(x) if isinstance(x, sp.Symbol) else None  # type: ignore[attr-defined]
+        if root is None or root.kind != "param" or c is None or root.value is not None:
+            return
+        hi = c - 1 if op == "<" else c
+        if hi >= 1 and (root.hi is None or hi < root.hi):
+            root.hi = hi
+            root.detail = f"{root.detail}; the code checks it is at most {hi}"
 
     def _tie_nodes(self, left: ts.Node | None, right: ts.Node | None, env: dict[str, Any]) -> None:
         a, b = self.ev(left, env), self.ev(right, env)  # type: ignore[attr-defined]
