@@ -304,10 +304,15 @@ def test_strides_of_a_tensor_not_checked_contiguous(tmp_path):
 
 
 def test_an_optional_tensor_is_taken_as_given(tmp_path):
+    # whichever side of `has_value() ? ... : nullptr` holds the buffer: which optional is given is the guess
     res = inferred(write(tmp_path, BIAS), "add_bias")
     assert res.complete
     assert res.annotation() == ("y: inout[c * n], bias: in[c], n: size(1..256), c: size(1..256), scalar_t: float32, "
                                 "grid: cdiv(c * n, 128), block: 128")
+    # a buffer passed only where another optional is absent: still the buffer
+    other = BIAS.replace("bias.has_value() ? bias->data_ptr<scalar_t>() : nullptr",
+                         "y.defined() ? nullptr : bias->data_ptr<scalar_t>()")
+    assert inferred(write(tmp_path, other, "other.cu"), "add_bias").annotation() == res.annotation()
 
 
 def test_a_count_the_code_divides_out_of_numel_shapes_the_tensor(tmp_path):

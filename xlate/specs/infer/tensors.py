@@ -369,6 +369,23 @@ class TensorModel:
                     self.tie(last, k * s)
             return
 
+    def conditional(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        """`opt.has_value() ? opt->data_ptr<T>() : nullptr`, `a.has_value() ? nullptr : b.data_ptr<T>()`: which
+        optional tensor is given is the spec's guess, not the program's fact, so the side with a buffer is taken
+        (the kernel gets a buffer where the host may pass one)."""
+        v = super().conditional(node, env)  # type: ignore[misc]
+        cond = node.child_by_field_name("condition")
+        if isinstance(v, Ptr) or cond is None or not re.search(
+                rf"(?:\.|->)\s*(?:{_method_names('present')})\s*\(", text(cond)):
+            return v
+        yes, no = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        for side, other in ((yes, no), (no, yes)):
+            if side is not None and other is not None and text(other).strip() in ("nullptr", "NULL", "0"):
+                p = self.ev(side, env)  # type: ignore[attr-defined]
+                if isinstance(p, Ptr):
+                    return p
+        return v
+
     def _tied(self, e: sp.Expr) -> sp.Expr:
         return sp.sympify(e).xreplace(self.ties) if self.ties else e
 
