@@ -18,7 +18,8 @@ from xlate.resources import data
 from xlate.specs.infer.ceval import Evaluator, _first_named, _retype, is_float_type, literal, walk_tree
 from xlate.specs.infer.program import FuncDef, Program, SourceFile, default_args, spell_type, text
 from xlate.specs.infer.sym import concrete
-from xlate.specs.infer.values import Alloc, Arr, Dim3, Fill, Num, Obj, Ptr, Ref, Value
+from xlate.specs.infer.tensors import TensorModel, tensor_type
+from xlate.specs.infer.values import Alloc, Arr, Dim3, Fill, Num, Obj, Ptr, Ref, Tensor, Value
 from xlate.specs.model import Origin, normalise_ctype
 
 MAX_CALL_DEPTH = 8
@@ -44,6 +45,7 @@ class Root:
     value: int | float | None = None  # the value the program uses where one is known (a default)
     values: list[int] = field(default_factory=list)  # choice / loop: every value it takes
     detail: str = ""
+    hi: int | None = None  # the largest value to draw where the program gives none (a tensor's dimension)
 
 
 @dataclass
@@ -82,9 +84,12 @@ class Frame:
     kernel_refs: dict[str, ts.Node] = field(default_factory=dict)  # `auto k = kern<int>;`: k -> `kern<int>`
 
 
-class HostInterpreter(Evaluator):
+class HostInterpreter(TensorModel, Evaluator):
     def __init__(self, program: Program):
         super().__init__(program)
+        self.ties: dict[sp.Symbol, sp.Expr] = {}  # tensor dimensions a check made equal to another value
+        self.tensor_dims: set[sp.Symbol] = set()
+        self.tensors: list[Tensor] = []  # every tensor made, for the shapes a division reveals
         self.roots: dict[sp.Symbol, Root] = {}
         self._names: set[str] = set()
         self.launches: list[Launch] = []
@@ -193,6 +198,8 @@ class HostInterpreter(Evaluator):
                 args = [*args, self.ev(default, env)]  # type: ignore[list-item]
             if args is not None and i < len(args):
                 v = _retype(args[i], ptype) if not indirect else args[i]
+                if v is None and tensor_type(ptype, self.program.classes):  # a tensor the caller's code hides
+                    v = self.tensor_param(pname, where, fd)
                 if isinstance(v, Num) and v.e.is_number:  # f(1000): the parameter's name stands for the literal
                     v = self.named_constant(pname, v, where, "local", detail=LITERAL_ARGUMENT)
                 env[pname] = v
@@ -274,6 +281,8 @@ class HostInterpreter(Evaluator):
         return obj
 
     def _param_value(self, pname: str, ptype: str, indirect: bool, where: str, fd: FuncDef) -> Value:
+        if tensor_type(ptype, self.program.classes):
+            return self.tensor_param(pname, where, fd)
         t = normalise_ctype(ptype)
         if indirect:
             if t in ("dim3",):
@@ -496,6 +505,9 @@ class HostInterpreter(Evaluator):
                                           elem=normalise_ctype(base_type))
                 continue
             value = self.ev(value_node, frame.env) if value_node is not None else None
+            if isinstance(value, Tensor):  # `auto y = torch::empty_like(x);`, `const at::Tensor& w = *bias;`
+                frame.env[name] = value
+                continue
             if indirect:
                 elem = normalise_ctype(base_type)
                 if isinstance(value, Ptr):
@@ -789,6 +801,11 @@ class HostInterpreter(Evaluator):
     # -- calls ------------------------------------------------------------------------------------------------
     def special_call(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
         tables = api()
+        handled, v = self.tensor_method(node, args, env)
+        if not handled:
+            handled, v = self.tensor_factory(name, node, args, env)
+        if handled or self.torch_check(name, args, env):
+            return True, v
         base = name.split("::")[-1]
         cls = _class_of(self.program, name) if self.frames and self.program.function(base) is None else None
         if cls is not None and self.program.method(cls, cls, len(args)) is not None:
@@ -1025,6 +1042,9 @@ class HostInterpreter(Evaluator):
     def _this(self) -> Obj | None:
         return self.frames[-1].this if self.frames else None
 
+    def deref(self, v: Value, node: ts.Node, env: dict[str, Any]) -> Value:
+        return v if isinstance(v, Tensor) else super().deref(v, node, env)  # `*bias` of an optional tensor
+
     def name(self, name: str, node: ts.Node, env: dict[str, Any]) -> Value:
         this = self._this()
         if name not in env and this is not None and name in this.env:
@@ -1109,24 +1129,35 @@ class HostInterpreter(Evaluator):
                 flt = isinstance(old, Num) and old.flt
                 v.env[v.name] = Num(self.fresh(v.name, "runtime", self.where(node), self.concrete(old.e) if isinstance(
                     old, Num) else None, flt=flt, detail=f"set by {name}(...)"), flt)
-        self._run_lambdas(node, env)
+        self._run_lambdas(name, node, env)
         return None
 
-    def _run_lambdas(self, node: ts.Node, env: dict[str, Any]) -> None:
+    def _run_lambdas(self, name: str, node: ts.Node, env: dict[str, Any]) -> None:
         """A call we cannot follow that gets a lambda of no parameters (a dispatch macro: `AT_DISPATCH_...(t,
         "f", [&] { k<scalar_t><<<g, b>>>(...); })`, `SWITCH(c, [&] {...})`) or calls one (`[&] {...}()`) runs it:
-        its body runs here, once, as if by reference, so the launches in it are found."""
+        its body runs here, once, as if by reference, so the launches in it are found. A dispatch macro's lambda
+        sees the type names it binds (`scalar_t`: one type the gate draws)."""
         fn = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         lambdas = [fn] + (list(args.named_children) if args is not None else [])
+        bound = self.dispatch_types(name) if self.frames else {}
         for lam in lambdas:
+            while lam is not None and lam.type == "parenthesized_expression":  # `([&] { ... })`
+                lam = _first_named(lam)
             if lam is None or lam.type != "lambda_expression":
                 continue
             decl = lam.child_by_field_name("declarator")
             params = decl.child_by_field_name("parameters") if decl is not None else None
             body = lam.child_by_field_name("body")
             if body is not None and (params is None or not params.named_children):
-                self.run_statements(body, env)
+                old = dict(self.frame.types) if bound else None
+                self.frame.types.update({k: v for k, v in bound.items() if k not in self.frame.types})
+                try:
+                    self.run_statements(body, env)
+                finally:
+                    if old is not None:
+                        self.frame.types.clear()
+                        self.frame.types.update(old)
 
     def subscript_value(self, node: ts.Node, env: dict[str, Any]) -> Value:
         base = self.ev(node.child_by_field_name("argument"), env)
@@ -1265,11 +1296,14 @@ class HostInterpreter(Evaluator):
             self._template_roots.clear()
             return
         fills = {i: f for i, a in enumerate(args) if isinstance(a, Ptr) and (f := self.fill_seen(a)) is not None}
-        self.launches.append(Launch(kernel, targs, grid, block, shmem, args, self.where(node),
+        memo: dict[int, Alloc] = {}  # the launch sees the values the checks before it tied (one copy per allocation)
+        grid, block, shmem = (self.tied_value(v, memo) for v in (grid, block, shmem))
+        seen = [self.tied_value(a, memo) for a in args]
+        self.launches.append(Launch(kernel, targs, grid, block, shmem, seen, self.where(node),
                                     " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts,
                                     set(self._template_roots), self._kernel_types(kernel, targs, args, arg_texts), fills,
-                                    [d for f in self.frames for d in f.divides],
-                                    [c for f in self.frames for c in f.conds if c is not sp.true]))
+                                    [self._tied(d) for f in self.frames for d in f.divides],
+                                    [self._tied(c) for f in self.frames for c in f.conds if c is not sp.true]))
         self._template_roots.clear()
         for a in args:  # the kernel may write what it gets: the next launches do not see the constant
             if isinstance(a, Ptr):

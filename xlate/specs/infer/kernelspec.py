@@ -241,7 +241,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         widths = {a.align for a in kf.accesses if a.align > 1}
         for name, root in mapper.m.free.items():
             v = root.value if root.value is not None and float(root.value) >= 1 else None
-            hi = int(v) if v is not None and float(v) == int(v) else DEFAULT_SIZE_HI
+            hi = int(v) if v is not None and float(v) == int(v) else root.hi or DEFAULT_SIZE_HI
             if v is not None and root.kind in ("local", "constant", "macro") and hi in widths and root.name in kf.names_used:
                 # `pack = 16 / sizeof(T)` the program fixes, and the kernel computes for itself: the vector width
                 # the kernel reads with, not a size to draw smaller
@@ -250,7 +250,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 continue
             detail = root.detail if root.detail.startswith("the device's") else (
                 f"{root.name} = {int(v)}" if v is not None else f"{root.name}: {root.detail or 'set at run time'}")
-            inf.items[name] = (f"{name}: size(1..{hi})", Origin("host" if v is not None else "default", root.where,
+            inf.items[name] = (f"{name}: size(1..{hi})", Origin("host" if v is not None or root.hi else "default", root.where,
                                                                  detail + "; the kernel does not receive it"))
         for name, values in mapper.m.axes.items():
             allowed = [v for v in values if kf.block_ok(v)] or values
@@ -981,6 +981,8 @@ def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch |
             if known is not None and known[0] >= 1:
                 v = int(known[0])
                 return f"{p.name}: size(1..{v})", Origin("host", known[1], f"{known[2]} = {v}")
+            if root is not None and root.hi is not None:  # a tensor's dimension: bounded by the tensor's rank
+                return f"{p.name}: size(1..{root.hi})", Origin("host", root.where, root.detail)
             detail = "a size the program reads at run time" if root is not None or known is None else ""
             return f"{p.name}: size(1..{DEFAULT_SIZE_HI})", Origin("default", "", detail)
         if choices or known is not None:

@@ -73,4 +73,19 @@ class Obj:
     env: dict[str, Any]
 
 
-Value = Num | Ptr | Dim3 | Arr | Ref | Obj | None
+@dataclass
+class Tensor:
+    """A torch tensor of the host code (at::Tensor): its dimensions, outermost first, and the storage its data
+    pointers point into (`alloc.bytes` is the product of the dimensions times the element size, once a data
+    pointer gives the element type)."""
+
+    name: str  # the variable as the program spells it where the tensor was made
+    dims: list[sp.Expr]
+    alloc: Alloc
+    elem_size: sp.Expr | None = None
+    contiguous: str = ""  # how the code makes sure it is contiguous ("checked", "made"); "" where it does not
+    shaped: str = ""  # where its shape comes from (a parameter, `empty_like(x)`, `zeros({n, 3})`)
+    ranked: bool = True  # False: the code names no dimension, and `dims` is its one dimension of numel elements
+
+
+Value = Num | Ptr | Dim3 | Arr | Ref | Obj | Tensor | None
