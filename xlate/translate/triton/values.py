@@ -37,6 +37,18 @@ class PtrVal:
         return isinstance(self.base, SharedArr)
 
 
+@dataclass(frozen=True)
+class NullPtr:
+    """A pointer parameter the spec says is always the null pointer (`bias: null`): tests against null fold to
+    constants; anything that reads, writes or computes through it is refused."""
+
+    name: str
+
+    def refuse(self, what: str, loc: ir.Loc | None) -> LiftError:
+        return LiftError("XL2013", f"'{self.name}' is a null pointer (`{self.name}: null` in the spec) and the kernel "
+                                   f"{what} it where its null test does not rule that out", loc)
+
+
 @dataclass
 class AddrVal:
     """A pointer converted to an integer (`(uintptr_t)p`): only its residue modulo the alignment of its buffer's
