@@ -193,7 +193,8 @@ class HostInterpreter(Evaluator):
                 args = [*args, self.ev(default, env)]  # type: ignore[list-item]
             if args is not None and i < len(args):
                 v = _retype(args[i], ptype) if not indirect else args[i]
-                if isinstance(v, Num) and v.e.is_number:  # f(1000): the parameter's name stands for the literal
+                if isinstance(v, Num) and v.e.is_number and not (indirect and v.e == 0):  # f(1000): the
+                    # parameter's name stands for the literal; f(nullptr) for a pointer stays the null pointer
                     v = self.named_constant(pname, v, where, "local", detail=LITERAL_ARGUMENT)
                 env[pname] = v
                 continue
@@ -500,6 +501,8 @@ class HostInterpreter(Evaluator):
                 elem = normalise_ctype(base_type)
                 if isinstance(value, Ptr):
                     frame.env[name] = Ptr(value.alloc, value.offset, elem or value.elem)
+                elif isinstance(value, Num) and value.e == 0:  # `float* b = nullptr;`: null until set
+                    frame.env[name] = value
                 else:
                     frame.env[name] = Ptr(Alloc(None, elem, Origin("host", where, text(d))), elem=elem)
                 continue
