@@ -138,6 +138,19 @@ def test_a_local_pointed_at_a_buffer_later_is_that_buffer(tmp_path):
     assert res.items["bias"][1].detail == "cudaMalloc(&b, c * sizeof(float))"
 
 
+@pytest.mark.parametrize("setter", [
+    "make_buffer(&bias, c);",  # a function the inference cannot follow gets its address
+    "bias = pick_buffer(c);",  # or returns what it points at
+], ids=["address-handed-out", "assigned-from-a-call"])
+def test_a_local_set_where_inference_cannot_see_is_not_null(tmp_path, setter):
+    text = PROGRAM.replace("  float *x, *y;", "  float *x, *y;\n  const float* bias = nullptr;").replace(
+        "  add_bias<<<", f"  {setter}\n  add_bias<<<").replace("ARG", "bias")
+    res = resolve(tmp_path, text)
+    assert "bias: null" not in res.annotation()
+    item = res.items.get("bias")
+    assert item is None or item[0].startswith("bias: in["), item  # the kernel's reach, or a hole: never null
+
+
 def test_a_launcher_handed_nullptr_by_its_caller(tmp_path):
     """The launch passes the launcher's own parameter; the caller (main) passes nullptr for it, at both calls."""
     res = resolve(tmp_path, KERNEL + """

@@ -669,12 +669,19 @@ def _null_origin(fn: Function, launches: list[Launch], index: int) -> Origin | N
     and never pointed elsewhere) for its pointer parameter `index`: the origin of its `null` item. A parameter
     some launch gives a buffer is that buffer (None here): the spec describes the launch that exercises more."""
     mine = _launches_of(fn, launches)
-    if not mine or not all(isinstance(a := launch.args[index], Num) and a.e == 0 for launch in mine):
+    if not mine or not all(_is_null(launch.args[index]) for launch in mine):
         return None
     first = mine[0]
     said = first.arg_texts[index] if index < len(first.arg_texts) else "nullptr"
     more = f" (and {len(mine) - 1} other launch{'es' if len(mine) > 2 else ''})" if len(mine) > 1 else ""
     return Origin("host", first.where, f"{said}: a null pointer at every launch{more}")
+
+
+def _is_null(arg: object) -> bool:
+    """`nullptr`, `NULL`, `0` (a number 0 where a pointer goes), or a pointer declared null and never set since."""
+    if isinstance(arg, Num):
+        return arg.e == 0
+    return isinstance(arg, Ptr) and arg.alloc.null and arg.alloc.bytes is None and arg.offset == 0
 
 
 def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.Expr] | None:
@@ -720,8 +727,8 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
     distinct = kf.distinct_indexes(grid, block)
     fits: list[str] = []
     for q, (lo, hi) in ranges.items():
-        if q not in inf.items or "(" in inf.items[q][0].split("]", 1)[-1]:
-            continue
+        if q not in inf.items or "]" not in inf.items[q][0] or "(" in inf.items[q][0].split("]", 1)[-1]:
+            continue  # not a buffer (`q: null`), or one with its range already
         text, origin = inf.items[q]
         head, _, tail = text.partition("]")
         # a buffer longer than its range whatever the sizes (nObjs + extra values of 0..nObjs - 1) cannot be
@@ -741,7 +748,7 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
             "distinct values (no more of them than their range has), and rows are at least as far apart as the "
             "widest row written"))
     for q, why in bad.items():
-        if q in inf.items:
+        if q in inf.items and "]" in inf.items[q][0]:  # a null pointer's values are never read
             del inf.items[q]
             inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
                             f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")
