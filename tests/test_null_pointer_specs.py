@@ -97,6 +97,7 @@ def test_the_gate_passes_a_zero_pointer(tmp_path):
     from xlate.backends.base import NULL_POINTER
     from xlate.backends.cupy_runtime import _scalar
     from xlate.backends.hip import _ctype
+
     from xlate.verify.cases import Case, environment, scalar_arg
 
     _, unit = annotated(tmp_path, "x: in[n * c], bias: null, y: out[n * c], n: size(1..9), c: size(1..9), "
@@ -265,6 +266,7 @@ def test_the_gate_verifies_the_port_against_a_reference_given_none(tmp_path):
     """verify(): the CUDA source cannot run on a CPU, so the port is judged against a NumPy reference, which
     receives None for the null pointer."""
     from xlate.backends.registry import get_backend
+
     from xlate.verify.api import verify
 
     path = write(tmp_path, PROGRAM.replace("ARG", "nullptr"))
