@@ -305,3 +305,28 @@ def test_cuda_against_hip_ports(tmp_path, port, status):
     assert verdict.status == status, verdict.to_dict()
     if status == "rejected":
         assert verdict.counterexample is not None and verdict.counterexample.failure in ("mismatch", "crash")
+
+
+def test_nullptr_handed_to_a_device_function_folds_its_test(tmp_path):
+    """Not a parameter of the kernel: `nullptr` written at a call of a device function whose pointer parameter it
+    tests. The port folds that test too (the null pointer constant is never a buffer)."""
+    source = """
+    __device__ float shifted(const float* shift, float v, int j) { return shift != nullptr ? v + shift[j] : v; }
+    __global__ void add_bias(const float* x, const float* bias, float* y, int n, int c) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n * c) y[i] = shifted(nullptr, x[i] * 2.0f, i % c) + shifted(bias, 0.0f, i % c);
+    }
+    int main() {
+      int n = 300, c = 7;
+      float *x, *y, *b;
+      cudaMalloc(&x, n * c * sizeof(float));
+      cudaMalloc(&y, n * c * sizeof(float));
+      cudaMalloc(&b, c * sizeof(float));
+      add_bias<<<(n * c + 127) / 128, 128>>>(x, b, y, n, c);
+      return 0;
+    }
+    """
+    spec, inputs, run, _ = run_port(write(tmp_path, source), 29, 7)
+    assert spec.param("bias").dims == ["c"]
+    want = inputs["x"] * 2 + np.tile(inputs["bias"], 29)
+    np.testing.assert_allclose(run.buffers["y"].values, want, rtol=1e-6)

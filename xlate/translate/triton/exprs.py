@@ -87,6 +87,8 @@ class Expressions:
         if ct.ptr:
             if isinstance(v, PtrVal | SharedArr | LocalPtr | NullPtr):
                 return v
+            if isinstance(v, Sym) and v.is_const and v.value == 0:  # nullptr (the IR's 0) handed to a pointer
+                return NullPtr(None)
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
         if self.vec_info(base):
             if isinstance(v, StructVal) and v.ctype == base:

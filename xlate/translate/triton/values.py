@@ -39,14 +39,15 @@ class PtrVal:
 
 @dataclass(frozen=True)
 class NullPtr:
-    """A pointer parameter the spec says is always the null pointer (`bias: null`): tests against null fold to
-    constants; anything that reads, writes or computes through it is refused."""
+    """A pointer parameter the spec says is always the null pointer (`bias: null`), or `nullptr` handed to a pointer
+    parameter of a device function (`name` None): tests against null fold to constants; anything that reads,
+    writes or computes through it is refused."""
 
-    name: str
+    name: str | None
 
     def refuse(self, what: str, loc: ir.Loc | None) -> LiftError:
-        return LiftError("XL2013", f"'{self.name}' is a null pointer (`{self.name}: null` in the spec) and the kernel "
-                                   f"{what} it where its null test does not rule that out", loc)
+        said = f"'{self.name}' is a null pointer (`{self.name}: null` in the spec)" if self.name else "a null pointer"
+        return LiftError("XL2013", f"{said} and the kernel {what} it where its null test does not rule that out", loc)
 
 
 @dataclass
