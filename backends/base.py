@@ -111,7 +111,12 @@ class BufferArg:
 class ScalarArg:
     name: str
     value: int | float
-    dtype: str  # numpy dtype name the kernel parameter has
+    dtype: str  # numpy dtype name the kernel parameter has, or NULL_POINTER
+
+
+# The dtype of a ScalarArg that is a pointer parameter passed as the null pointer (a spec's `bias: null`): CUDA and
+# HIP get an 8-byte zero, a Triton launcher gets None.
+NULL_POINTER = "nullptr"
 
 
 Arg = BufferArg | ScalarArg

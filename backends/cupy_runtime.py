@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xlate.backends.base import BufferArg, LaunchConfig, timed_launches
+from xlate.backends.base import NULL_POINTER, BufferArg, LaunchConfig, timed_launches
 
 STATIC_SHARED_LIMIT = 48 * 1024
 
@@ -129,6 +129,8 @@ def _fill_global(module: Any, symbol: str, a: BufferArg) -> _Global:
 
 
 def _scalar(value: Any, dtype: str) -> Any:
+    if dtype == NULL_POINTER:  # a pointer parameter passed as nullptr: its 8 bytes, all zero
+        return np.uint64(0)
     if dtype.startswith("record"):  # a struct of mixed fields: its bytes in C layout (xlate/specs/records.py);
         raw = np.asarray(value, dtype=np.uint8)  # the driver reads each argument at the offset the cubin gives it
         return raw.view(np.dtype((np.void, raw.nbytes)))

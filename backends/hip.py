@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from xlate.backends import nvrtc, sandbox
 from xlate.backends.base import (
+    NULL_POINTER,
     Arg,
     Artifact,
     BackendDefaults,
@@ -359,6 +360,8 @@ class HipAmdRuntime:
 
 
 def _ctype(value: Any, dtype: str) -> Any:
+    if dtype == NULL_POINTER:  # a pointer parameter passed as nullptr
+        return ctypes.c_void_p(None)
     if dtype.startswith("record") or isinstance(value, list):  # a by-value struct: its bytes, aligned as C aligns it
         raw = np.asarray(value, dtype=np.uint8) if dtype.startswith("record") else np.ascontiguousarray(
             np.asarray(value, dtype=np.dtype(dtype))).view(np.uint8)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from xlate.backends.base import (
+    NULL_POINTER,
     Arg,
     Artifact,
     BackendDefaults,
@@ -263,7 +264,7 @@ class TritonRuntime:
                 else:
                     call.append(t[a.offset : a.offset + a.length])
             else:
-                call.append(a.value)
+                call.append(None if a.dtype == NULL_POINTER else a.value)  # a null pointer: None, as torch spells it
         # a launcher whose grid its parameters cannot give takes CUDA's gridDim as `grid=` (the gate's LaunchConfig)
         if _takes_grid(fn):
             kw["grid"] = tuple(launch.grid)

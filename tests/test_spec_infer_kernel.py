@@ -224,10 +224,12 @@ def test_a_macro_of_statements_runs_where_it_stands_and_writes_through_pointers_
     int main() {
       float *a, *b, *s;
       cudaMalloc(&a, 64 * sizeof(float));
-      first<<<1, 64>>>(a, nullptr, s);
+      cudaMalloc(&b, sizeof(float));
+      first<<<1, 64>>>(a, b, s);
     }
     """, "first")
-    # out is written through *out inside the macro (an output); an atomic's old value matters (inout)
+    # out is written through *out inside the macro (an output); an atomic's old value matters (inout). (With
+    # nullptr for out at the launch it would be `out: null`: tests/test_null_pointer_specs.py.)
     assert res.annotation() == "in: in[64], out: out[1], sum: inout[1], grid: 1, block: 64"
 
 

@@ -241,6 +241,11 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         value, record = split_record(value)
         if record is not None:  # a struct of mixed number types: `as {S: float32, T: int32}`
             ctype, lanes = _record_ctype(record, p.name, template_types, where), 1
+        if value.strip() == "null":  # a pointer the program always passes as nullptr: nothing to allocate
+            if record is not None or (not triton and not p.is_pointer):
+                raise SpecError(f"{where}error: '{p.name}' is annotated as null but is not a pointer ({p.type})")
+            spec.params.append(ParamSpec(p.name, "null", pos, ctype))
+            continue
         m = BUFFER.match(value)
         if m:
             if not triton and not p.is_pointer:
@@ -257,7 +262,7 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         m = CALL.match(value)
         if not m or m.group(1) not in ("size", "scalar", "const"):
             raise SpecError(f"{where}error: cannot read spec for '{p.name}': '{value}' (expected in[..], out[..], "
-                            "inout[..], size(LO..HI), scalar, scalar(LO..HI) or const(EXPR))")
+                            "inout[..], size(LO..HI), scalar, scalar(LO..HI), const(EXPR) or null)")
         kind, arg = m.group(1), m.group(3)
         if m.group(5):
             ctype = m.group(5)  # explicit value type (Triton launchers have no C types): n: scalar(0..9) as int32

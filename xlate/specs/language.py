@@ -2,6 +2,8 @@
 
     // xlate: x: in[n], y: out[n], n: size(1..1<<20), a: scalar(-2..2), grid: cdiv(n, 256), block: 256
 
+A pointer parameter the program always passes as a null pointer (`nullptr`, `NULL`, `0`) is `bias: null`.
+
 A module-scope variable the kernel works on is a buffer item with `global` before its role:
 `d_cost: global inout[1024]`, `coeffs: global in[16](-1..1)`, `d_count: global inout[1]` (a scalar variable).
 """
@@ -158,6 +160,8 @@ def param_item(p: ParamSpec, dtype: str | None = None) -> str:
         return f"{p.name}: size({p.lo}..{p.hi}){suffix}"
     if p.role == "scalar":
         return f"{p.name}: scalar{_rng(p.lo, p.hi)}{suffix}"
+    if p.role == "null":
+        return f"{p.name}: null"
     return f"{p.name}: const({p.const}){suffix}"
 
 

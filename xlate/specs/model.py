@@ -12,7 +12,7 @@ from xlate.resources import data
 if TYPE_CHECKING:
     from xlate.model import Param
 
-Role = Literal["in", "out", "inout", "size", "scalar", "const"]
+Role = Literal["in", "out", "inout", "size", "scalar", "const", "null"]  # null: a pointer always passed as nullptr
 OpClass = Literal["elementwise", "reduction", "scan", "matmul", "movement", "atomic"]
 OriginKind = Literal["sidecar", "annotation", "host", "kernel", "default"]
 NUMERIC_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -69,6 +69,12 @@ class ParamSpec:
     def is_buffer(self) -> bool:
         return self.role in ("in", "out", "inout")
 
+    @property
+    def is_null(self) -> bool:
+        """A pointer parameter the program always passes as a null pointer (`bias: null`): no buffer, the
+        kernel's `if (bias)` tests are false on both sides."""
+        return self.role == "null"
+
 
 @dataclass
 class KernelSpec:
@@ -107,6 +113,10 @@ class KernelSpec:
     @property
     def sizes(self) -> list[ParamSpec]:
         return [p for p in self.params if p.role == "size"]
+
+    @property
+    def nulls(self) -> list[ParamSpec]:
+        return [p for p in self.params if p.role == "null"]
 
     @property
     def scalars(self) -> list[ParamSpec]:

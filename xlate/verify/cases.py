@@ -295,8 +295,10 @@ def buffer_arg(name: str, data: np.ndarray, offset: int, n: int) -> Any:
 
 def scalar_arg(p: ParamSpec, case: Case, env: dict[str, Any], spec: KernelSpec) -> Any:
     """The by-value argument of `p` in this case (a size, a drawn scalar or a value the spec computes)."""
-    from xlate.backends.base import ScalarArg
+    from xlate.backends.base import NULL_POINTER, ScalarArg
 
+    if p.is_null:  # `bias: null`: the null pointer, as the program passes it
+        return ScalarArg(p.name, 0, NULL_POINTER)
     value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
     dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
     return ScalarArg(p.name, *scalar_arg_value(p, value, dtype, case))

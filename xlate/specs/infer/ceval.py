@@ -218,6 +218,8 @@ class Evaluator:
             return literal(text(node))
         if t in ("true", "false"):
             return Num(sp.Integer(1 if t == "true" else 0))
+        if t == "null":  # nullptr, NULL: the null pointer constant, 0 as C reads it (a launch's `bias: null`)
+            return Num(sp.Integer(0))
         if t == "char_literal":
             s = text(node).strip("'")
             return Num(sp.Integer(ord(s[-1]))) if s else None

@@ -200,7 +200,8 @@ class HostInterpreter(TensorModel, Evaluator):
                 v = _retype(args[i], ptype) if not indirect else args[i]
                 if v is None and tensor_type(ptype, self.program.classes):  # a tensor the caller's code hides
                     v = self.tensor_param(pname, where, fd)
-                if isinstance(v, Num) and v.e.is_number:  # f(1000): the parameter's name stands for the literal
+                if isinstance(v, Num) and v.e.is_number and not (indirect and v.e == 0):  # f(1000): the
+                    # parameter's name stands for the literal; f(nullptr) for a pointer stays the null pointer
                     v = self.named_constant(pname, v, where, "local", detail=LITERAL_ARGUMENT)
                 env[pname] = v
                 continue
@@ -377,7 +378,8 @@ class HostInterpreter(TensorModel, Evaluator):
                 self._scopes.pop()
         elif t == "return_statement":
             e = _first_named(node)
-            if e is not None and frame.returned is None and frame.fd is not None:
+            # `return NULL;` (an error path) says nothing of what the function returns when it works
+            if e is not None and frame.returned is None and frame.fd is not None and e.type != "null":
                 frame.returned = self.ev(e, frame.env)
         elif t in ("condition_clause", "parenthesized_expression"):
             return
@@ -512,8 +514,9 @@ class HostInterpreter(TensorModel, Evaluator):
                 elem = normalise_ctype(base_type)
                 if isinstance(value, Ptr):
                     frame.env[name] = Ptr(value.alloc, value.offset, elem or value.elem)
-                else:
-                    frame.env[name] = Ptr(Alloc(None, elem, Origin("host", where, text(d))), elem=elem)
+                else:  # `float* b = nullptr;`: null until an allocation, an assignment or a call sets it
+                    null = isinstance(value, Num) and value.e == 0
+                    frame.env[name] = Ptr(Alloc(None, elem, Origin("host", where, text(d)), null=null), elem=elem)
                 continue
             if normalise_ctype(type_text) == "dim3":
                 if value_node is None:  # `dim3 grid;` is (1, 1, 1) until its fields are set
@@ -714,8 +717,9 @@ class HostInterpreter(TensorModel, Evaluator):
         if isinstance(old, Ptr) and isinstance(value, Ptr):
             env[key] = Ptr(value.alloc, value.offset, old.elem or value.elem)
             return
-        if isinstance(old, Ptr) and value is None:
-            return  # an unknown call returned it: keep what we knew
+        if isinstance(old, Ptr) and (value is None or (isinstance(value, Num) and value.e == 0)):
+            old.alloc.null = old.alloc.null and value is not None  # an unknown call set it: no longer null
+            return  # an unknown call returned it (or `p = NULL` after its use): keep what we knew
         if value is None and right is not None:
             type_text = "float" if isinstance(old, Num) and old.flt else "int"
             value = self.unknown_value(key, type_text, self.where(e), text(right), frame)
@@ -991,6 +995,7 @@ class HostInterpreter(TensorModel, Evaluator):
             elem = old.elem if isinstance(old, Ptr) else None
             if isinstance(old, Ptr) and old.alloc.bytes is None:
                 old.alloc.bytes, old.alloc.origin = nbytes, origin  # every alias of it sees the size
+                old.alloc.null = False
                 target.env[target.name] = Ptr(old.alloc, sp.Integer(0), elem)
             else:
                 target.env[target.name] = Ptr(Alloc(nbytes, elem, origin), elem=elem)
@@ -1124,6 +1129,8 @@ class HostInterpreter(TensorModel, Evaluator):
         for v in vals:
             if isinstance(v, Ptr):  # and may write the buffers it gets (thrust::sort, a library call)
                 v.alloc.fill = None
+            if isinstance(v, Ref) and isinstance(v.env.get(v.name), Ptr):  # `make_buffer(&p)` may point p at memory
+                v.env[v.name].alloc.null = False
             if isinstance(v, Ref) and (v.env.get(v.name) is None or isinstance(v.env.get(v.name), Num)):
                 old = v.env.get(v.name)
                 flt = isinstance(old, Num) and old.flt

@@ -95,8 +95,12 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     lengths: dict[str, sp.Expr] = {}
     buffer_lanes: dict[str, int] = {}
     pending_records: dict[str, tuple[str | None, dict[str, set[str]]]] = {}
-    for p in fn.params:
+    for index, p in enumerate(fn.params):
         if not p.is_pointer:
+            continue
+        null = _null_origin(fn, launches, index)
+        if null is not None:  # the program never hands it a buffer: the gate passes nullptr as well
+            inf.items[p.name] = (f"{p.name}: null", null)
             continue
         # the front end's reading of the body, and the accesses inference follows (through macros it expands)
         writes = p.writes or (not p.is_const and any(a.write for a in kf.accesses if a.param == p.name))
@@ -640,18 +644,44 @@ def _launch_name(launch: Launch) -> str:
     return launch.kernel + (f"<{', '.join(launch.template_args)}>" if launch.template_args else "")
 
 
-def _best_launch(fn: Function, launches: list[Launch]) -> Launch | None:
+def _launches_of(fn: Function, launches: list[Launch]) -> list[Launch]:
     # an explicit specialisation (`k<float>`) is launched as k<float>; the primary template as k<...> or k
-    mine = [launch for launch in launches if (launch.kernel == fn.name or "".join(_launch_name(launch).split()) == "".join(
+    return [launch for launch in launches if (launch.kernel == fn.name or "".join(_launch_name(launch).split()) == "".join(
         fn.name.split())) and len(launch.args) == len(fn.params)]
+
+
+def _best_launch(fn: Function, launches: list[Launch]) -> Launch | None:
+    mine = _launches_of(fn, launches)
     if not mine:
         return None
 
     def score(launch: Launch) -> tuple[int, int, int]:
-        known = sum(1 for a in launch.args if (isinstance(a, Ptr) and a.alloc.bytes is not None) or isinstance(a, Num))
+        # a null pointer says nothing of the buffer: a launch that passes one instead is preferred
+        known = sum(1 for a, p in zip(launch.args, fn.params) if (isinstance(a, Ptr) and a.alloc.bytes is not None) or (
+            isinstance(a, Num) and not p.is_pointer))
         return (0 if launch.bound else 1, -known, 0 if launch.block is not None and launch.grid is not None else 1)
 
     return min(mine, key=score)
+
+
+def _null_origin(fn: Function, launches: list[Launch], index: int) -> Origin | None:
+    """Where every launch of `fn` passes the null pointer (`nullptr`, `NULL`, `0`, `(float*)0`, a local set to one
+    and never pointed elsewhere) for its pointer parameter `index`: the origin of its `null` item. A parameter
+    some launch gives a buffer is that buffer (None here): the spec describes the launch that exercises more."""
+    mine = _launches_of(fn, launches)
+    if not mine or not all(_is_null(launch.args[index]) for launch in mine):
+        return None
+    first = mine[0]
+    said = first.arg_texts[index] if index < len(first.arg_texts) else "nullptr"
+    more = f" (and {len(mine) - 1} other launch{'es' if len(mine) > 2 else ''})" if len(mine) > 1 else ""
+    return Origin("host", first.where, f"{said}: a null pointer at every launch{more}")
+
+
+def _is_null(arg: object) -> bool:
+    """`nullptr`, `NULL`, `0` (a number 0 where a pointer goes), or a pointer declared null and never set since."""
+    if isinstance(arg, Num):
+        return arg.e == 0
+    return isinstance(arg, Ptr) and arg.alloc.null and arg.alloc.bytes is None and arg.offset == 0
 
 
 def _guessed_block(launch: Launch, mapper: Mapper, kf: KernelFacts) -> list[sp.Expr] | None:
@@ -697,8 +727,8 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
     distinct = kf.distinct_indexes(grid, block)
     fits: list[str] = []
     for q, (lo, hi) in ranges.items():
-        if q not in inf.items or "(" in inf.items[q][0].split("]", 1)[-1]:
-            continue
+        if q not in inf.items or "]" not in inf.items[q][0] or "(" in inf.items[q][0].split("]", 1)[-1]:
+            continue  # not a buffer (`q: null`), or one with its range already
         text, origin = inf.items[q]
         head, _, tail = text.partition("]")
         # a buffer longer than its range whatever the sizes (nObjs + extra values of 0..nObjs - 1) cannot be
@@ -718,7 +748,7 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
             "distinct values (no more of them than their range has), and rows are at least as far apart as the "
             "widest row written"))
     for q, why in bad.items():
-        if q in inf.items:
+        if q in inf.items and "]" in inf.items[q][0]:  # a null pointer's values are never read
             del inf.items[q]
             inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
                             f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")

@@ -37,6 +37,7 @@ class Alloc:
     origin: Origin | None = None
     copies: list[Alloc] = field(default_factory=list)  # host buffers copied into it (their sizes are evidence too)
     fill: Fill | None = None  # what the whole allocation holds now, when the host wrote one constant over it last
+    null: bool = False  # no memory: a pointer declared null (`float* b = nullptr;`) that nothing has set since
 
 
 @dataclass

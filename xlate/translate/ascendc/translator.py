@@ -96,6 +96,9 @@ def plan_kernel(unit: KernelUnit, fn: Function, text: str, info: SocInfo) -> tup
     param_types: dict[str, str] = {}
     for p in spec.params:
         decl = fn.param(p.name)
+        if p.is_null:  # the templates have no optional buffer: a port would read the pointer as a scalar
+            return fail("XL3107", name=p.name, ctype=f"{p.ctype}* (always a null pointer, `{p.name}: null`)",
+                        supported="buffers and scalars, not null pointers")
         if p.is_buffer:
             if p.ctype not in types or p.lanes != 1:
                 return fail("XL3107", name=p.name, ctype=p.ctype + ("*" if p.lanes == 1 else f" x{p.lanes}"),

@@ -60,6 +60,8 @@ def _describe(spec: KernelSpec | None, name: str, is_pointer: bool, ctype: str) 
     if p.is_buffer:
         dims = " x ".join(p.dims) or "?"
         return {"in": "input", "out": "output", "inout": "input and output"}[p.role] + f" buffer of {dims} {elem} elements{rng}"
+    if p.role == "null":
+        return "a pointer that is always nullptr (the kernel's null tests are false): keep the parameter"
     if p.role == "size":
         return f"size (integer){rng}"
     if p.role == "const":
@@ -74,9 +76,9 @@ def _c_params(fn: Function | None, spec: KernelSpec | None, names: list[str]) ->
     out = []
     for n in names:
         p = spec.param(n) if spec else None
-        if p is not None and p.is_buffer:
+        if p is not None and (p.is_buffer or p.is_null):
             ctype = {"": "float", "float32": "float", "float16": "__half", "float64": "double", "int32": "int"}.get(p.ctype, p.ctype)
-            out.append((f"{'const ' if p.role == 'in' else ''}{ctype}* {n}", n, True))
+            out.append((f"{'const ' if p.role in ('in', 'null') else ''}{ctype}* {n}", n, True))
         else:
             ctype = (p.ctype if p and p.ctype else "int" if p and p.role == "size" else "float")
             out.append((f"{ctype} {n}", n, False))

@@ -24,6 +24,7 @@ from xlate.translate.triton.values import (
     LiftError,
     LocalArray,
     LocalPtr,
+    NullPtr,
     PtrVal,
     RefVal,
     SharedArr,
@@ -58,6 +59,8 @@ class Expressions:
             except comm.NotTokenizable:
                 act = np.ones(self.nlanes, dtype=bool)
             return comm.materialize(self, v, act, loc)
+        if isinstance(v, NullPtr):
+            raise v.refuse("uses a number made of", loc)
         if isinstance(v, PtrVal):
             raise LiftError("XL2013", "a pointer used as a number", loc)
         if isinstance(v, AddrVal):
@@ -68,6 +71,10 @@ class Expressions:
         raise LiftError("XL2001", f"value of kind {type(v).__name__} used as a number", loc)
 
     def cond(self, v: Any, loc: ir.Loc | None) -> Sym:
+        if isinstance(v, NullPtr):  # `if (bias)` of a pointer the spec says is null
+            return S.const(0, "bool")
+        if isinstance(v, PtrVal) and not v.shared:  # `if (x)` of a buffer: a buffer is never the null pointer
+            return S.const(1, "bool")
         d = self.data(v, loc)
         if d.ctype == "bool":
             return d
@@ -78,8 +85,10 @@ class Expressions:
     def convert(self, v: Any, ct: ir.CType, loc: ir.Loc | None) -> Any:
         base = self.resolve_type(ct.base, loc)
         if ct.ptr:
-            if isinstance(v, PtrVal | SharedArr | LocalPtr):
+            if isinstance(v, PtrVal | SharedArr | LocalPtr | NullPtr):
                 return v
+            if isinstance(v, Sym) and v.is_const and v.value == 0:  # nullptr (the IR's 0) handed to a pointer
+                return NullPtr(None)
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
         if self.vec_info(base):
             if isinstance(v, StructVal) and v.ctype == base:
@@ -363,6 +372,8 @@ class Expressions:
                     return self.inline(f, ir.Call(loc, f.name, (ir.Name(loc, "lhs"), ir.Name(loc, "rhs"))))
                 finally:
                     self.pop_scope()
+        if isinstance(a, NullPtr) or isinstance(b, NullPtr):
+            return self.null_test(op, a, b, loc)
         if isinstance(a, AddrVal) or isinstance(b, AddrVal):
             return self.alignment_test(op, a, b, loc)
         if isinstance(a, LocalPtr) or isinstance(b, LocalPtr):
@@ -379,6 +390,16 @@ class Expressions:
             except comm.NotTokenizable:
                 pass
         return self.binary_data(op, a, b, loc)
+
+    def null_test(self, op: str, a: Any, b: Any, loc: ir.Loc) -> Sym:
+        """`p == nullptr`, `p != 0`, `p != x` with `p` the spec's null pointer: a constant (a buffer is never null)."""
+        null = a if isinstance(a, NullPtr) else b
+        other = b if null is a else a
+        is_zero = isinstance(other, Sym) and other.is_const and other.value == 0
+        if op in ("==", "!=") and (is_zero or isinstance(other, NullPtr | PtrVal)):
+            same = not isinstance(other, PtrVal)
+            return S.const(int(same == (op == "==")), "bool")
+        raise null.refuse(f"computes `{op}` with", loc)
 
     def address_of_pointer(self, v: PtrVal, ctype: str, loc: ir.Loc) -> AddrVal:
         """`(uintptr_t)p`: an address whose residue modulo its buffer's alignment is the byte offset's."""

@@ -36,6 +36,7 @@ from xlate.translate.triton.stmts import Statements
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
     LiftError,
+    NullPtr,
     PtrVal,
     RefVal,
 )
@@ -87,7 +88,7 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, In
             py = sanitize(name)
             self.st.params.append(py)
             em.used.add(py)
-            self.bind(name, ct, self.param_value(py, ct, fir.loc))
+            self.bind(name, ct, NullPtr(name) if name in self.kc.nulls else self.param_value(py, ct, fir.loc))
         em.used.update(v.name for v in self.kc.module_vars.values())
         for a, axis in (("x", 0), ("y", 1), ("z", 2))[: max(1, self.kc.grid_dims)]:
             em.used.add(f"pid_{a}")

@@ -23,6 +23,7 @@ from xlate.translate.triton.values import (
     LiftError,
     LocalArray,
     LocalPtr,
+    NullPtr,
     PtrVal,
     RefVal,
     SharedArr,
@@ -73,6 +74,8 @@ class Memory:
         return self.read_at(base, idx, e.loc)
 
     def read_at(self, base: Any, idx: list[Sym], loc: ir.Loc) -> Any:
+        if isinstance(base, NullPtr):
+            raise base.refuse("reads through", loc)
         if isinstance(base, FieldArray):
             if len(idx) != 1:
                 raise LiftError("XL2001", f"member array '{base.name}' indexed with {len(idx)} subscripts", loc)
@@ -354,6 +357,8 @@ class Memory:
         raise LiftError("XL2001", "member assignment target", loc)
 
     def write_at(self, base: Any, idx: list[Sym], val: Any, loc: ir.Loc) -> None:
+        if isinstance(base, NullPtr):
+            raise base.refuse("writes through", loc)
         if isinstance(base, LocalPtr) and len(idx) == 1:
             self.local_write(base, idx[0], val, loc)
             return

@@ -40,6 +40,8 @@ class KernelContext:
     bz: int = 1  # a 3-D block's z extent (translator.Block.z): real y = Y * bz, the y lanes hold (y, z)
     # the module variables the spec lists, by every name the code may spell them with (`v`, `ns::v`)
     module_vars: dict[str, ModuleVar] = field(default_factory=dict)
+    # pointer parameters the spec says are always null (`bias: null`): the launcher passes None for them
+    nulls: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

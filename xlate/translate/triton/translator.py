@@ -159,7 +159,7 @@ class CudaToTriton:
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(body_fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
-                           names.overloads, blk.z, module_vars)
+                           names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
@@ -483,6 +483,8 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     module variables it takes as keywords (tensors), passed on to the kernel after its parameters."""
     block = blk.real
     names = {p: py for (p, _), py in zip(fir.params, params_py)} | {v: v for v in variables}
+    nulls = {p.name for p in spec.nulls}  # None at every call: no dtype, no device to read off them
+    tensors = [(p, ct, py) for (p, ct), py in zip(fir.params, params_py) if ct.ptr and p not in nulls]
     used = _grid_names(spec.grid)
     given = False
     for free in (p for p in spec.params if p.position < 0 and p.name in used):  # a size the kernel does not
@@ -520,7 +522,7 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     kwargs = [f"BX={lanes_x}"] + ([f"BY={blk.lanes[1]}"] if blk.lanes[1] > 1 else [])
     fixed: dict[str, str] = {}  # template types the spec fixes to one dtype that no buffer carries: name -> dtype
     for t, name in types.items():
-        src = next((py for (p, ct), py in zip(fir.params, params_py) if ct.ptr and ct.base == t), None)
+        src = next((py for _, ct, py in tensors if ct.base == t), None)
         one = spec.dtype_axes.get(t) or []
         if src is None and len(one) == 1 and one[0] in FIXED_DTYPES:
             fixed[name] = one[0]  # `IdxType: int32` in the spec, only scalars of that type
@@ -531,7 +533,7 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
             lines.append(f"    {name} = _TL_DTYPES[{src}.dtype]")
         kwargs.append(f"{name}={name}")
     if boxed:
-        ptrs = [py for (p, ct), py in zip(fir.params, params_py) if ct.ptr] + variables
+        ptrs = [py for _, _, py in tensors] + variables
         if not ptrs:
             raise LiftError("XL2012", f"scalar parameter '{next(iter(boxed))}' of type {next(iter(boxed.values()))} "
                                       "in a kernel with no buffer (nothing says the device)", loc)
@@ -541,8 +543,7 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
             elif base in fixed:
                 dtype = f"torch.{fixed[base]}"
             else:
-                src = next(py2 for (p, ct), py2 in zip(fir.params, params_py)
-                           if ct.ptr and types.get(ct.base) == base)  # the buffer whose element type it is
+                src = next(py2 for _, ct, py2 in tensors if types.get(ct.base) == base)  # the buffer of that type
                 dtype = f"{src}.dtype"
             lines.append(f"    {py} = torch.full((1,), {py}, dtype={dtype}, device={ptrs[0]}.device)")
     for name, code in trait_defs.items():
@@ -615,6 +616,8 @@ def _param_item(p) -> str:
         return f"{p.name}: size({p.lo}..{p.hi})"
     if p.role == "scalar":
         return f"{p.name}: scalar" + (f"({p.lo}..{p.hi})" if p.lo is not None else "")
+    if p.is_null:
+        return f"{p.name}: null"
     return f"{p.name}: const({p.const})"
 
 
@@ -623,8 +626,8 @@ def _numpy_name(p, template_types: set[str]) -> str | None:
     from, and the spec's defaults are float32 buffers and scalars and int32 sizes."""
     from xlate.specs import normalise_ctype
 
-    if not normalise_ctype(p.ctype) or normalise_ctype(p.ctype) in template_types:
-        return None  # template element types: the dtype axis binds them
+    if not normalise_ctype(p.ctype) or normalise_ctype(p.ctype) in template_types or p.is_null:
+        return None  # template element types: the dtype axis binds them; a null pointer has no elements
     name = ctype.numpy_name(normalise_ctype(p.ctype))
     if name is None:
         return None  # vector types (float4): fuzzed as lanes of their float32 scalar, the default

@@ -37,6 +37,19 @@ class PtrVal:
         return isinstance(self.base, SharedArr)
 
 
+@dataclass(frozen=True)
+class NullPtr:
+    """A pointer parameter the spec says is always the null pointer (`bias: null`), or `nullptr` handed to a pointer
+    parameter of a device function (`name` None): tests against null fold to constants; anything that reads,
+    writes or computes through it is refused."""
+
+    name: str | None
+
+    def refuse(self, what: str, loc: ir.Loc | None) -> LiftError:
+        said = f"'{self.name}' is a null pointer (`{self.name}: null` in the spec)" if self.name else "a null pointer"
+        return LiftError("XL2013", f"{said} and the kernel {what} it where its null test does not rule that out", loc)
+
+
 @dataclass
 class AddrVal:
     """A pointer converted to an integer (`(uintptr_t)p`): only its residue modulo the alignment of its buffer's
