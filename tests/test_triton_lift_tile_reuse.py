@@ -184,3 +184,23 @@ def test_merged_loads_compile_to_vector_accesses(tmp_path):
     ptx = _ptx(t.text, "quad_dot", {"a": "*fp32", "b": "*fp32", "y": "*fp32", "n": "i32"}, {"BX": 128}, tmp_path)
     loads = re.findall(r"\bld\.global[.\w]*", ptx)
     assert loads and all(".v4." in ld for ld in loads), sorted(set(loads))
+
+
+def test_the_gathering_port_batches_blocks(tmp_path):
+    """Several CUDA blocks in one program (batching.py): each block's row of lanes gathers from its own row."""
+    t = ported(GROUPS, "group_weights")
+    assert "tl.gather(tl.broadcast_to(" in t.text.split("def _group_weights_kernel_blocks(", 1)[1]
+    batched = re.sub(r'"group_weights": \[\{"blocks": 1, "num_warps": \d+\}',
+                     '"group_weights": [{"blocks": 4, "num_warps": 4}', t.text)
+    assert batched != t.text
+    n = 301  # 5 CUDA blocks: two programs of 4, the last clamped onto the grid
+    x = rng(8).standard_normal(n).astype(np.float32)
+    w = rng(9).standard_normal(4).astype(np.float32)
+    out = run(batched, "group_weights", [buf("x", x), buf("w", w), buf("y", poisoned(n, np.float32)),
+                                         ScalarArg("n", n, "int32")], tmp_path)
+    xp = np.zeros(n + 4)
+    xp[:n] = x
+    first = (np.arange(n) // 4) * 4
+    want = sum(w[j].astype(np.float64) * xp[first + j] for j in range(4))
+    np.testing.assert_allclose(out["y"], want, rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")
