@@ -5,6 +5,8 @@ Two mechanisms, both checked on the actual block size (the spec's `block`):
 * Forwarding (staging): a read of `s[r(t)]` after a barrier is replaced by the value thread t' stored, where
   t' solves w(t') = r(t) for the write's affine index map w; the write's predicate and value are re-evaluated
   for t' (loads are re-issued under the combined mask). Several writes form a where-chain, latest first.
+  A stored value that loads global memory is not loaded again for t' but gathered: the writers' block, loaded
+  once, is indexed at t' along the lane axis that moves (`tl.gather`), as CUDA reuses its shared tile.
 * Tokens (reductions, scans): when the indices are thread-index arithmetic only, every slot's content is
   tracked per thread as a *token*: which (value, thread) pairs it combines and with which operator. A read
   whose token is the complete sum/max/min of one per-thread value over every thread of the block becomes
