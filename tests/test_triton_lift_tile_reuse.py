@@ -135,21 +135,27 @@ __global__ void quad_dot(const float* a, const float* b, float* y, int n) {
     }
 }
 
-// xlate: a: in[3 * n], y: inout[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
+// xlate: a: in[4 * n], y: inout[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
 __global__ void triple_then_store(const float* a, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        float p = a[3 * i] + 2.0f * a[3 * i + 1];
+        float p = a[4 * i] + 2.0f * a[4 * i + 1];
         y[i] = p;
-        float q = a[3 * i + 2] - y[i];
+        float q = a[4 * i + 2] - y[i];
         y[i] = p * q;
     }
+}
+
+// xlate: a: in[3 * n], y: out[n], n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void odd_pairs(const float* a, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a[3 * i] * a[3 * i + 1] - a[3 * i + 2];
 }
 """
 
 
 def test_adjacent_scalar_loads_become_one_block_load(tmp_path):
-    t = ported(ADJACENT, "quad_dot", "triple_then_store")
+    t = ported(ADJACENT, "quad_dot", "triple_then_store", "odd_pairs")
     b = body(t.text, "quad_dot")
     loads = re.findall(r"tl\.load\((.*)", b)
     assert len(loads) == 2 and all("tl.arange(0, 4)" in ld for ld in loads), b
@@ -164,23 +170,38 @@ def test_adjacent_scalar_loads_become_one_block_load(tmp_path):
 
 
 def test_a_store_between_adjacent_loads_keeps_them_apart(tmp_path):
-    t = ported(ADJACENT, "quad_dot", "triple_then_store")
+    t = ported(ADJACENT, "quad_dot", "triple_then_store", "odd_pairs")
     b = body(t.text, "triple_then_store")
-    assert "tl.arange(0, 2)" in b, b  # a[3i], a[3i+1] merged; a[3i+2] comes after the store to y
+    assert "tl.arange(0, 2)" in b, b  # a[4i], a[4i+1] merged; a[4i+2] comes after the store to y
     assert len(re.findall(r"tl\.load\((?:tl\.expand_dims\()?a ", b)) == 2, b
     n = 205
-    a = rng(7).standard_normal(3 * n).astype(np.float32)
+    a = rng(7).standard_normal(4 * n).astype(np.float32)
     out = run(t.text, "triple_then_store", [buf("a", a), buf("y", poisoned(n, np.float32)),
                                             ScalarArg("n", n, "int32")], tmp_path)
-    v = a.astype(np.float64).reshape(n, 3)
+    v = a.astype(np.float64).reshape(n, 4)
     p = v[:, 0] + 2.0 * v[:, 1]
     want = p * (v[:, 2] - p)
     np.testing.assert_allclose(out["y"], want, rtol=1e-5, atol=1e-5)
     guards_intact(out, "y")
 
 
+def test_misaligned_adjacent_loads_stay_scalar(tmp_path):
+    """a[3i], a[3i+1]: a pair that is not 2-aligned would not become a vector access; its split would only add
+    a layout conversion."""
+    t = ported(ADJACENT, "quad_dot", "triple_then_store", "odd_pairs")
+    b = body(t.text, "odd_pairs")
+    assert "tl.arange(" not in b.replace("tl.arange(0, BX)", "") and b.count("tl.load(") == 3, b
+    n = 190
+    a = rng(10).standard_normal(3 * n).astype(np.float32)
+    out = run(t.text, "odd_pairs", [buf("a", a), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    v = a.astype(np.float64).reshape(n, 3)
+    np.testing.assert_allclose(out["y"], v[:, 0] * v[:, 1] - v[:, 2], rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")
+
+
 def test_merged_loads_compile_to_vector_accesses(tmp_path):
-    t = ported(ADJACENT, "quad_dot", "triple_then_store")
+    t = ported(ADJACENT, "quad_dot", "triple_then_store", "odd_pairs")
     ptx = _ptx(t.text, "quad_dot", {"a": "*fp32", "b": "*fp32", "y": "*fp32", "n": "i32"}, {"BX": 128}, tmp_path)
     loads = re.findall(r"\bld\.global[.\w]*", ptx)
     assert loads and all(".v4." in ld for ld in loads), sorted(set(loads))

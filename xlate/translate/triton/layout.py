@@ -8,7 +8,8 @@ compiler sees contiguous, vectorisable accesses where the CUDA source made them.
   stride-`lanes` loads.
 * Scalar loads of one buffer at consecutive per-thread offsets (`a[4 * i]`, `a[4 * i + 1]`, ... of an unrolled
   loop), under one mask and with no store or barrier between them, become one [..., n] block load (n a power of
-  two) split into its lanes: the first load's line is rewritten to the block load, the others to its lanes.
+  two, the first offset a multiple of n) split into its lanes: the first load's line is rewritten to the block
+  load, the others to its lanes.
 * In a 2-D block, a load whose address runs along threadIdx.y (stride 1) but not along threadIdx.x -- the read
   side of a shared-memory tiled transpose once forwarding resolved it, or a naive column read -- is issued
   with the two thread axes swapped (rows contiguous) and turned with `tl.trans`: a coalesced tile load and one
@@ -62,6 +63,24 @@ def offset_delta(a: Sym, b: Sym) -> int | None:
     mod = 1 << ctyping.bits(a.ctype)
     d = diff.get((), 0) % mod
     return d - mod if d >= mod // 2 else d
+
+
+def aligned(off: Sym, n: int) -> bool:
+    """Whether offset `off` is a multiple of n on every thread (each term's coefficient is): a block of n at it
+    is then n aligned elements, which Triton issues as vector accesses. A misaligned block gains no fewer loads
+    and costs a layout conversion through shared memory to split."""
+    if off.is_const:
+        return ctyping.is_int(off.ctype) and int(off.value) % n == 0
+    a = off.args
+    if off.op == "mul":
+        return aligned(a[0], n) or aligned(a[1], n)
+    if off.op in ("add", "sub"):
+        return aligned(a[0], n) and aligned(a[1], n)
+    if off.op in ("cast", "neg", "pos"):  # integer casts keep the low bits, and n divides a power of two
+        return ctyping.is_int(off.ctype) and ctyping.is_int(a[0].ctype) and aligned(a[0], n)
+    if off.op == "shl" and a[1].is_const:
+        return (1 << int(a[1].value)) % n == 0 or aligned(a[0], n)
+    return False
 
 
 def _constant_part(s: Sym) -> tuple[Sym, int]:
@@ -145,7 +164,7 @@ class Layout:
             return
         lanes = {**run.lanes, k: (at, em.lines[at], ld.temp)}
         n = 1
-        while n * 2 <= MAX_MERGED and all(j in lanes for j in range(n * 2)):
+        while n * 2 <= MAX_MERGED and all(j in lanes for j in range(n * 2)) and aligned(run.first.args[1], n * 2):
             n *= 2
         self.st.load_runs[key] = LoadRun(run.first, lanes, run.width)
         if n > run.width:
