@@ -4,10 +4,15 @@ for an H200 (sm_90, Triton's bundled ptxas; no GPU needed) and its PTX global me
 masked loop's test), and the `tl.load`/`tl.store` calls of the Python text beside them. A count is per program (one CUDA block) of the kernel's straight-line code: a load
 in a loop counts once. Two runs of the same kernels before and after a lifter change show what it removed.
 
-    python bench/static_memops.py PORT.py [PORT.py ...] [--json OUT]
+    python bench/static_memops.py PORT.py [PORT.py ...] [--aligned] [--json OUT]
+
+Without --aligned, pointers have no known alignment and every load is per element (`ld.global.b32`); with it
+they are 16-byte aligned as the JIT assumes for torch tensors, and a contiguous block load is counted as the
+vector instructions it becomes (one `ld.global.v4.b32` for four floats). Rows measured so say `"aligned": true`.
 
 Parameter types come from the port's `# xlate:` spec lines (`name: in[...] as int32`; no `as`: float32 for a
-buffer, int32 for a scalar). A kernel with a constexpr other than BX (a template type) is reported, not built."""
+buffer, int32 for a scalar). A template type the launcher takes from a buffer's dtype is that buffer's type; a
+kernel with another constexpr is reported, not built."""
 
 from __future__ import annotations
 
@@ -28,15 +33,19 @@ TRITON_TYPES = {"float32": "fp32", "float64": "fp64", "float16": "fp16", "bfloat
 COMPILE = r'''
 import importlib.util, json, re, sys
 import triton
+import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-path, name, sig, bx = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+path, name, sig, dims, aligned = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5] == "1"
+# --aligned: pointers 16-byte aligned, as the JIT specialises a launch on torch tensors (vector loads need it)
+attrs = {(i,): [["tt.divisibility", 16]] for i, v in enumerate(sig.values()) if aligned and v.startswith("*")}
 spec = importlib.util.spec_from_file_location("port", path)
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
-sig = {k: ("constexpr" if k == "BX" else v) for k, v in sig.items()}
-ck = triton.compile(ASTSource(fn=getattr(m, name), signature=sig, constexprs={"BX": bx}),
+sig = {k: ("constexpr" if k in dims else v) for k, v in sig.items()}
+dims = {k: (getattr(tl, v[len("dtype:"):]) if str(v).startswith("dtype:") else v) for k, v in dims.items()}
+ck = triton.compile(ASTSource(fn=getattr(m, name), signature=sig, constexprs=dims, attrs=attrs),
                     target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
 ptx = ck.asm["ptx"]
 out = {}
@@ -46,6 +55,9 @@ out["bar.sync"] = len(re.findall(r"\bbar\.sync\b", ptx))
 out["ptx_lines"] = ptx.count("\n")
 print(json.dumps(out))
 '''
+
+
+BLOCK_DIMS = ("BX", "BY")  # the block's lane extents: constexprs the launcher passes (BY: a 2-D block)
 
 
 def spec_types(text: str) -> dict[str, str]:
@@ -63,17 +75,30 @@ def spec_types(text: str) -> dict[str, str]:
     return out
 
 
+def template_types(text: str, params: list[str], types: dict[str, str], py_to_spec: dict[str, str]) -> dict[str, str]:
+    """Template type constexprs the launcher takes from a buffer's dtype (`T_ = _TL_DTYPES[a.dtype]`): that
+    buffer's spec type (float32 where the spec names none)."""
+    names = {v: k for k, v in TRITON_TYPES.items()}
+    out = {}
+    for p in params:
+        m = re.search(rf"^\s*{re.escape(p)} = _TL_DTYPES\[(\w+)\.dtype\]", text, re.M)
+        buf = types.get(py_to_spec.get(m.group(1), m.group(1)), "") if m else ""
+        if buf.startswith("*") and buf[1:] in names:
+            out[p] = "dtype:" + names[buf[1:]]
+    return out
+
+
 def kernels(text: str) -> list[ast.FunctionDef]:
     return [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name.endswith("_kernel")
             and n.name.startswith("_")]
 
 
-def block_size(text: str, fn: str) -> int | None:
-    m = re.search(rf"{re.escape(fn)}\[[^\]]*\]\([^\n]*\bBX=(\d+)", text)
+def block_size(text: str, fn: str, dim: str = "BX") -> int | None:
+    m = re.search(rf"{re.escape(fn)}\[[^\]]*\]\([^\n]*\b{dim}=(\d+)", text)
     return int(m.group(1)) if m else None
 
 
-def measure(path: Path) -> list[dict[str, Any]]:
+def measure(path: Path, aligned: bool = False) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
     types = spec_types(text)
     rows = []
@@ -85,19 +110,24 @@ def measure(path: Path) -> list[dict[str, Any]]:
                                "lines": src.count("\n") + 1}
         params = [a.arg for a in fn.args.args]
         py_to_spec = {p: p.rstrip("_") if p.endswith("_") and p.rstrip("_") in types else p for p in params}
-        unknown = [p for p in params if p != "BX" and py_to_spec[p] not in types]
-        bx = block_size(text, fn.name)
-        if unknown or bx is None:
-            row["ptx"] = f"not built: {'no type for ' + ', '.join(unknown) if unknown else 'no BX in the launcher'}"
+        dims: dict[str, Any] = {d: block_size(text, fn.name, d) for d in BLOCK_DIMS if d in params}
+        dims.update(template_types(text, params, types, py_to_spec))
+        unknown = [p for p in params if p not in dims and py_to_spec[p] not in types]
+        if unknown or None in dims.values() or "BX" not in dims:
+            missing = ", ".join(d for d in BLOCK_DIMS if dims.get(d, 0) is None) or "BX"
+            row["ptx"] = f"not built: {'no type for ' + ', '.join(unknown) if unknown else 'no ' + missing + ' in the launcher'}"
             rows.append(row)
             continue
-        sig = {p: ("constexpr" if p == "BX" else types[py_to_spec[p]]) for p in params}
-        done = subprocess.run([sys.executable, "-c", COMPILE, str(path), fn.name, json.dumps(sig), str(bx)],
+        sig = {p: ("constexpr" if p in dims else types[py_to_spec[p]]) for p in params}
+        done = subprocess.run([sys.executable, "-c", COMPILE, str(path), fn.name, json.dumps(sig), json.dumps(dims),
+                               "1" if aligned else "0"],
                               capture_output=True, text=True, env=env, timeout=900)
         if done.returncode != 0:
             row["ptx"] = "build failed: " + done.stderr.strip().splitlines()[-1][-300:] if done.stderr.strip() else "?"
         else:
             row["ptx"] = json.loads(done.stdout.strip().splitlines()[-1])
+            if aligned:
+                row["aligned"] = True
         rows.append(row)
     return rows
 
@@ -106,8 +136,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("ports", nargs="+", type=Path)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--aligned", action="store_true",
+                    help="pointer parameters 16-byte aligned, as the JIT specialises a launch on torch tensors: "
+                         "contiguous block loads then count as vector instructions (ld.global.v4)")
     args = ap.parse_args()
-    rows = [r for p in args.ports for r in measure(p)]
+    rows = [r for p in args.ports for r in measure(p, args.aligned)]
     for r in rows:
         ptx = r["ptx"]
         counts = (" ".join(f"{k}={v}" for k, v in ptx.items()) if isinstance(ptx, dict) else ptx)

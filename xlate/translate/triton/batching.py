@@ -158,6 +158,13 @@ class _Rewrite(ast.NodeTransformer):
             lead: ast.expr = ast.Name(ROWS, ast.Load()) if _mentions(node.args[0], self.per_block) else ast.Constant(1)
             node.args = [self.visit(node.args[0]), type(shape)([lead, *shape.elts], ast.Load())]
             return node
+        if name == "gather":  # along the lanes (comm.py's tile reuse): each block's row gathers from its own row
+            if len(node.args) != 3 or node.keywords or ast.unparse(node.args[2]) != "-1":
+                raise NotBatchable("tl.gather other than along the lanes (axis=-1)")
+            rows_bx = ast.Tuple([ast.Name(ROWS, ast.Load()), ast.Name("BX", ast.Load())], ast.Load())
+            node.args = [ast.Call(ast.Attribute(ast.Name("tl", ast.Load()), "broadcast_to", ast.Load()),
+                                  [self.visit(a), rows_bx], []) for a in node.args[:2]] + [node.args[2]]
+            return node
         if name in r["reductions"] or name in r["scans"]:
             if not _const(_axis(node), 0) or not node.args or any(k.arg != "axis" for k in node.keywords):
                 raise NotBatchable(f"tl.{name} other than over the lanes (axis=0)")

@@ -5,6 +5,8 @@ Two mechanisms, both checked on the actual block size (the spec's `block`):
 * Forwarding (staging): a read of `s[r(t)]` after a barrier is replaced by the value thread t' stored, where
   t' solves w(t') = r(t) for the write's affine index map w; the write's predicate and value are re-evaluated
   for t' (loads are re-issued under the combined mask). Several writes form a where-chain, latest first.
+  A stored value that loads global memory is not loaded again for t' but gathered: the writers' block, loaded
+  once, is indexed at t' along the lane axis that moves (`tl.gather`), as CUDA reuses its shared tile.
 * Tokens (reductions, scans): when the indices are thread-index arithmetic only, every slot's content is
   tracked per thread as a *token*: which (value, thread) pairs it combines and with which operator. A read
   whose token is the complete sum/max/min of one per-thread value over every thread of the block becomes
@@ -836,6 +838,7 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
                 value = S.substitute(value, mapping)
             except NotConcrete:
                 raise _Unsolvable("the stored value depends on a loop-carried value and is read by another thread") from None
+            value = _gathered(L, rec, sol, axes, r.loc) or value
         kept, state = _simplify_conds(L, conds)
         if state == "never":
             continue
@@ -858,6 +861,41 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         else:
             result = S.where(valid, value, result, arr.ctype)
     return result
+
+
+def _gathered(L: Block, rec: WriteRec, sol: dict[str, Sym], axes: dict[str, int], loc: ir.Loc | None) -> Sym | None:
+    """A read of another thread's stored global data (`s[t] = in[i]; sync; ... s[g(t)]`) as one block of the
+    stored value, in its writers' lanes, gathered at the solved writer (`tl.gather`): the tile is loaded once
+    and reused by every read, as CUDA's shared memory is, instead of one shifted global gather per read. The
+    caller's conditions still select where a writer exists; the index is clamped into the block elsewhere (the
+    gathered element is then discarded). One lane axis moves: a 2-D read whose writer differs on both axes (a
+    tiled transpose) keeps the re-issued load, which layout.py turns into one coalesced tile and tl.trans. None
+    also where re-evaluating at the writer is as cheap (no load in the value, a writer the same for every thread)
+    or the block is not known (sized at launch, an idiom's axes)."""
+    src = rec.value
+    if not isinstance(src, Sym) or src.opaque or not src.lanes or not S.loads_in(src):
+        return None
+    if not L.nlanes or L.st.defer or L.st.red_axes:
+        return None
+    moved = {a: t for a, t in sol.items() if axes.get(a, 1) > 1 and not _is_lane(t, a)}
+    if not moved or not any(t.lanes for t in moved.values()):
+        return None
+    if L.by == 1 or set(moved) == {"x"}:
+        mode, index, bound = "-1", moved["x"], L.bx
+    elif set(moved) == {"y"}:
+        mode, index, bound = "-2", moved["y"], L.by
+    else:  # both axes move (a tiled transpose): the writers' load turned with tl.trans is cheaper (layout.py)
+        return None
+    index = S.cast(index, "int")
+    inside = S.land(S.op("ge", "bool", index, S.const(0, "int")), S.op("lt", "bool", index, S.const(bound, "int")))
+    try:
+        clamp = not concrete(L, inside).all()
+    except (NotConcrete, ZeroDivisionError):
+        clamp = True
+    if clamp:
+        index = S.where(inside, index, S.const(0, "int"), "int")
+    block = L.issue(src, S.land(*rec.pred), loc)
+    return S.op("gather", src.ctype, block, index, fn=mode)
 
 
 def _same_value_write(L: Block, rec: WriteRec, r: SharedRead, axes: dict[str, int]) -> list[Sym] | None:

@@ -341,6 +341,12 @@ class Emitter:
             return name, True
         if o == "dot":
             return self.code(a[0], ctx), True
+        if o == "gather":
+            if ctx.name != "default":
+                raise ValueError(f"cannot emit a lane gather in the {ctx.name} lanes")
+            whole = frozenset({"x", "y"} if "," in ctx.shape else {"x"})
+            src, idx = (self.code(x, ctx, x.ctype) if x.lanes >= whole else self.full(x, ctx) for x in a)
+            return f"tl.gather({src}, {idx}, {s.name})", False
         raise ValueError(f"cannot emit sym op {o}")
 
     def full(self, s: Sym, ctx: Ctx) -> str:

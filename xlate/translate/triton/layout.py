@@ -6,6 +6,10 @@ compiler sees contiguous, vectorisable accesses where the CUDA source made them.
   into its lanes with `tl.reshape`/`tl.split` (exact: data movement only); stores join the lanes back. The
   compiler turns that into one 64/128-bit access per thread, as CUDA's vector load is, instead of `lanes`
   stride-`lanes` loads.
+* Scalar loads of one buffer at consecutive per-thread offsets (`a[4 * i]`, `a[4 * i + 1]`, ... of an unrolled
+  loop), under one mask and with no store or barrier between them, become one [..., n] block load (n a power of
+  two, the first offset a multiple of n) split into its lanes: the first load's line is rewritten to the block
+  load, the others to its lanes.
 * In a 2-D block, a load whose address runs along threadIdx.y (stride 1) but not along threadIdx.x -- the read
   side of a shared-memory tiled transpose once forwarding resolved it, or a naive column read -- is issued
   with the two thread axes swapped (rows contiguous) and turned with `tl.trans`: a coalesced tile load and one
@@ -14,11 +18,79 @@ compiler sees contiguous, vectorisable accesses where the CUDA source made them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xlate.cir import ctype as ctyping
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, Emitter, literal, tl_of
 from xlate.translate.triton.state import LiftState
 from xlate.translate.triton.sym import Sym
+
+MAX_MERGED = 8  # scalar loads merged into one block load at most
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    """Scalar loads issued at `first`'s offset + k: k -> (line number, the line's text, the load's variable)."""
+
+    first: Sym
+    lanes: dict[int, tuple[int, str, str]]
+    width: int  # lanes 0..width-1 are one block load already
+
+    def intact(self, lines: list[str]) -> bool:
+        """Whether the recorded lines are still in place (a fork may have truncated them)."""
+        return all(i < len(lines) and lines[i] == text for i, text, _ in self.lanes.values())
+
+
+def offset_delta(a: Sym, b: Sym) -> int | None:
+    """b - a where it is a constant (as polynomials over the same atoms); narrowing casts of both sides are
+    looked through (truncation commutes with addition). None otherwise."""
+    while (a.op == "cast" and b.op == "cast" and a.ctype == b.ctype and a.args[0].ctype == b.args[0].ctype
+           and ctyping.is_int(a.ctype) and ctyping.is_int(a.args[0].ctype)
+           and ctyping.bits(a.ctype) <= ctyping.bits(a.args[0].ctype)):
+        a, b = a.args[0], b.args[0]
+    if a.ctype != b.ctype:
+        return None
+    (ra, ca), (rb, cb) = _constant_part(a), _constant_part(b)
+    if S.canon(ra) == S.canon(rb):  # `x + 1` with a constant of another width is an atom to poly
+        return cb - ca
+    pa, pb = S.poly(a), S.poly(b)
+    if pa is None or pb is None:
+        return None
+    diff = {m: pb.get(m, 0) - pa.get(m, 0) for m in set(pa) | set(pb)}
+    if any(c for m, c in diff.items() if m != ()):
+        return None
+    mod = 1 << ctyping.bits(a.ctype)
+    d = diff.get((), 0) % mod
+    return d - mod if d >= mod // 2 else d
+
+
+def aligned(off: Sym, n: int) -> bool:
+    """Whether offset `off` is a multiple of n on every thread (each term's coefficient is): a block of n at it
+    is then n aligned elements, which Triton issues as vector accesses. A misaligned block gains no fewer loads
+    and costs a layout conversion through shared memory to split."""
+    if off.is_const:
+        return ctyping.is_int(off.ctype) and int(off.value) % n == 0
+    a = off.args
+    if off.op == "mul":
+        return aligned(a[0], n) or aligned(a[1], n)
+    if off.op in ("add", "sub"):
+        return aligned(a[0], n) and aligned(a[1], n)
+    if off.op in ("cast", "neg", "pos"):  # integer casts keep the low bits, and n divides a power of two
+        return ctyping.is_int(off.ctype) and ctyping.is_int(a[0].ctype) and aligned(a[0], n)
+    if off.op == "shl" and a[1].is_const:
+        return (1 << int(a[1].value)) % n == 0 or aligned(a[0], n)
+    return False
+
+
+def _constant_part(s: Sym) -> tuple[Sym, int]:
+    """`s` as rest + c, c the constants added or subtracted at its top."""
+    c = 0
+    while s.op in ("add", "sub") and s.args[1].is_const and ctyping.is_int(s.args[1].ctype) and ctyping.is_int(s.ctype):
+        c += int(s.args[1].value) * (1 if s.op == "add" else -1)
+        s = s.args[0]
+    return s, c
+
 
 TRANSPOSED = Ctx("transposed", {"x": "tl.arange(0, BX)[:, None]", "y": "tl.arange(0, BY)[None, :]"}, "[BX, BY]")
 
@@ -70,6 +142,55 @@ class Layout:
         if p.get((y,)) != 1 or any(y in m for m in p if m != (y,)):
             return False
         return p.get((x,)) != 1
+
+    # -- adjacent scalar loads ----------------------------------------------------------------------------------
+
+    def merge_adjacent(self, ld: Sym) -> None:
+        """Record the scalar load just issued; where it completes a run of 2, 4 or 8 loads at consecutive offsets
+        (same buffer, mask, barrier interval, loop body and nesting, no store since), rewrite the run's lines into
+        one block load and its lanes."""
+        em = self.em
+        if not em.enabled or self.ctx.name != "default" or ld.temp is None or not ld.args[1].lanes:
+            return
+        at = len(em.lines) - 1
+        if at < 0 or not em.lines[at].startswith("    " * em.level + f"{ld.temp} = tl.load("):
+            return
+        key = (ld.root, S.canon(ld.args[0]), S.canon(ld.mask) if ld.mask is not None else None, ld.ctype,
+               sum(self.st.store_epoch.values()), self.st.epoch, self.st.region, em.level)
+        run = self.st.load_runs.get(key)
+        k = None if run is None else offset_delta(run.first.args[1], ld.args[1])
+        if run is None or k is None or not 0 < k < MAX_MERGED or k in run.lanes or not run.intact(em.lines):
+            self.st.load_runs[key] = LoadRun(ld, {0: (at, em.lines[at], ld.temp)}, 1)
+            return
+        lanes = {**run.lanes, k: (at, em.lines[at], ld.temp)}
+        n = 1
+        while n * 2 <= MAX_MERGED and all(j in lanes for j in range(n * 2)) and aligned(run.first.args[1], n * 2):
+            n *= 2
+        self.st.load_runs[key] = LoadRun(run.first, lanes, run.width)
+        if n > run.width:
+            self.st.load_runs[key] = self._merge_run(run.first, lanes, n) or self.st.load_runs[key]
+
+    def _merge_run(self, first: Sym, lanes: dict[int, tuple[int, str, str]], n: int) -> LoadRun | None:
+        """Rewrite lanes 0..n-1 as one [..., n] block load at the first's line; None (nothing changed) where its
+        address or mask is no longer at hand without new lines."""
+        em = self.em
+        mark = len(em.lines)
+        ptrs, mask = self._vector_address(first.args[0], first.args[1], first.mask, n)
+        if len(em.lines) != mark:  # the address needed lines of its own: they would come after the first load
+            del em.lines[mark:]
+            return None
+        block = em.assign(first.root or "v", f"tl.load({ptrs}{mask}{', other=0' if mask else ''})")
+        names = self._split(block, n, first.root or "v")
+        made = em.lines[mark:]
+        del em.lines[mark:]
+        pad = "    " * em.level
+        out = dict(lanes)
+        for j in range(n):
+            at, _, var = lanes[j]
+            text = "\n".join([*made, f"{pad}{var} = {names[0]}"]) if j == 0 else f"{pad}{var} = {names[j]}"
+            em.lines[at] = text
+            out[j] = (at, text, var)
+        return LoadRun(first, out, n)
 
     # -- vector types ------------------------------------------------------------------------------------------
 

@@ -197,6 +197,7 @@ class Memory:
         ld = S.load(p.base, off, mask_or_none, ctype, p.root, self.st.store_epoch.get(p.root, 0))
         if not self.st.defer:
             self.emit_global(ld, hint=p.root)
+            self.merge_adjacent(ld)
             if key is not None:
                 self.st.scalar_loads[key] = ld
         return ld

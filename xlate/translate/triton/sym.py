@@ -32,7 +32,8 @@ class NotConcrete(Exception):
 
 class Sym:
     """One node. `op` is const, lane, red, uni, var, load, reduce, scan, segreduce (a reduction over each aligned
-    segment of threads, every thread getting its segment's), or an operator name."""
+    segment of threads, every thread getting its segment's), gather (element args[1] of the block args[0] along
+    the lane axis `name`: "-1" the x lanes, "-2" the y lanes), or an operator name."""
 
     __slots__ = ("_canon", "_key", "_poly", "args", "axis", "concrete", "ctype", "epoch", "id", "lanes", "mask", "name", "nonneg",
                  "op", "opaque", "root", "size", "temp", "value")
@@ -396,6 +397,8 @@ def _substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym], axes: fro
         raise NotConcrete("opaque value")
     if s.op in ("lane", "red"):
         out = mapping.get(s.axis, s)
+    elif s.op == "gather":  # the block is in its writers' lanes (comm._gathered): only the index moves
+        out = op("gather", s.ctype, s.args[0], _substitute(s.args[1], mapping, memo, axes, deps), fn=s.name)
     elif s.op == "load":
         base, offset = (_substitute(a, mapping, memo, axes, deps) for a in s.args)
         mask = _substitute(s.mask, mapping, memo, axes, deps) if s.mask is not None else None
