@@ -518,7 +518,7 @@ class Intrinsics:
             for tname, (ct, tv) in values.items():
                 self.bind(tname, ir.CType(ct), tv)
             for (name, ct), v in zip(f.params, vals):
-                if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)) or isinstance(v, RefVal):
+                if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr | LocalArray)) or isinstance(v, RefVal):
                     self.bind(name, ct, v)
                 else:
                     self.bind(name, ct, self.convert(v, ct, e.loc))
@@ -530,7 +530,7 @@ class Intrinsics:
         finally:
             self.st.scopes = saved
         for target, v in finals:  # a reference parameter bound to a local: its final value is the local's
-            self.write(target, v, e.loc)
+            self.copy_back(target, v, e.loc)
         if fc.value is None:
             return S.const(0, "int")
         return fc.value
@@ -619,6 +619,15 @@ class Intrinsics:
         copy_out: list[tuple[str, ir.Expr]] = []
         roots: dict[str, bool] = {}  # locals passed by reference -> written
         for (name, ct), a in zip(f.params, e.args):
+            arr = self.local_array_arg(ct, a, e.loc)
+            if arr is not None:  # `f(s)` of a local `T s[N]` for a `T* x`: the array itself, copied back after
+                if arr in roots and (roots[arr] or not ct.const):
+                    raise LiftError("XL2001", f"'{arr}' passed to two pointer parameters of '{f.name}'", e.loc)
+                roots[arr] = roots.get(arr, False) or not ct.const
+                vals.append(self.lookup(arr).val)
+                if not ct.const:
+                    copy_out.append((name, a))
+                continue
             if name not in f.refs:
                 vals.append(self.ev(a))
                 continue
@@ -644,6 +653,32 @@ class Intrinsics:
             if not ct.const:
                 copy_out.append((name, target))
         return vals, copy_out
+
+    def local_array_arg(self, ct: ir.CType, a: ir.Expr, loc: ir.Loc) -> str | None:
+        """The name of the one-dimensional local array `a` names where it is passed to a pointer parameter `ct` to
+        its element type (C passes the array's first element's address); None for any other argument."""
+        if ct.ptr != 1 or not isinstance(a, ir.Name):
+            return None
+        b = self.lookup(a.id)
+        if b is None or not isinstance(b.val, LocalArray) or b.val.dims:
+            return None
+        if self.resolve_type(ct.base, loc) != self.resolve_type(b.val.ctype, loc):
+            raise LiftError("XL2013", f"local array '{a.id}' of {b.val.ctype} passed as a {ct.base}*", loc)
+        return a.id
+
+    def copy_back(self, target: ir.Expr, final: Any, loc: ir.Loc) -> None:
+        """A reference parameter's final value into the caller's variable it stood for: an array (a local array
+        passed to a pointer parameter) element by element, each as an assignment of the caller's would be."""
+        if not isinstance(final, LocalArray):
+            self.write(target, final, loc)
+            return
+        b = self.lookup(target.id) if isinstance(target, ir.Name) else None
+        old = b.val if b is not None and isinstance(b.val, LocalArray) else None
+        for k in range(final.size):
+            v = final.slots.get(k)
+            if v is None or (old is not None and old.slots.get(k) is v):
+                continue  # never written, or unchanged by the callee
+            self.write(ir.Index(loc, target, ir.Num(loc, k, "int")), v, loc)
 
     def local_lvalue(self, a: ir.Expr, loc: ir.Loc) -> ir.Expr | None:
         """`a` as an lvalue of a local (a variable, a member of a local vector, an element of a local array at
