@@ -165,3 +165,41 @@ __global__ void twice(float* y, int n) {
     t = port(src)
     assert t.kernels == []
     assert "'v' passed to two pointer parameters of 'swap2'" in t.diagnostics[0].message  # copies would not alias
+
+
+# -- names of the program ------------------------------------------------------------------------------------------
+
+CONSTS_H = """
+#pragma once
+namespace other { const int Base = 100; }
+namespace consts {
+const int Base = 3;
+namespace deep { const float Scale = 0.5f; }
+}
+"""
+
+CONSTS_CU = """
+#include "consts.h"
+// xlate: x: in[n], y: out[n], n: size(1..2000), grid: cdiv(n, 128), block: 128
+__global__ void offset_scale(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * consts::deep::Scale + consts::Base + ::other::Base * (i & 1);
+}
+"""
+
+
+def test_namespace_qualified_constants_of_a_header(tmp_path):
+    d = tmp_path / "prog"
+    d.mkdir()
+    (d / "consts.h").write_text(CONSTS_H)
+    (d / "main.cu").write_text(CONSTS_CU)
+    unit = parse_file(d / "main.cu")
+    t = CudaToTriton().translate(unit, unit.text, TranslateOptions())
+    assert t.kernels == ["offset_scale"], [x.format() for x in t.diagnostics]
+    n = 1001
+    x = rng(13).standard_normal(n).astype(np.float32)
+    out = run(t.text, "offset_scale", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    want = x.astype(np.float64) * 0.5 + 3 + 100 * (np.arange(n) & 1)
+    np.testing.assert_allclose(out["y"], want.astype(np.float32), rtol=1e-6)
+    guards_intact(out, "y")
