@@ -203,3 +203,24 @@ def test_namespace_qualified_constants_of_a_header(tmp_path):
     want = x.astype(np.float64) * 0.5 + 3 + 100 * (np.arange(n) & 1)
     np.testing.assert_allclose(out["y"], want.astype(np.float32), rtol=1e-6)
     guards_intact(out, "y")
+
+
+def test_parameters_with_default_arguments(tmp_path):
+    src = """
+#define BIAS 5
+__device__ int shifted(int v, int by = 2, int plus = BIAS + 1) { return (v << by) + plus; }
+// xlate: x: in[n], y: out[n], n: size(1..2000), base: scalar(-50..50) as int32, grid: cdiv(n, 128), block: 128
+__global__ void with_defaults(const int* x, int* y, int n, const int base = 0) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = shifted(x[i]) + shifted(x[i], 1) + shifted(x[i], 3, -1) + base;
+}
+"""
+    t = ported(src, "with_defaults")
+    n = 999
+    x = rng(14).integers(-1000, 1000, n).astype(np.int32)
+    out = run(t.text, "with_defaults", [buf("x", x), buf("y", poisoned(n, np.int32)), ScalarArg("n", n, "int32"),
+                                        ScalarArg("base", 17, "int32")], tmp_path)
+    xi = x.astype(np.int64)
+    want = ((xi << 2) + 6) + ((xi << 1) + 6) + ((xi << 3) - 1) + 17
+    assert out["y"].tolist() == want.tolist()
+    guards_intact(out, "y")

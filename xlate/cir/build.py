@@ -593,6 +593,15 @@ class Builder:
 
     # -- functions -------------------------------------------------------------------------------------------
 
+    def default_argument(self, p: ts.Node) -> ir.Expr | None:
+        """A parameter's default argument (`int off = 0`); None where it has none or one outside the subset (a
+        call that leaves it out is then refused)."""
+        node = p.child_by_field_name("default_value")
+        try:
+            return self.expr(node) if node is not None else None
+        except BuildError:
+            return None
+
     def function(self, fn: Function) -> ir.FunctionIR:
         fdef = self.fs.definition()
         if fdef is None:
@@ -601,14 +610,16 @@ class Builder:
         while decl is not None and decl.type != "function_declarator":
             decl = decl.child_by_field_name("declarator")
         params: list[tuple[str, ir.CType]] = []
+        defaults: list[ir.Expr | None] = []
         refs: set[str] = set()
         plist = decl.child_by_field_name("parameters") if decl is not None else None
         for p in plist.named_children if plist is not None else []:
-            if p.type != "parameter_declaration":
+            if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
                 continue
             d = p.child_by_field_name("declarator")
             if d is None:
                 continue
+            defaults.append(self.default_argument(p))
             name, dims, _ = self.declarator_name(d)
             ct = self.ctype(p, d)
             if self.is_reference(d):
@@ -620,7 +631,7 @@ class Builder:
         body = self.body(fdef.child_by_field_name("body"))
         return ir.FunctionIR(fn.name, fn.kind, params, ret, body, [t.name for t in fn.template_params if t.kind == "type"],
                              self.loc(fdef), frozenset(refs),
-                             tuple((t.name, t.kind, t.type or "") for t in fn.template_params))
+                             tuple((t.name, t.kind, t.type or "") for t in fn.template_params), tuple(defaults))
 
 
 def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> ir.FunctionIR:

@@ -182,7 +182,7 @@ class Intrinsics:
             if special is not None:
                 return special
         if e.fn in self.kc.devices:
-            same = [f for f in self.kc.overloads.get(e.fn, []) if len(f.params) == len(e.args)]
+            same = [f for f in self.kc.overloads.get(e.fn, []) if f.takes(len(e.args))]
             if len(same) > 1 and e.targs:
                 same = _explicit_viable(same, len(e.targs)) or same
             if len(same) > 1:
@@ -504,8 +504,10 @@ class Intrinsics:
         key = f"{f.name}/{len(f.params)}"  # overloads of one name are different functions
         if len(self.st.fstack) > MAX_INLINE_DEPTH or any(fc.name == key for fc in self.st.fstack):
             raise LiftError("XL2014", f"recursive call of '{f.name}'", e.loc)
-        if len(e.args) != len(f.params):
+        if not f.takes(len(e.args)):
             raise LiftError("XL2008", f"'{f.name}' called with {len(e.args)} arguments, takes {len(f.params)}", e.loc)
+        if len(e.args) < len(f.params):  # the default arguments of the parameters left out
+            e = replace(e, args=(*e.args, *(d for d in f.defaults[len(e.args):] if d is not None)))
         f, e = self.pointer_refs(f, e)
         vals, copy_out = self.call_args(f, e)
         deduced = self.template_args(f, e, vals)
