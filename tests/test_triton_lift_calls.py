@@ -224,3 +224,62 @@ __global__ void with_defaults(const int* x, int* y, int n, const int base = 0) {
     want = ((xi << 2) + 6) + ((xi << 1) + 6) + ((xi << 3) - 1) + 17
     assert out["y"].tolist() == want.tolist()
     guards_intact(out, "y")
+
+
+def test_struct_constructors_with_initialiser_lists(tmp_path):
+    src = """
+struct Cell {
+    __host__ __device__ Cell(int col, int row) : c(col), r(row) { };
+    __device__ explicit Cell(int diag) : c(diag), r(diag + 1) {}
+    int c;
+    int r;
+};
+struct Pair {
+    __device__ Pair(float v) : hi(v * 2.0f), lo(v - 1.0f) {}
+    float hi, lo;
+};
+__device__ int flat(const int width, const Cell& at) { return at.r * width + at.c; }
+// xlate: img: in[h * w], out: out[h * w], w: size(1..90), h: size(1..40), grid: cdiv(w * h, 64), block: 64
+__global__ void shifted_copy(const float* img, float* out, int w, int h) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < w * h) {
+        int x = i % w, y = i / w;
+        Cell src = (x + 1 < w) ? Cell(x + 1, y) : Cell(x);
+        Pair p(img[i] + 0.5f);
+        Cell here(x + 0, y);
+        float v = (src.r < h && src.c < w) ? img[flat(w, src)] : -1.0f;
+        out[flat(w, here)] = v + p.hi * p.lo;
+    }
+}
+"""
+    t = ported(src, "shifted_copy")
+    w, h = 37, 11
+    img = rng(15).standard_normal(w * h).astype(np.float32)
+    out = run(t.text, "shifted_copy", [buf("img", img), buf("out", poisoned(w * h, np.float32)),
+                                       ScalarArg("w", w, "int32"), ScalarArg("h", h, "int32")], tmp_path)
+    want = np.empty(w * h)
+    for i in range(w * h):
+        x, y = i % w, i // w
+        c, r = (x + 1, y) if x + 1 < w else (x, x + 1)
+        v = float(img[r * w + c]) if r < h and c < w else -1.0
+        vi = np.float32(img[i] + np.float32(0.5))
+        hi, lo = np.float32(vi * np.float32(2)), np.float32(vi - np.float32(1))
+        want[i] = v + float(hi * lo)
+    np.testing.assert_allclose(out["out"], want.astype(np.float32), rtol=1e-6)
+    guards_intact(out, "out")
+
+
+def test_a_constructor_with_statements_stays_refused():
+    src = """
+struct Acc {
+    __device__ Acc(float v) : s(0.0f) { s = v * v; }
+    float s;
+};
+// xlate: x: in[n], y: out[n], n: size(1..900), grid: cdiv(n, 64), block: 64
+__global__ void built(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = Acc(x[i]).s;
+}
+"""
+    t = port(src)
+    assert t.kernels == [] and "call of 'Acc'" in t.diagnostics[0].message

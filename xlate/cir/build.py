@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from xlate.cir import cond, cpre, ir
-from xlate.cir.ctype import canonical
+from xlate.cir.ctype import canonical, row
 from xlate.model import Function, KernelUnit, Macro
 from xlate.parse.frontend import parse_c
 from xlate.parse.source import to_bytes, to_text
@@ -428,13 +428,24 @@ class Builder:
                 target = d.child_by_field_name("declarator")
                 if value is not None and value.type == "initializer_list":
                     init_list = tuple(self.expr(x) for x in value.named_children)
-                elif value is not None:
+                elif value is not None and value.type != "argument_list":
                     init = self.expr(value)
             name, dims, _ = self.declarator_name(target)
             ct = self.ctype(node, target)
+            if d.type == "init_declarator" and value is not None and value.type == "argument_list" and not dims:
+                init = self.direct_init(ct, value, loc)
             out.append(ir.Decl(loc, ct, name, init, tuple(self.expr(x) if x is not None else None for x in dims),
                                shared, extern, init_list, self.is_reference(target)))
         return out
+
+    def direct_init(self, ct: ir.CType, value: ts.Node, loc: ir.Loc) -> ir.Expr:
+        """`T v(a, b);`: v = T(a, b), a constructor's call; `T v(a);` of a number or pointer type is v = (T)a."""
+        args = tuple(self.expr(x) for x in value.named_children if x.type != "comment")
+        if len(args) == 1 and (ct.ptr or row(ct.base) is not None):
+            return ir.Cast(loc, ct, args[0], "functional")
+        if ct.ptr or not args:
+            raise self.fail(f"declarator with the initialiser '{self.text(value)}'", value)
+        return ir.Call(loc, ct.base, args)
 
     # -- expressions -----------------------------------------------------------------------------------------
 

@@ -135,6 +135,9 @@ class Intrinsics:
         paired = self.lanewise_call(fn, e)
         if paired is not None:
             return paired
+        made = self.constructor(fn, e)
+        if made is not None:  # `Position(x, y)`: a struct of the program built by its constructor
+            return self.inline(made, e)
         as_type = self.resolve_type(fn, e.loc) if len(e.args) == 1 and fn.isidentifier() else None
         if as_type is not None and (as_type != fn or fn in self.kc.types) and (
                 ctyping.row(as_type) is not None or as_type in self.kc.types.values()):  # Real_t(x), T(x): a cast
@@ -147,6 +150,28 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def constructor(self, fn: str, e: ir.Call) -> ir.FunctionIR | None:
+        """The constructor a call `T(args)` of a packed struct T of the program runs, as a device function that
+        returns the struct (structs.py); None where `fn` names no such struct or it has no such constructor."""
+        if not fn.isidentifier():
+            return None
+        ct = self.resolve_type(fn, e.loc)
+        info = self.vec_info(ct) if ctyping.vector(ct) is None else None
+        src = (info or {}).get("constructors", {}).get(len(e.args))
+        if src is None:
+            return None
+        cache = self.__dict__.setdefault("_constructors", {})
+        if src not in cache:
+            from xlate.cir.build import BuildError, build_function
+            from xlate.parse import parse_string
+
+            try:
+                unit = parse_string(src, "<constructor>.cu", "cuda")
+                cache[src] = build_function(unit, unit.device_functions[0])
+            except (BuildError, IndexError, ValueError):
+                cache[src] = None
+        return cache[src]
 
     def lanewise_call(self, fn: str, e: ir.Call) -> StructVal | None:
         """`__hadd2(a, b)` of two-lane vectors (__half2, __nv_bfloat162): the scalar intrinsic (`__hadd`) on each
