@@ -283,3 +283,92 @@ __global__ void built(const float* x, float* y, int n) {
 """
     t = port(src)
     assert t.kernels == [] and "call of 'Acc'" in t.diagnostics[0].message
+
+
+# -- half and bfloat16 pairs ---------------------------------------------------------------------------------------
+
+
+def test_half2_conversions_and_fused_multiply_add(tmp_path):
+    src = """
+#include <cuda_fp16.h>
+// xlate: a: in[n], b: in[n], h: in[2 * n] as float16, out: out[4 * n] as float16, f: out[2 * n], n: size(1..900),
+// xlate: grid: cdiv(n, 64), block: 64
+__global__ void pairs(const float* a, const float* b, const __half* h, __half* out, float* f, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        half2 p = __floats2half2_rn(a[i], b[i]);
+        half2 q = __halves2half2(h[2 * i], h[2 * i + 1]);
+        half2 r = __hfma2(p, q, __float2half2_rn(0.25f));
+        float2 g = __half22float2(r);
+        out[4 * i] = __low2half(r);
+        out[4 * i + 1] = __high2half(r);
+        out[4 * i + 2] = __low2half(__highs2half2(p, q));
+        out[4 * i + 3] = __high2half(__lows2half2(p, __half2half2(__hneg(h[2 * i]))));
+        f[2 * i] = g.x + __high2float(q);
+        f[2 * i + 1] = g.y * 2.0f - __low2float(__float22half2_rn(g));
+    }
+}
+"""
+    t = ported(src, "pairs")
+    n = 301
+    r = rng(16)
+    a = r.standard_normal(n).astype(np.float32) * 4
+    b = r.standard_normal(n).astype(np.float32)
+    # edges: halfway between two halves (rounds to even), past the largest half, below the smallest, NaN
+    a[:6] = [1 + 2.0**-11, 1 + 3 * 2.0**-11, 70000.0, 1e-8, np.nan, -65520.0]
+    h = r.standard_normal(2 * n).astype(np.float16)
+    out = run(t.text, "pairs", [buf("a", a), buf("b", b), buf("h", h), buf("out", poisoned(4 * n, np.float16)),
+                                buf("f", poisoned(2 * n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    p = np.stack([a.astype(np.float16), b.astype(np.float16)], 1)
+    q = h.reshape(n, 2)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rr = (p.astype(np.float64) * q.astype(np.float64) + 0.25).astype(np.float16)
+        want = np.stack([rr[:, 0], rr[:, 1], p[:, 1], -q[:, 0]], 1).reshape(-1)
+        g = rr.astype(np.float32)
+        fw = np.stack([g[:, 0] + q[:, 1].astype(np.float32),
+                       g[:, 1] * np.float32(2) - g[:, 0].astype(np.float16).astype(np.float32)], 1).reshape(-1)
+    assert p[0, 0] == 1.0 and p[1, 0] == np.float16(1 + 2.0**-9) and np.isinf(p[2, 0]) and p[3, 0] == 0
+    np.testing.assert_array_equal(out["out"], want)
+    np.testing.assert_array_equal(out["f"], fw)
+    guards_intact(out, "out")
+    guards_intact(out, "f")
+
+
+def _bf16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits, rounded to nearest even (NaN kept quiet)."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
+
+
+def test_bfloat162_conversions(tmp_path):
+    src = """
+#include <cuda_bf16.h>
+// xlate: a: in[n], b: in[n], f: out[3 * n], n: size(1..900), grid: cdiv(n, 64), block: 64
+__global__ void bpairs(const float* a, const float* b, float* f, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        __nv_bfloat162 p = __floats2bfloat162_rn(a[i], b[i]);
+        float2 g = __bfloat1622float2(__highs2bfloat162(p, __float2bfloat162_rn(b[i] * 2.0f)));
+        f[3 * i] = __bfloat162float(__low2bfloat16(p));
+        f[3 * i + 1] = g.x;
+        f[3 * i + 2] = g.y;
+    }
+}
+"""
+    t = ported(src, "bpairs")
+    n = 257
+    r = rng(17)
+
+    def bf(x: np.ndarray) -> np.ndarray:
+        return (_bf16_bits(x).astype(np.uint32) << 16).view(np.float32)
+
+    # values bfloat16 holds exactly: the interpreter truncates float32 -> bfloat16 where the GPU rounds to
+    # nearest even (Triton's cast; _bf16_bits), so only the lanes' plumbing is checked here
+    a = bf(r.standard_normal(n).astype(np.float32))
+    b = bf(r.standard_normal(n).astype(np.float32))
+    out = run(t.text, "bpairs", [buf("a", a), buf("b", b), buf("f", poisoned(3 * n, np.float32)),
+                                 ScalarArg("n", n, "int32")], tmp_path)
+    want = np.stack([a, b, b * np.float32(2)], 1).reshape(-1)
+    np.testing.assert_array_equal(out["f"], want)
+    guards_intact(out, "f")

@@ -17,7 +17,7 @@ from xlate.translate.triton import sym as S
 from xlate.translate.triton.cub import CubBlockReduce, reducer_type
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.sym import Sym
-from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry
+from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry, vector_entry
 from xlate.translate.triton.values import (
     CGroup,
     ConstArray,
@@ -120,6 +120,9 @@ class Intrinsics:
         entry = math_entry(fn)
         if entry is not None:
             return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
+        vec = vector_entry(fn)
+        if vec is not None:
+            return self.vector_call(fn, vec, e)
         if fn == "printf":
             # console output is no effect the port (or its verification) can have: dropped, with a note; its
             # arguments are not evaluated, so one that assigns something must stay
@@ -150,6 +153,32 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def vector_call(self, fn: str, entry: dict[str, Any], e: ir.Call) -> Any:
+        """A half/bfloat16 pair built from or read as numbers (maps/math.yaml `vectors`): each result lane an
+        argument or a lane of one, rounded to the result's lane type."""
+        want = entry["args"]
+        if len(e.args) != len(want):
+            raise LiftError("XL2008", f"{fn} with {len(e.args)} arguments", e.loc)
+        args: list[Any] = []
+        for a, t in zip(e.args, want):
+            v = self.ev(a)
+            if ctyping.vector(t) is not None:
+                if not (isinstance(v, StructVal) and ctyping.canonical(v.ctype) == t):
+                    raise LiftError("XL2012", f"{fn} of a {getattr(v, 'ctype', type(v).__name__)}, not a {t}", e.loc)
+                args.append(v)
+            else:
+                args.append(S.cast(self.data(v, e.loc), t))
+        lanes = []
+        for spec in entry["lanes"]:
+            k, _, field = spec.strip("{}").partition("}.")
+            v = args[int(k)]
+            lanes.append(self.data(v.fields[field], e.loc) if field else v)
+        res = entry["result"]
+        info = ctyping.vector(res)
+        if info is None:
+            return S.cast(lanes[0], res)
+        return StructVal(res, {f: S.cast(x, info["scalar"]) for f, x in zip(info["fields"], lanes)})
 
     def constructor(self, fn: str, e: ir.Call) -> ir.FunctionIR | None:
         """The constructor a call `T(args)` of a packed struct T of the program runs, as a device function that
