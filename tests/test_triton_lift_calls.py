@@ -372,3 +372,28 @@ __global__ void bpairs(const float* a, const float* b, float* f, int n) {
     want = np.stack([a, b, b * np.float32(2)], 1).reshape(-1)
     np.testing.assert_array_equal(out["f"], want)
     guards_intact(out, "f")
+
+
+def test_a_local_array_a_call_changes_inside_a_run_time_loop_is_carried(tmp_path):
+    src = """
+__device__ void rotate3(int* v) { int t = v[0]; v[0] = v[1]; v[1] = v[2]; v[2] = t + 1; }
+// xlate: x: in[n], y: out[n], n: size(1..3000), steps: scalar(0..9) as int32, grid: cdiv(n, 64), block: 64
+__global__ void rotations(const int* x, int* y, int n, int steps) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v[3] = {0, 0, 0};
+    if (i < n) v[0] = x[i];
+    for (int s = 0; s < steps; s++) rotate3(v);
+    if (i < n) y[i] = v[0] * 100 + v[1] * 10 + v[2];
+}
+"""
+    t = ported(src, "rotations")
+    n = 333
+    x = rng(18).integers(-50, 50, n).astype(np.int32)
+    for steps in (0, 4):
+        out = run(t.text, "rotations", [buf("x", x), buf("y", poisoned(n, np.int32)), ScalarArg("n", n, "int32"),
+                                        ScalarArg("steps", steps, "int32")], tmp_path)
+        v = [x.astype(np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)]
+        for _ in range(steps):
+            v = [v[1], v[2], v[0] + 1]
+        assert out["y"].tolist() == (v[0] * 100 + v[1] * 10 + v[2]).tolist()
+        guards_intact(out, "y")

@@ -14,7 +14,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.cub import CubBlockReduce, reducer_type
+from xlate.translate.triton.cub import CubBlockIO, CubBlockReduce, io_args, reducer_type
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry, vector_entry
@@ -114,6 +114,8 @@ class Intrinsics:
         spelled = spelled.val.ctype if spelled is not None and isinstance(spelled.val, TypeVal) else fn
         if reducer_type(spelled) is not None:  # `BlockReduce(temp)`: a CUB block reduction (cub.py)
             return self.cub_reducer(spelled, e.loc)
+        if io_args(spelled) is not None and len(e.args) == 1:  # `BlockLoad(temp)`: CUB's block load or store
+            return self.cub_io(spelled, e.loc)
         callee = self.callee(e)
         if callee is not None:
             return self.inline(callee, e)
@@ -491,6 +493,8 @@ class Intrinsics:
         obj = self.ev(e.obj)
         if isinstance(obj, CubBlockReduce):
             return self.cub_method(obj, e)
+        if isinstance(obj, CubBlockIO):
+            return self.cub_io_method(obj, e)
         if isinstance(obj, CGroup):
             linear = self.linear_tid()
             m = e.method
