@@ -397,3 +397,70 @@ __global__ void rotations(const int* x, int* y, int n, int steps) {
             v = [v[1], v[2], v[0] + 1]
         assert out["y"].tolist() == (v[0] * 100 + v[1] * 10 + v[2]).tolist()
         guards_intact(out, "y")
+
+
+# -- compare-and-swap ----------------------------------------------------------------------------------------------
+
+
+def test_compare_and_swap_claims_each_slot_once(tmp_path):
+    src = """
+// xlate: keys: in[n](0..m-1), owner: inout[m], won: out[n], n: size(1..3000), m: size(1..60),
+// xlate: grid: cdiv(n, 128), block: 128
+__global__ void claim(const int* keys, int* owner, int* won, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        int old = atomicCAS(&owner[keys[i]], 0, i + 1);
+        won[i] = old == 0 ? 1 : -old;
+    }
+}
+
+// xlate: flags: inout[g], g: size(1..40), grid: g, block: 64
+__global__ void mark_once(unsigned long long* flags, int g) {
+    if (threadIdx.x == 0) atomicCAS(flags + blockIdx.x, 0ULL, 0xFFFFFFFF00000000ULL + blockIdx.x);
+}
+"""
+    t = port(src)
+    assert t.kernels == ["claim", "mark_once"], [x.format() for x in t.diagnostics]
+    n, m = 1000, 37
+    keys = rng(19).integers(0, m, n).astype(np.int32)
+    keys[:5] = 36  # one key met by several threads of one block
+    owner = np.zeros(m, np.int32)
+    owner[[3, 7]] = [-5, 9]  # already claimed: nobody wins those
+    out = run(t.text, "claim", [buf("keys", keys), buf("owner", owner.copy()), buf("won", poisoned(n, np.int32)),
+                                ScalarArg("n", n, "int32"), ScalarArg("m", m, "int32")], tmp_path)
+    own, won = out["owner"], out["won"]
+    for k in range(m):
+        mine = np.flatnonzero(keys == k)
+        if owner[k] != 0:
+            assert own[k] == owner[k] and (won[mine] == -owner[k]).all()
+        elif len(mine):
+            winner = own[k] - 1
+            assert winner in mine and won[winner] == 1
+            assert (won[mine[mine != winner]] == -own[k]).all()
+        else:
+            assert own[k] == 0
+    guards_intact(out, "won")
+    guards_intact(out, "owner")
+    g = 23
+    flags = np.zeros(g, np.uint64)
+    flags[::4] = 17
+    out = run(t.text, "mark_once", [buf("flags", flags.copy()), ScalarArg("g", g, "int32")], tmp_path)
+    want = np.where(flags == 0, np.uint64(0xFFFFFFFF00000000) + np.arange(g, dtype=np.uint64), flags)
+    assert out["flags"].tolist() == want.tolist()
+    guards_intact(out, "flags")
+
+
+def test_compare_and_swap_on_shared_memory_is_refused():
+    src = """
+// xlate: y: out[n], n: size(1..900), grid: cdiv(n, 64), block: 64
+__global__ void shared_cas(int* y, int n) {
+    __shared__ int slot;
+    if (threadIdx.x == 0) slot = 0;
+    __syncthreads();
+    int old = atomicCAS(&slot, 0, threadIdx.x + 1);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = old;
+}
+"""
+    t = port(src)
+    assert t.kernels == [] and "atomicCAS on shared memory" in t.diagnostics[0].message

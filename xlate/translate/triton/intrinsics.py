@@ -15,6 +15,7 @@ from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.cub import CubBlockIO, CubBlockReduce, io_args, reducer_type
+from xlate.translate.triton.emit import _paren, tl_of
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry, vector_entry
@@ -99,6 +100,8 @@ class Intrinsics:
             if len(e.args) != len(vinfo["fields"]):
                 raise LiftError("XL2012", f"{fn} with {len(e.args)} arguments", e.loc)
             return StructVal(ct, {f: S.cast(self.data(self.ev(a), e.loc), vinfo["scalar"]) for f, a in zip(vinfo["fields"], e.args)})
+        if ATOMIC_SCOPE.sub("", fn) == "atomicCAS":
+            return self.atomic_cas(e)
         at = atomic_entry(fn) or atomic_entry(ATOMIC_SCOPE.sub("", fn))  # atomicExch_system: one block's view
         if at is not None:
             return self.atomic(e, at)
@@ -155,6 +158,69 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def atomic_cas(self, e: ir.Call) -> Sym:
+        """old = atomicCAS(p, compare, value) on global memory: tl.atomic_cas, which takes no mask. A thread the
+        conditions leave out does a compare-and-swap that changes nothing (compare and value alike) at an active
+        thread's address, and where no thread is active none is done; its result is dropped."""
+        if len(e.args) != 3:
+            raise LiftError("XL2001", f"{e.fn} with {len(e.args)} arguments", e.loc)
+        target = e.args[0]
+        if isinstance(target, ir.Unary) and target.op == "&":
+            ref = self.reference(target.arg, e.loc)
+            p = None if ref is not None and ref.arr is not None else self.address_of(target.arg, e.loc)
+        else:
+            p = self.ev(target)
+        if isinstance(p, SharedArr) or (isinstance(p, PtrVal) and p.shared) or p is None:
+            raise LiftError("XL2005", f"{e.fn} on shared memory", e.loc)
+        if not isinstance(p, PtrVal) or p.base.lanes or p.base.opaque:
+            raise LiftError("XL2013", f"{e.fn} target", e.loc)
+        ct = p.elem.base
+        if ctyping.is_symbolic(ct) or not ctyping.is_int(ct) or ctyping.bits(ct) not in (32, 64):
+            raise LiftError("XL2001", f"{e.fn} on {ct}", e.loc)
+        cmp = S.cast(self.data(self.ev(e.args[1]), e.loc), ct)
+        val = S.cast(self.data(self.ev(e.args[2]), e.loc), ct)
+        masks = {m.key() if m is not None else None: m for m in (self.uniform_effect_mask(p.offset, x, plain=False)
+                                                                  for x in (cmp, val))}
+        if len(masks) != 1:  # the two operands disagree on whether the effect is one thread's: every condition
+            masks = {0: S.land(*self.full_pred())}
+        mask = next(iter(masks.values()))
+        if mask is None:
+            return S.const(0, ct)
+        em, ctx = self.em, self.ctx
+        lanes = bool(p.offset.lanes or cmp.lanes or val.lanes or mask.lanes or p.offset.opaque or mask.opaque)
+        dt = tl_of(ct)
+        shape = ctx.shape if lanes else "[]"
+
+        def operand(x: Sym) -> str:
+            if x.is_const:
+                return f"tl.full({shape}, {em.code(x, ctx, ct)}, {dt})"
+            code = em.code(x, ctx, ct)
+            return f"({code}) + tl.zeros({shape}, {dt})" if lanes and not (x.lanes or x.opaque) else code
+
+        base = em.code(p.base, ctx)
+        off = em.code(p.offset, ctx, "long long")
+        off = f"({off}) + tl.zeros({shape}, tl.int64)" if lanes and not (p.offset.lanes or p.offset.opaque) else off
+        c, v = operand(cmp), operand(val)
+        always = mask.is_const and mask.value
+        m = "" if always else em.code(mask, ctx, "bool")
+        old = em.fresh("old")
+        if always:
+            em.line(f"{old} = tl.atomic_cas({base} + {_paren(off)}, {c}, {v})")
+        else:
+            em.line(f"{old} = tl.full({shape}, 0, {dt})")
+            offs = em.fresh("cas_off")
+            em.line(f"{offs} = {off}")
+            em.line(f"if tl.max(({m}).to(tl.int32)) > 0:" if lanes else f"if {m}:")
+            em.level += 1
+            if lanes:  # the others at an active thread's element (offsets into the buffer are not negative)
+                em.line(f"{offs} = tl.where({m}, {offs}, tl.max(tl.where({m}, {offs}, -1)))")
+                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, tl.where({m}, {v}, {c}))")
+            else:
+                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, {v})")
+            em.level -= 1
+        self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
+        return S.var(old, ct, lanes)
 
     def vector_call(self, fn: str, entry: dict[str, Any], e: ir.Call) -> Any:
         """A half/bfloat16 pair built from or read as numbers (maps/math.yaml `vectors`): each result lane an
