@@ -5,6 +5,8 @@ against NumPy, with sizes that are no multiple of the block and outputs poisoned
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from xlate.backends.base import ScalarArg
 
@@ -464,3 +466,62 @@ __global__ void shared_cas(int* y, int n) {
 """
     t = port(src)
     assert t.kernels == [] and "atomicCAS on shared memory" in t.diagnostics[0].message
+
+
+# -- fp8 -----------------------------------------------------------------------------------------------------------
+
+
+def _fp8_value(code: int, mbits: int, bias: int) -> Fraction:
+    """The magnitude of a positive fp8 code (exponent field 0: subnormal), extended past the largest finite."""
+    e, m = code >> mbits, code & ((1 << mbits) - 1)
+    if e == 0:
+        return Fraction(m, 1 << mbits) * Fraction(2) ** (1 - bias)
+    return (1 + Fraction(m, 1 << mbits)) * Fraction(2) ** (e - bias)
+
+
+def _to_fp8(x: float, mbits: int, bias: int, maxcode: int, sat: bool, ovf: int) -> int:
+    """CUDA's __nv_cvt_float_to_fp8 from its definition: the nearest code, ties to the even one; a value that
+    rounds past the largest finite (or an infinity) saturates or gives `ovf`; NaN is 0x7F."""
+    if np.isnan(x):
+        return 0x7F
+    sign = 0x80 if np.signbit(x) else 0
+    if np.isinf(x):
+        return sign | (maxcode if sat else ovf)
+    v = Fraction(abs(float(x)))
+    codes = range(maxcode + 2)  # maxcode + 1: the value just past the largest finite
+    best = min(codes, key=lambda c: (abs(_fp8_value(c, mbits, bias) - v), c & 1))
+    if best > maxcode:
+        return sign | (maxcode if sat else ovf)
+    return sign | best
+
+
+def test_float_to_fp8_conversions_round_to_nearest_even_and_saturate(tmp_path):
+    src = """
+#include <cuda_fp8.h>
+// xlate: x: in[n], q: out[4 * n] as uint8, n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void to_fp8(const float* x, unsigned char* q, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        q[4 * i] = __nv_cvt_float_to_fp8(x[i], __NV_SATFINITE, __NV_E4M3);
+        q[4 * i + 1] = __nv_cvt_float_to_fp8(x[i], __NV_NOSAT, __NV_E4M3);
+        q[4 * i + 2] = __nv_cvt_float_to_fp8(x[i], __NV_SATFINITE, __NV_E5M2);
+        q[4 * i + 3] = __nv_cvt_float_to_fp8(x[i], __NV_NOSAT, __NV_E5M2);
+    }
+}
+"""
+    t = ported(src, "to_fp8")
+    r = rng(20)
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 448.0, 464.0, 464.01, 480.0, -500.0, 57344.0, 61439.0,
+             61440.0, 1e30, 2.0**-9, 2.0**-10, 1.1 * 2.0**-10, 3 * 2.0**-10, 2.0**-16, 2.0**-17, 1.2 * 2.0**-17,
+             1e-30, 1.0625, 1.1875, 1.125, 1.375, -2.0**-6 * 1.0625, 0.1, 3.0e-45, 240.0, 248.0, 256.0]
+    x = np.concatenate([np.array(edges, np.float32), (r.standard_normal(300) * 10.0 ** r.integers(-6, 5, 300)).astype(np.float32)])
+    n = len(x)
+    out = run(t.text, "to_fp8", [buf("x", x), buf("q", poisoned(4 * n, np.uint8)), ScalarArg("n", n, "int32")], tmp_path)
+    want = [f(v) for v in x.tolist() for f in (lambda v: _to_fp8(v, 3, 7, 0x7E, True, 0x7F),
+                                                lambda v: _to_fp8(v, 3, 7, 0x7E, False, 0x7F),
+                                                lambda v: _to_fp8(v, 2, 15, 0x7B, True, 0x7C),
+                                                lambda v: _to_fp8(v, 2, 15, 0x7B, False, 0x7C))]
+    got = out["q"].tolist()
+    bad = [(x[k // 4], k % 4, got[k], want[k]) for k in range(4 * n) if got[k] != want[k]]
+    assert not bad, bad[:10]
+    guards_intact(out, "q")

@@ -111,6 +111,8 @@ class Intrinsics:
             return self.bit_reverse(fn, e)
         if fn.removeprefix("::") in SINCOS and len(e.args) == 3:
             return self.sincos(fn.removeprefix("::"), e)
+        if fn == "__nv_cvt_float_to_fp8" and len(e.args) == 3:
+            return self.to_fp8(e)
         if fn.removeprefix("::").removeprefix("std::") == "frexpf" and len(e.args) == 2:
             return self.frexpf(e)
         spelled = self.lookup(fn)
@@ -158,6 +160,15 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def to_fp8(self, e: ir.Call) -> Sym:
+        """__nv_cvt_float_to_fp8(x, saturation, format): the conversion maps/math.yaml names for the two constant
+        enumerators (__NV_SATFINITE / __NV_NOSAT, __NV_E4M3 / __NV_E5M2)."""
+        sat, fmt = (self.data(self.ev(a), e.loc) for a in e.args[1:])
+        if not (sat.is_const and fmt.is_const) or int(fmt.value) not in (0, 1):
+            raise LiftError("XL2001", "__nv_cvt_float_to_fp8 with a run-time saturation or format", e.loc)
+        name = f"__xl_cvt_fp8_{('e4m3', 'e5m2')[int(fmt.value)]}_{'satfinite' if sat.value else 'nosat'}"
+        return self.math_data(name, math_entry(name), [self.ev(e.args[0])], e.loc)
 
     def atomic_cas(self, e: ir.Call) -> Sym:
         """old = atomicCAS(p, compare, value) on global memory: tl.atomic_cas, which takes no mask. A thread the
