@@ -525,3 +525,48 @@ __global__ void to_fp8(const float* x, unsigned char* q, int n) {
     bad = [(x[k // 4], k % 4, got[k], want[k]) for k in range(4 * n) if got[k] != want[k]]
     assert not bad, bad[:10]
     guards_intact(out, "q")
+
+
+# -- integer intrinsics at their edges -----------------------------------------------------------------------------
+
+
+def test_24_bit_and_high_half_multiplies_and_absolute_differences(tmp_path):
+    src = """
+// xlate: a: in[n], b: in[n], out: out[6 * n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void int_ops(const int* a, const int* b, unsigned int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        unsigned int ua = (unsigned int)a[i], ub = (unsigned int)b[i];
+        out[6 * i] = (unsigned int)__mul24(a[i], b[i]);
+        out[6 * i + 1] = __umul24(ua, ub);
+        out[6 * i + 2] = __umulhi(ua, ub);
+        out[6 * i + 3] = (unsigned int)__mulhi(a[i], b[i]);
+        out[6 * i + 4] = __sad(a[i], b[i], ub);
+        out[6 * i + 5] = __usad(ua, ub, 7u);
+    }
+}
+"""
+    t = ported(src, "int_ops")
+    r = rng(21)
+    a = r.integers(-2**31, 2**31, 400, dtype=np.int64)
+    b = r.integers(-2**31, 2**31, 400, dtype=np.int64)
+    edges = [(0, 0), (-1, -1), (2**31 - 1, 2**31 - 1), (-2**31, -2**31), (-2**31, 2**31 - 1), (0x800000, 0x7FFFFF),
+             (0xFF800000 - 2**32, 3), (0x00FFFFFF, 0x00FFFFFF), (0x12345678, -0x12345678), (-1, 1)]
+    a = np.concatenate([[p for p, _ in edges], a]).astype(np.int32)
+    b = np.concatenate([[q for _, q in edges], b]).astype(np.int32)
+    n = len(a)
+    out = run(t.text, "int_ops", [buf("a", a), buf("b", b), buf("out", poisoned(6 * n, np.uint32)),
+                                  ScalarArg("n", n, "int32")], tmp_path)
+    m32 = (1 << 32) - 1
+
+    def s24(v: int) -> int:  # the low 24 bits, as a signed 24-bit number
+        v &= 0xFFFFFF
+        return v - (1 << 24) if v & 0x800000 else v
+
+    want = []
+    for x, y in zip(a.tolist(), b.tolist()):
+        ux, uy = x & m32, y & m32
+        want += [(s24(x) * s24(y)) & m32, ((ux & 0xFFFFFF) * (uy & 0xFFFFFF)) & m32, (ux * uy) >> 32,
+                 ((x * y) >> 32) & m32, (abs(x - y) + uy) & m32, (abs(ux - uy) + 7) & m32]
+    assert out["out"].tolist() == want
+    guards_intact(out, "out")
