@@ -570,3 +570,37 @@ __global__ void int_ops(const int* a, const int* b, unsigned int* out, int n) {
                  ((x * y) >> 32) & m32, (abs(x - y) + uy) & m32, (abs(ux - uy) + 7) & m32]
     assert out["out"].tolist() == want
     guards_intact(out, "out")
+
+
+def test_half_and_bfloat16_bits_as_integers_and_back(tmp_path):
+    src = """
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+// xlate: bits: in[n] as uint16, h: out[n] as float16, back: out[2 * n] as uint16, f: out[n], n: size(1..3000),
+// xlate: grid: cdiv(n, 128), block: 128
+__global__ void bit_views(const unsigned short* bits, __half* h, unsigned short* back, float* f, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        __half v = __ushort_as_half(bits[i]);
+        h[i] = v;
+        back[2 * i] = __half_as_ushort(__hneg(v));
+        __nv_bfloat16 b = __ushort_as_bfloat16(bits[i]);
+        back[2 * i + 1] = (unsigned short)__bfloat16_as_short(b) ^ 0x8000u;
+        f[i] = __bfloat162float(b);
+    }
+}
+"""
+    t = ported(src, "bit_views")
+    bits = np.concatenate([np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x0001, 0x3C00, 0x7F80, 0xFF81],
+                                    np.uint16), rng(22).integers(0, 2**16, 500).astype(np.uint16)])
+    n = len(bits)
+    out = run(t.text, "bit_views", [buf("bits", bits), buf("h", poisoned(n, np.float16)),
+                                    buf("back", poisoned(2 * n, np.uint16)), buf("f", poisoned(n, np.float32)),
+                                    ScalarArg("n", n, "int32")], tmp_path)
+    assert out["h"].view(np.uint16).tolist() == bits.tolist()  # every pattern, NaN payloads included
+    flipped = (bits ^ 0x8000).tolist()
+    assert out["back"].tolist() == [w for pair in zip(flipped, flipped) for w in pair]
+    # bfloat16 -> float is exact on the GPU; the interpreter flushes bfloat16 subnormals, so those are left out
+    normal = (bits & 0x7F80) != 0
+    assert out["f"].view(np.uint32)[normal].tolist() == (bits[normal].astype(np.uint32) << 16).tolist()
+    guards_intact(out, "back")
