@@ -72,6 +72,52 @@ __global__ void scramble(const unsigned long long* keys, unsigned long long* out
     guards_intact(out, "out")
 
 
+
+def test_a_macro_defined_over_several_lines_inside_a_function(tmp_path):
+    src = """
+__device__ float triple(float a, float b, float c, float d) {
+    float s = a + b;
+#define CROSS(x1, y1, x2, y2) \\
+    ((x1) * (y2) - \\
+     (y1) * (x2))
+    float v = CROSS(s, c, d, a) + CROSS(b, d, c, s);
+#undef CROSS
+    return v;
+}
+// xlate: x: in[n * 4], y: out[n], n: size(1..2000), grid: cdiv(n, 128), block: 128
+__global__ void crosses(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = triple(x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3]);
+}
+"""
+    t = ported(src, "crosses")
+    n = 555
+    x = rng(23).standard_normal(4 * n).astype(np.float32)
+    out = run(t.text, "crosses", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    a, b, c, d = (x[k::4].astype(np.float64) for k in range(4))
+    s = a + b
+    np.testing.assert_allclose(out["y"], (s * a - c * d) + (b * s - d * c), rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")
+
+
+def test_a_parenthesised_variable_before_a_minus_is_no_cast(tmp_path):
+    src = """
+// xlate: x: in[n * 3], y: out[n], n: size(1..2000), grid: cdiv(n, 128), block: 128
+__global__ void diffs(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2];
+    if (i < n) y[i] = (a) * (b) - (c) * (a) + (float) -b + (c) - (b);
+}
+"""
+    t = ported(src, "diffs")
+    n = 700
+    x = rng(24).standard_normal(3 * n).astype(np.float32)
+    out = run(t.text, "diffs", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    a, b, c = (x[k::3].astype(np.float64) for k in range(3))
+    np.testing.assert_allclose(out["y"], a * b - c * a - b + c - b, rtol=1e-5, atol=1e-5)
+    guards_intact(out, "y")
+
 # -- device functions of headers, local arrays passed to them ------------------------------------------------------
 
 BUTTERFLY_H = """

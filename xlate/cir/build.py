@@ -158,7 +158,7 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root
     for _ in range(256):  # one misparse undone per round
-        bad = _array_cast(root)
+        bad = _array_cast(root) or _variable_cast(root)
         if bad is None:
             break
         expanded = _parenthesised(expanded, bad.children[0].start_byte, bad.children[2].end_byte)
@@ -178,6 +178,32 @@ def _array_cast(root: ts.Node) -> ts.Node | None:
             if decl is not None and decl.type == "abstract_array_declarator":
                 return node
         stack.extend(reversed(node.children))
+    return None
+
+
+def _variable_cast(root: ts.Node) -> ts.Node | None:
+    """A cast to a type named as a variable of the function, which C cannot cast to: the front end's reading of
+    `(a) - (c)` (a parenthesised name, then a binary operator) as the cast of `-(c)` to the type `a`."""
+    names: set[str] = set()
+    casts: list[ts.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("parameter_declaration", "optional_parameter_declaration", "declaration"):
+            for d in node.children_by_field_name("declarator"):
+                while d is not None and d.type != "identifier":
+                    d = d.child_by_field_name("declarator") or next(
+                        (c for c in d.named_children if c.type in ("identifier", "reference_declarator")), None)
+                if d is not None:
+                    names.add(d.text.decode("utf-8", "replace"))
+        elif node.type == "cast_expression" and len(node.children) >= 4 and node.children[0].type == "(":
+            casts.append(node)
+        stack.extend(reversed(node.children))
+    for node in casts:
+        tdesc = node.child_by_field_name("type")
+        if tdesc is not None and tdesc.named_child_count == 1 and tdesc.named_children[0].type == "type_identifier" \
+                and tdesc.text.decode("utf-8", "replace").strip() in names:
+            return node
     return None
 
 
