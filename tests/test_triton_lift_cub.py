@@ -121,3 +121,63 @@ def test_cub_reduction_over_a_2d_block_and_overloads_by_template_arity(tmp_path)
         np.testing.assert_allclose(out["q"], (ref ** 2).sum(axis=1), rtol=1e-4)
         guards_intact(out, "s")
         guards_intact(out, "q")
+
+
+IO_SRC = """
+#include <cub/cub.cuh>
+using namespace cub;
+// xlate: x: in[n], y: out[n], n: size(1..5000), grid: 3, block: 32
+__global__ void blocked_io(const float* x, int* y, int n) {
+    float vals[4];
+    int q[4];
+    typedef BlockLoad<float, 32, 4> Load;
+    typedef BlockStore<int, 32, 4> Store;
+    __shared__ typename Load::TempStorage lt;
+    __shared__ typename Store::TempStorage st;
+    for (int i = blockIdx.x * 128; i < n; i += gridDim.x * 128) {
+        int valid = min(n - i, 128);
+        Load(lt).Load(&x[i], vals, valid, -7.5f);
+        for (int j = 0; j < 4; j++) q[j] = (int)(vals[j] * 10.0f) + j * 1000 + threadIdx.x * 100000;
+        Store(st).Store(y + i, q, valid);
+    }
+}
+
+// xlate: x: in[n], y: out[n], n: size(1..5000), grid: cdiv(n, 96), block: 32
+__global__ void striped_io(const int* x, int* y, int n) {
+    int v[3];
+    typedef cub::BlockLoad<int, 32, 3, cub::BLOCK_LOAD_STRIPED> L;
+    typedef cub::BlockStore<int, 32, 3, cub::BLOCK_STORE_DIRECT> S;
+    __shared__ typename L::TempStorage lt;
+    __shared__ typename S::TempStorage st;
+    int base = blockIdx.x * 96;
+    L(lt).Load(x + base, v, n - base, -1);  // the items past the end take -1
+    for (int j = 0; j < 3; j++) v[j] = v[j] * 2 + j;
+    S(st).Store(y + base, v, n - base);
+}
+"""
+
+
+def test_block_loads_and_stores_of_cub(tmp_path):
+    t = port(IO_SRC)
+    assert t.kernels == ["blocked_io", "striped_io"], [d.format() for d in t.diagnostics]
+    n = 1001  # a partial last segment, and more segments than the grid covers at once
+    x = rng(3).standard_normal(n).astype(np.float32)
+    out = run(t.text, "blocked_io", [buf("x", x), buf("y", poisoned(n, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    k = np.arange(n)
+    want = (x * np.float32(10)).astype(np.int32) + (k % 4) * 1000 + ((k % 128) // 4) * 100000
+    assert np.array_equal(out["y"], want)
+    guards_intact(out, "y")
+    xi = rng(4).integers(-1000, 1000, n).astype(np.int32)
+    out = run(t.text, "striped_io", [buf("x", xi), buf("y", poisoned(n, np.int32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    # striped load: item j of thread t is element j * 32 + t; the direct store puts it at t * 3 + j
+    want = np.full(n, 99, np.int32)
+    for b in range(0, n, 96):
+        for t_ in range(32):
+            for j in range(3):
+                src, dst = b + j * 32 + t_, b + t_ * 3 + j
+                if dst < n:
+                    want[dst] = (xi[src] if src < n else -1) * 2 + j
+    assert np.array_equal(out["y"], want)
+    guards_intact(out, "y")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from xlate.cir import cond, cpre, ir
-from xlate.cir.ctype import canonical
+from xlate.cir.ctype import canonical, row
 from xlate.model import Function, KernelUnit, Macro
 from xlate.parse.frontend import parse_c
 from xlate.parse.source import to_bytes, to_text
@@ -158,7 +158,7 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root
     for _ in range(256):  # one misparse undone per round
-        bad = _array_cast(root)
+        bad = _array_cast(root) or _variable_cast(root)
         if bad is None:
             break
         expanded = _parenthesised(expanded, bad.children[0].start_byte, bad.children[2].end_byte)
@@ -178,6 +178,32 @@ def _array_cast(root: ts.Node) -> ts.Node | None:
             if decl is not None and decl.type == "abstract_array_declarator":
                 return node
         stack.extend(reversed(node.children))
+    return None
+
+
+def _variable_cast(root: ts.Node) -> ts.Node | None:
+    """A cast to a type named as a variable of the function, which C cannot cast to: the front end's reading of
+    `(a) - (c)` (a parenthesised name, then a binary operator) as the cast of `-(c)` to the type `a`."""
+    names: set[str] = set()
+    casts: list[ts.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("parameter_declaration", "optional_parameter_declaration", "declaration"):
+            for d in node.children_by_field_name("declarator"):
+                while d is not None and d.type != "identifier":
+                    d = d.child_by_field_name("declarator") or next(
+                        (c for c in d.named_children if c.type in ("identifier", "reference_declarator")), None)
+                if d is not None:
+                    names.add(d.text.decode("utf-8", "replace"))
+        elif node.type == "cast_expression" and len(node.children) >= 4 and node.children[0].type == "(":
+            casts.append(node)
+        stack.extend(reversed(node.children))
+    for node in casts:
+        tdesc = node.child_by_field_name("type")
+        if tdesc is not None and tdesc.named_child_count == 1 and tdesc.named_children[0].type == "type_identifier" \
+                and tdesc.text.decode("utf-8", "replace").strip() in names:
+            return node
     return None
 
 
@@ -428,13 +454,24 @@ class Builder:
                 target = d.child_by_field_name("declarator")
                 if value is not None and value.type == "initializer_list":
                     init_list = tuple(self.expr(x) for x in value.named_children)
-                elif value is not None:
+                elif value is not None and value.type != "argument_list":
                     init = self.expr(value)
             name, dims, _ = self.declarator_name(target)
             ct = self.ctype(node, target)
+            if d.type == "init_declarator" and value is not None and value.type == "argument_list" and not dims:
+                init = self.direct_init(ct, value, loc)
             out.append(ir.Decl(loc, ct, name, init, tuple(self.expr(x) if x is not None else None for x in dims),
                                shared, extern, init_list, self.is_reference(target)))
         return out
+
+    def direct_init(self, ct: ir.CType, value: ts.Node, loc: ir.Loc) -> ir.Expr:
+        """`T v(a, b);`: v = T(a, b), a constructor's call; `T v(a);` of a number or pointer type is v = (T)a."""
+        args = tuple(self.expr(x) for x in value.named_children if x.type != "comment")
+        if len(args) == 1 and (ct.ptr or row(ct.base) is not None):
+            return ir.Cast(loc, ct, args[0], "functional")
+        if ct.ptr or not args:
+            raise self.fail(f"declarator with the initialiser '{self.text(value)}'", value)
+        return ir.Call(loc, ct.base, args)
 
     # -- expressions -----------------------------------------------------------------------------------------
 
@@ -593,6 +630,15 @@ class Builder:
 
     # -- functions -------------------------------------------------------------------------------------------
 
+    def default_argument(self, p: ts.Node) -> ir.Expr | None:
+        """A parameter's default argument (`int off = 0`); None where it has none or one outside the subset (a
+        call that leaves it out is then refused)."""
+        node = p.child_by_field_name("default_value")
+        try:
+            return self.expr(node) if node is not None else None
+        except BuildError:
+            return None
+
     def function(self, fn: Function) -> ir.FunctionIR:
         fdef = self.fs.definition()
         if fdef is None:
@@ -601,14 +647,16 @@ class Builder:
         while decl is not None and decl.type != "function_declarator":
             decl = decl.child_by_field_name("declarator")
         params: list[tuple[str, ir.CType]] = []
+        defaults: list[ir.Expr | None] = []
         refs: set[str] = set()
         plist = decl.child_by_field_name("parameters") if decl is not None else None
         for p in plist.named_children if plist is not None else []:
-            if p.type != "parameter_declaration":
+            if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
                 continue
             d = p.child_by_field_name("declarator")
             if d is None:
                 continue
+            defaults.append(self.default_argument(p))
             name, dims, _ = self.declarator_name(d)
             ct = self.ctype(p, d)
             if self.is_reference(d):
@@ -620,7 +668,7 @@ class Builder:
         body = self.body(fdef.child_by_field_name("body"))
         return ir.FunctionIR(fn.name, fn.kind, params, ret, body, [t.name for t in fn.template_params if t.kind == "type"],
                              self.loc(fdef), frozenset(refs),
-                             tuple((t.name, t.kind, t.type or "") for t in fn.template_params))
+                             tuple((t.name, t.kind, t.type or "") for t in fn.template_params), tuple(defaults))
 
 
 def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = None) -> ir.FunctionIR:

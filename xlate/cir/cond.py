@@ -27,11 +27,15 @@ def local_macros(text: str) -> tuple[str, list[tuple[str, list[str] | None, str]
     lines = text.split("\n")
     defs: list[tuple[str, list[str] | None, str]] = []
     out = list(lines)
+    end = -1
     for k, line in enumerate(lines):
-        m = DEFINE.match(line)
-        if m is None:
-            continue
-        if line.rstrip().endswith("\\"):
+        if k <= end or DEFINE.match(line) is None:
+            continue  # code, or a continuation line of the directive before
+        end = k
+        while lines[end].rstrip().endswith("\\") and end + 1 < len(lines):  # `#define F(x) \` over lines
+            end += 1
+        m = DEFINE.match(" ".join(ln.rstrip().removesuffix("\\") for ln in lines[k : end + 1]))
+        if m is None or lines[end].rstrip().endswith("\\"):
             return text, []
         name = m.group(2)
         before = "\n".join(lines[:k])
@@ -40,9 +44,10 @@ def local_macros(text: str) -> tuple[str, list[tuple[str, list[str] | None, str]
                 return text, []
             params = [p.strip() for p in m.group(3)[1:-1].split(",") if p.strip()] if m.group(3) else None
             defs.append((name, params, m.group(4).strip()))
-        elif re.search(rf"\b{name}\b", "\n".join(lines[k + 1 :])):
+        elif re.search(rf"\b{name}\b", "\n".join(lines[end + 1 :])):
             return text, []  # used again after its #undef: another definition follows
-        out[k] = _blank(line)
+        for j in range(k, end + 1):
+            out[j] = _blank(lines[j])
     return "\n".join(out), defs
 SUFFIX = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b")
 IDENT = re.compile(r"[A-Za-z_]\w*")

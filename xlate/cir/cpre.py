@@ -18,7 +18,7 @@ from xlate.model import Macro
 TOKEN = re.compile(
     r"""(?P<ws>(?:\s|\\\r?\n)+)|(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<str>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""
     r"""|(?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)|(?P<id>[A-Za-z_]\w*)"""
-    r"""|(?P<op>->\*?|\+\+|--|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|::|\.\.\.)|(?P<punct>.)""",
+    r"""|(?P<op>##|->\*?|\+\+|--|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|::|\.\.\.)|(?P<punct>.)""",
     re.S,
 )
 
@@ -64,7 +64,8 @@ def _macro_tokens(value: str) -> list[tuple[str, str]]:
 
 
 def expand(text: str, macros: list[Macro], *, limit: int = 20000) -> Expanded:
-    """Expand the macros in `text` (a function definition). Raises ExpansionError on `#`/`##` or runaway."""
+    """Expand the macros in `text` (a function definition). Raises ExpansionError on a runaway expansion or a
+    paste that makes no single token."""
     table = {m.name: m for m in macros}
     out: list[str] = []
     origin: list[int] = []
@@ -95,7 +96,7 @@ def expand(text: str, macros: list[Macro], *, limit: int = 20000) -> Expanded:
                 i += 1
                 continue
             if m.params is None:
-                body = _macro_tokens(m.value)
+                body = _substitute(_macro_tokens(m.value), [], [], [], orig)  # `a ## b` pastes here too
                 result.extend(expand_tokens(body, disabled | {tok}, orig))
                 i += 1
                 continue
@@ -112,15 +113,8 @@ def expand(text: str, macros: list[Macro], *, limit: int = 20000) -> Expanded:
             if len(args) != len(m.params):
                 raise ExpansionError(f"macro {tok} takes {len(m.params)} arguments, {len(args)} given", orig)
             body = _macro_tokens(m.value)
-            if any(t in ("#", "##") for _, t in body):
-                raise ExpansionError(f"macro {tok} uses # or ## (stringising/pasting is not expanded)", orig)
-            expanded_args = [expand_tokens(a, disabled, orig) for a in args]
-            subst: list[tuple[str, str]] = []
-            for bk, bt in body:
-                if bk == "id" and bt in m.params:
-                    subst.extend(expanded_args[m.params.index(bt)])
-                else:
-                    subst.append((bk, bt))
+            expanded = [expand_tokens(a, disabled, orig) for a in args]
+            subst = _substitute(body, m.params, args, expanded, orig)
             result.extend(expand_tokens(subst, disabled | {tok}, orig))
             i = j
         return result
@@ -157,6 +151,81 @@ def expand(text: str, macros: list[Macro], *, limit: int = 20000) -> Expanded:
         emit(tok, off)
         k += 1
     return Expanded("".join(out), origin, starts)
+
+
+Token = tuple[str, str]
+PLACEMARKER: Token = ("placemarker", "")
+
+
+def _substitute(body: list[Token], params: list[str], raw: list[list[Token]], expanded: list[list[Token]],
+                orig: int) -> list[Token]:
+    """A macro's replacement list with its arguments substituted as C does (C11 6.10.3.1-3): `#p` is the
+    argument's spelling as a string literal, a parameter beside `##` is its argument as written (not expanded),
+    any other parameter its expanded argument; then each `##` joins the tokens either side into one."""
+    out: list[Token] = []
+    paste = False  # the next piece joins the last token of `out`
+    i = 0
+    while i < len(body):
+        kind, tok = body[i]
+        nxt = _next_token(body, i + 1)
+        if tok == "##":
+            while out and out[-1][0] in ("ws", "comment"):
+                out.pop()
+            paste, i = True, (nxt if nxt is not None else len(body))
+            continue
+        if tok == "#" and params and nxt is not None and body[nxt][1] in params:
+            piece: list[Token] = [("str", _stringise(raw[params.index(body[nxt][1])]))]
+            i = nxt + 1
+        elif kind == "id" and tok in params:
+            k = params.index(tok)
+            beside_paste = paste or (nxt is not None and body[nxt][1] == "##")
+            piece = _trimmed(raw[k]) if beside_paste else list(expanded[k])
+            if beside_paste and not piece:  # an empty argument pastes as nothing (C's placemarker)
+                piece = [PLACEMARKER]
+            i += 1
+        else:
+            piece = [(kind, tok)]
+            i += 1
+        if paste:
+            piece = _trimmed(piece)
+            if piece and out:
+                joined = out.pop()[1] + piece[0][1]
+                toks = _macro_tokens(joined) if joined else [PLACEMARKER]
+                if len(toks) != 1:
+                    raise ExpansionError(f"pasting makes '{joined}', not one token", orig)
+                piece = toks + piece[1:]
+            paste = False
+        out.extend(piece)
+    return [t for t in out if t is not PLACEMARKER]
+
+
+def _next_token(seq: list[Token], i: int) -> int | None:
+    """The index of the first token at or after `i` that is not whitespace, or None."""
+    while i < len(seq) and seq[i][0] in ("ws", "comment"):
+        i += 1
+    return i if i < len(seq) else None
+
+
+def _trimmed(seq: list[Token]) -> list[Token]:
+    lo, hi = 0, len(seq)
+    while lo < hi and seq[lo][0] in ("ws", "comment"):
+        lo += 1
+    while hi > lo and seq[hi - 1][0] in ("ws", "comment"):
+        hi -= 1
+    return list(seq[lo:hi])
+
+
+def _stringise(seq: list[Token]) -> str:
+    """`#x`: the argument's tokens as written, whitespace runs as one space, `"` and `\\` of its string and
+    character literals escaped."""
+    parts: list[str] = []
+    for kind, tok in _trimmed(seq):
+        if kind in ("ws", "comment"):
+            if parts and parts[-1] != " ":
+                parts.append(" ")
+            continue
+        parts.append(tok.replace("\\", "\\\\").replace('"', '\\"') if kind == "str" else tok)
+    return '"' + "".join(parts) + '"'
 
 
 WORD = re.compile(r"[\w.]")

@@ -226,6 +226,13 @@ class FunctionIR:
     refs: frozenset[str] = frozenset()  # parameters passed by reference (`float& out`)
     # every template parameter in order, (name, kind: type | value), and a value parameter's C type
     template_params: tuple[tuple[str, str, str], ...] = ()
+    defaults: tuple[Expr | None, ...] = ()  # each parameter's default argument (`int off = 0`), None where none
+
+    def takes(self, nargs: int) -> bool:
+        """Whether a call with `nargs` arguments fits: the trailing parameters left out have defaults."""
+        n = len(self.params)
+        return nargs == n or (nargs < n and all(d is not None for d in self.defaults[nargs:n])
+                              and len(self.defaults) == n)
 
 
 def assigned_names(stmts: tuple[Stmt, ...] | list[Stmt]) -> tuple[set[str], set[str]]:

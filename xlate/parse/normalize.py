@@ -91,10 +91,14 @@ def balanced_end(data: bytes | bytearray, open_at: int) -> int:
 # -- the project's qualifier macros ----------------------------------------------------------------------------
 
 
+DEVICE_WORDS = frozenset({"__device__", "__global__"})
+
+
 def qualifier_macros(*texts: bytes) -> dict[str, tuple[str, ...]]:
     """Object-like macros whose expansion is only qualifiers and attributes, or nothing: `HOST_DEVICE ->
     (__host__, __device__)`, `ALIGN16 -> ()` for `__attribute__((aligned(16)))`. Blanking the use of an empty
-    macro is what the preprocessor does; a definition with words wins over an empty one of the same name."""
+    macro is what the preprocessor does; a definition with words wins over an empty one of the same name, and
+    one naming the device over one that does not (the branches of a compiler test: CUDA takes the device's)."""
     words = qualifier_words()
     out: dict[str, tuple[str, ...]] = {}
     for text in texts:
@@ -109,6 +113,8 @@ def qualifier_macros(*texts: bytes) -> dict[str, tuple[str, ...]]:
             toks = WORD.findall(body_text)
             if all(t in words for t in toks):
                 name = m.group(1).decode()
+                if name in out and DEVICE_WORDS & set(out[name]) and not DEVICE_WORDS & set(toks):
+                    continue  # `#if defined(__CUDACC__) / #define ESS __device__ / #else / #define ESS inline`
                 if toks or name not in out:  # `#ifndef P / #define P / #endif` beside a real definition of P
                     out[name] = tuple(toks)
     return out

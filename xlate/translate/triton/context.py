@@ -67,8 +67,11 @@ class ProgramNames:
         m = self.program.macros.get(name)
         if m is not None and m.params is None and m.body.strip():
             return self._expr(m.body)
+        qual, _, short = name.rpartition("::")  # `ns::K`: a constant declared in namespace ns
         for _file, node in self.program.globals:
-            text = self._constant(node, name)
+            if qual and not _in_namespace(node, qual.removeprefix("::")):
+                continue
+            text = self._constant(node, short)
             if text is not None:
                 return self._expr(text)
         return None
@@ -173,6 +176,20 @@ class ProgramNames:
             except BuildError:
                 continue
         return None
+
+
+def _in_namespace(node: Any, qual: str) -> bool:
+    """Whether a declaration stands in namespace `qual` (`a::b`), or in one it names from an enclosing one (the
+    qualification as written in a kernel of namespace a may leave out `a::`)."""
+    names: list[str] = []
+    p = node.parent
+    while p is not None:
+        if p.type == "namespace_definition":
+            n = p.child_by_field_name("name")
+            names.insert(0, _text(n) if n is not None else "")
+        p = p.parent
+    chain = "::".join(names)
+    return bool(qual) and (chain == qual or chain.endswith("::" + qual))
 
 
 def _unit_of(path: str) -> KernelUnit | None:

@@ -14,10 +14,11 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.cub import CubBlockReduce, reducer_type
+from xlate.translate.triton.cub import CubBlockIO, CubBlockReduce, io_args, reducer_type
+from xlate.translate.triton.emit import _paren, tl_of
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.sym import Sym
-from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry
+from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry, vector_entry
 from xlate.translate.triton.values import (
     CGroup,
     ConstArray,
@@ -99,6 +100,8 @@ class Intrinsics:
             if len(e.args) != len(vinfo["fields"]):
                 raise LiftError("XL2012", f"{fn} with {len(e.args)} arguments", e.loc)
             return StructVal(ct, {f: S.cast(self.data(self.ev(a), e.loc), vinfo["scalar"]) for f, a in zip(vinfo["fields"], e.args)})
+        if ATOMIC_SCOPE.sub("", fn) == "atomicCAS":
+            return self.atomic_cas(e)
         at = atomic_entry(fn) or atomic_entry(ATOMIC_SCOPE.sub("", fn))  # atomicExch_system: one block's view
         if at is not None:
             return self.atomic(e, at)
@@ -108,18 +111,25 @@ class Intrinsics:
             return self.bit_reverse(fn, e)
         if fn.removeprefix("::") in SINCOS and len(e.args) == 3:
             return self.sincos(fn.removeprefix("::"), e)
+        if fn == "__nv_cvt_float_to_fp8" and len(e.args) == 3:
+            return self.to_fp8(e)
         if fn.removeprefix("::").removeprefix("std::") == "frexpf" and len(e.args) == 2:
             return self.frexpf(e)
         spelled = self.lookup(fn)
         spelled = spelled.val.ctype if spelled is not None and isinstance(spelled.val, TypeVal) else fn
         if reducer_type(spelled) is not None:  # `BlockReduce(temp)`: a CUB block reduction (cub.py)
             return self.cub_reducer(spelled, e.loc)
+        if io_args(spelled) is not None and len(e.args) == 1:  # `BlockLoad(temp)`: CUB's block load or store
+            return self.cub_io(spelled, e.loc)
         callee = self.callee(e)
         if callee is not None:
             return self.inline(callee, e)
         entry = math_entry(fn)
         if entry is not None:
             return self.math(fn.removeprefix("cuda::").removeprefix("std::").removeprefix("::"), entry, e)
+        vec = vector_entry(fn)
+        if vec is not None:
+            return self.vector_call(fn, vec, e)
         if fn == "printf":
             # console output is no effect the port (or its verification) can have: dropped, with a note; its
             # arguments are not evaluated, so one that assigns something must stay
@@ -135,6 +145,9 @@ class Intrinsics:
         paired = self.lanewise_call(fn, e)
         if paired is not None:
             return paired
+        made = self.constructor(fn, e)
+        if made is not None:  # `Position(x, y)`: a struct of the program built by its constructor
+            return self.inline(made, e)
         as_type = self.resolve_type(fn, e.loc) if len(e.args) == 1 and fn.isidentifier() else None
         if as_type is not None and (as_type != fn or fn in self.kc.types) and (
                 ctyping.row(as_type) is not None or as_type in self.kc.types.values()):  # Real_t(x), T(x): a cast
@@ -147,6 +160,126 @@ class Intrinsics:
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
         raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+
+    def to_fp8(self, e: ir.Call) -> Sym:
+        """__nv_cvt_float_to_fp8(x, saturation, format): the conversion maps/math.yaml names for the two constant
+        enumerators (__NV_SATFINITE / __NV_NOSAT, __NV_E4M3 / __NV_E5M2)."""
+        sat, fmt = (self.data(self.ev(a), e.loc) for a in e.args[1:])
+        if not (sat.is_const and fmt.is_const) or int(fmt.value) not in (0, 1):
+            raise LiftError("XL2001", "__nv_cvt_float_to_fp8 with a run-time saturation or format", e.loc)
+        name = f"__xl_cvt_fp8_{('e4m3', 'e5m2')[int(fmt.value)]}_{'satfinite' if sat.value else 'nosat'}"
+        return self.math_data(name, math_entry(name), [self.ev(e.args[0])], e.loc)
+
+    def atomic_cas(self, e: ir.Call) -> Sym:
+        """old = atomicCAS(p, compare, value) on global memory: tl.atomic_cas, which takes no mask. A thread the
+        conditions leave out does a compare-and-swap that changes nothing (compare and value alike) at an active
+        thread's address, and where no thread is active none is done; its result is dropped."""
+        if len(e.args) != 3:
+            raise LiftError("XL2001", f"{e.fn} with {len(e.args)} arguments", e.loc)
+        target = e.args[0]
+        if isinstance(target, ir.Unary) and target.op == "&":
+            ref = self.reference(target.arg, e.loc)
+            p = None if ref is not None and ref.arr is not None else self.address_of(target.arg, e.loc)
+        else:
+            p = self.ev(target)
+        if isinstance(p, SharedArr) or (isinstance(p, PtrVal) and p.shared) or p is None:
+            raise LiftError("XL2005", f"{e.fn} on shared memory", e.loc)
+        if not isinstance(p, PtrVal) or p.base.lanes or p.base.opaque:
+            raise LiftError("XL2013", f"{e.fn} target", e.loc)
+        ct = p.elem.base
+        if ctyping.is_symbolic(ct) or not ctyping.is_int(ct) or ctyping.bits(ct) not in (32, 64):
+            raise LiftError("XL2001", f"{e.fn} on {ct}", e.loc)
+        cmp = S.cast(self.data(self.ev(e.args[1]), e.loc), ct)
+        val = S.cast(self.data(self.ev(e.args[2]), e.loc), ct)
+        masks = {m.key() if m is not None else None: m for m in (self.uniform_effect_mask(p.offset, x, plain=False)
+                                                                  for x in (cmp, val))}
+        if len(masks) != 1:  # the two operands disagree on whether the effect is one thread's: every condition
+            masks = {0: S.land(*self.full_pred())}
+        mask = next(iter(masks.values()))
+        if mask is None:
+            return S.const(0, ct)
+        em, ctx = self.em, self.ctx
+        lanes = bool(p.offset.lanes or cmp.lanes or val.lanes or mask.lanes or p.offset.opaque or mask.opaque)
+        dt = tl_of(ct)
+        shape = ctx.shape if lanes else "[]"
+
+        def operand(x: Sym) -> str:
+            if x.is_const:
+                return f"tl.full({shape}, {em.code(x, ctx, ct)}, {dt})"
+            code = em.code(x, ctx, ct)
+            return f"({code}) + tl.zeros({shape}, {dt})" if lanes and not (x.lanes or x.opaque) else code
+
+        base = em.code(p.base, ctx)
+        off = em.code(p.offset, ctx, "long long")
+        off = f"({off}) + tl.zeros({shape}, tl.int64)" if lanes and not (p.offset.lanes or p.offset.opaque) else off
+        c, v = operand(cmp), operand(val)
+        always = mask.is_const and mask.value
+        m = "" if always else em.code(mask, ctx, "bool")
+        old = em.fresh("old")
+        if always:
+            em.line(f"{old} = tl.atomic_cas({base} + {_paren(off)}, {c}, {v})")
+        else:
+            em.line(f"{old} = tl.full({shape}, 0, {dt})")
+            offs = em.fresh("cas_off")
+            em.line(f"{offs} = {off}")
+            em.line(f"if tl.max(({m}).to(tl.int32)) > 0:" if lanes else f"if {m}:")
+            em.level += 1
+            if lanes:  # the others at an active thread's element (offsets into the buffer are not negative)
+                em.line(f"{offs} = tl.where({m}, {offs}, tl.max(tl.where({m}, {offs}, -1)))")
+                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, tl.where({m}, {v}, {c}))")
+            else:
+                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, {v})")
+            em.level -= 1
+        self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
+        return S.var(old, ct, lanes)
+
+    def vector_call(self, fn: str, entry: dict[str, Any], e: ir.Call) -> Any:
+        """A half/bfloat16 pair built from or read as numbers (maps/math.yaml `vectors`): each result lane an
+        argument or a lane of one, rounded to the result's lane type."""
+        want = entry["args"]
+        if len(e.args) != len(want):
+            raise LiftError("XL2008", f"{fn} with {len(e.args)} arguments", e.loc)
+        args: list[Any] = []
+        for a, t in zip(e.args, want):
+            v = self.ev(a)
+            if ctyping.vector(t) is not None:
+                if not (isinstance(v, StructVal) and ctyping.canonical(v.ctype) == t):
+                    raise LiftError("XL2012", f"{fn} of a {getattr(v, 'ctype', type(v).__name__)}, not a {t}", e.loc)
+                args.append(v)
+            else:
+                args.append(S.cast(self.data(v, e.loc), t))
+        lanes = []
+        for spec in entry["lanes"]:
+            k, _, field = spec.strip("{}").partition("}.")
+            v = args[int(k)]
+            lanes.append(self.data(v.fields[field], e.loc) if field else v)
+        res = entry["result"]
+        info = ctyping.vector(res)
+        if info is None:
+            return S.cast(lanes[0], res)
+        return StructVal(res, {f: S.cast(x, info["scalar"]) for f, x in zip(info["fields"], lanes)})
+
+    def constructor(self, fn: str, e: ir.Call) -> ir.FunctionIR | None:
+        """The constructor a call `T(args)` of a packed struct T of the program runs, as a device function that
+        returns the struct (structs.py); None where `fn` names no such struct or it has no such constructor."""
+        if not fn.isidentifier():
+            return None
+        ct = self.resolve_type(fn, e.loc)
+        info = self.vec_info(ct) if ctyping.vector(ct) is None else None
+        src = (info or {}).get("constructors", {}).get(len(e.args))
+        if src is None:
+            return None
+        cache = self.__dict__.setdefault("_constructors", {})
+        if src not in cache:
+            from xlate.cir.build import BuildError, build_function
+            from xlate.parse import parse_string
+
+            try:
+                unit = parse_string(src, "<constructor>.cu", "cuda")
+                cache[src] = build_function(unit, unit.device_functions[0])
+            except (BuildError, IndexError, ValueError):
+                cache[src] = None
+        return cache[src]
 
     def lanewise_call(self, fn: str, e: ir.Call) -> StructVal | None:
         """`__hadd2(a, b)` of two-lane vectors (__half2, __nv_bfloat162): the scalar intrinsic (`__hadd`) on each
@@ -182,7 +315,7 @@ class Intrinsics:
             if special is not None:
                 return special
         if e.fn in self.kc.devices:
-            same = [f for f in self.kc.overloads.get(e.fn, []) if len(f.params) == len(e.args)]
+            same = [f for f in self.kc.overloads.get(e.fn, []) if f.takes(len(e.args))]
             if len(same) > 1 and e.targs:
                 same = _explicit_viable(same, len(e.targs)) or same
             if len(same) > 1:
@@ -437,6 +570,8 @@ class Intrinsics:
         obj = self.ev(e.obj)
         if isinstance(obj, CubBlockReduce):
             return self.cub_method(obj, e)
+        if isinstance(obj, CubBlockIO):
+            return self.cub_io_method(obj, e)
         if isinstance(obj, CGroup):
             linear = self.linear_tid()
             m = e.method
@@ -504,8 +639,10 @@ class Intrinsics:
         key = f"{f.name}/{len(f.params)}"  # overloads of one name are different functions
         if len(self.st.fstack) > MAX_INLINE_DEPTH or any(fc.name == key for fc in self.st.fstack):
             raise LiftError("XL2014", f"recursive call of '{f.name}'", e.loc)
-        if len(e.args) != len(f.params):
+        if not f.takes(len(e.args)):
             raise LiftError("XL2008", f"'{f.name}' called with {len(e.args)} arguments, takes {len(f.params)}", e.loc)
+        if len(e.args) < len(f.params):  # the default arguments of the parameters left out
+            e = replace(e, args=(*e.args, *(d for d in f.defaults[len(e.args):] if d is not None)))
         f, e = self.pointer_refs(f, e)
         vals, copy_out = self.call_args(f, e)
         deduced = self.template_args(f, e, vals)
@@ -518,7 +655,7 @@ class Intrinsics:
             for tname, (ct, tv) in values.items():
                 self.bind(tname, ir.CType(ct), tv)
             for (name, ct), v in zip(f.params, vals):
-                if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr)) or isinstance(v, RefVal):
+                if ct.base.startswith("__xl_") or (ct.ptr and isinstance(v, SharedArr | LocalArray)) or isinstance(v, RefVal):
                     self.bind(name, ct, v)
                 else:
                     self.bind(name, ct, self.convert(v, ct, e.loc))
@@ -530,7 +667,7 @@ class Intrinsics:
         finally:
             self.st.scopes = saved
         for target, v in finals:  # a reference parameter bound to a local: its final value is the local's
-            self.write(target, v, e.loc)
+            self.copy_back(target, v, e.loc)
         if fc.value is None:
             return S.const(0, "int")
         return fc.value
@@ -619,6 +756,15 @@ class Intrinsics:
         copy_out: list[tuple[str, ir.Expr]] = []
         roots: dict[str, bool] = {}  # locals passed by reference -> written
         for (name, ct), a in zip(f.params, e.args):
+            arr = self.local_array_arg(ct, a, e.loc)
+            if arr is not None:  # `f(s)` of a local `T s[N]` for a `T* x`: the array itself, copied back after
+                if arr in roots and (roots[arr] or not ct.const):
+                    raise LiftError("XL2001", f"'{arr}' passed to two pointer parameters of '{f.name}'", e.loc)
+                roots[arr] = roots.get(arr, False) or not ct.const
+                vals.append(self.lookup(arr).val)
+                if not ct.const:
+                    copy_out.append((name, a))
+                continue
             if name not in f.refs:
                 vals.append(self.ev(a))
                 continue
@@ -644,6 +790,32 @@ class Intrinsics:
             if not ct.const:
                 copy_out.append((name, target))
         return vals, copy_out
+
+    def local_array_arg(self, ct: ir.CType, a: ir.Expr, loc: ir.Loc) -> str | None:
+        """The name of the one-dimensional local array `a` names where it is passed to a pointer parameter `ct` to
+        its element type (C passes the array's first element's address); None for any other argument."""
+        if ct.ptr != 1 or not isinstance(a, ir.Name):
+            return None
+        b = self.lookup(a.id)
+        if b is None or not isinstance(b.val, LocalArray) or b.val.dims:
+            return None
+        if self.resolve_type(ct.base, loc) != self.resolve_type(b.val.ctype, loc):
+            raise LiftError("XL2013", f"local array '{a.id}' of {b.val.ctype} passed as a {ct.base}*", loc)
+        return a.id
+
+    def copy_back(self, target: ir.Expr, final: Any, loc: ir.Loc) -> None:
+        """A reference parameter's final value into the caller's variable it stood for: an array (a local array
+        passed to a pointer parameter) element by element, each as an assignment of the caller's would be."""
+        if not isinstance(final, LocalArray):
+            self.write(target, final, loc)
+            return
+        b = self.lookup(target.id) if isinstance(target, ir.Name) else None
+        old = b.val if b is not None and isinstance(b.val, LocalArray) else None
+        for k in range(final.size):
+            v = final.slots.get(k)
+            if v is None or (old is not None and old.slots.get(k) is v):
+                continue  # never written, or unchanged by the callee
+            self.write(ir.Index(loc, target, ir.Num(loc, k, "int")), v, loc)
 
     def local_lvalue(self, a: ir.Expr, loc: ir.Loc) -> ir.Expr | None:
         """`a` as an lvalue of a local (a variable, a member of a local vector, an element of a local array at

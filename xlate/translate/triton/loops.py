@@ -469,11 +469,12 @@ class Loops:
         return out
 
     def ref_call_roots(self, stmts: list[ir.Stmt]) -> set[str]:
-        """Locals that calls of device functions in `stmts` may change through reference parameters."""
+        """Locals that calls of device functions in `stmts` may change through reference parameters, or through
+        pointer parameters given a local array; local arrays a CUB block load fills."""
         out: set[str] = set()
         for c in _calls(stmts):
             f = self.callee(c)
-            if f is None or not f.refs:
+            if f is None:
                 continue
             for (name, ct), a in zip(f.params, c.args):
                 if name in f.refs and not ct.const:
@@ -481,6 +482,15 @@ class Loops:
                         a = a.base
                     if isinstance(a, ir.Name):
                         out.add(a.id)
+                elif ct.ptr == 1 and not ct.const and isinstance(a, ir.Name):
+                    b = self.lookup(a.id)
+                    if b is not None and isinstance(b.val, LocalArray):
+                        out.add(a.id)
+        for m in _nodes(stmts):
+            if isinstance(m, ir.MethodCall) and m.method == "Load" and len(m.args) >= 2 and isinstance(m.args[1], ir.Name):
+                b = self.lookup(m.args[1].id)
+                if b is not None and isinstance(b.val, LocalArray):  # `L(temp).Load(p, items, ...)` (cub.py)
+                    out.add(m.args[1].id)
         return out
 
     def kind(self, v: Any) -> Any:

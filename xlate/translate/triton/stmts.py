@@ -8,7 +8,7 @@ import numpy as np
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.cub import CubTemp, reducer_type
+from xlate.translate.triton.cub import CubTemp, is_cub_type
 from xlate.translate.triton.state import LiftState
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
@@ -105,7 +105,7 @@ class Statements:
             return
         if s.shared and s.ctype.base.split()[-1].endswith("::TempStorage") and not s.dims:
             owner = self.resolve_type(s.ctype.base.split()[-1].removesuffix("::TempStorage"), loc)
-            if reducer_type(owner) is not None:  # CUB's scratch space for a block reduction (cub.py)
+            if is_cub_type(owner):  # CUB's scratch space for a block reduction, load or store (cub.py)
                 self.bind(s.name, s.ctype, CubTemp(s.name))
                 return
         if s.shared and s.extern and len(s.dims) == 1 and s.dims[0] is None and base in BYTE_TYPES:

@@ -86,6 +86,8 @@ class StructLayouts:
                 continue
             out = self._packed(node, dict(zip(tparams, args)))
             if out is not None:
+                if not tparams:
+                    out["constructors"] = _constructors(node, name, set(out["fields"]))
                 return out
         return None
 
@@ -142,6 +144,39 @@ class StructLayouts:
                 return None
             size = m.body.strip().strip("()").strip()
         return None
+
+
+def _constructors(node: ts.Node, name: str, fields: set[str]) -> dict[int, str]:
+    """CUDA source of a device function per constructor of struct `name` defined in its body whose body is
+    empty and whose members come from its initialiser list (`P(int a, int b) : x(a), y(b) {}`), keyed by its
+    number of parameters: `__device__ P __xl_make_P(int a, int b) { P self; self.x = a; self.y = b; return
+    self; }`. A member the list leaves out stays uninitialised, as in C++."""
+    out: dict[int, str] = {}
+    for fd in node.child_by_field_name("body").named_children:
+        decl = fd.child_by_field_name("declarator") if fd.type == "function_definition" else None
+        if decl is None or decl.type != "function_declarator" or _text(decl.child_by_field_name("declarator")) != name:
+            continue
+        body = fd.child_by_field_name("body")
+        plist = decl.child_by_field_name("parameters")
+        params = [p for p in plist.named_children if p.type in ("parameter_declaration", "optional_parameter_declaration")]
+        if body is None or any(c.type != "comment" for c in body.named_children):
+            continue  # a body with statements, `= default`, `= delete`
+        sets = []
+        inits = next((c for c in fd.named_children if c.type == "field_initializer_list"), None)
+        for fi in inits.named_children if inits is not None else []:
+            if fi.type == "comment":
+                continue
+            kids = fi.named_children
+            value = kids[1].named_children if fi.type == "field_initializer" and len(kids) == 2 else []
+            member = _text(kids[0]) if kids else ""
+            if member not in fields or len(value) != 1:
+                sets = None  # a base class, a member array, several values
+                break
+            sets.append(f"__xl_self.{member} = ({_text(value[0])});")
+        if sets is not None and len(params) not in out:
+            out[len(params)] = (f"__device__ {name} __xl_make_{name}({_text(plist)[1:-1]}) {{ {name} __xl_self; "
+                                f"{' '.join(sets)} return __xl_self; }}")
+    return out
 
 
 def record_refusal(spec: Any) -> str | None:

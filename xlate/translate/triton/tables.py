@@ -51,6 +51,10 @@ def math_entry(name: str) -> dict[str, Any] | None:
     return math_table()["functions"].get(name.removeprefix("cuda::").removeprefix("std::").removeprefix("::"))
 
 
+def vector_entry(name: str) -> dict[str, Any] | None:
+    return math_table()["vectors"].get(name)
+
+
 def atomic_entry(name: str) -> dict[str, Any] | None:
     return math_table()["atomics"].get(name)
 
