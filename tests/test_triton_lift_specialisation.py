@@ -75,3 +75,29 @@ def test_open_over_a_specialised_value_is_refused():
     assert "affine" not in t.kernels
     assert any("affine<float> has a body of its own" in d.message for d in t.diagnostics), [
         d.format() for d in t.diagnostics]
+
+
+def test_the_gate_finds_the_launcher_of_an_explicit_specialisation(tmp_path, monkeypatch):
+    # The port of `affine<float>` (its own kernel) is the launcher `affine_float_`; the gate looks it up from the
+    # CUDA name and verifies it (against a NumPy oracle here: the CUDA source needs a GPU), or rejects a wrong one.
+    from xlate.verify import api
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    src = with_specs("float32", "4").replace(
+        "template <>\n__global__ void affine<float>",
+        "// xlate: x: in[n], y: out[n], n: size(1..300), grid: cdiv(n, 64), block: 64\n"
+        "template <>\n__global__ void affine<float>", 1)
+    cu = tmp_path / "k.cu"
+    cu.write_text(src)
+    t = port(src)
+    assert "affine_float_" in t.kernels, [d.format() for d in t.diagnostics]
+    py = tmp_path / "k_triton.py"
+    py.write_text(t.text)
+    assert api.identifier_spelling(["affine", "affine_float_"], "affine<float>") == "affine_float_"
+    assert api.identifier_spelling(["affine"], "affine") is None
+    ref = tmp_path / "ref.py"
+    ref.write_text("def right(x, n):\n    return {'y': x[:n] * 3 + 1}\n\n\ndef wrong(x, n):\n    return {'y': x[:n] * 2}\n")
+    good = api.verify(str(cu), str(py), kernel="affine<float>", examples=6, reference=f"{ref}:right")
+    assert good.status == "verified", good.reason
+    bad = api.verify(str(cu), str(py), kernel="affine<float>", examples=6, reference=f"{ref}:wrong")
+    assert bad.status == "rejected", bad.reason

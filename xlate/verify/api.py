@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,16 @@ def same_instantiation(names: list[str], kernel: str) -> str | None:
     found = [n for n in names if (got := split(n)) is not None and got[0] == want[0] and len(got[1]) == len(want[1])
              and all(same(a, b) for a, b in zip(got[1], want[1]))]
     return found[0] if len(found) == 1 else None
+
+
+def identifier_spelling(names: list[str], kernel: str) -> str | None:
+    """The name among `names` that spells the instantiation `kernel` as an identifier (`k<__half>` ->
+    `k___half_`, every character other than a letter, digit or `_` made `_`): how a port in a language without
+    templates (a Triton module) names the launcher of one explicit specialisation."""
+    if kernel.isidentifier():
+        return None
+    spelt = re.sub(r"\W", "_", kernel)
+    return spelt if spelt in names else None
 
 
 def _can_run(side: Side) -> tuple[bool, str | None, str | None]:
@@ -164,7 +175,8 @@ def verify(
                          language=candidate_language, arch=arch, timeout=timeout, label="candidate",
                          include_dirs=beside_source, context_path=source.context_path)
         if not candidate.has_kernel() and candidate_kernel is None:
-            candidate.kernel = same_instantiation(candidate.unit.callable_names(), kernel) or kernel
+            names = candidate.unit.callable_names()
+            candidate.kernel = same_instantiation(names, kernel) or identifier_spelling(names, kernel) or kernel
         require_kernel(candidate)
     elif oracle is None:
         raise InputError("xlate: error: nothing to compare with: give a second implementation, --reference or --against")
