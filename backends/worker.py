@@ -352,6 +352,12 @@ def finish_worker(backend: str, env: dict[str, str] | None = None, wrapper: list
     return text
 
 
+def retire_workers(backend: str) -> None:
+    """Close every worker of `backend` (any environment, wrapper or sandbox); the next request starts a new one."""
+    for key in [k for k in _POOL if k[0] == backend]:
+        _POOL.pop(key).close()
+
+
 @atexit.register
 def _stop_all() -> None:
     for w in _POOL.values():

@@ -260,6 +260,11 @@ class Side:
                 after = res.buffers[name]
                 failure = _check_guards(name, before, after, g, n)
                 if failure:
+                    # a write past the guard bands may have hit the worker's own memory (the Triton interpreter
+                    # stores through host pointers): its workers start afresh rather than carry a corrupt heap
+                    from xlate.backends.worker import retire_workers
+
+                    retire_workers(self.backend.name)
                     return SideRun(failure=failure, seconds=total_seconds)
                 p = spec.param(name)
                 if p is not None and p.role == "in":
