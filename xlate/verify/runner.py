@@ -14,6 +14,7 @@ import numpy as np
 
 from xlate.backends.base import Artifact, BufferArg, CompileError, CompileOptions, ScalarArg
 from xlate.backends.registry import backend_for_language, get_backend
+from xlate.backends.worker import retire_workers
 from xlate.cir.ctype import template_spellings
 from xlate.errors import SpecError
 from xlate.model import KernelUnit, TemplateParam
@@ -262,8 +263,6 @@ class Side:
                 if failure:
                     # a write past the guard bands may have hit the worker's own memory (the Triton interpreter
                     # stores through host pointers): its workers start afresh rather than carry a corrupt heap
-                    from xlate.backends.worker import retire_workers
-
                     retire_workers(self.backend.name)
                     return SideRun(failure=failure, seconds=total_seconds)
                 p = spec.param(name)
