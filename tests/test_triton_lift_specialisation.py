@@ -95,6 +95,8 @@ def test_the_gate_finds_the_launcher_of_an_explicit_specialisation(tmp_path, mon
     py.write_text(t.text)
     assert api.identifier_spelling(["affine", "affine_float_"], "affine<float>") == "affine_float_"
     assert api.identifier_spelling(["affine"], "affine") is None
+    # the gate spells the name by the emitter's own rule, private prefix and all
+    assert api.identifier_spelling(["_xlk_int__"], "_xlk<int>") == "_xlk_int__"
     ref = tmp_path / "ref.py"
     ref.write_text("def right(x, n):\n    return {'y': x[:n] * 3 + 1}\n\n\ndef wrong(x, n):\n    return {'y': x[:n] * 2}\n")
     good = api.verify(str(cu), str(py), kernel="affine<float>", examples=6, reference=f"{ref}:right")

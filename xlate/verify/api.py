@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xlate.backends.base import first_error
 from xlate.errors import InputError, SpecError, ToolchainMissing
+from xlate.identifiers import python_identifier
 from xlate.specs import KernelSpec, build_spec, sidecar_overrides, sidecar_reference
 from xlate.specs.model import LARGEST_CASE
 from xlate.verdict import Counterexample, SideInfo, Verdict
@@ -85,11 +85,11 @@ def same_instantiation(names: list[str], kernel: str) -> str | None:
 
 def identifier_spelling(names: list[str], kernel: str) -> str | None:
     """The name among `names` that spells the instantiation `kernel` as an identifier (`k<__half>` ->
-    `k___half_`, every character other than a letter, digit or `_` made `_`): how a port in a language without
-    templates (a Triton module) names the launcher of one explicit specialisation."""
+    `k___half_`): how a port in a language without templates (a Triton module) names the launcher of one
+    explicit specialisation."""
     if kernel.isidentifier():
         return None
-    spelt = re.sub(r"\W", "_", kernel)
+    spelt = python_identifier(kernel)
     return spelt if spelt in names else None
 
 

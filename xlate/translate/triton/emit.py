@@ -14,25 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xlate.cir import ctype as ctyping
+from xlate.identifiers import python_identifier
 from xlate.translate.triton.fork import COPY, SCOPES, SHARED, TRUNCATE, VALUE
 from xlate.translate.triton.sym import LANE_AXES, Sym, varies
 from xlate.translate.triton.tables import math_entry
-
-PY_RESERVED = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
-               "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-               "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "tl",
-               "triton", "torch", "range", "min", "max", "abs", "float", "int", "bool", "print", "len", "math",
-               "libdevice", "os", "BX", "BY", "T", "match", "case", "type", "id", "sum", "list", "dict", "str"}
 
 PYOP = {"add": "+", "sub": "-", "mul": "*", "mod": "%", "shl": "<<", "shr": ">>", "and": "&", "or": "|", "xor": "^",
         "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
 def sanitize(name: str) -> str:
-    n = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    if not n or n[0].isdigit():
-        n = "v_" + n
-    return n + "_" if n in PY_RESERVED or n.startswith("_xl") else n
+    return python_identifier(name)
 
 
 def edtype(s: Sym) -> str:
