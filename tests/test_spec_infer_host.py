@@ -298,6 +298,28 @@ def test_an_allocation_the_kernel_may_read_past_under_the_spec_is_widened(tmp_pa
     assert "at least what the kernel's accesses reach" in res.items["in"][1].detail
 
 
+def test_a_gather_through_an_index_buffer_does_not_hide_the_direct_reads(tmp_path):
+    # `x[i]` under the guard reaches `count`; `x[nbr[i]]` reaches what nbr's range allows. The unknown reach of
+    # the gather must not stop the widening that the direct read needs (else x's tail past n is read: garbage)
+    res = resolve(tmp_path, """
+    __global__ void smooth(const float* x, const int* nbr, float* y, int count) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < count) y[i] = x[i] + x[nbr[i]];
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]), count = atoi(argv[2]);
+      float *x, *y; int* nbr;
+      cudaMalloc(&x, n * sizeof(float));
+      cudaMalloc(&y, count * sizeof(float));
+      cudaMalloc(&nbr, count * sizeof(int));
+      smooth<<<(count + 127) / 128, 128>>>(x, nbr, y, count);
+    }
+    """, "smooth")
+    assert res.items["x"][0] == "x: in[max(count, n)]"
+    assert "at least what the kernel's accesses reach" in res.items["x"][1].detail
+    assert res.items["nbr"][0].startswith("nbr: in[count](0..")
+
+
 def test_std_integer_types_system_typedefs_and_float_ceil_division(tmp_path):
     res = resolve(tmp_path, """
     #include <cstdint>

@@ -203,16 +203,18 @@ class KernelFacts:
 
     # -- extents --------------------------------------------------------------------------------------------
     def extent(self, pname: str, mapper: Any, grid: list[sp.Expr] | None, block: list[sp.Expr] | None,
-               loads: bool = False) -> tuple[sp.Expr, Origin] | None:
+               loads: bool = False, known_only: bool = False) -> tuple[sp.Expr, Origin] | None:
         """The buffer's length from its accesses: the largest index any can touch, plus one. With `loads`, an
-        extent may depend on the values of index buffers (U_<buffer>: the largest value that buffer holds)."""
+        extent may depend on the values of index buffers (U_<buffer>: the largest value that buffer holds). With
+        `known_only`, accesses whose reach is not known (`x[idx[i]]`, a loop bound loaded at run time) are left
+        out: a lower bound of the length, what the other accesses need whatever the unknown ones do."""
         if self.truncated or pname in self.opaque:
             return None
         mine = [a for a in self.accesses if a.param == pname]
         if not mine:
             return None
         grid, block, launch = self.launch_values(grid, block)
-        key = (pname, tuple(grid or ()), tuple(block or ()), loads)
+        key = (pname, tuple(grid or ()), tuple(block or ()), loads, known_only)
         if key in self._extents_cache:
             return self._extents_cache[key]
         self._extents_cache[key] = None
@@ -223,11 +225,17 @@ class KernelFacts:
             m = self._aligned_last(a, launch) if a.align > 1 and id(a) in self.aligned else None
             m = m if m is not None else _maxval(a.last, a.bounds, self)
             if m is None:
+                if known_only:
+                    continue
                 return None
             m = sp.expand(m.xreplace(launch)) if launch else m
             if any(not _is_outcome(s) and s not in spec_sizes for s in m.free_symbols) or any(
                     s in GRID or s in BLOCK for s in m.free_symbols):
+                if known_only:
+                    continue
                 return None
+            if known_only and not loads and any(s.name.startswith("U_") for s in m.free_symbols):
+                continue
             tops.extend(m.args if isinstance(m, sp.Max) else (m,))
         if not tops:
             return None

@@ -268,7 +268,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         text, origin = inf.items[name]
         if origin.kind != "host":
             continue
-        covered, origin = _covering(length, origin, kf.extent(name, mapper, grid_exprs, block_exprs), drawn)
+        covered, origin = _covering(length, origin, kf.extent(name, mapper, grid_exprs, block_exprs, known_only=True),
+                                     drawn)
         if covered is not length:
             head, _, rest = text.partition("[")
             dims, _, tail = rest.partition("]")
