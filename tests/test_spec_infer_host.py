@@ -320,6 +320,46 @@ def test_a_gather_through_an_index_buffer_does_not_hide_the_direct_reads(tmp_pat
     assert res.items["nbr"][0].startswith("nbr: in[count](0..")
 
 
+def test_a_backward_sweep_needs_sizes_that_keep_its_fixed_offsets_in_the_buffer(tmp_path):
+    # the last row's update reads row m - 2: m = 1 would read before the buffer, which the program never does
+    res = resolve(tmp_path, """
+    __global__ void sweep(float* x, const float* c, int m, int batch) {
+      int t = blockIdx.x * blockDim.x + threadIdx.x;
+      if (t >= batch) return;
+      int last = batch * (m - 1) + t;
+      x[last] -= c[last] * x[last - batch];
+      for (int i = last - batch; i >= t; i -= batch) x[i] -= c[i] * x[i + batch];
+    }
+    int main(int argc, char** argv) {
+      int m = atoi(argv[1]), batch = atoi(argv[2]);
+      float *x, *c;
+      cudaMalloc(&x, m * batch * sizeof(float));
+      cudaMalloc(&c, m * batch * sizeof(float));
+      sweep<<<(batch + 63) / 64, 64>>>(x, c, m, batch);
+    }
+    """, "sweep")
+    assert res.items["where"][0] == "where: m >= 2"
+    assert "no index falls below 0" in res.items["where"][1].detail
+
+
+def test_a_lower_guard_is_not_read_as_a_size_bound(tmp_path):
+    # `x[i - 1]` under `i > 0`: the lowest index is a lone -1, which says nothing about sizes
+    res = resolve(tmp_path, """
+    __global__ void diff(const float* x, float* y, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i > 0 && i < n) y[i] = x[i] - x[i - 1];
+    }
+    int main(int argc, char** argv) {
+      int n = atoi(argv[1]);
+      float *x, *y;
+      cudaMalloc(&x, n * sizeof(float));
+      cudaMalloc(&y, n * sizeof(float));
+      diff<<<(n + 127) / 128, 128>>>(x, y, n);
+    }
+    """, "diff")
+    assert "where" not in res.items
+
+
 def test_std_integer_types_system_typedefs_and_float_ceil_division(tmp_path):
     res = resolve(tmp_path, """
     #include <cstdint>

@@ -248,6 +248,25 @@ class KernelFacts:
         self._extents_cache[key] = ext, Origin("kernel", mine[0].where, f"largest index of {pname} under the kernel's guards")
         return self._extents_cache[key]
 
+    def lowest_indices(self, grid: list[sp.Expr] | None, block: list[sp.Expr] | None) -> list[tuple[sp.Expr, Access]]:
+        """The lowest element each buffer access can touch, where that depends on the kernel's parameters (a
+        backward sweep's `x[n * (m - 2) + i]` is below 0 for m = 1): in parameter symbols, launch values in. An
+        access through a loaded value, or whose lowest index is a number, is left out (a lower guard such as
+        `if (i > 0)` is not tracked: a lone `-1` says nothing about sizes)."""
+        grid, block, launch = self.launch_values(grid, block)
+        out: list[tuple[sp.Expr, Access]] = []
+        for a in self.accesses:
+            if self.loads_in(a.index):
+                continue
+            low = _minval(a.index, a.bounds, self)
+            if low is None:
+                continue
+            low = sp.expand(low.xreplace(launch)) if launch else sp.expand(low)
+            if low.is_number or any(not s.name.startswith("_P_") for s in low.free_symbols):
+                continue
+            out.append((low, a))
+        return out
+
     def value_range(self, pname: str) -> tuple[str, str] | None:
         return self._ranges.get(pname)
 

@@ -276,6 +276,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             lanes = dims[len(_text(mapper, length)):]  # `, 2` of a struct of two numbers
             inf.items[name] = (f"{head}[{_text(mapper, covered)}{lanes}]{tail}", origin)
     _within_budget(fn, inf, lengths, buffer_lanes)
+    _nonnegative_indices(kf, inf, mapper, grid_exprs, block_exprs)
     if block_exprs is not None and "block" in inf.items:
         shmem_e = None
         if launch is not None and isinstance(launch.shmem, Num) and mapper is not None and "shmem" in inf.items:
@@ -516,6 +517,59 @@ def _positive_lengths(inf: Inference, lengths: dict[str, sp.Expr], mapper: Mappe
     if not conds:
         return
     inf.add_where(conds, Origin("kernel", "", "buffers the program offsets into must hold an element"))
+
+
+def _nonnegative_indices(kf: KernelFacts, inf: Inference, mapper: Mapper | None, grid: list[sp.Expr] | None,
+                         block: list[sp.Expr] | None) -> None:
+    """Sizes too small for the kernel's fixed offsets (`x[n * (m - 2) + i]`, the last step of a backward sweep,
+    needs m >= 2) make a correct source read or write before its buffer; the program never uses them, so the
+    spec says `where: m - 2 >= 0`. Only a bound some sizes the spec draws meet: one no size meets (`x[i - n]`
+    under a lower guard inference does not track) says nothing."""
+    if mapper is None:
+        return
+    ranges = _ranges(inf)
+    bounds: list[sp.Expr] = []
+    for low, _access in kf.lowest_indices(grid, block):
+        if all(_term_nonneg(t) for t in sp.Add.make_args(low)):
+            continue
+        # positive size factors do not change the sign: `n * (m - 2)` needs `m - 2 >= 0`
+        coeff, factors = sp.factor_terms(low).as_coeff_mul()
+        kept = [f for f in factors if not (f.is_Symbol and f.name.startswith("_P_"))]
+        bound = sp.expand(sp.Mul(*kept)) if coeff > 0 and kept else low
+        if bound.is_number or any((x.name[3:] if x.name.startswith("_P_") else x.name) not in ranges
+                                  for x in bound.free_symbols):
+            continue  # a size the spec derives (`half: const(cdiv(n, 2))`) may keep it whatever is drawn
+        if not _sometimes_nonnegative(bound, ranges) or not _sometimes_nonnegative(-bound - 1, ranges):
+            continue
+        bounds.append(bound)
+    # of `m - 1 >= 0` and `m - 2 >= 0` the second says both
+    strongest = [b for b in dict.fromkeys(bounds)
+                 if not any(c is not b and (d := sp.expand(b - c)).is_number and d > 0 for c in bounds)]
+    conds = []
+    for b in strongest:
+        const, rest = b.as_coeff_Add()
+        conds.append(f"{_text(mapper, rest)} >= {-const}" if const < 0 else f"{_text(mapper, b)} >= 0")
+    if conds:
+        inf.add_where(conds, Origin("kernel", kf.where, "sizes the kernel's fixed offsets need so that no index "
+                                    "falls below 0"))
+
+
+def _sometimes_nonnegative(e: sp.Expr, ranges: dict[str, list[float]]) -> bool:
+    """Whether `e >= 0` at some point of the sizes' sampled ranges (both ends and a few values inside)."""
+    import itertools
+
+    syms = sorted(e.free_symbols, key=str)
+    if len(syms) > 6:
+        return True
+
+    def values(x: sp.Symbol) -> list[float]:
+        return ranges[x.name[3:] if x.name.startswith("_P_") else x.name]
+
+    for point in itertools.product(*[values(x)[:6] for x in syms]):
+        v = e.xreplace({x: sp.Integer(int(p)) if float(p) == int(p) else sp.Float(p) for x, p in zip(syms, point)})
+        if v.is_number and v >= 0:
+            return True
+    return False
 
 
 def _term_nonneg(t: sp.Expr) -> bool:
