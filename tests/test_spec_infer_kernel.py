@@ -245,3 +245,19 @@ def test_a_long_chain_of_additions_is_followed_in_full(tmp_path):
     """, "wide")
     assert res.complete
     assert res.annotation() == "x: in[n + 39], y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256"
+
+
+def test_a_pointer_declared_first_and_set_later_is_followed(tmp_path):
+    # C89-style kernels declare their locals at the top and point them into a buffer later
+    res = resolve(tmp_path, """
+    __global__ void fill_column(float* dist, int width, int k) {
+      float* p;
+      unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
+      if (x < width) {
+        p = dist + x;
+        for (int l = 0; l < k; l++) p[l * width] = 1.0f;
+      }
+    }
+    """, "fill_column")
+    assert res.complete, res.holes
+    assert res.items["dist"][0] == "dist: out[k * width]"

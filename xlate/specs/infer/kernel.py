@@ -1321,7 +1321,8 @@ class KernelInterpreter(Evaluator):
                     value = KPtr(old.param, old.offset + sign * value.e * old.width, old.width, old.shared, old.elem_size, old.align)
                 elif op != "=":
                     value = None
-                if isinstance(old, KPtr):
+                if isinstance(old, KPtr) or (old is None and op == "=" and isinstance(value, KPtr)):
+                    # (a pointer declared first and set later, `float* p; ... p = dist + x;`, is followed as well)
                     env[name] = value if isinstance(value, KPtr) else None
                 elif isinstance(old, Num) and old.flt:
                     env[name] = Num(self.fresh("l", name), True)
