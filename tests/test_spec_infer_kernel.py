@@ -261,3 +261,37 @@ def test_a_pointer_declared_first_and_set_later_is_followed(tmp_path):
     """, "fill_column")
     assert res.complete, res.holes
     assert res.items["dist"][0] == "dist: out[k * width]"
+
+
+def test_library_vector_and_matrix_types_are_lanes_of_their_scalar(tmp_path):
+    # glm's headers are not read (a system or vendored include): their layout comes from the library table
+    res = resolve(tmp_path, """
+    #include <glm/glm.hpp>
+    using vec3 = glm::vec<3, float>;
+    using mat3 = glm::mat<3, 3, float>;
+    __global__ void apply(const vec3* __restrict__ p, const mat3* m, glm::vec2* out,
+                          const Eigen::Matrix<double, 4, 1>* w, double* s, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) {
+        out[i] = glm::vec2(p[i].x * m[i][0][0], p[i].y);
+        s[i] = w[i][0] + w[i][3];
+      }
+    }
+    """, "apply")
+    assert res.complete, res.holes
+    assert res.items["p"][0] == "p: in[n, 3] as float32"
+    assert res.items["m"][0] == "m: in[n, 9] as float32"
+    assert res.items["out"][0] == "out: out[n, 2] as float32"
+    assert res.items["w"][0] == "w: in[n, 4] as float64"
+
+
+def test_a_dynamic_library_extent_or_the_programs_own_type_is_not_taken_from_the_table(tmp_path):
+    res = resolve(tmp_path, """
+    struct vec2 { double a, b, c; };
+    __global__ void k(const Eigen::Matrix<float, -1, 1>* v, const vec2* q, double* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = q[i].a + q[i].c;
+    }
+    """, "k")
+    assert "v" in res.holes
+    assert res.items["q"][0] == "q: in[n, 3] as float64"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import sympy as sp
 import tree_sitter as ts
 
 from xlate.cir.cond import DEVICE_MACROS, Undecidable, evaluate
@@ -365,7 +366,9 @@ class Program:
         from xlate.specs.model import ctypes_table
 
         fields = self.structs.get(name.removeprefix("struct ").strip())
-        if not fields or any(count <= 0 for _, count in fields):
+        if not fields:
+            return self._library_lanes(name)
+        if any(count <= 0 for _, count in fields):
             return None
         types = {self.resolve_type(t) for t, _ in fields}
         if len(types) != 1:
@@ -375,6 +378,21 @@ class Program:
         if info is None or info.get("numpy") is None:
             return None
         return scalar, sum(count for _, count in fields)
+
+    def _library_lanes(self, name: str) -> tuple[str, int] | None:
+        """A library's vector or matrix type (`glm::vec<3, float>`, through the program's `using vec3 = ...`):
+        xlate/data/library_types.yaml. Only when the program does not define a type of that name itself."""
+        from xlate.specs.model import ctypes_table
+
+        resolved = self.resolve_type(name.removeprefix("struct ").strip())
+        if resolved.split("<", 1)[0].split("::")[-1] in self.structs:
+            return None
+        found = _library_layout(resolved)
+        if found is None:
+            return None
+        scalar = self.resolve_type(found[0])
+        info = ctypes_table().get(scalar)
+        return (scalar, found[1]) if info is not None and info.get("numpy") is not None else None
 
     def record_of(self, ctype: str, depth: int = 0) -> tuple[str | None, str]:
         """A struct of numbers as a spec record type (xlate/specs/records.py): `({S: float32, T: int32}, "")`,
@@ -705,6 +723,31 @@ def _template_args(args: str) -> list[str]:
         else:
             cur += ch
     return [*out, cur.strip()] if cur.strip() else out
+
+
+def _library_layout(ctype: str) -> tuple[str, int] | None:
+    """(scalar C type, lanes) of a library type spelt `ctype` (`glm::vec<3, float>`, `Eigen::Vector3f`) from
+    xlate/data/library_types.yaml, or None. A template argument that is not a positive literal (Eigen::Dynamic,
+    a name) gives no fixed layout."""
+    table = data("library_types.yaml")
+    t = re.sub(r"\b(const|volatile|struct|class)\b", " ", ctype).strip().removeprefix("::")
+    row = table["names"].get(t)
+    if row is not None:
+        return str(row["scalar"]), int(row["lanes"])
+    m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
+    row = table["templates"].get(m.group(1)) if m else None
+    if m is None or row is None:
+        return None
+    params: list[str] = row["params"]
+    args = _template_args(m.group(2))
+    if len(args) < len(params):
+        return None  # extra trailing arguments (glm's qualifier, Eigen's options) do not change the layout
+    bound = dict(zip(params, args))
+    values = {sp.Symbol(n): int(v) for n, v in bound.items() if n != row["scalar"] and re.fullmatch(r"\d+", v)}
+    if len(values) != len(params) - 1:
+        return None
+    lanes = sp.sympify(str(row["lanes"]), locals={n: sp.Symbol(n) for n in params}).subs(values)
+    return (bound[row["scalar"]], int(lanes)) if lanes.is_Integer and lanes > 0 else None
 
 
 def _alignment(head: str, program: Program) -> int:
