@@ -158,3 +158,31 @@ def test_nvcc_implicit_names_complex_tuple_and_glibc_short_types(tmp_path):
             "  y[0] = std::abs(c) + std::tuple_size<decltype(t)>::value + three + n + m + s + INFINITY;\n}\n")
     art = _compile(tmp_path, {"main.cu": main}, "main.cu", "k")
     assert art.compile.ok and "warning" not in art.compile.log  # libcu++'s INFINITY redefinition is not one
+
+
+def test_a_header_included_inside_a_function_body_is_inlined_as_written_each_time(tmp_path):
+    # a block of local declarations kept in a file of its own: slicing it as a file would take its lines for
+    # host globals and blank them
+    (tmp_path / "consts.h").write_text("double cp = 3.5;\ndouble cpd = cp; // not a global\n")
+    main = tmp_path / "k.cu"
+    text = ('__global__ void a(double* x) {\n#include "consts.h"\n  x[0] = cpd;\n}\n'
+            '__global__ void b(double* x) {\n  #include "consts.h"\n  x[1] = cp;\n}\n')
+    out = bundle(text, str(main), transform=lambda t, p: "/* sliced */")
+    assert out.count("double cpd = cp;") == 2 and "/* sliced */" not in out
+    assert f'#line 3 "{main}"' in out  # numbering resumes after the fragment
+
+
+def test_an_include_inside_a_kernel_compiles_under_nvrtc(tmp_path):
+    pytest.importorskip("cuda.bindings")
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.registry import get_backend
+
+    (tmp_path / "consts.h").write_text("const float scale = 2.0f;\nfloat bias = scale / 4;\n")
+    src = tmp_path / "k.cu"
+    src.write_text('__global__ void k(float* x, int n) {\n  int i = threadIdx.x;\n#include "consts.h"\n'
+                   "  if (i < n) x[i] = x[i] * scale + bias;\n}\nint main() { return 0; }\n")
+    backend = get_backend("cuda")
+    if not backend.detect().can_compile:
+        pytest.skip("NVRTC is not installed")
+    art = backend.compile(src.read_text(), "k", CompileOptions(arch="sm_90", context_path=str(src)), path=str(src))
+    assert art.entry

@@ -13,6 +13,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
+from xlate.parse.kernel_closure import code_view
+
 # group 1: a marker comment the device slice puts before a header's first line (xlate/parse/slice.py), kept
 INCLUDE = re.compile(r'^((?:[ \t]*/\*xlate:[^\n]*?\*/)?)[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.M)
 MAX_FILES = 256
@@ -46,11 +48,21 @@ def _bundle(text: str, path: str, dirs: tuple[str, ...], transform: Callable[[st
     here = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else ""
     out: list[str] = []
     pos = 0
+    code: str | None = None
     for m in INCLUDE.finditer(text):
         found = resolve(m.group(2), here, dirs)
         if found is None:
             continue
         real = os.path.realpath(found)
+        if code is None:
+            code = code_view(text)
+        if code.count("{", 0, m.start()) > code.count("}", 0, m.start()):
+            # included inside a function body (a block of local declarations kept in a file of its own): a
+            # fragment of that function, inlined as written wherever it is included, never sliced as a file
+            out.append(text[pos : m.start()])
+            pos = m.end()
+            out.append(m.group(1) + _fragment(found, path, text.count("\n", 0, m.end()) + 2, budget))
+            continue
         line_after = text.count("\n", 0, m.end()) + 2  # the line that follows the #include
         out.append(text[pos : m.start()])
         pos = m.end()
@@ -153,3 +165,17 @@ def _direct_includer(path: str, dirs: Sequence[str], suffixes: tuple[str, ...],
 
 def _quoted(path: str) -> str:
     return path.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _fragment(found: str, includer: str, line_after: int, budget: list[int]) -> str:
+    """The text of a header included inside a function body, with #line directives around it."""
+    try:
+        with open(found, "rb") as fh:
+            raw = fh.read(budget[0] + 1)
+    except OSError:
+        raw = b""
+    budget[0] -= len(raw)
+    if budget[0] < 0 or not raw:
+        return f'#include "{found}"'
+    return (f'\n#line 1 "{_quoted(os.path.abspath(found))}"\n{raw.decode("utf-8", "surrogateescape")}\n'
+            f'#line {line_after} "{_quoted(line_name(includer))}"')
