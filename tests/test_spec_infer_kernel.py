@@ -295,3 +295,40 @@ def test_a_dynamic_library_extent_or_the_programs_own_type_is_not_taken_from_the
     """, "k")
     assert "v" in res.holes
     assert res.items["q"][0] == "q: in[n, 3] as float64"
+
+
+def test_an_enum_parameter_is_an_axis_of_its_enumerators_from_a_header_in_include(tmp_path):
+    # the layout of a PyTorch extension: kernels in csrc/, the shared header in include/ (setup.py passes -I)
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "common.h").write_text(textwrap.dedent("""
+    #pragma once
+    namespace proj {
+    enum Model { PINHOLE = 0, ORTHO = 1, FISHEYE = 4, OTHER };
+    }
+    """))
+    (tmp_path / "csrc").mkdir()
+    path = tmp_path / "csrc" / "k.cu"
+    path.write_text(textwrap.dedent("""
+    #include "common.h"
+    namespace proj {
+    __global__ void project(const float* x, float* y, const Model model, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      switch (model) {
+        case PINHOLE: y[i] = x[i] * 2.0f; break;
+        case FISHEYE: y[i] = x[i] - 1.0f; break;
+        default: y[i] = x[i];
+      }
+    }
+    }
+    """).lstrip())
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "project")
+    assert res.complete, res.holes
+    assert res.items["model"][0] == "model: const(model_enum)"
+    assert res.items["model_enum"][0] == "model_enum: choice(0|1|4|5)"
+    assert "the enumerators of Model" in res.items["model"][1].detail
+    # the spec builds and the gate passes the enumerator as the enum's int
+    from xlate.specs import build_spec
+
+    spec = build_spec(parse_string(f"// xlate: {res.annotation()}\n" + path.read_text(), str(path), "cuda"), "project")
+    assert spec.param("model").ctype == "int"

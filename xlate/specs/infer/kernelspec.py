@@ -227,6 +227,17 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' ({bound_class}) in "
                                  f"'{fn.name}': {why_not or 'its members index buffers'}; annotate the kernel by hand")
             continue
+        enumerators = program.enum_values(p.type) if not p.is_template_dependent else None
+        if enumerators:  # the values the program can pass, each a case of its own (a camera model, a mode)
+            values = sorted(set(enumerators))
+            origin = Origin("kernel", kf.where, f"the enumerators of {normalise_ctype(p.type).replace('const ', '')}")
+            if values[0] >= 0 and len(values) <= 64:  # an axis of its own that the parameter takes
+                axis = f"{p.name}_enum"
+                inf.items[axis] = (f"{axis}: choice({'|'.join(map(str, values))})", origin)
+                inf.items[p.name] = (f"{p.name}: const({axis})", origin)
+            else:
+                inf.items[p.name] = (f"{p.name}: scalar({values[0]}..{values[-1]})", origin)
+            continue
         callable_ = p.is_template_dependent and re.search(rf"\b{re.escape(p.name)}\s*\(", kf.body_text)
         item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if not callable_ and (
             not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program))) else None

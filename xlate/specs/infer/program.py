@@ -81,6 +81,7 @@ class Program:
         # module variables); cleared when the declarations are settled again
         self.derived: dict[str, Any] = {}
         self.typedefs: dict[str, str] = {}
+        self.enums: dict[str, list[int] | None] = {}  # enumerator values of each enum (None: not all known)
         # typedefs under #if/#ifdef: name -> [(conditions, type)]; settled by the macros (settle_typedefs)
         self._cond_typedefs: dict[str, list[tuple[tuple[tuple[str, bool], ...], str]]] = {}
         self._settled: set[str] = set()
@@ -207,7 +208,7 @@ class Program:
                             if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("body"):
                                 self._struct(text(d), tnode)
                             elif tnode is not None and tnode.type == "enum_specifier":
-                                self.typedefs.setdefault(text(d), "int")  # an enum is an int in memory
+                                self._enum(text(d), tnode)
                             elif inner:
                                 self._cond_typedefs.setdefault(text(d), []).append((inner, base))
                             else:
@@ -215,11 +216,11 @@ class Program:
                     if tnode is not None and tnode.type == "struct_specifier" and tnode.child_by_field_name("name"):
                         self._struct(text(tnode.child_by_field_name("name")), tnode)
                 elif t == "enum_specifier" and child.child_by_field_name("name") is not None:
-                    self.typedefs.setdefault(text(child.child_by_field_name("name")), "int")
+                    self._enum(text(child.child_by_field_name("name")), child)
                 elif t in ("struct_specifier", "class_specifier", "declaration") and node.type == "translation_unit":
                     spec = child if t != "declaration" else child.child_by_field_name("type")
                     if spec is not None and spec.type == "enum_specifier" and spec.child_by_field_name("name") is not None:
-                        self.typedefs.setdefault(text(spec.child_by_field_name("name")), "int")
+                        self._enum(text(spec.child_by_field_name("name")), spec)
                     if spec is not None and spec.type in ("struct_specifier", "class_specifier") and (
                             spec.child_by_field_name("name") is not None and spec.child_by_field_name("body") is not None):
                         self._class(f, spec)
@@ -360,6 +361,42 @@ class Program:
                     count = 0  # pointers, bit-fields...: not plain data
                 fields.append((ftype, count))
         self.structs[name] = fields
+
+    def _enum(self, name: str, node: ts.Node) -> None:
+        """An enum is its underlying type in memory (`int` unless it says `: uint8_t`); its enumerators' values
+        are kept where they are constant expressions of numbers and earlier enumerators."""
+        base = node.child_by_field_name("base")
+        self.typedefs.setdefault(name, text(base) if base is not None else "int")
+        body = node.child_by_field_name("body")
+        if body is None or name in self.enums:
+            return
+        values: list[int] | None = []
+        known: dict[str, int] = {}
+        nxt = 0
+        for e in body.children:
+            if e.type != "enumerator":
+                continue
+            value = e.child_by_field_name("value")
+            v = nxt if value is None else _constant_int(text(value), known)
+            if v is None:
+                values = None
+                break
+            known[text(e.child_by_field_name("name"))] = v
+            values.append(v)
+            nxt = v + 1
+        self.enums[name] = values
+
+    def enum_values(self, ctype: str) -> list[int] | None:
+        """The enumerator values of the enum `ctype` names (through `const`, qualifiers and aliases), or None."""
+        t = re.sub(r"\b(const|volatile|enum)\b", " ", ctype).strip().split("::")[-1].strip()
+        for _ in range(8):
+            if t in self.enums:
+                return self.enums[t]
+            nxt = self.typedefs.get(t)
+            if nxt is None or nxt == t:
+                return None
+            t = nxt.split("::")[-1].strip()
+        return None
 
     def struct_lanes(self, name: str) -> tuple[str, int] | None:
         """A struct of one scalar type (`struct { float re, im; }`): (scalar type, how many); None otherwise."""
@@ -725,6 +762,19 @@ def _template_args(args: str) -> list[str]:
     return [*out, cur.strip()] if cur.strip() else out
 
 
+def _constant_int(expr: str, known: dict[str, int]) -> int | None:
+    """The value of an enumerator's initialiser made of integer literals, earlier enumerators and C operators."""
+    names = set(re.findall(r"\b[A-Za-z_]\w*\b", re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\b", " ", expr)))
+    if names - set(known):
+        return None  # `sizeof(T)`, a constant of another scope: the preprocessor's rule (unknown names are 0) is wrong here
+    expr = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\b", lambda m: str(int(m.group(1), 0)) if not (
+        m.group(1).startswith("0") and m.group(1)[1:].isdigit()) else str(int(m.group(1), 8)), expr)
+    try:
+        return evaluate(expr, {k: str(v) for k, v in known.items()})
+    except (Undecidable, ArithmeticError, ValueError):
+        return None
+
+
 def _library_layout(ctype: str) -> tuple[str, int] | None:
     """(scalar C type, lanes) of a library type spelt `ctype` (`glm::vec<3, float>`, `Eigen::Vector3f`) from
     xlate/data/library_types.yaml, or None. A template argument that is not a positive literal (Eigen::Dynamic,
@@ -878,16 +928,33 @@ def context_paths(path: str) -> list[str]:
         if re.search(r'^\s*#\s*include\s*"' + re.escape(folder.name) + r"/", head, re.M):
             out.append(str(q))
     extra: list[str] = []
+    search = _include_search_dirs(folder, me)
     for p in [me, *out]:
         try:
             head = Path(p).read_bytes()[:200000].decode("utf-8", "replace")
         except OSError:
             continue
         for inc in re.findall(r'^\s*#\s*include\s*"([^"]+)"', head, re.M):
-            q = os.path.normpath(os.path.join(os.path.dirname(p), inc))
-            if q != me and q not in out and q not in extra and os.path.isfile(q) and len(extra) < 16:
+            q = next((c for c in (os.path.normpath(os.path.join(d, inc)) for d in (os.path.dirname(p), *search))
+                      if os.path.isfile(c)), None)
+            if q is not None and q != me and q not in out and q not in extra and len(extra) < 16:
                 extra.append(q)
     return out + extra
+
+
+def _include_search_dirs(folder: Path, path: str) -> list[str]:
+    """Where a quoted #include not beside its includer is looked for: the build's -I folders (Makefile), and the
+    `include/` folders a project keeps beside or above its sources (`src/csrc/k.cu` including "Common.h" from
+    `src/include/`, which setup.py or CMake passes with -I)."""
+    from xlate.parse.buildflags import build_flags
+
+    dirs = list(build_flags(path).include_dirs)
+    for base in (folder, folder.parent, folder.parent.parent):
+        for name in ("include", "inc"):
+            cand = base / name
+            if cand.is_dir() and str(cand) not in dirs:
+                dirs.append(str(cand))
+    return dirs
 
 
 def program_for(unit: KernelUnit, context: list[KernelUnit] | None = None) -> Program:
