@@ -167,3 +167,43 @@ def test_offsets_the_kernel_writes_are_not_drawn(tmp_path):
     }
     """, "shift_rows<<<(nrows + 127) / 128, 128>>>(rp, v, y, nrows)", "shift_rows")
     assert "ascending" not in got
+
+
+def test_a_write_through_a_running_count_that_just_grew_makes_it_ascending(tmp_path):
+    # stream compaction over an inclusive scan: element i goes to keep[i] - 1 when keep[i] > keep[i - 1]; only a
+    # non-decreasing keep sends two threads to two elements
+    kernel = """
+    __global__ void compact(const int* keep, const float* src, float* dst, int nseg) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i == 0) {
+        if (keep[0] == 1) dst[0] = src[0];
+      } else if (i < nseg) {
+        if (keep[i] > keep[i - 1]) {
+          int to = keep[i] - 1;
+          dst[to] = src[i];
+        }
+      }
+    }
+    """
+    res = resolve(tmp_path, kernel,
+                  "compact<<<(nseg + 127) / 128, 128>>>(first, src, dst, nseg)", "compact")
+    assert res.annotation() == ("keep: in[nseg](1..total ascending), src: in[max(1, nseg, total)], dst: out[total], "
+                                "nseg: size(1..77), total: size(1..999), grid: cdiv(nseg, 128), block: 128")
+    spec = res.spec
+    assert spec is not None
+    for seed, profile in enumerate(["uniform", "edges", "edges", "uniform"]):
+        case = Case({"nseg": 40, "total": 25}, {}, {}, {"keep": profile}, seed)
+        keep = make_inputs(spec, case, environment(spec, case))["keep"].astype(np.int64)
+        targets = [0] if keep[0] == 1 else []
+        targets += [int(keep[i]) - 1 for i in range(1, 40) if keep[i] > keep[i - 1]]
+        assert len(targets) == len(set(targets)) and all(0 <= t < 25 for t in targets)  # one thread per element
+
+
+def test_a_write_through_a_count_compared_with_another_element_is_left_alone(tmp_path):
+    got = annotation(tmp_path, """
+    __global__ void compact2(const int* keep, const float* src, float* dst, int nseg) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= 2 && i < nseg && keep[i] > keep[i - 2]) dst[keep[i] - 1] = src[i];
+    }
+    """, "compact2<<<(nseg + 127) / 128, 128>>>(first, src, dst, nseg)", "compact2")
+    assert "ascending" not in got

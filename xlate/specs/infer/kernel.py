@@ -363,7 +363,28 @@ class KernelFacts:
                     refused.add(p)  # lengths from two buffers: only the order is sure
                 else:
                     out[p] = by
+        for p in self._compactions(written):
+            out.setdefault(p, None)
         return {p: (None if p in refused else by) for p, by in out.items()}
+
+    def _compactions(self, written: set[str]) -> set[str]:
+        """Buffers holding a running count that picks where each kept element goes: a plain write through p[e]
+        under `p[e] > p[e - 1]` (stream compaction over an inclusive scan). Only non-decreasing counts send two
+        threads to two elements."""
+        out: set[str] = set()
+        for a in self.accesses:
+            if not a.write or a.atomic:
+                continue
+            targets = {(ld.param, sp.expand(ld.index)) for x in self._through_loads(a.index).free_symbols
+                       if (ld := self.loads.get(x)) is not None and not ld.flt and ld.index is not None}
+            for below, above in a.bounds.items():
+                lo, hi = self.loads.get(below), self.loads.get(above) if isinstance(above, sp.Symbol) else None
+                if lo is None or hi is None or lo.param != hi.param or lo.param in written or lo.flt:
+                    continue
+                if lo.index is not None and hi.index is not None and sp.expand(hi.index - lo.index) == 1 and (
+                        hi.param, sp.expand(hi.index)) in targets:
+                    out.add(hi.param)
+        return out
 
     def _segment_spans(self) -> list[tuple[sp.Expr, sp.Expr]]:
         """(first, end) of every run of indices the kernel walks: counted loops (lo..hi) and the guarded term of
