@@ -267,7 +267,7 @@ def test_index_buffers_get_the_range_that_keeps_accesses_in_bounds(tmp_path):
     }
     """})
     res = resolve(folder, "main.cu", "spmv")
-    assert res.annotation() == ("rowptr: in[rows + 1](0..nnz), col: in[nnz](0..cols - 1), val: in[nnz], x: in[cols], "
+    assert res.annotation() == ("rowptr: in[rows + 1](0..nnz ascending), col: in[nnz](0..cols - 1), val: in[nnz], x: in[cols], "
                                 "y: out[rows], rows: size(1..1000), nnz: size(1..5000), cols: size(1..800), "
                                 "grid: cdiv(rows, 128), block: 128")
 

@@ -33,7 +33,7 @@ def test_csr_buffers_sized_by_the_largest_index_values(tmp_path):
     # nothing sizes val, col and x: the largest values of rowptr and col become sizes, and the index buffers'
     # values are drawn so that every access stays inside
     assert res.annotation() == (
-        "rows: size(1..4096), rowptr: in[rows + 1](0..rowptr_max), col: in[rowptr_max](0..col_max), "
+        "rows: size(1..4096), rowptr: in[rows + 1](0..rowptr_max ascending), col: in[rowptr_max](0..col_max), "
         "val: in[rowptr_max], x: in[col_max + 1], y: out[rows], rowptr_max: size(1..4096), col_max: size(1..4096), "
         "grid: cdiv(rows, 256), block: 256")
     assert res.items["rowptr_max"][1].kind == "kernel"

@@ -24,6 +24,7 @@ from xlate.specs.language import (
     parse_values,
     split_record,
     split_top,
+    value_order,
 )
 from xlate.specs.model import (
     NUMERIC_DTYPES,
@@ -256,8 +257,9 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
                 raise SpecError(f"{where}error: buffer '{p.name}' needs dimensions, e.g. {m.group(1)}[n]")
             if m.group(6):
                 ctype = m.group(6)  # explicit element dtype (Triton launchers have no C types)
+            ascending, by = value_order(m.group(4))
             spec.params.append(ParamSpec(p.name, m.group(1), pos, ctype, dims, lanes, lo, hi, perm,  # type: ignore[arg-type]
-                                         distinct=distinct))
+                                         distinct=distinct, ascending=ascending, ascending_by=by))
             continue
         m = CALL.match(value)
         if not m or m.group(1) not in ("size", "scalar", "const"):
@@ -368,6 +370,7 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
             spec.value_params[t] = tp.default
             spec.origins.setdefault(t, Origin("default", "", f"the template default {tp.default}"))
     check_names(spec, where)
+    check_ascending(spec, where)
     return spec
 
 
@@ -444,6 +447,18 @@ def _fold_sizeof(spec: KernelSpec, where: str) -> None:
     spec.block = [fold(b) or b for b in spec.block]
     spec.shmem = fold(spec.shmem) or spec.shmem
     spec.value_params = {k: fold(v) or v for k, v in spec.value_params.items()}
+
+
+def check_ascending(spec: KernelSpec, where: str) -> None:
+    """`x: in[..](LO..HI ascending by L)`: L must be another integer input buffer of the kernel (its values are
+    drawn, then kept inside x's steps)."""
+    for p in spec.buffers:
+        if not p.ascending_by:
+            continue
+        q = spec.param(p.ascending_by)
+        if q is None or not q.is_buffer or q.role == "out" or q is p or q.ascending_by:
+            raise SpecError(f"{where}error: '{p.name}: ... ascending by {p.ascending_by}' must name another input "
+                            f"buffer of '{spec.kernel}' holding the segments' lengths")
 
 
 def check_names(spec: KernelSpec, where: str) -> None:

@@ -50,11 +50,27 @@ def parse_range(text: str | None, where: str) -> tuple[str | None, str | None, b
     return lo.strip(), hi.strip(), False
 
 
+ORDER = re.compile(r"\s+ascending(?:\s+by\s+([A-Za-z_]\w*))?$")
+
+
+def value_order(text: str | None) -> tuple[bool, str | None]:
+    """`(LO..HI ascending)` / `(LO..HI ascending by L)`: (ascending, L). Non-decreasing values (segment offsets,
+    CSR row pointers); with `by L`, L[k] <= x[k + 1] - x[k] (L's segment k fits before the next offset)."""
+    m = ORDER.search((text or "").strip())
+    return (True, m.group(1)) if m else (False, None)
+
+
 def parse_values(text: str | None, where: str) -> tuple[str | None, str | None, bool, bool]:
-    """A buffer's value range: `(LO..HI)`, `(perm)`, or `(LO..HI distinct)` (pairwise distinct values inside the
-    range: an index buffer through which threads write, which the program keeps free of repeats).
-    Returns (lo, hi, perm, distinct)."""
+    """A buffer's value range: `(LO..HI)`, `(perm)`, `(LO..HI distinct)` (pairwise distinct values inside the
+    range: an index buffer through which threads write, which the program keeps free of repeats), or
+    `(LO..HI ascending [by L])` (see value_order). Returns (lo, hi, perm, distinct)."""
     body = (text or "").strip()
+    order = ORDER.search(body)
+    if order:
+        body = body[: order.start()].strip()
+        if ".." not in body or re.search(r"\s+distinct$", body):
+            raise SpecError(f"{where}error: '({text})' must be '(LO..HI ascending)' or '(LO..HI ascending by L)', "
+                            "e.g. (0..nnz ascending)")
     distinct = re.search(r"\s+distinct$", body) is not None
     if distinct:
         body = body[: -len("distinct")].strip()
@@ -154,6 +170,8 @@ def param_item(p: ParamSpec, dtype: str | None = None) -> str:
         rng = "(perm)" if p.perm else _rng(p.lo, p.hi)
         if p.distinct and rng:
             rng = f"{rng[:-1]} distinct)"
+        elif p.ascending and rng:
+            rng = f"{rng[:-1]} ascending{f' by {p.ascending_by}' if p.ascending_by else ''})"
         scope = "global " if p.module_global else ""
         return f"{p.name}: {scope}{p.role}[{', '.join(p.dims)}]{rng}{suffix}"
     if p.role == "size":

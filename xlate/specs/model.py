@@ -61,6 +61,10 @@ class ParamSpec:
     perm: bool = False  # buffer values: a permutation of 0..len-1
     const: str | None = None  # role const: the expression
     distinct: bool = False  # buffer values: pairwise distinct, inside lo..hi (`(0..m - 1 distinct)`)
+    # buffer values: non-decreasing inside lo..hi (`(0..m ascending)`: segment offsets, CSR row pointers); with
+    # `by` a buffer of segment lengths kept inside the steps: by[k] <= x[k + 1] - x[k] (`(0..m ascending by len)`)
+    ascending: bool = False
+    ascending_by: str | None = None
     # A module-scope `__device__`/`__constant__` variable the kernel reads or writes, not a parameter (position
     # -1): `d_cost: global inout[1024]`. The gate fills it before each run and reads it back after, like a buffer.
     module_global: bool = False

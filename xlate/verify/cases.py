@@ -192,6 +192,54 @@ def _distinct_values(rng: np.random.Generator, n: int, lo: int, count: int, prof
     return picks + lo
 
 
+def _ascending_values(rng: np.random.Generator, n: int, lo: float, hi: float, profile: str,
+                      integer: bool) -> np.ndarray:
+    """n non-decreasing values of lo..hi (segment offsets: equal neighbours are empty segments). `edges` pins the
+    first at lo and the last at hi and picks one of three shapes: one segment holds everything, every segment is
+    empty, or a mix of the range's ends and middle with many empty segments."""
+    if hi < lo or n == 0:
+        return np.full(n, lo)
+    draw = (lambda k: rng.integers(int(lo), int(hi), k, endpoint=True)) if integer else (lambda k: rng.uniform(lo, hi, k))
+    if profile != "edges":
+        return np.sort(draw(n))
+    shape = int(rng.integers(0, 3))
+    if shape == 0:  # one segment holding all: lo up to a cut, hi from it on
+        v = np.where(np.arange(n) < int(rng.integers(1, max(2, n))), lo, hi)
+    elif shape == 1:  # every segment empty
+        v = np.full(n, lo)
+    else:
+        mid = (lo + hi) // 2 if integer else (lo + hi) / 2
+        v = np.sort(np.where(rng.random(n) < 0.6, np.array([lo, hi, mid])[rng.integers(0, 3, n)], draw(n)))
+    if n >= 2 and shape != 1:
+        v[0], v[-1] = lo, hi
+    return v
+
+
+def _least_step(p: ParamSpec, spec: KernelSpec, env: dict[str, Any], sizeof: dict[str, int]) -> int:
+    """The least length of the segments of `x: (.. ascending by L)`: L's own lowest value (a kernel may read the
+    last element of every segment), so offsets step at least that far and the lengths keep their range."""
+    q = spec.param(p.ascending_by) if p.ascending_by else None
+    if q is None or q.lo is None:
+        return 0
+    return max(0, math.ceil(float(expr.evaluate(q.lo, env, sizeof))))
+
+
+def _fit_segments(values: dict[str, np.ndarray], spec: KernelSpec, case: Case, env: dict[str, Any]) -> None:
+    """`x: (LO..HI ascending by L)`: L[k] is cut to x[k + 1] - x[k] (the last to HI - x[k]), so segment k,
+    x[k] .. x[k] + L[k] - 1, ends before the next one starts and inside the range."""
+    sizeof = sizeof_table(case, spec)
+    for p in spec.buffers:
+        if not p.ascending_by or p.name not in values or p.ascending_by not in values:
+            continue
+        x = values[p.name].astype(np.int64)
+        hi = math.floor(float(expr.evaluate(p.hi or "0", env, sizeof)))
+        room = np.diff(np.append(x, max(hi, int(x[-1]) if x.size else hi)))
+        lengths = values[p.ascending_by]
+        k = min(lengths.size, room.size)
+        cut = np.minimum(lengths[:k].astype(np.int64), np.maximum(room[:k], 0))
+        lengths[:k] = cut.astype(lengths.dtype)
+
+
 def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, np.ndarray]:
     """Flat input arrays (buffer dtype) for every in/inout buffer."""
     out: dict[str, np.ndarray] = {}
@@ -216,6 +264,16 @@ def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, 
                 raise SpecError(f"xlate: error: '{p.name}' of '{spec.kernel}' must hold {n} distinct values of "
                                 f"{p.lo}..{p.hi}, which has {count} in this case: bound its length with a 'where'")
             values = _distinct_values(rng, n, dlo, count, profile)
+        elif p.ascending:
+            flt = is_float(dtype)
+            a = lo if lo is not None else 0.0
+            b = hi if hi is not None else a + 1000.0
+            if not flt and dtype.kind in "iu":  # inside the element type, like every integer draw
+                a, b = max(math.ceil(a), int(np.iinfo(dtype).min)), min(math.floor(b), int(np.iinfo(dtype).max))
+            step = _least_step(p, spec, env, sizeof)
+            if b - a < step * n:  # no room for n segments of the least length: they are cut (a `where` says so)
+                step = 0
+            values = _ascending_values(rng, n, a, b - step * n, profile, not flt) + step * np.arange(n)
         elif is_float(dtype):
             values = _float_values(rng, n, profile, lo, hi, dtype, spec.values == "special")
         elif dtype.kind == "b":
@@ -225,6 +283,7 @@ def make_inputs(spec: KernelSpec, case: Case, env: dict[str, Any]) -> dict[str, 
                                  math.floor(hi) if hi is not None else None, dtype)
         with np.errstate(over="ignore", invalid="ignore"):
             out[p.name] = np.asarray(values).astype(dtype)
+    _fit_segments(out, spec, case, env)
     return out
 
 

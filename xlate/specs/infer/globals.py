@@ -579,7 +579,7 @@ def global_param(unit: KernelUnit, context: list[KernelUnit] | None, name: str, 
                  triton: bool = False) -> ParamSpec:
     """The ParamSpec of a `NAME: global ROLE[DIMS](LO..HI) as DTYPE` item; the element type, when `as` does not
     give it, and the variable's memory space come from its declaration in the program."""
-    from xlate.specs.language import BUFFER, global_buffer, parse_values, split_record, split_top
+    from xlate.specs.language import BUFFER, global_buffer, parse_values, split_record, split_top, value_order
 
     body = global_buffer(value) or ""
     body, record = split_record(body)
@@ -610,5 +610,8 @@ def global_param(unit: KernelUnit, context: list[KernelUnit] | None, name: str, 
                         f"type, e.g. '{name}: global {m.group(1)}[{', '.join(dims)}] as float32'")
     if decl is not None and decl.space == "constant" and m.group(1) != "in":
         raise SpecError(f"{where}error: '{name}' is a __constant__ variable: kernels only read it ({name}: global in[...])")
+    ascending, by = value_order(m.group(4))
+    if by:
+        raise SpecError(f"{where}error: the module variable '{name}' cannot be 'ascending by' a buffer: say 'ascending'")
     return ParamSpec(name, m.group(1), -1, ctype, dims, 1, lo, hi, perm, distinct=distinct,  # type: ignore[arg-type]
-                     module_global=True)
+                     module_global=True, ascending=ascending)

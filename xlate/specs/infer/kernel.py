@@ -367,6 +367,113 @@ class KernelFacts:
                 conds.append((coeff, sp.expand(mx + 1)))
         return {q: c for q, c in out.items() if q not in refused}
 
+    def ascending_indexes(self) -> dict[str, str | None]:
+        """Integer input buffers of segment offsets, which the program keeps non-decreasing: buffer -> None, or ->
+        the buffer of the segments' lengths. A segment is a loop or a guarded index running from one value to
+        another: from p[e] to p[e + 1] (`for (j = p[r]; j < p[r + 1]; j++)`, a count `p[b + 1] - p[b]`) makes p
+        ascending; from p[e] over len[e] elements (`for (k = p[i]; k < p[i] + len[i]; k++)`, `x[p[i] + j]` under
+        `j < len[i]`) makes p ascending by len. Drawn unsorted, segments overlap and a correct kernel races."""
+        if self.truncated:
+            return {}
+        written = {a.param for a in self.accesses if a.write}
+        out: dict[str, str | None] = {}
+        refused: set[str] = set()
+        for start, end in self._segment_spans():
+            for lo, hi in self._alternatives(start, end):
+                found = self._segment_relation(lo, hi, written)
+                if found is None:
+                    continue
+                p, by = found
+                if by is None:
+                    out.setdefault(p, None)
+                elif out.get(p) not in (None, by):
+                    refused.add(p)  # lengths from two buffers: only the order is sure
+                else:
+                    out[p] = by
+        for p in self._compactions(written):
+            out.setdefault(p, None)
+        return {p: (None if p in refused else by) for p, by in out.items()}
+
+    def _compactions(self, written: set[str]) -> set[str]:
+        """Buffers holding a running count that picks where each kept element goes: a plain write through p[e]
+        under `p[e] > p[e - 1]` (stream compaction over an inclusive scan). Only non-decreasing counts send two
+        threads to two elements."""
+        out: set[str] = set()
+        for a in self.accesses:
+            if not a.write or a.atomic:
+                continue
+            targets = {(ld.param, sp.expand(ld.index)) for x in self._through_loads(a.index).free_symbols
+                       if (ld := self.loads.get(x)) is not None and not ld.flt and ld.index is not None}
+            for below, above in a.bounds.items():
+                lo, hi = self.loads.get(below), self.loads.get(above) if isinstance(above, sp.Symbol) else None
+                if lo is None or hi is None or lo.param != hi.param or lo.param in written or lo.flt:
+                    continue
+                if lo.index is not None and hi.index is not None and sp.expand(hi.index - lo.index) == 1 and (
+                        hi.param, sp.expand(hi.index)) in targets:
+                    out.add(hi.param)
+        return out
+
+    def _segment_spans(self) -> list[tuple[sp.Expr, sp.Expr]]:
+        """(first, end) of every run of indices the kernel walks: counted loops (lo..hi) and the guarded term of
+        an index (`x[base + j]` under `j < b`: base + lo .. base + b)."""
+        spans = [(v.lo, v.hi) for v in self.vars.values() if not v.unbounded and v.lo is not None and v.hi is not None]
+        for a in self.accesses:
+            d = self._through_loads(a.index)
+            for sym, bound in a.bounds.items():
+                if sym not in d.free_symbols or sp.expand(d.coeff(sym)) != 1:
+                    continue
+                var = self.vars.get(sym)
+                lo = var.lo if var is not None and var.lo is not None else sp.Integer(0)
+                base = sp.expand(d - sym)
+                if sym not in base.free_symbols:
+                    spans.append((sp.expand(base + lo), sp.expand(base + bound)))
+        return spans
+
+    def _alternatives(self, start: sp.Expr, end: sp.Expr) -> list[tuple[sp.Expr, sp.Expr]]:
+        """(start, end) through the locals' definitions; a local set on two paths (`start = 0; if (w > 0) start =
+        cut[w - 1];`) gives one pair per definition."""
+        start, end = self._through_loads(start), self._through_loads(end)
+        pairs = [(start, end)]
+        for _ in range(4):
+            multi = [x for e in pairs[0] for x in e.free_symbols
+                     if (v := self.vars.get(x)) is not None and not v.unbounded and v.hi is None and 1 <= len(v.defs) <= 3]
+            if not multi:
+                break
+            x = multi[0]
+            pairs = [(sp.expand(a.xreplace({x: d})), sp.expand(b.xreplace({x: d})))
+                     for a, b in pairs for d in self.vars[x].defs][:16]
+            pairs = [(self._through_loads(a), self._through_loads(b)) for a, b in pairs]
+        return pairs
+
+    def _segment_relation(self, start: sp.Expr, end: sp.Expr, written: set[str]) -> tuple[str, str | None] | None:
+        """(p, None) when end - start is p[e + 1] - p[e] (plus terms of no loaded value), (p, q) when it is q[e]
+        and start holds p[e]: the segment between two neighbours of p, or of q[e] elements from p[e]."""
+
+        def terms(e: sp.Expr) -> list[tuple[str, sp.Expr, sp.Expr]] | None:
+            out = []
+            for t in sp.Add.make_args(sp.expand(e)):
+                ld = [x for x in t.free_symbols if x in self.loads]
+                if not ld:
+                    continue
+                load = self.loads[ld[0]]
+                coeff = sp.expand(t / ld[0])
+                if len(ld) > 1 or not coeff.is_number or load.flt or load.index is None or load.param in written:
+                    return None
+                out.append((load.param, sp.expand(load.index), coeff))
+            return out
+
+        diff, first = terms(end - start), terms(start)
+        if diff is None:
+            return None
+        if len(diff) == 2 and diff[0][0] == diff[1][0] and {diff[0][2], diff[1][2]} == {1, -1}:
+            (p, up, _), (_, down, _) = sorted(diff, key=lambda t: -t[2])
+            return (p, None) if sp.expand(up - down) == 1 else None
+        if len(diff) == 1 and diff[0][2] == 1 and first is not None:
+            q, at, _ = diff[0]
+            owners = [p for p, idx, c in first if c == 1 and p != q and sp.expand(idx - at) == 0]
+            return (owners[0], q) if len(owners) == 1 else None
+        return None
+
     def stride_clauses(self, grid: list[sp.Expr] | None, block: list[sp.Expr] | None) -> list[tuple[sp.Expr, sp.Expr]]:
         """Clauses that keep the threads' plain writes apart: `out[i * ld + j]` with i and j from the thread and
         `j < n` by guard writes one element from two threads (i, j) and (i + 1, j - ld) unless `ld >= n`:
@@ -410,12 +517,17 @@ class KernelFacts:
         return list(dict.fromkeys(out))
 
     def index_ranges(self, lengths: dict[str, sp.Expr], grid: list[sp.Expr] | None,
-                     block: list[sp.Expr] | None) -> tuple[dict[str, tuple[sp.Expr, sp.Expr]], dict[str, str]]:
+                     block: list[sp.Expr] | None, segments: dict[str, str] | None = None
+                     ) -> tuple[dict[str, tuple[sp.Expr, sp.Expr]], dict[str, str]]:
         """Buffers whose values index other buffers (`x[idx[i]]`, CSR row pointers bounding loops): the range
         (lowest, highest) each may hold so every access stays inside the lengths found, and those no range can
         be found for (float values used as indices, products of index values, an index the kernel cannot keep
         non-negative). An index value the kernel guards itself (`if (j >= n) return;`) needs no bound of its own
-        past the guard's."""
+        past the guard's. `segments` (offsets -> lengths, drawn `ascending by`: off[k] + len[k] <= off[k + 1] <=
+        the range's end) lets an access that reaches off[k] + len[k] take the whole room for off, len capped by
+        off's end, instead of half of it each."""
+        segments = segments or {}
+        tied: dict[str, str] = {}  # lengths -> offsets whose range caps them
         grid, block, launch = self.launch_values(grid, block)
         his: dict[str, list[sp.Expr]] = {}
         los: dict[str, list[sp.Expr]] = {}
@@ -443,6 +555,7 @@ class KernelFacts:
             why = f"its values index '{a.param}' in a way xlate cannot bound"
             length = lengths.get(a.param)
             m = settle(_maxval(a.last, a.bounds, self))
+            m = self._segment_ends(m, segments, tied)
             with self._load_minimum():
                 low = settle(_minval(a.index, a.bounds, self))
             if length is None or m is None or low is None:
@@ -478,7 +591,26 @@ class KernelFacts:
             lo_list = los.get(q, [])
             lo = sp.Integer(0) if not lo_list else (lo_list[0] if len(lo_list) == 1 else sp.Max(*lo_list))
             out[q] = (lo, caps_q[0] if len(caps_q) == 1 else sp.Min(*caps_q))
+        for q, p in tied.items():  # a length never exceeds the room its offsets have
+            if p in out and q not in bad:
+                out[q] = (out[q][0], sp.Min(out[q][1], out[p][1])) if q in out else (sp.Integer(0), out[p][1])
         return out, bad
+
+    @staticmethod
+    def _segment_ends(m: sp.Expr | None, segments: dict[str, str], tied: dict[str, str]) -> sp.Expr | None:
+        """`m` (an access's largest index over the loaded values' maxima U_<buffer>) with off[k] + len[k] read as
+        off's own maximum where off is drawn ascending by len (both with one coefficient): the drawing keeps
+        the end of every segment inside off's range."""
+        if m is None:
+            return m
+        us = {x.name[2:]: x for x in m.free_symbols if x.name.startswith("U_")}
+        for p, q in segments.items():
+            if p in us and q in us:
+                cp, cq = sp.expand(m).coeff(us[p]), sp.expand(m).coeff(us[q])
+                if cp == cq and cp.is_number and cp > 0:
+                    m = sp.expand(m.xreplace({us[q]: 0}))
+                    tied[q] = p
+        return m
 
     @contextlib.contextmanager
     def _load_minimum(self):

@@ -789,8 +789,11 @@ def _tuple(mapper: Mapper, exprs: list[sp.Expr]) -> str:
 def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[str, sp.Expr],
                   grid: list[sp.Expr] | None, block: list[sp.Expr] | None, mapper: Mapper | None) -> None:
     """Give index buffers the value range that keeps the accesses they drive in bounds."""
-    ranges, bad = kf.index_ranges(lengths, grid, block)
     distinct = kf.distinct_indexes(grid, block)
+    ascending = {p: q for p, q in kf.ascending_indexes().items() if p not in distinct and _unranged(inf, p)}
+    # offsets drawn `ascending by` their lengths: the ranges are solved for that drawing
+    segments = {p: q for p, q in ascending.items() if q is not None and _input_buffer(inf, q)}
+    ranges, bad = kf.index_ranges(lengths, grid, block, segments)
     fits: list[str] = []
     for q, (lo, hi) in ranges.items():
         if q not in inf.items or "]" not in inf.items[q][0] or "(" in inf.items[q][0].split("]", 1)[-1]:
@@ -800,13 +803,19 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
         # a buffer longer than its range whatever the sizes (nObjs + extra values of 0..nObjs - 1) cannot be
         # distinct: the program does not use it as a one-to-one map
         apart = q in distinct and q in lengths and not _always_negative(sp.expand(hi - lo + 1 - lengths[q]))
-        inf.items[q] = (f"{head}]({_text(mapper, lo)}..{_text(mapper, hi)}{' distinct' if apart else ''}){tail}",
+        order = "" if apart or q not in ascending else f" ascending{f' by {segments[q]}' if q in segments else ''}"
+        inf.items[q] = (f"{head}]({_text(mapper, lo)}..{_text(mapper, hi)}{' distinct' if apart else order}){tail}",
                         Origin(origin.kind, origin.where, (origin.detail + "; " if origin.detail else "") +
                                "values kept inside the buffers they index" + (
-                                   ", each once: threads write through them" if apart else "")))
+                                   ", each once: threads write through them" if apart else "") + (
+                                   f", non-decreasing: the kernel walks the segments between them{_by(segments, q)}"
+                                   if order else "")))
         fits += _clauses(mapper, [(hi, lo)])  # a range whose ends cross at small sizes has no value to draw
         if apart:  # n distinct values need n values in the range: the sizes are drawn to allow it
             fits += _clauses(mapper, [(sp.expand(hi - lo + 1), lengths[q]), *distinct[q]])
+    for p, q in segments.items():  # offsets step at least the lengths' lowest value: room for all of them
+        if p in ranges and q in ranges and p in lengths and ranges[q][0] != 0:
+            fits += _clauses(mapper, [(sp.expand(ranges[p][1] - ranges[p][0]), sp.expand(ranges[q][0] * lengths[p]))])
     fits += _clauses(mapper, kf.stride_clauses(grid, block))
     if fits:
         inf.add_where(fits, Origin(
@@ -818,6 +827,21 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
             del inf.items[q]
             inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
                             f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")
+
+
+def _input_buffer(inf: Inference, name: str) -> bool:
+    """`name` is an input buffer item (`in[...]`/`inout[...]`), the only kind `ascending by` may name."""
+    text = inf.items.get(name, ("", None))[0]
+    return bool(re.match(r"\w+:\s*(in|inout)\s*\[", text))
+
+
+def _unranged(inf: Inference, name: str) -> bool:
+    text = inf.items.get(name, ("", None))[0]
+    return "]" in text and "(" not in text.split("]", 1)[-1]
+
+
+def _by(segments: dict[str, str], q: str) -> str:
+    return f", segment k holding {segments[q]}[k] elements" if q in segments else ""
 
 
 def _aligned_views(fn: Function, kf: KernelFacts, inf: Inference, mapper: Mapper | None, grid: list[sp.Expr] | None,
