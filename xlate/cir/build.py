@@ -23,6 +23,10 @@ BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 TYPE_NODES = {"primitive_type", "sized_type_specifier", "type_identifier", "template_type", "qualified_identifier",
               "dependent_type", "auto"}
+# operands a shift takes without parentheses (build.split_shift): single terms, and the operators above it
+SHIFT_OPERANDS = {"identifier", "number_literal", "field_expression", "call_expression", "subscript_expression",
+                  "parenthesized_expression"}
+TIGHTER_THAN_SHIFT = {"+", "-", "*", "/", "%"}
 
 
 class BuildError(Exception):
@@ -521,6 +525,9 @@ class Builder:
             return ir.Member(loc, base, fld)
         if t == "binary_expression":
             op = self.text(node.child_by_field_name("operator"))
+            split = self.split_shift(node)
+            if split is not None:
+                return split
             return ir.Binary(loc, op, self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")))
         if t in ("unary_expression", "pointer_expression"):
             op = self.text(node.child_by_field_name("operator"))
@@ -570,6 +577,43 @@ class Builder:
         if t in ("string_literal", "concatenated_string"):
             return ir.Str(loc, self.text(node))
         raise self.fail(f"expression '{self.text(node)[:60]}' ({t})", node)
+
+    def split_shift(self, node: ts.Node) -> ir.Expr | None:
+        """`i < n >> 3`, which tree-sitter reads as the template `i<n>` compared `> 3` (the `>>` split in two):
+        C's `i < (n >> 3)`, the shift's further operands folded left (`n >> 3 >> 1` is `(n >> 3) >> 1`). Only where
+        the template's `>` and the operator's `>` are adjacent (the source's `>>`) and the argument binds tighter
+        than a shift. None where
+        `node` is no such misreading."""
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        op = node.child_by_field_name("operator")
+        if left is None or left.type != "template_function" or self.text(op) != ">":
+            return None
+        targs = left.child_by_field_name("arguments")
+        name = left.child_by_field_name("name")
+        if targs is None or name is None or name.type != "identifier" or targs.end_byte != op.start_byte:
+            return None
+        items = [c for c in targs.named_children if c.type != "comment"]
+        if len(items) != 1:
+            return None
+        arg = items[0]
+        if arg.type == "type_descriptor" and arg.named_child_count == 1 and arg.named_children[0].type == "type_identifier":
+            operand: ir.Expr = ir.Name(self.loc(arg), self.text(arg.named_children[0]))
+        elif arg.type in SHIFT_OPERANDS or (arg.type == "binary_expression" and
+                                            self.text(arg.child_by_field_name("operator")) in TIGHTER_THAN_SHIFT):
+            operand = self.expr(arg)
+        else:
+            return None
+        loc = self.loc(node)
+        return ir.Binary(loc, "<", ir.Name(self.loc(name), self.text(name)), self.fold_shift(operand, right))
+
+    def fold_shift(self, first: ir.Expr, right: ts.Node) -> ir.Expr:
+        """`first >> right`, where `right` was parsed as its own shift chain (`3 >> 1` of `n >> 3 >> 1`): shifts
+        associate to the left, so `first` joins the chain's leftmost operand."""
+        if right.type == "binary_expression" and self.text(right.child_by_field_name("operator")) in ("<<", ">>"):
+            inner = self.fold_shift(first, right.child_by_field_name("left"))
+            return ir.Binary(self.loc(right), self.text(right.child_by_field_name("operator")), inner,
+                             self.expr(right.child_by_field_name("right")))
+        return ir.Binary(self.loc(right), ">>", first, self.expr(right))
 
     def call(self, node: ts.Node) -> ir.Expr:
         loc = self.loc(node)

@@ -448,27 +448,44 @@ class Expressions:
         return S.op(ARITH[op], t, x, y)
 
     def reinterpret(self, v: PtrVal, base: str, const: bool, loc: ir.Loc) -> PtrVal | None:
-        """A buffer of one scalar type read through a pointer to another (`(unsigned int*)bytes`, `(uchar*)floats`):
-        the buffer's pointer bit-cast to the new element type, the offset rescaled from the old element size to
-        the new. Going to a wider type the offset is a multiple of the ratio (CUDA faults on a misaligned access,
-        so a dereferenced one is), and the quotient exact. None where either type is no plain scalar."""
+        """A buffer of one scalar type read through a pointer to another (`(unsigned int*)bytes`, `(uchar*)floats`,
+        `(float*)t` of a template type's buffer): the buffer's pointer bit-cast to the new element type, the offset
+        rescaled from the old element size to the new. Going to a wider type the offset is a multiple of the ratio
+        (CUDA faults on a misaligned access, so a dereferenced one is), and the quotient exact. A template type's
+        size is its constexpr dtype's (the instantiation's), so the port stays generic in it. None where either
+        type is no plain scalar or template type."""
         old = self.resolve_type(v.elem.base, loc)
         if v.shared or self.vec_info(old) or self.vec_info(base) or not isinstance(v.base, Sym) or v.base.op != "uni":
             return None
-        if ctyping.tl(old) is None or ctyping.tl(base) is None or "bool" in (old, base):
+        tl_new = self.tl_scalar(base)
+        if self.tl_scalar(old) is None or tl_new is None or "bool" in (old, base):
             return None
-        so, sn = ctyping.bits(old) // 8, ctyping.bits(base) // 8
-        if not so or not sn:
+        so, sn = self.scalar_size(old), self.scalar_size(base)
+        if so is None or sn is None:
             return None
         off = S.cast(v.offset, "int")
-        if sn > so:
-            off = S.op("div", "int", off, S.const(sn // so, "int")) if sn % so == 0 else None
-        elif so > sn:
-            off = S.op("mul", "int", off, S.const(so // sn, "int")) if so % sn == 0 else None
+        if isinstance(so, int) and isinstance(sn, int):
+            if sn > so:
+                off = S.op("div", "int", off, S.const(sn // so, "int")) if sn % so == 0 else None
+            elif so > sn:
+                off = S.op("mul", "int", off, S.const(so // sn, "int")) if so % sn == 0 else None
+        else:  # the byte offset over the new size: exact where the access is aligned, as CUDA requires
+            size = [S.const(x, "int") if isinstance(x, int) else x for x in (so, sn)]
+            off = S.op("div", "int", S.op("mul", "int", off, size[0]), size[1])
         if off is None:
             return None
-        ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({ctyping.tl(base)}))", base + "*")
+        ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({tl_new}))", base + "*")
         return PtrVal(ptr, off, ir.CType(base, 0, const), v.root)
+
+    def tl_scalar(self, t: str) -> str | None:
+        """The Triton dtype expression of a scalar or template type (a template type's is its constexpr)."""
+        return t if t in self.kc.types.values() else ctyping.tl(t)
+
+    def scalar_size(self, t: str) -> int | Sym | None:
+        """sizeof a scalar type in bytes, or of a template type as its constexpr's (a Sym); None otherwise."""
+        if t in self.kc.types.values():
+            return S.uni(f"({t}.primitive_bitwidth // 8)", "int", nonneg=True)
+        return ctyping.bits(t) // 8 if ctyping.tl(t) is not None and ctyping.bits(t) % 8 == 0 else None
 
     def vector_view(self, v: PtrVal, base: str, k: int | None, const: bool, loc: ir.Loc) -> PtrVal | None:
         """A pointer to vectors of `k` of `v`'s elements each (None where k is None): the offset a multiple of k
