@@ -9,6 +9,9 @@ import numpy as np
 from xlate.backends.base import ScalarArg
 
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, ported, rng, run
+from xlate.parse import parse_file
+from xlate.translate.base import TranslateOptions
+from xlate.translate.triton.translator import CudaToTriton
 
 # -- `i < n >> k`: a shift, not a template ------------------------------------------------------------------------
 
@@ -89,4 +92,62 @@ def test_a_template_buffer_read_in_wider_words(tmp_path):
     want = poisoned(n, np.float16)
     want[0:n - 1:2], want[1:n:2] = x[1:n:2], x[0:n - 1:2]
     np.testing.assert_array_equal(out["y"].view(np.uint16), want.view(np.uint16))
+    guards_intact(out, "y")
+
+
+# -- a macro of another file that names an element of memory, assigned to ---------------------------------------
+
+SLOTS_H = """
+#pragma once
+#define lo   slots[0]
+#define hi   slots[1]
+#define last (*(y + n - 1))
+"""
+
+SLOTS_CU = """
+// included by main.cu after slots.h: the macros are the program's, not this file's
+__global__ void two_slots(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float slots[2];
+    lo = x[i];
+    hi = 2.0f * x[i];
+    lo += hi;
+    hi *= lo;
+    if (i < n - 1) y[i] = lo - hi;
+    else last = -1.0f;
+}
+"""
+
+SLOTS_MAIN = """
+#include "slots.h"
+#include "slots.cu"
+
+int main() {
+    int n = 1000;
+    float *x, *y;
+    cudaMalloc(&x, n * sizeof(float));
+    cudaMalloc(&y, n * sizeof(float));
+    two_slots<<<(n + 127) / 128, 128>>>(x, y, n);
+    return 0;
+}
+"""
+
+
+def test_assignments_to_macros_of_another_file_store_to_what_they_name(tmp_path):
+    d = tmp_path / "prog"
+    d.mkdir()
+    for name, text in (("slots.h", SLOTS_H), ("slots.cu", SLOTS_CU), ("main.cu", SLOTS_MAIN)):
+        (d / name).write_text(text)
+    unit = parse_file(d / "slots.cu")
+    t = CudaToTriton().translate(unit, unit.text, TranslateOptions())
+    assert t.kernels == ["two_slots"], [d.format() for d in t.diagnostics]
+    n = 1000
+    x = rng(8).standard_normal(n).astype(np.float32)
+    out = run(t.text, "two_slots", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    a = x + np.float32(2) * x
+    want = a - (np.float32(2) * x) * a
+    want[n - 1] = -1.0
+    np.testing.assert_allclose(out["y"], want, rtol=1e-6)
     guards_intact(out, "y")
