@@ -151,3 +151,38 @@ def test_assignments_to_macros_of_another_file_store_to_what_they_name(tmp_path)
     want[n - 1] = -1.0
     np.testing.assert_allclose(out["y"], want, rtol=1e-6)
     guards_intact(out, "y")
+
+
+# -- GNU statement expressions: `({ __typeof__ (a) _a = (a); ...; _a > _b ? _a : _b; })` ---------------------------
+
+STATEMENT_EXPRESSION = """
+#define big(a, b) ({ __typeof__ (a) _a = (a); __typeof__ (b) _b = (b); _a > _b ? _a : _b; })
+#define clamp_low(v, lo) ({ int _v = (v); int _l = (lo) + _v / 4; _v < _l ? _l : _v; })
+// xlate: x: in[n], y: out[n], k: out[n], n: size(1..4000), grid: cdiv(n, 128), block: 128
+__global__ void peaks(const float* x, float* y, int* k, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float m = big(x[i], 0.25f * x[(i + 1) % n]);
+    m = big(m, x[(i + n - 1) % n] - 1.0f);
+    y[i] = m;
+    k[i] = clamp_low(i - 500, 3.9f);
+}
+"""
+
+
+def test_a_statement_expression_of_copies_is_its_last_expression(tmp_path):
+    t = ported(STATEMENT_EXPRESSION, "peaks")
+    n = 999
+    x = rng(9).standard_normal(n).astype(np.float32)
+    out = run(t.text, "peaks", [buf("x", x), buf("y", poisoned(n, np.float32)), buf("k", poisoned(n, np.int32)),
+                                ScalarArg("n", n, "int32")], tmp_path)
+    m = np.maximum(x, np.float32(0.25) * np.roll(x, -1))
+    np.testing.assert_array_equal(out["y"], np.maximum(m, np.roll(x, 1) - np.float32(1)))
+    want = []
+    for i in range(n):
+        v = i - 500
+        lo = int(3.9 + float(int(v / 4)))  # `int _l = (lo) + _v / 4`: C's truncating division, then to int
+        want.append(lo if v < lo else v)
+    assert out["k"].tolist() == want
+    guards_intact(out, "y")
+    guards_intact(out, "k")

@@ -8,6 +8,7 @@ inside an expression) that names the construct.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -157,7 +158,7 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
             names = {name for name, _, _ in local}
             macros = [m for m in macros if m.name not in names]
             macros += [Macro(name, params, body, fn.span) for name, params, body in local]
-        expanded = cpre.expand(cpre.normalise(chosen), macros)
+        expanded = _typeof_copies(cpre.expand(cpre.normalise(chosen), macros))
     except cpre.ExpansionError as exc:
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root
@@ -168,6 +169,27 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
         expanded = _parenthesised(expanded, bad.children[0].start_byte, bad.children[2].end_byte)
         root = parse_c(to_bytes(expanded.text), unit.path).root
     return FunctionSource(expanded.text, root, expanded, fn_text, fn.span.start_byte, lines)
+
+
+# `__typeof__ (a) _a = (a)` of a GNU statement expression (a max/min macro): a copy of `a`, which tree-sitter cannot
+# parse; `auto _a = (a)` declares the same copy
+TYPEOF_COPY = re.compile(r"\b__typeof(?:__)?\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)(\s*\w+\s*=\s*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def _typeof_copies(expanded: cpre.Expanded) -> cpre.Expanded:
+    """`expanded` with each `__typeof__ (x) v = (x)` spelled `auto v = (x)`, padded to the same length (the origin
+    map stays valid)."""
+    if "typeof" not in expanded.text:
+        return expanded
+
+    def auto(m: re.Match[str]) -> str:
+        if m.group(1).strip() != m.group(3).strip():
+            return m.group(0)
+        head = m.group(0)[: m.start(2) - m.start(0)]
+        return "auto" + " " * (len(head) - 4) + m.group(0)[len(head):]
+
+    text = TYPEOF_COPY.sub(auto, expanded.text)
+    return cpre.Expanded(text, expanded.origin, expanded.starts) if text != expanded.text else expanded
 
 
 def _array_cast(root: ts.Node) -> ts.Node | None:
@@ -484,6 +506,8 @@ class Builder:
         loc = self.loc(node)
         if t == "parenthesized_expression":
             inner = [c for c in node.named_children if c.type != "comment"]
+            if len(inner) == 1 and inner[0].type == "compound_statement":
+                return self.statement_expression(inner[0])
             if len(inner) != 1:
                 raise self.fail(f"expression '{self.text(node)}'", node)
             return self.expr(inner[0])
@@ -577,6 +601,30 @@ class Builder:
         if t in ("string_literal", "concatenated_string"):
             return ir.Str(loc, self.text(node))
         raise self.fail(f"expression '{self.text(node)[:60]}' ({t})", node)
+
+    def statement_expression(self, node: ts.Node) -> ir.Expr:
+        """GNU's `({ auto _a = (a); auto _b = (b); _a > _b ? _a : _b; })` (a max/min macro): the last expression with
+        each copy replaced by what it copies (converted to its declared type). Evaluating a copied expression
+        more than once is the same only where it assigns and calls nothing, so anything else is refused."""
+        stmts = [c for c in node.named_children if c.type != "comment"]
+        if not stmts or stmts[-1].type != "expression_statement" or stmts[-1].named_child_count != 1:
+            raise self.fail("statement expression not ending in an expression", node)
+        bound: dict[str, ir.Expr] = {}
+        for st in stmts[:-1]:
+            decls = self.declaration(st) if st.type == "declaration" else []
+            if not decls:
+                raise self.fail("statement expression with a statement other than a declaration", st)
+            for d in decls:
+                if not isinstance(d, ir.Decl) or d.init is None or d.dims or d.ref or d.shared:
+                    raise self.fail("statement expression declaring other than a copy", st)
+                init = _substitute(d.init, bound)
+                if ir.has_effects(init, calls=True):
+                    raise self.fail("statement expression copying an expression with effects or calls", st)
+                bound[d.name] = init if d.ctype.base == "auto" else ir.Cast(d.loc, d.ctype, init)
+        value = self.expr(stmts[-1].named_children[0])
+        if any(isinstance(x, ir.Sizeof) and x.of_name and x.ctype.base in bound for x in ir.walk(value)):
+            raise self.fail("sizeof of a statement expression's copy", node)
+        return _substitute(value, bound)
 
     def split_shift(self, node: ts.Node) -> ir.Expr | None:
         """`i < n >> 3`, which tree-sitter reads as the template `i<n>` compared `> 3` (the `>>` split in two):
@@ -719,6 +767,22 @@ def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = Non
     """The IR of kernel or device function `fn` of `unit` (macros expanded). Raises BuildError."""
     return Builder(unit, function_source(unit, fn, lines)).function(fn)
 
+
+
+def _substitute(e: ir.Expr, names: dict[str, ir.Expr]) -> ir.Expr:
+    """`e` with each Name in `names` replaced by its expression."""
+    if not names:
+        return e
+    if isinstance(e, ir.Name):
+        return names.get(e.id, e)
+    changes = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, ir.Expr):
+            changes[f.name] = _substitute(v, names)
+        elif isinstance(v, tuple) and any(isinstance(x, ir.Expr) for x in v):
+            changes[f.name] = tuple(_substitute(x, names) if isinstance(x, ir.Expr) else x for x in v)
+    return dataclasses.replace(e, **changes) if changes else e
 
 
 def _breaks_as_branches(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
