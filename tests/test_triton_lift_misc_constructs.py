@@ -186,3 +186,44 @@ def test_a_statement_expression_of_copies_is_its_last_expression(tmp_path):
     assert out["k"].tolist() == want
     guards_intact(out, "y")
     guards_intact(out, "k")
+
+
+# -- pointers into one buffer: differences, comparisons, `*p++` ------------------------------------------------
+
+POINTER_WALK = """
+// xlate: x: in[n], sums: out[m], lens: out[m], n: size(1..4000), m: size(1..200), grid: cdiv(m, 32), block: 32
+__global__ void chunk_sums(const int* x, int* sums, long long* lens, int n, int m) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= m) return;
+    int per = n / m;
+    const int* start = x + per * t;
+    const int* end = (t == m - 1) ? x + n : start + per;
+    lens[t] = end - start;
+    const int* p = start;
+    int s = 0;
+    for (int k = 0; k < 40; k++) {
+        if (p < end) s += (k + 1) * *p++;
+    }
+    sums[t] = s + (p == end) * 100000;
+}
+"""
+
+
+def test_pointers_into_one_buffer_subtract_compare_and_step(tmp_path):
+    t = ported(POINTER_WALK, "chunk_sums")
+    n, m = 1003, 26  # 25 chunks of 38 (walked to their end), the last of 53 (not)
+    x = rng(10).integers(-100, 100, n).astype(np.int32)
+    out = run(t.text, "chunk_sums", [buf("x", x), buf("sums", poisoned(m, np.int32)),
+                                     buf("lens", poisoned(m, np.int64)), ScalarArg("n", n, "int32"),
+                                     ScalarArg("m", m, "int32")], tmp_path)
+    per = n // m
+    want_s, want_l = [], []
+    for c in range(m):
+        lo, hi = per * c, (n if c == m - 1 else per * c + per)
+        part = x[lo:hi].tolist()[:40]
+        want_s.append(sum((k + 1) * v for k, v in enumerate(part)) + (100000 if hi - lo <= 40 else 0))
+        want_l.append(hi - lo)
+    assert out["sums"].tolist() == want_s
+    assert out["lens"].tolist() == want_l
+    guards_intact(out, "sums")
+    guards_intact(out, "lens")

@@ -223,7 +223,7 @@ class Expressions:
         converted to the element's type (not reloaded: a later load could see another thread's store)."""
         plain = isinstance(e.target, ir.Name) and self.plain_var(e.target.id)
         if isinstance(e, ir.IncDec):
-            if not plain:
+            if not plain and not (isinstance(e.target, ir.Name) and self.pointer_var(e.target.id)):
                 raise LiftError("XL2001", "++/-- of memory used as a value", e.loc)
             old = self.ev(e.target)
             self.effect(e)
@@ -244,6 +244,11 @@ class Expressions:
         """A local variable holding a value (not a reference into memory, nor a shared scalar)."""
         b = self.lookup(name)
         return b is not None and not isinstance(b.val, RefVal | SharedArr) and not b.ctype.ptr
+
+    def pointer_var(self, name: str) -> bool:
+        """A local pointer variable (`*p++` steps it: its old value is a pointer, unchanged by the step)."""
+        b = self.lookup(name)
+        return b is not None and b.ctype.ptr > 0 and isinstance(b.val, PtrVal | LocalPtr)
 
     def element_type(self, target: ir.Expr) -> ir.CType | None:
         """The C type of `p[i]` where `p` is a plain name of a pointer or an array (None for anything else)."""
@@ -565,7 +570,19 @@ class Expressions:
             return PtrVal(a.base, S.op("add", "int", a.offset, d), a.elem, a.root)
         if isinstance(b, PtrVal) and op == "+" and not isinstance(a, PtrVal):
             return self.ptr_arith("+", b, a, loc)
+        if isinstance(a, PtrVal) and isinstance(b, PtrVal) and (op == "-" or op in CMPS):
+            return self.ptr_relation(op, a, b, loc)
         raise LiftError("XL2013", f"pointer arithmetic '{op}'", loc)
+
+    def ptr_relation(self, op: str, a: PtrVal, b: PtrVal, loc: ir.Loc) -> Sym:
+        """`end - start` (a ptrdiff_t) or `p < end` of two pointers into one buffer, as elements of one type: the
+        difference or comparison of their offsets (C leaves pointers into different arrays undefined: refused)."""
+        same_type = self.resolve_type(a.elem.base, loc) == self.resolve_type(b.elem.base, loc)
+        if a.base is not b.base or not same_type:
+            raise LiftError("XL2013", f"pointers into different buffers or of different types related by '{op}'", loc)
+        if op in CMPS:
+            return S.op(CMPS[op], "bool", S.cast(a.offset, "long"), S.cast(b.offset, "long"))
+        return S.op("sub", "long", S.cast(a.offset, "long"), S.cast(b.offset, "long"))
 
     def unary(self, e: ir.Unary) -> Any:
         if e.op == "&":
