@@ -227,3 +227,42 @@ def test_pointers_into_one_buffer_subtract_compare_and_step(tmp_path):
     assert out["lens"].tolist() == want_l
     guards_intact(out, "sums")
     guards_intact(out, "lens")
+
+
+# -- a dynamic shared array declared at file scope, and a template argument written as an expression -------------
+
+FILE_SHARED = """
+typedef int item;
+extern __shared__ item scratch[];
+#define THREADS 128
+
+template <unsigned int width>
+__device__ item spread(item v) {
+    return v * (item)width - (item)(width % 5);
+}
+
+// xlate: x: in[n], sums: out[cdiv(n, 128)], n: size(1..5000), grid: cdiv(n, 128), block: 128, shmem: 128 * 4
+__global__ void block_totals(const item* x, item* sums, int n) {
+    unsigned int tid = threadIdx.x;
+    int i = blockIdx.x * THREADS + tid;
+    scratch[tid] = i < n ? spread<THREADS / 2 + 3>(x[i]) : 0;
+    __syncthreads();
+    for (unsigned int s = THREADS / 2; s > 0; s >>= 1) {
+        if (tid < s) scratch[tid] += scratch[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) sums[blockIdx.x] = scratch[0];
+}
+"""
+
+
+def test_a_file_scope_shared_array_and_an_expression_as_template_argument(tmp_path):
+    t = ported(FILE_SHARED, "block_totals")
+    n = 1001
+    blocks = (n + 127) // 128
+    x = rng(12).integers(-1000, 1000, n).astype(np.int32)
+    out = run(t.text, "block_totals", [buf("x", x), buf("sums", poisoned(blocks, np.int32)),
+                                       ScalarArg("n", n, "int32")], tmp_path)
+    padded = np.concatenate([67 * x - 2, np.zeros(blocks * 128 - n, np.int32)])  # width 67
+    assert out["sums"].tolist() == padded.reshape(blocks, 128).sum(axis=1).tolist()
+    guards_intact(out, "sums")

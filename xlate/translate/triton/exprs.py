@@ -13,7 +13,7 @@ from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.packed import packed_lanes, same_representation
-from xlate.translate.triton.state import KernelContext, LiftState
+from xlate.translate.triton.state import Binding, KernelContext, LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import named_constant
 from xlate.translate.triton.values import (
@@ -292,6 +292,8 @@ class Expressions:
                 return self.ev(value)
             finally:
                 resolving.discard(e.id)
+        if e.id in self.kc.file_shared and self.file_shared_array(e.id, e.loc):
+            return self.name(e)
         same = IS_SAME.fullmatch(e.id)
         pair = _split_targs(same.group(1) or same.group(2)) if same is not None else []
         if len(pair) == 2:  # std::is_same<T, half>::value: the two types as this kernel resolves them
@@ -308,6 +310,17 @@ class Expressions:
                 self.st.limits[name] = (b, "is_same:" + ctyping.tl(a))
                 return S.uni(name, "bool")
         raise LiftError("XL2001", f"unknown identifier '{e.id}'", e.loc)
+
+    def file_shared_array(self, name: str, loc: ir.Loc) -> bool:
+        """Declare the file-scope dynamic shared array `name` (`extern __shared__ float s[];` outside any function)
+        in the kernel's outermost scope, as if the kernel declared it first: False where its type is no scalar."""
+        base = self.resolve_type(ctyping.canonical(self.kc.file_shared[name]), loc)
+        if ctyping.row(base) is None and base not in self.kc.types.values():
+            return False
+        arr = SharedArr(name, base, [None], loc)
+        self.st.shared.append(arr)
+        self.st.scopes[0][name] = Binding(ir.CType(base), arr)
+        return True
 
     def builtin(self, e: ir.Builtin) -> Sym:
         if e.axis not in ("x", "y", "z"):
