@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from xlate.backends.base import ScalarArg
 
+from tests.test_triton_lift import port
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, ported, rng, run
 from xlate.parse import parse_file
 from xlate.translate.base import TranslateOptions
@@ -266,3 +267,25 @@ def test_a_file_scope_shared_array_and_an_expression_as_template_argument(tmp_pa
     padded = np.concatenate([67 * x - 2, np.zeros(blocks * 128 - n, np.int32)])  # width 67
     assert out["sums"].tolist() == padded.reshape(blocks, 128).sum(axis=1).tolist()
     guards_intact(out, "sums")
+
+
+# -- an overload picked by the kernel's template type: refused, the port being generic in it -----------------------
+
+GENERIC_PICK = """
+template <class T> __device__ int total(T v) { return 0; }
+template <> __device__ int total(int v) { return v; }
+template <> __device__ int total(int2 v) { return v.x + v.y; }
+// xlate: x: in[n], y: out[n], n: size(1..500), T: int32, grid: cdiv(n, 64), block: 64
+template <class T>
+__global__ void totals(const T* x, int* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = total(x[i]);
+}
+"""
+
+
+def test_an_overload_the_template_type_decides_is_refused():
+    t = port(GENERIC_PICK)
+    assert t.kernels == []
+    why = [d.message for d in t.diagnostics if d.kernel == "totals"]
+    assert any("overload of 'total'" in m and "template type" in m for m in why), why

@@ -387,11 +387,25 @@ class Intrinsics:
                     total += 1
             return total
 
+        self.refuse_generic_pick(cands, e, types)
         scored = [(score(f), k) for k, f in enumerate(cands)]
         ok = sorted(((sc, k) for sc, k in scored if sc is not None), key=lambda p: (-p[0], p[1]))
         if ok and (len(ok) == 1 or ok[0][0] > ok[1][0]):
             return cands[ok[0][1]]
         return cands[0]
+
+    def refuse_generic_pick(self, cands: list[ir.FunctionIR], e: ir.Call, types: list[tuple[str, int] | None]) -> None:
+        """Refuse a call whose overload the kernel's template type decides: an argument of template type T where
+        some overload (or explicit specialisation, `template <> int f(int v)`) spells that parameter with a
+        concrete type. C++ picks per instantiation; the port is one body generic in T, so no one pick is right."""
+        generic = set(self.kc.types.values())
+        for k, t in enumerate(types):
+            if t is None or t[0] not in generic:
+                continue
+            for f in cands:
+                if k < len(f.params) and f.params[k][1].base not in f.template_types:
+                    raise LiftError("XL2012", f"the overload of '{e.fn}' that an argument of template type {t[0]} "
+                                              "picks depends on the instantiation (the port is generic in it)", e.loc)
 
     def device_assert(self, e: ir.Call) -> Sym:
         """assert(c): Triton's device assertion of `c` on the threads that reach it (checked where Triton checks
