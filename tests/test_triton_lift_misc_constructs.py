@@ -289,3 +289,20 @@ def test_an_overload_the_template_type_decides_is_refused():
     assert t.kernels == []
     why = [d.message for d in t.diagnostics if d.kernel == "totals"]
     assert any("overload of 'total'" in m and "template type" in m for m in why), why
+
+
+VARIABLE_TEMPLATE = """
+template <typename T> constexpr T sentinel = T(-1);
+// xlate: x: in[n], y: out[n], n: size(1..500), grid: cdiv(n, 64), block: 64
+__global__ void mark(const int* x, int* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] == sentinel<int>;
+}
+"""
+
+
+def test_a_variable_template_is_refused_by_name():
+    t = port(VARIABLE_TEMPLATE)
+    assert t.kernels == []
+    assert any("variable template 'sentinel<int>'" in d.message for d in t.diagnostics), \
+        [d.message for d in t.diagnostics]

@@ -600,6 +600,8 @@ class Builder:
             raise self.fail(f"inline assembly {first}", node, "XL2002")
         if t in ("string_literal", "concatenated_string"):
             return ir.Str(loc, self.text(node))
+        if t == "template_function":  # a template's name with arguments, not called: C++14's variable template
+            raise self.fail(f"variable template '{self.text(node)[:60]}' (its value is a template's instantiation)", node)
         raise self.fail(f"expression '{self.text(node)[:60]}' ({t})", node)
 
     def statement_expression(self, node: ts.Node) -> ir.Expr:
