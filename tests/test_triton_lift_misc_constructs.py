@@ -1,7 +1,10 @@
 """Constructs the CUDA -> Triton lifter used to refuse for reasons of parsing or naming rather than semantics: a
 loop bound `i < n >> 3` that tree-sitter reads as a template, a template type's buffer reinterpreted as another
-scalar type. Each case is a small kernel written here, run on the Triton interpreter against NumPy or Python
-integers, with sizes that are no multiple of the block and outputs poisoned before the run."""
+scalar type, assignments to another file's macros of memory elements, GNU statement expressions of a max macro,
+pointer differences and comparisons, a file-scope dynamic shared array, a template argument written as an
+expression; and the refusals kept where a lift would be unsound (an overload the template type decides, a
+variable template). Each case is a small kernel written here, run on the Triton interpreter against NumPy or
+Python integers, with sizes that are no multiple of the block and outputs poisoned before the run."""
 
 from __future__ import annotations
 
