@@ -338,7 +338,7 @@ def test_local_arrays_through_vector_pointers(tmp_path):
     guards_intact(out, "b")
 
 
-def test_reinterpretation_of_a_template_typed_buffer_is_refused_precisely():
+def test_reinterpretation_of_a_template_typed_buffer_rescales_by_its_dtype(tmp_path):
     src = """
 // xlate: a: in[2 * n], b: out[n], n: size(1..256), T: float16, grid: cdiv(n, 64), block: 64
 template <typename T>
@@ -347,10 +347,12 @@ __global__ void k(const T* a, float* b, int n) {
     if (i < n) b[i] = reinterpret_cast<const float*>(a)[i];
 }
 """
-    t = port(src)
-    assert t.kernels == []
-    assert any("is a template type: its size is the instantiation's" in d.message for d in t.diagnostics), [
-        d.format() for d in t.diagnostics]
+    t = ported(src, "k")  # the offset in T's size (its constexpr dtype's), the port generic in T
+    n = 201
+    a = rng(14).standard_normal(2 * n).astype(np.float16)
+    out = run(t.text, "k", [buf("a", a), buf("b", poisoned(n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+    np.testing.assert_array_equal(out["b"].view(np.uint32), a.view(np.uint32))
+    guards_intact(out, "b")
 
 
 def test_staging_body_that_reads_shared_memory_is_not_staged():

@@ -8,6 +8,7 @@ inside an expression) that names the construct.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -23,6 +24,10 @@ BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 TYPE_NODES = {"primitive_type", "sized_type_specifier", "type_identifier", "template_type", "qualified_identifier",
               "dependent_type", "auto"}
+# operands a shift takes without parentheses (build.split_shift): single terms, and the operators above it
+SHIFT_OPERANDS = {"identifier", "number_literal", "field_expression", "call_expression", "subscript_expression",
+                  "parenthesized_expression"}
+TIGHTER_THAN_SHIFT = {"+", "-", "*", "/", "%"}
 
 
 class BuildError(Exception):
@@ -153,7 +158,7 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
             names = {name for name, _, _ in local}
             macros = [m for m in macros if m.name not in names]
             macros += [Macro(name, params, body, fn.span) for name, params, body in local]
-        expanded = cpre.expand(cpre.normalise(chosen), macros)
+        expanded = _typeof_copies(cpre.expand(cpre.normalise(chosen), macros))
     except cpre.ExpansionError as exc:
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root
@@ -164,6 +169,27 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
         expanded = _parenthesised(expanded, bad.children[0].start_byte, bad.children[2].end_byte)
         root = parse_c(to_bytes(expanded.text), unit.path).root
     return FunctionSource(expanded.text, root, expanded, fn_text, fn.span.start_byte, lines)
+
+
+# `__typeof__ (a) _a = (a)` of a GNU statement expression (a max/min macro): a copy of `a`, which tree-sitter cannot
+# parse; `auto _a = (a)` declares the same copy
+TYPEOF_COPY = re.compile(r"\b__typeof(?:__)?\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)(\s*\w+\s*=\s*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def _typeof_copies(expanded: cpre.Expanded) -> cpre.Expanded:
+    """`expanded` with each `__typeof__ (x) v = (x)` spelled `auto v = (x)`, padded to the same length (the origin
+    map stays valid)."""
+    if "typeof" not in expanded.text:
+        return expanded
+
+    def auto(m: re.Match[str]) -> str:
+        if m.group(1).strip() != m.group(3).strip():
+            return m.group(0)
+        head = m.group(0)[: m.start(2) - m.start(0)]
+        return "auto" + " " * (len(head) - 4) + m.group(0)[len(head):]
+
+    text = TYPEOF_COPY.sub(auto, expanded.text)
+    return cpre.Expanded(text, expanded.origin, expanded.starts) if text != expanded.text else expanded
 
 
 def _array_cast(root: ts.Node) -> ts.Node | None:
@@ -480,6 +506,8 @@ class Builder:
         loc = self.loc(node)
         if t == "parenthesized_expression":
             inner = [c for c in node.named_children if c.type != "comment"]
+            if len(inner) == 1 and inner[0].type == "compound_statement":
+                return self.statement_expression(inner[0])
             if len(inner) != 1:
                 raise self.fail(f"expression '{self.text(node)}'", node)
             return self.expr(inner[0])
@@ -521,6 +549,9 @@ class Builder:
             return ir.Member(loc, base, fld)
         if t == "binary_expression":
             op = self.text(node.child_by_field_name("operator"))
+            split = self.split_shift(node)
+            if split is not None:
+                return split
             return ir.Binary(loc, op, self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")))
         if t in ("unary_expression", "pointer_expression"):
             op = self.text(node.child_by_field_name("operator"))
@@ -569,7 +600,70 @@ class Builder:
             raise self.fail(f"inline assembly {first}", node, "XL2002")
         if t in ("string_literal", "concatenated_string"):
             return ir.Str(loc, self.text(node))
+        if t == "template_function":  # a template's name with arguments, not called: C++14's variable template
+            raise self.fail(f"variable template '{self.text(node)[:60]}' (its value is a template's instantiation)", node)
         raise self.fail(f"expression '{self.text(node)[:60]}' ({t})", node)
+
+    def statement_expression(self, node: ts.Node) -> ir.Expr:
+        """GNU's `({ auto _a = (a); auto _b = (b); _a > _b ? _a : _b; })` (a max/min macro): the last expression with
+        each copy replaced by what it copies (converted to its declared type). Evaluating a copied expression
+        more than once is the same only where it assigns and calls nothing, so anything else is refused."""
+        stmts = [c for c in node.named_children if c.type != "comment"]
+        if not stmts or stmts[-1].type != "expression_statement" or stmts[-1].named_child_count != 1:
+            raise self.fail("statement expression not ending in an expression", node)
+        bound: dict[str, ir.Expr] = {}
+        for st in stmts[:-1]:
+            decls = self.declaration(st) if st.type == "declaration" else []
+            if not decls:
+                raise self.fail("statement expression with a statement other than a declaration", st)
+            for d in decls:
+                if not isinstance(d, ir.Decl) or d.init is None or d.dims or d.ref or d.shared:
+                    raise self.fail("statement expression declaring other than a copy", st)
+                init = _substitute(d.init, bound)
+                if ir.has_effects(init, calls=True):
+                    raise self.fail("statement expression copying an expression with effects or calls", st)
+                bound[d.name] = init if d.ctype.base == "auto" else ir.Cast(d.loc, d.ctype, init)
+        value = self.expr(stmts[-1].named_children[0])
+        if any(isinstance(x, ir.Sizeof) and x.of_name and x.ctype.base in bound for x in ir.walk(value)):
+            raise self.fail("sizeof of a statement expression's copy", node)
+        return _substitute(value, bound)
+
+    def split_shift(self, node: ts.Node) -> ir.Expr | None:
+        """`i < n >> 3`, which tree-sitter reads as the template `i<n>` compared `> 3` (the `>>` split in two):
+        C's `i < (n >> 3)`, the shift's further operands folded left (`n >> 3 >> 1` is `(n >> 3) >> 1`). Only where
+        the template's `>` and the operator's `>` are adjacent (the source's `>>`) and the argument binds tighter
+        than a shift. None where
+        `node` is no such misreading."""
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        op = node.child_by_field_name("operator")
+        if left is None or left.type != "template_function" or self.text(op) != ">":
+            return None
+        targs = left.child_by_field_name("arguments")
+        name = left.child_by_field_name("name")
+        if targs is None or name is None or name.type != "identifier" or targs.end_byte != op.start_byte:
+            return None
+        items = [c for c in targs.named_children if c.type != "comment"]
+        if len(items) != 1:
+            return None
+        arg = items[0]
+        if arg.type == "type_descriptor" and arg.named_child_count == 1 and arg.named_children[0].type == "type_identifier":
+            operand: ir.Expr = ir.Name(self.loc(arg), self.text(arg.named_children[0]))
+        elif arg.type in SHIFT_OPERANDS or (arg.type == "binary_expression" and
+                                            self.text(arg.child_by_field_name("operator")) in TIGHTER_THAN_SHIFT):
+            operand = self.expr(arg)
+        else:
+            return None
+        loc = self.loc(node)
+        return ir.Binary(loc, "<", ir.Name(self.loc(name), self.text(name)), self.fold_shift(operand, right))
+
+    def fold_shift(self, first: ir.Expr, right: ts.Node) -> ir.Expr:
+        """`first >> right`, where `right` was parsed as its own shift chain (`3 >> 1` of `n >> 3 >> 1`): shifts
+        associate to the left, so `first` joins the chain's leftmost operand."""
+        if right.type == "binary_expression" and self.text(right.child_by_field_name("operator")) in ("<<", ">>"):
+            inner = self.fold_shift(first, right.child_by_field_name("left"))
+            return ir.Binary(self.loc(right), self.text(right.child_by_field_name("operator")), inner,
+                             self.expr(right.child_by_field_name("right")))
+        return ir.Binary(self.loc(right), ">>", first, self.expr(right))
 
     def call(self, node: ts.Node) -> ir.Expr:
         loc = self.loc(node)
@@ -675,6 +769,22 @@ def build_function(unit: KernelUnit, fn: Function, lines: LineIndex | None = Non
     """The IR of kernel or device function `fn` of `unit` (macros expanded). Raises BuildError."""
     return Builder(unit, function_source(unit, fn, lines)).function(fn)
 
+
+
+def _substitute(e: ir.Expr, names: dict[str, ir.Expr]) -> ir.Expr:
+    """`e` with each Name in `names` replaced by its expression."""
+    if not names:
+        return e
+    if isinstance(e, ir.Name):
+        return names.get(e.id, e)
+    changes = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, ir.Expr):
+            changes[f.name] = _substitute(v, names)
+        elif isinstance(v, tuple) and any(isinstance(x, ir.Expr) for x in v):
+            changes[f.name] = tuple(_substitute(x, names) if isinstance(x, ir.Expr) else x for x in v)
+    return dataclasses.replace(e, **changes) if changes else e
 
 
 def _breaks_as_branches(stmts: list[ir.Stmt]) -> list[ir.Stmt]:

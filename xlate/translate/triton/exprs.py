@@ -13,7 +13,7 @@ from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.packed import packed_lanes, same_representation
-from xlate.translate.triton.state import KernelContext, LiftState
+from xlate.translate.triton.state import Binding, KernelContext, LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.tables import named_constant
 from xlate.translate.triton.values import (
@@ -223,7 +223,7 @@ class Expressions:
         converted to the element's type (not reloaded: a later load could see another thread's store)."""
         plain = isinstance(e.target, ir.Name) and self.plain_var(e.target.id)
         if isinstance(e, ir.IncDec):
-            if not plain:
+            if not plain and not (isinstance(e.target, ir.Name) and self.pointer_var(e.target.id)):
                 raise LiftError("XL2001", "++/-- of memory used as a value", e.loc)
             old = self.ev(e.target)
             self.effect(e)
@@ -244,6 +244,11 @@ class Expressions:
         """A local variable holding a value (not a reference into memory, nor a shared scalar)."""
         b = self.lookup(name)
         return b is not None and not isinstance(b.val, RefVal | SharedArr) and not b.ctype.ptr
+
+    def pointer_var(self, name: str) -> bool:
+        """A local pointer variable (`*p++` steps it: its old value is a pointer, unchanged by the step)."""
+        b = self.lookup(name)
+        return b is not None and b.ctype.ptr > 0 and isinstance(b.val, PtrVal | LocalPtr)
 
     def element_type(self, target: ir.Expr) -> ir.CType | None:
         """The C type of `p[i]` where `p` is a plain name of a pointer or an array (None for anything else)."""
@@ -287,6 +292,8 @@ class Expressions:
                 return self.ev(value)
             finally:
                 resolving.discard(e.id)
+        if e.id in self.kc.file_shared and self.file_shared_array(e.id, e.loc):
+            return self.name(e)
         same = IS_SAME.fullmatch(e.id)
         pair = _split_targs(same.group(1) or same.group(2)) if same is not None else []
         if len(pair) == 2:  # std::is_same<T, half>::value: the two types as this kernel resolves them
@@ -303,6 +310,17 @@ class Expressions:
                 self.st.limits[name] = (b, "is_same:" + ctyping.tl(a))
                 return S.uni(name, "bool")
         raise LiftError("XL2001", f"unknown identifier '{e.id}'", e.loc)
+
+    def file_shared_array(self, name: str, loc: ir.Loc) -> bool:
+        """Declare the file-scope dynamic shared array `name` (`extern __shared__ float s[];` outside any function)
+        in the kernel's outermost scope, as if the kernel declared it first: False where its type is no scalar."""
+        base = self.resolve_type(ctyping.canonical(self.kc.file_shared[name]), loc)
+        if ctyping.row(base) is None and base not in self.kc.types.values():
+            return False
+        arr = SharedArr(name, base, [None], loc)
+        self.st.shared.append(arr)
+        self.st.scopes[0][name] = Binding(ir.CType(base), arr)
+        return True
 
     def builtin(self, e: ir.Builtin) -> Sym:
         if e.axis not in ("x", "y", "z"):
@@ -448,27 +466,44 @@ class Expressions:
         return S.op(ARITH[op], t, x, y)
 
     def reinterpret(self, v: PtrVal, base: str, const: bool, loc: ir.Loc) -> PtrVal | None:
-        """A buffer of one scalar type read through a pointer to another (`(unsigned int*)bytes`, `(uchar*)floats`):
-        the buffer's pointer bit-cast to the new element type, the offset rescaled from the old element size to
-        the new. Going to a wider type the offset is a multiple of the ratio (CUDA faults on a misaligned access,
-        so a dereferenced one is), and the quotient exact. None where either type is no plain scalar."""
+        """A buffer of one scalar type read through a pointer to another (`(unsigned int*)bytes`, `(uchar*)floats`,
+        `(float*)t` of a template type's buffer): the buffer's pointer bit-cast to the new element type, the offset
+        rescaled from the old element size to the new. Going to a wider type the offset is a multiple of the ratio
+        (CUDA faults on a misaligned access, so a dereferenced one is), and the quotient exact. A template type's
+        size is its constexpr dtype's (the instantiation's), so the port stays generic in it. None where either
+        type is no plain scalar or template type."""
         old = self.resolve_type(v.elem.base, loc)
         if v.shared or self.vec_info(old) or self.vec_info(base) or not isinstance(v.base, Sym) or v.base.op != "uni":
             return None
-        if ctyping.tl(old) is None or ctyping.tl(base) is None or "bool" in (old, base):
+        tl_new = self.tl_scalar(base)
+        if self.tl_scalar(old) is None or tl_new is None or "bool" in (old, base):
             return None
-        so, sn = ctyping.bits(old) // 8, ctyping.bits(base) // 8
-        if not so or not sn:
+        so, sn = self.scalar_size(old), self.scalar_size(base)
+        if so is None or sn is None:
             return None
         off = S.cast(v.offset, "int")
-        if sn > so:
-            off = S.op("div", "int", off, S.const(sn // so, "int")) if sn % so == 0 else None
-        elif so > sn:
-            off = S.op("mul", "int", off, S.const(so // sn, "int")) if so % sn == 0 else None
+        if isinstance(so, int) and isinstance(sn, int):
+            if sn > so:
+                off = S.op("div", "int", off, S.const(sn // so, "int")) if sn % so == 0 else None
+            elif so > sn:
+                off = S.op("mul", "int", off, S.const(so // sn, "int")) if so % sn == 0 else None
+        else:  # the byte offset over the new size: exact where the access is aligned, as CUDA requires
+            size = [S.const(x, "int") if isinstance(x, int) else x for x in (so, sn)]
+            off = S.op("div", "int", S.op("mul", "int", off, size[0]), size[1])
         if off is None:
             return None
-        ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({ctyping.tl(base)}))", base + "*")
+        ptr = S.uni(f"{v.base.name}.to(tl.pointer_type({tl_new}))", base + "*")
         return PtrVal(ptr, off, ir.CType(base, 0, const), v.root)
+
+    def tl_scalar(self, t: str) -> str | None:
+        """The Triton dtype expression of a scalar or template type (a template type's is its constexpr)."""
+        return t if t in self.kc.types.values() else ctyping.tl(t)
+
+    def scalar_size(self, t: str) -> int | Sym | None:
+        """sizeof a scalar type in bytes, or of a template type as its constexpr's (a Sym); None otherwise."""
+        if t in self.kc.types.values():
+            return S.uni(f"({t}.primitive_bitwidth // 8)", "int", nonneg=True)
+        return ctyping.bits(t) // 8 if ctyping.tl(t) is not None and ctyping.bits(t) % 8 == 0 else None
 
     def vector_view(self, v: PtrVal, base: str, k: int | None, const: bool, loc: ir.Loc) -> PtrVal | None:
         """A pointer to vectors of `k` of `v`'s elements each (None where k is None): the offset a multiple of k
@@ -548,7 +583,19 @@ class Expressions:
             return PtrVal(a.base, S.op("add", "int", a.offset, d), a.elem, a.root)
         if isinstance(b, PtrVal) and op == "+" and not isinstance(a, PtrVal):
             return self.ptr_arith("+", b, a, loc)
+        if isinstance(a, PtrVal) and isinstance(b, PtrVal) and (op == "-" or op in CMPS):
+            return self.ptr_relation(op, a, b, loc)
         raise LiftError("XL2013", f"pointer arithmetic '{op}'", loc)
+
+    def ptr_relation(self, op: str, a: PtrVal, b: PtrVal, loc: ir.Loc) -> Sym:
+        """`end - start` (a ptrdiff_t) or `p < end` of two pointers into one buffer, as elements of one type: the
+        difference or comparison of their offsets (C leaves pointers into different arrays undefined: refused)."""
+        same_type = self.resolve_type(a.elem.base, loc) == self.resolve_type(b.elem.base, loc)
+        if a.base is not b.base or not same_type:
+            raise LiftError("XL2013", f"pointers into different buffers or of different types related by '{op}'", loc)
+        if op in CMPS:
+            return S.op(CMPS[op], "bool", S.cast(a.offset, "long"), S.cast(b.offset, "long"))
+        return S.op("sub", "long", S.cast(a.offset, "long"), S.cast(b.offset, "long"))
 
     def unary(self, e: ir.Unary) -> Any:
         if e.op == "&":

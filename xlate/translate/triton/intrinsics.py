@@ -4,6 +4,8 @@ functions (maps/math.yaml), and device functions, which are inlined."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 from dataclasses import fields, replace
 from typing import Any
@@ -385,11 +387,25 @@ class Intrinsics:
                     total += 1
             return total
 
+        self.refuse_generic_pick(cands, e, types)
         scored = [(score(f), k) for k, f in enumerate(cands)]
         ok = sorted(((sc, k) for sc, k in scored if sc is not None), key=lambda p: (-p[0], p[1]))
         if ok and (len(ok) == 1 or ok[0][0] > ok[1][0]):
             return cands[ok[0][1]]
         return cands[0]
+
+    def refuse_generic_pick(self, cands: list[ir.FunctionIR], e: ir.Call, types: list[tuple[str, int] | None]) -> None:
+        """Refuse a call whose overload the kernel's template type decides: an argument of template type T where
+        some overload (or explicit specialisation, `template <> int f(int v)`) spells that parameter with a
+        concrete type. C++ picks per instantiation; the port is one body generic in T, so no one pick is right."""
+        generic = set(self.kc.types.values())
+        for k, t in enumerate(types):
+            if t is None or t[0] not in generic:
+                continue
+            for f in cands:
+                if k < len(f.params) and f.params[k][1].base not in f.template_types:
+                    raise LiftError("XL2012", f"the overload of '{e.fn}' that an argument of template type {t[0]} "
+                                              "picks depends on the instantiation (the port is generic in it)", e.loc)
 
     def device_assert(self, e: ir.Call) -> Sym:
         """assert(c): Triton's device assertion of `c` on the threads that reach it (checked where Triton checks
@@ -730,19 +746,23 @@ class Intrinsics:
         return out
 
     def template_value(self, written: str, loc: ir.Loc) -> Sym | None:
-        """A template argument as written, a number (`3`, `16u`) or a name (`N`, a constant here): its value, or
-        None for anything else."""
+        """A template argument as written, a number (`3`, `16u`), a name (`N`, a constant here) or a constant
+        expression of them (`N / 2`): its value, or None for anything else."""
         from xlate.cir.build import parse_number
 
         w = written.strip()
         try:
             if w in ("true", "false"):
                 return S.const(int(w == "true"), "bool")
-            if w[:1].isdigit():
+            with contextlib.suppress(ValueError):
                 v, ct = parse_number(w)
                 return S.const(v, ct)
             if w.isidentifier():
                 d = self.data(self.ev(ir.Name(loc, w)), loc)
+                return d if d.is_const else None
+            e = _template_arg_expr(w)
+            if e is not None:
+                d = self.data(self.ev(e), loc)
                 return d if d.is_const else None
         except (LiftError, S.NotConcrete, ValueError):
             return None
@@ -876,6 +896,23 @@ def _deref_param(body: tuple[ir.Stmt, ...], name: str) -> tuple[ir.Stmt, ...] | 
 
     out = walk(body)
     return out if ok else None
+
+
+@functools.lru_cache(maxsize=256)
+def _template_arg_expr(text: str) -> ir.Expr | None:
+    """The IR of a template argument written as an expression (`N / 2`); None where it is no expression (a type)."""
+    from xlate.cir.build import BuildError, build_function
+    from xlate.parse import parse_string
+
+    try:
+        unit = parse_string(f"__device__ long long __xl_targ() {{ return ({text}); }}\n", "<targ>.cu", "cuda")
+        fn = unit.function("__xl_targ")
+        body = build_function(unit, fn).body if fn is not None else ()
+    except (BuildError, ValueError, RecursionError):
+        return None
+    if len(body) != 1 or not isinstance(body[0], ir.Return) or body[0].value is None:
+        return None
+    return body[0].value
 
 
 def _explicit_viable(cands: list[ir.FunctionIR], given: int) -> list[ir.FunctionIR]:

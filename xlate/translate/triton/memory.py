@@ -259,6 +259,15 @@ class Memory:
             if b is not None and isinstance(b.val, SharedArr) and b.val.scalar:
                 self.shared_write(b.val, (S.const(0, "int"),), val, loc)
                 return
+            alias = self.macro_lvalue(target.id) if b is None else None
+            if alias is not None:  # `#define r0 vars[0]` of another file: `r0 = x` stores to vars[0]
+                resolving = self.__dict__.setdefault("_resolving", set())
+                resolving.add(target.id)
+                try:
+                    self.write(alias, val, loc)
+                finally:
+                    resolving.discard(target.id)
+                return
             self.set_var(target.id, val, loc)
             return
         if isinstance(target, ir.Member):
@@ -297,6 +306,19 @@ class Memory:
             self.write_at(base, idx, val, loc)
             return
         raise LiftError("XL2001", "assignment target", loc)
+
+    def macro_lvalue(self, name: str) -> ir.Expr | None:
+        """What an unbound name assigned to stands for where another file of the program defines it as a macro of
+        an element of memory (`#define r0 vars[0]`, `#define top (*p)`): that element. None otherwise (a name
+        being expanded already, one for a number, or no macro)."""
+        if self.kc.program_value is None or name in self.__dict__.get("_resolving", ()):
+            return None
+        value = self.kc.program_value(name)
+        if isinstance(value, ir.Index | ir.Member) or (isinstance(value, ir.Unary) and value.op == "*"):
+            return value
+        if isinstance(value, ir.Name) and value.id != name:
+            return value
+        return None
 
     def write_member_element(self, member: ir.Member, index: ir.Expr, val: Any, loc: ir.Loc) -> bool:
         """`s.val[k] = v` for an array member of a packed struct (a local, or an element of global memory);

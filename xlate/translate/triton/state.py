@@ -42,6 +42,8 @@ class KernelContext:
     module_vars: dict[str, ModuleVar] = field(default_factory=dict)
     # pointer parameters the spec says are always null (`bias: null`): the launcher passes None for them
     nulls: frozenset[str] = frozenset()
+    # dynamic shared arrays declared at file scope (`extern __shared__ float s[];`): name -> element type
+    file_shared: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

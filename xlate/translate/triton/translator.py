@@ -159,7 +159,8 @@ class CudaToTriton:
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(body_fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
-                           names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls))
+                           names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls),
+                           _file_shared(unit.text))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
@@ -796,6 +797,22 @@ def _const_arrays(text: str) -> dict[str, ConstArray]:
             continue
         out[m.group(2)] = ConstArray(m.group(2), ct, values)
     return out
+
+
+# `extern __shared__ float s[];` (either order of the two words), at the start of a line
+FILE_SHARED = re.compile(r"^[ \t]*(?:extern\s+__shared__|__shared__\s+extern)\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?"
+                         r"((?:unsigned\s+|signed\s+)?[A-Za-z_][\w:]*)\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?"
+                         r"([A-Za-z_]\w*)\s*\[\s*\]\s*;", re.M)
+
+
+def _file_shared(text: str) -> dict[str, str]:
+    """Dynamic shared arrays of the file by name -> element type, where every declaration of the name agrees (a
+    kernel that uses one without declaring it uses the file-scope one). Declarations inside functions count too:
+    a name a kernel declares itself is bound before this table is asked."""
+    seen: dict[str, set[str]] = {}
+    for m in FILE_SHARED.finditer(text):
+        seen.setdefault(m.group(2), set()).add(" ".join(m.group(1).split()))
+    return {name: types.pop() for name, types in seen.items() if len(types) == 1}
 
 
 def _file_constants(unit: KernelUnit) -> dict[str, tuple[str, Any]]:
