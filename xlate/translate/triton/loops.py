@@ -510,9 +510,24 @@ class Loops:
 
     def dry_kinds(self, carried: list[str], run, written: set[int] | None = None) -> dict[str, Any]:
         """Run the body without emitting, with placeholders for the carried variables, until their kinds
-        (uniform or per-thread) are stable."""
+        (uniform or per-thread) are stable. `written` gains (in place) the arrays passed to calls that the dry run
+        saw written (SharedWritten.passed)."""
         kinds = {n: self.kind(self.lookup(n).val) for n in carried}
         for _ in range(4):
+            after = self.dry_pass(carried, kinds, run, written)
+            merged = {n: _join(kinds[n], after[n]) for n in carried}
+            if merged == kinds:
+                return kinds
+            kinds = merged
+        return kinds
+
+    def dry_pass(self, carried: list[str], kinds: dict[str, Any], run, written: set[int] | None) -> dict[str, Any]:
+        """One dry run of the body; the carried variables' kinds after it. An array only passed to a call (`f(s)`,
+        `expf(v - s)`) counts as written where the run writes it: a call that only reads it (a lookup table given
+        to a device function) leaves its earlier writes visible inside the loop. Where that run fails, or writes
+        an array it did not count, it is run again counting every array passed to a call."""
+        passed = written.passed - written if isinstance(written, SharedWritten) else set()
+        while True:
             with self.st.dry_run():
                 for n in carried:
                     b = self.lookup(n)
@@ -521,14 +536,16 @@ class Loops:
                 self.st.region = self.next_id()
                 self.enter_loop_shared(written)
                 before = {id(a): len(a.records) for a in self.st.shared}
-                run()
-                self.check_written(written, before, None)
-                after = {n: self.kind(self.lookup(n).val) for n in carried}
-            merged = {n: _join(kinds[n], after[n]) for n in carried}
-            if merged == kinds:
-                return kinds
-            kinds = merged
-        return kinds
+                try:
+                    run()
+                    self.check_written(written, before, None)
+                except (LiftError, NotConcrete):
+                    if not passed:
+                        raise
+                    written |= passed  # in place: the loop's real run counts them too
+                    passed = set()
+                    continue
+                return {n: self.kind(self.lookup(n).val) for n in carried}
 
     def placeholder(self, name: str, b: Binding, kind: Any) -> Any:
         v = b.val
@@ -684,11 +701,12 @@ class Loops:
                 a.boundary = len(a.records)
         return saved
 
-    def shared_written(self, stmts: list[ir.Stmt] | tuple[ir.Stmt, ...]) -> set[int] | None:
-        """Ids of the shared arrays `stmts` may write: assignment targets and arguments of inlined calls rooted
-        at a shared array (a device function reaches a block's shared memory only through its parameters);
-        None when that cannot be told (an assignment through a name this scope does not know)."""
-        out: set[int] = set()
+    def shared_written(self, stmts: list[ir.Stmt] | tuple[ir.Stmt, ...]) -> SharedWritten | None:
+        """Ids of the shared arrays `stmts` may write: assignment targets, and (as `passed`, which the dry run
+        settles: dry_pass) arguments of calls rooted at a shared array (a device function reaches a block's shared
+        memory only through its parameters); None when that cannot be told (an assignment through a name this
+        scope does not know)."""
+        out = SharedWritten()
 
         def root_arr(e: ir.Expr) -> SharedArr | bool | None:
             while isinstance(e, ir.Index | ir.Member | ir.Unary | ir.Cast):
@@ -718,7 +736,7 @@ class Loops:
             for tgt in targets:
                 a = root_arr(tgt)
                 if isinstance(a, SharedArr):
-                    out.add(id(a))
+                    (out.passed if isinstance(node, ir.Call) else out).add(id(a))
                 elif a is True and not (isinstance(tgt, ir.Name) or isinstance(node, ir.Call)):
                     return None  # a store through a name declared in the loop: any array
             if isinstance(node, ir.Decl) and node.shared:
@@ -752,6 +770,14 @@ class Loops:
                     scope[name] = replace(b, val=v)
                     if not v.is_const:
                         self.em.code(v, self.ctx)  # computed once, before the loop
+
+
+class SharedWritten(set):
+    """Ids of the shared arrays a loop writes, and in `passed` those it only passes to calls (maybe written)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passed: set[int] = set()
 
 
 def _plain_assign(st: ir.Stmt, v: str) -> bool:
