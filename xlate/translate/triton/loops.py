@@ -14,7 +14,7 @@ import numpy as np
 
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
-from xlate.translate.triton import comm, idioms, returns
+from xlate.translate.triton import carry, comm, idioms, returns
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, TooLarge, const_full, edtype, literal, tl_of
 from xlate.translate.triton.exprs import has_effects
@@ -315,8 +315,10 @@ class Loops:
         raw = self.em.fresh(it_name + "_it")
         it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
         written = self.shared_written(body)
+        self.plan_carry(written)
         kinds = self.dry_kinds(carried, lambda: run(it_sym), written)
         slots = self.materialize(carried, kinds, s.loc)
+        self.carry_init(written)
         header = (f"for {raw} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
                   f"{self.em.code(step, self.ctx, 'int')}):")
         self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written)
@@ -335,6 +337,7 @@ class Loops:
         tested = [test_expr] if effects else []  # what the test assigns is carried too
         carried = self.carried(list(body), list(step) + tested, exclude=set())
         written = self.shared_written(list(body) + [ir.ExprStmt(e.loc, e) for e in [*step, *tested]])
+        self.plan_carry(written)
         active_name = self.em.fresh("active")
 
         def run(active: Sym) -> Sym:
@@ -375,6 +378,7 @@ class Loops:
                 break
             varying = now
         slots = self.materialize(carried, kinds, loc)
+        self.carry_init(written)
         act = S.var(active_name, "bool", varying)
         outer = self.pred_sym()
         if varying and not outer.is_const:
@@ -456,7 +460,7 @@ class Loops:
                 root = node.target
                 while isinstance(root, ir.Index):
                     root = root.base
-                if isinstance(root, ir.Name):
+                if isinstance(root, ir.Name) and not self.shared_pointer_kept(root.id):
                     assigned.add(root.id)
         out = []
         for name in sorted(assigned - exclude):
@@ -467,6 +471,13 @@ class Loops:
                 continue
             out.append(name)
         return out
+
+    def shared_pointer_kept(self, name: str) -> bool:
+        """A pointer into a shared array that the loop stores through (`px[i] = ...` for `px = &s[256]`) stays the
+        pointer it was, where arrays are carried (carry.py): its offset then stays known, and the thread-index
+        analyses of the accesses through it stay exact."""
+        b = self.lookup(name)
+        return self.carry_shared and b is not None and isinstance(b.val, PtrVal) and b.val.shared
 
     def ref_call_roots(self, stmts: list[ir.Stmt]) -> set[str]:
         """Locals that calls of device functions in `stmts` may change through reference parameters, or through
@@ -629,6 +640,14 @@ class Loops:
         outer_region, self.st.region = self.st.region, self.next_id()
         run()
         updates: list[tuple[str, str]] = []
+        plans = written.carry if isinstance(written, SharedWritten) else []
+        synced: dict[int, bool] = {}
+        for p in plans:  # the carried arrays' content as this iteration leaves it (carry.py)
+            synced[id(p.arr)] = carry.check(self, p.arr, loc)
+            recs = p.arr.records[p.arr.boundary:]
+            for j in range(p.chunks):
+                new = carry.content(self, p.arr, recs, j, carry.CONTENT_EPOCH)
+                updates.append((p.names[j], self.update_code(new, p.arr.ctype, True)))
         for n, py, ct, varying, fld in slots:
             b = self.lookup(n)
             v = b.val
@@ -658,7 +677,9 @@ class Loops:
                 em.line(f"{py} = {code}")
         if em.enabled and len(em.lines) == header_at:
             em.line("pass")
-        self.leave_loop_shared(saved)
+        self.leave_loop_shared(saved, {id(p.arr) for p in plans})
+        if plans:
+            carry.leave(self, plans, written.saved_carry, {id(a): n for a, _, n in saved}, synced)
         self.st.region = outer_region
         self.st.runtime_loops -= 1
         em.pop()
@@ -696,10 +717,35 @@ class Loops:
         any) may be overwritten by an earlier iteration, so reads inside see only the loop's own writes. An
         array the loop does not write keeps every write before it."""
         saved = [(a, a.boundary, len(a.records)) for a in self.st.shared]
+        plans = written.carry if isinstance(written, SharedWritten) else []
+        if plans:
+            written.saved_carry = carry.enter(self, plans, dry=not self.em.enabled)
+        carried = {id(p.arr) for p in plans}
         for a in self.st.shared:
-            if written is None or id(a) in written:
+            if (written is None or id(a) in written) and id(a) not in carried:
                 a.boundary = len(a.records)
         return saved
+
+    carry_shared: bool = False  # carry the shared arrays run-time loops write as block tensors (carry.py)
+
+    def plan_carry(self, written: SharedWritten | None) -> None:
+        """Which arrays the loop carries (carry.plan): none unless the lifter carries shared arrays."""
+        if not self.carry_shared or written is None:
+            return
+        written.carry = carry.plan(self, set(written) | written.passed)
+        written |= {id(p.arr) for p in written.carry}
+
+    def carry_init(self, written: SharedWritten | None) -> None:
+        """Emit the carried arrays' tensors as the code before the loop leaves them."""
+        for p in written.carry if isinstance(written, SharedWritten) else []:
+            arr = p.arr
+            visible = arr.records[arr.boundary:] if self.st.runtime_loops else list(arr.records)
+            p.names = []
+            for j in range(p.chunks):
+                v = carry.content(self, arr, visible, j, self.st.epoch)
+                py = self.em.fresh(f"{arr.name}_c{j}")
+                self.em.line(f"{py} = {self.init_code(v, arr.ctype, True)}")
+                p.names.append(py)
 
     def shared_written(self, stmts: list[ir.Stmt] | tuple[ir.Stmt, ...]) -> SharedWritten | None:
         """Ids of the shared arrays `stmts` may write: assignment targets, and (as `passed`, which the dry run
@@ -743,9 +789,10 @@ class Loops:
                 return None  # a shared array declared inside the loop
         return out
 
-    def leave_loop_shared(self, saved: list[tuple[SharedArr, int, int]]) -> None:
+    def leave_loop_shared(self, saved: list[tuple[SharedArr, int, int]], carried: set[int] | None = None) -> None:
         for a, boundary, before in saved:
-            if len(a.records) > before:  # written inside: what it holds now depends on the iterations
+            if len(a.records) > before and id(a) not in (carried or ()):
+                # written inside: what it holds now depends on the iterations
                 a.clobbered = True
             a.boundary = boundary
 
@@ -778,6 +825,8 @@ class SharedWritten(set):
     def __init__(self) -> None:
         super().__init__()
         self.passed: set[int] = set()
+        self.carry: list[carry.Plan] = []  # the arrays the loop carries as block tensors (carry.py)
+        self.saved_carry: list = []  # what carry.enter replaced, for carry.leave
 
 
 def _plain_assign(st: ir.Stmt, v: str) -> bool:

@@ -26,6 +26,7 @@ from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
+from xlate.translate.triton import carry
 from xlate.translate.triton.comm import NotTokenizable
 from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
@@ -162,7 +163,17 @@ class CudaToTriton:
                            names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
-        lifter.lift()
+        try:
+            lifter.lift()
+        except LiftError as exc:  # a shared array a run-time loop writes: lifted again, carrying it (carry.py)
+            if not any(reason in exc.what for reason in carry.CARRY_REASONS):
+                raise
+            lifter = Lifter(fir, kc, unit.path)
+            lifter.carry_shared = True
+            try:
+                lifter.lift()
+            except (LiftError, NotConcrete, NotTokenizable):
+                raise exc from None
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
         diags: list[Diagnostic] = []
         for text, loc in lifter.st.notes:

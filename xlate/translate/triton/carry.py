@@ -1,0 +1,239 @@
+"""Shared arrays carried across the iterations of a run-time loop as block tensors.
+
+A run-time loop lifts its body once, so a read inside it sees only the writes of its own iteration (loops.py:
+`enter_loop_shared`); an element written in an earlier iteration, or before the loop, is refused. Here such an
+array is carried instead: its content is `k` block tensors of the block's lanes (element `j * lanes + x` in lane x
+of tensor j), loop-carried variables like any other. At the top of the body each tensor is one write record
+(`WriteRec.chunk` = j) that every read falls back to (comm.forward gathers another lane's element with
+`tl.gather`); at the end of the body each tensor becomes the array's content as the iteration's writes leave it
+(the same forwarding, read for every element at once), and after the loop the array is those tensors.
+
+Only the order of the threads' accesses is left to check, and it is checked, conservatively, by barrier counts:
+  * a read that sees the carried content (a write of an earlier iteration, or from before the loop) needs a
+    __syncthreads before it in its iteration, or one after every write of the body (and before the loop);
+  * a write that may store an element another thread reads needs a barrier after that read: later in the same
+    iteration when it follows the read, and anywhere between the read and the next iteration's write otherwise.
+Reads and writes a thread makes only to its own elements, or that name no common element (decided on the block's
+threads where the indices are thread-index arithmetic), need no barrier. A loop that fails any of these is
+refused as before.
+
+The lifter tries this only where a kernel was refused without it (translator.py lifts again with `carry_shared`),
+so every kernel that lifts without carrying keeps its port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from xlate.cir import ctype as ctyping
+from xlate.translate.triton import comm
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.sym import NotConcrete, Sym
+from xlate.translate.triton.values import LiftError, SharedArr, SharedRead, WriteRec
+
+if TYPE_CHECKING:
+    from xlate.translate.triton.host import Block
+
+MAX_CHUNKS = 8  # block tensors one carried array may take (a 1024-element array in a 128-thread block)
+CARRIED_EPOCH = -1  # the epoch of carried content that a barrier separates from every read (never a real epoch)
+CONTENT_EPOCH = -2  # the epoch of a read of the whole array by no thread (no race to check: this module checks)
+# the refusals a carried array may lift: what the lifter says about a shared array a run-time loop writes
+CARRY_REASONS = ("may come from an earlier loop iteration", "read after the run-time loop that wrote it",
+                 "depends on a loop-carried value and is read by another thread")
+
+
+@dataclass
+class Plan:
+    """One array the loop carries: its tensors' Python names once emitted (placeholders in dry runs)."""
+
+    arr: SharedArr
+    chunks: int
+    names: list[str] | None = None
+
+
+@dataclass
+class Carried:
+    """What the body being lifted did to a carried array, for the barrier checks at its end."""
+
+    start: int  # the barrier epoch at the top of the body
+    base: int  # the index of the first carried record in arr.records
+    chunks: int
+    pre_synced: bool  # a barrier followed every write before the loop
+    uses: list[int] = field(default_factory=list)  # epochs of the reads that saw carried content
+    reads: list[tuple[int, int, tuple[Sym, ...], tuple[Sym, ...]]] = field(default_factory=list)  # (pos, epoch, idx, pred)
+
+
+def chunks_of(L: Block, arr: SharedArr) -> int | None:
+    """How many lane-sized tensors hold `arr`; None where it cannot be carried (a block sized at launch or of
+    several rows, an array of unknown or large size, of a template type, or filled by a staging loop)."""
+    if not L.nlanes or L.by > 1 or arr.staged is not None or len(arr.dims) != 1 or arr.dims[0] is None:
+        return None
+    if ctyping.is_symbolic(arr.ctype) or ctyping.row(arr.ctype) is None:
+        return None
+    k = -(-int(arr.dims[0]) // L.nlanes)
+    return k if 0 < k <= MAX_CHUNKS else None
+
+
+def element(L: Block, j: int) -> Sym:
+    """The element lane x of tensor j holds: j * lanes + x."""
+    x = S.cast(S.lane("x"), "int")
+    return x if j == 0 else S.op("add", "int", S.const(j * L.nlanes, "int"), x)
+
+
+def content(L: Block, arr: SharedArr, recs: list[WriteRec], j: int, epoch: int) -> Sym:
+    """Tensor j of `arr` as `recs` leave it (comm's forwarding, for every lane's element at once)."""
+    r = SharedRead(arr, (element(L, j),), (), epoch, None, True, list(recs))
+    return comm.data_view(L, r)
+
+
+def plan(L: Any, ids: set[int]) -> list[Plan]:
+    """The arrays among `ids` (a run-time loop writes them) that can be carried, with their content before the
+    loop computable (checked in a dry run)."""
+    out: list[Plan] = []
+    for arr in L.st.shared:
+        if id(arr) not in ids:
+            continue
+        k = chunks_of(L, arr)
+        if k is None:
+            continue
+        visible = arr.records[arr.boundary:] if L.st.runtime_loops else list(arr.records)
+        if arr.clobbered or (L.st.runtime_loops and arr.boundary > 0 and not _complete(visible)):
+            continue  # an enclosing loop's earlier iterations wrote it, and that loop does not carry it
+        with L.st.dry_run():
+            try:
+                for j in range(k):
+                    content(L, arr, visible, j, L.st.epoch)
+            except (LiftError, NotConcrete, comm.NotTokenizable):
+                continue
+        out.append(Plan(arr, k))
+    return out
+
+
+def _complete(recs: list[WriteRec]) -> bool:
+    return any(r.chunk == 0 for r in recs)
+
+
+def enter(L: Any, plans: list[Plan], dry: bool) -> list[tuple[SharedArr, Any]]:
+    """The top of the body: each carried array's tensors as write records every read falls back to."""
+    saved = []
+    for p in plans:
+        arr = p.arr
+        saved.append((arr, arr.carry))
+        pre = arr.records[arr.boundary:] if L.st.runtime_loops > 1 else list(arr.records)
+        pre, _ = comm.live_records(pre)
+        synced = all(r.epoch < L.st.epoch for r in pre)
+        arr.boundary = len(arr.records)
+        arr.carry = Carried(L.st.epoch, len(arr.records), p.chunks, synced)
+        for j in range(p.chunks):
+            name = f"__dry_{arr.name}_{j}" if dry or p.names is None else p.names[j]
+            rec = WriteRec(L.next_id(), arr, (element(L, j),), (), S.var(name, arr.ctype, True), CARRIED_EPOCH,
+                           arr.loc, chunk=j)
+            L.st.records[rec.id] = rec
+            arr.records.append(rec)
+    return saved
+
+
+def leave(L: Any, plans: list[Plan], saved: list[tuple[SharedArr, Any]], before: dict[int, int],
+          synced: dict[int, bool]) -> None:
+    """After the loop: the array is its tensors (read by other threads only after a barrier, unless `synced`)."""
+    for p, (arr, outer) in zip(plans, saved):
+        del arr.records[before[id(arr)]:]
+        epoch = CARRIED_EPOCH if synced.get(id(arr), False) else L.st.epoch
+        for j in range(p.chunks):
+            rec = WriteRec(L.next_id(), arr, (element(L, j),), (), S.var(p.names[j], arr.ctype, True), epoch,
+                           arr.loc, chunk=j)
+            L.st.records[rec.id] = rec
+            arr.records.append(rec)
+        arr.carry = outer
+
+
+def used(r: SharedRead, rec: WriteRec, loc: Any) -> None:
+    """A read sees carried content `rec`: noted for the barrier check; content left by a loop whose last writes no
+    barrier followed is seen by no other thread in the same interval."""
+    if r.epoch == CONTENT_EPOCH:
+        return
+    if rec.epoch == r.epoch:
+        raise LiftError("XL2009", f"'{r.arr.name}' is read after the run-time loop that wrote it without a "
+                                  "__syncthreads after its last writes", loc)
+    if r.arr.carry is not None:
+        r.arr.carry.uses.append(r.epoch)
+
+
+def noted_read(L: Block, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, ...], epoch: int) -> None:
+    if arr.carry is not None:
+        arr.carry.reads.append((len(arr.records), epoch, idx, pred))
+
+
+def check(L: Block, arr: SharedArr, loc: Any) -> bool:
+    """The barrier checks of the module docstring at the end of the body; whether the array's content after the
+    loop is ordered before any later read (a barrier followed every write, in the loop and before it)."""
+    c: Carried = arr.carry
+    end = L.st.epoch
+    first = c.base + c.chunks
+    body = arr.records[first:]
+    if comm.thread_bits(L).bit_count() <= 1:
+        return True  # one thread: nothing to order
+    synced_end = all(w.epoch < end for w in body)
+    for e in c.uses:
+        if not (e > c.start or (synced_end and c.pre_synced)):
+            raise LiftError("XL2009", f"'{arr.name}' is read in a loop where another thread may have written it in an "
+                                      "earlier iteration, with no __syncthreads between the two", loc)
+    for pos, e_r, idx, pred in c.reads:
+        for i, w in enumerate(body):
+            if not _may_conflict(L, idx, pred, w):
+                continue
+            if first + i >= pos and not w.epoch > e_r:
+                raise LiftError("XL2009", f"'{arr.name}' is written in a loop where another thread may still read "
+                                          "the element, with no __syncthreads between the two", w.loc)
+            if not (e_r < end or w.epoch > c.start):
+                raise LiftError("XL2009", f"'{arr.name}' is written in a loop where another thread read the element "
+                                          "in the iteration before, with no __syncthreads between the two", w.loc)
+    return c.pre_synced and synced_end
+
+
+def _may_conflict(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: WriteRec) -> bool:
+    """Whether a thread may write an element another thread reads: False where the indices, evaluated on the
+    block's threads (thread-index arithmetic, or affine maps of the thread index whose other parts differ by a
+    constant: `p[t - 55]` and `p[t]` for a pointer p into the array), name no common element for two different
+    threads, or where both are the same injective map of the thread index."""
+    if len(idx) != 1 or len(w.idx) != 1:
+        return True
+    values = _lane_values(L, idx[0], w.idx[0])
+    if values is None:
+        ri, wi = idx[0], w.idx[0]
+        aff = S.affine(wi)
+        if aff is None or S.canon(S.cast(ri, "int")) != S.canon(S.cast(wi, "int")):
+            return True
+        coefs, rest = aff
+        return not (set(coefs) == {"x"} and coefs["x"] != 0 and rest.uniform and not rest.opaque)
+    rv, wv = values
+    try:
+        ra = comm.active_lanes(L, [c for c in pred if c.concrete])
+        wa = comm.active_lanes(L, [c for c in w.pred if c.concrete])
+    except (comm.NotTokenizable, NotConcrete, ZeroDivisionError):
+        return True
+    lanes = np.arange(L.nlanes)
+    writers: dict[int, set[int]] = {}
+    for t in lanes[wa]:
+        writers.setdefault(int(wv[t]), set()).add(int(t))
+    return any(writers.get(int(rv[t]), set()) - {int(t)} for t in lanes[ra])
+
+
+def _lane_values(L: Block, ri: Sym, wi: Sym) -> tuple[np.ndarray, np.ndarray] | None:
+    """The element each thread reads and writes, up to one common unknown (None where not known so)."""
+    try:
+        if ri.concrete and wi.concrete:
+            return comm.concrete(L, ri).astype(np.int64), comm.concrete(L, wi).astype(np.int64)
+        ra, wa = S.affine(ri), S.affine(wi)
+        if ra is None or wa is None or not set(ra[0]) | set(wa[0]) <= {"x"}:
+            return None
+        diff = S.poly(S.op("sub", "int", S.cast(ra[1], "int"), S.cast(wa[1], "int")))
+        if diff is None or set(diff) - {()}:
+            return None
+        x = comm.lane_env(L)["x"].astype(np.int64)
+        return ra[0].get("x", 0) * x + diff.get((), 0), wa[0].get("x", 0) * x
+    except (NotConcrete, ZeroDivisionError):
+        return None
