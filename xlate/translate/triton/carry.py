@@ -37,7 +37,7 @@ from xlate.translate.triton.values import LiftError, SharedArr, SharedRead, Writ
 if TYPE_CHECKING:
     from xlate.translate.triton.host import Block
 
-MAX_CHUNKS = 8  # block tensors one carried array may take (a 1024-element array in a 128-thread block)
+MAX_CHUNKS = 16  # block tensors one carried array may take (a 2048-element array in a 128-thread block)
 CARRIED_EPOCH = -1  # the epoch of carried content that a barrier separates from every read (never a real epoch)
 CONTENT_EPOCH = -2  # the epoch of a read of the whole array by no thread (no race to check: this module checks)
 # the refusals a carried array may lift: what the lifter says about a shared array a run-time loop writes
@@ -52,6 +52,8 @@ class Plan:
     arr: SharedArr
     chunks: int
     names: list[str] | None = None
+    tentative: bool = False  # only passed to a call, or stored to through a pointer the loop declares
+    seen: bool = False  # a dry run of the body wrote it
 
 
 @dataclass
@@ -61,8 +63,8 @@ class Carried:
     start: int  # the barrier epoch at the top of the body
     base: int  # the index of the first carried record in arr.records
     chunks: int
-    pre_synced: bool  # a barrier followed every write before the loop
-    uses: list[int] = field(default_factory=list)  # epochs of the reads that saw carried content
+    pre: list[WriteRec]  # the writes before the loop that the carried content starts from
+    uses: list[tuple[int, tuple[Sym, ...], tuple[Sym, ...]]] = field(default_factory=list)  # reads that saw it: (epoch, idx, pred)
     reads: list[tuple[int, int, tuple[Sym, ...], tuple[Sym, ...]]] = field(default_factory=list)  # (pos, epoch, idx, pred)
 
 
@@ -124,9 +126,8 @@ def enter(L: Any, plans: list[Plan], dry: bool) -> list[tuple[SharedArr, Any]]:
         saved.append((arr, arr.carry))
         pre = arr.records[arr.boundary:] if L.st.runtime_loops > 1 else list(arr.records)
         pre, _ = comm.live_records(pre)
-        synced = all(r.epoch < L.st.epoch for r in pre)
         arr.boundary = len(arr.records)
-        arr.carry = Carried(L.st.epoch, len(arr.records), p.chunks, synced)
+        arr.carry = Carried(L.st.epoch, len(arr.records), p.chunks, [r for r in pre if r.epoch >= L.st.epoch])
         for j in range(p.chunks):
             name = f"__dry_{arr.name}_{j}" if dry or p.names is None else p.names[j]
             rec = WriteRec(L.next_id(), arr, (element(L, j),), (), S.var(name, arr.ctype, True), CARRIED_EPOCH,
@@ -136,30 +137,39 @@ def enter(L: Any, plans: list[Plan], dry: bool) -> list[tuple[SharedArr, Any]]:
     return saved
 
 
+# the writes no barrier followed when a loop left its carried content (by the content's record ids; ids are
+# never reused): a read in the same barrier interval must not see another thread's
+_PENDING: dict[int, list[WriteRec]] = {}
+
+
 def leave(L: Any, plans: list[Plan], saved: list[tuple[SharedArr, Any]], before: dict[int, int],
-          synced: dict[int, bool]) -> None:
-    """After the loop: the array is its tensors (read by other threads only after a barrier, unless `synced`)."""
+          pending: dict[int, list[WriteRec]]) -> None:
+    """After the loop: the array is its tensors; where writes are `pending` (no barrier after them), a read in
+    the same barrier interval sees no other thread's."""
     for p, (arr, outer) in zip(plans, saved):
         del arr.records[before[id(arr)]:]
-        epoch = CARRIED_EPOCH if synced.get(id(arr), False) else L.st.epoch
+        waiting = pending.get(id(arr), [])
+        epoch = L.st.epoch if waiting else CARRIED_EPOCH
         for j in range(p.chunks):
             rec = WriteRec(L.next_id(), arr, (element(L, j),), (), S.var(p.names[j], arr.ctype, True), epoch,
                            arr.loc, chunk=j)
             L.st.records[rec.id] = rec
             arr.records.append(rec)
+            if waiting:
+                _PENDING[rec.id] = waiting
         arr.carry = outer
 
 
-def used(r: SharedRead, rec: WriteRec, loc: Any) -> None:
-    """A read sees carried content `rec`: noted for the barrier check; content left by a loop whose last writes no
-    barrier followed is seen by no other thread in the same interval."""
+def used(L: Block, r: SharedRead, rec: WriteRec, loc: Any) -> None:
+    """A read sees carried content `rec`: noted for the barrier check; content a loop left with writes no barrier
+    followed is read in the same interval only where no other thread made them."""
     if r.epoch == CONTENT_EPOCH:
         return
-    if rec.epoch == r.epoch:
+    if rec.epoch == r.epoch and any(_may_conflict(L, r.idx, r.pred, w) for w in _PENDING.get(rec.id, [rec])):
         raise LiftError("XL2009", f"'{r.arr.name}' is read after the run-time loop that wrote it without a "
                                   "__syncthreads after its last writes", loc)
     if r.arr.carry is not None:
-        r.arr.carry.uses.append(r.epoch)
+        r.arr.carry.uses.append((r.epoch, r.idx, r.pred))
 
 
 def noted_read(L: Block, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, ...], epoch: int) -> None:
@@ -167,18 +177,23 @@ def noted_read(L: Block, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, 
         arr.carry.reads.append((len(arr.records), epoch, idx, pred))
 
 
-def check(L: Block, arr: SharedArr, loc: Any) -> bool:
-    """The barrier checks of the module docstring at the end of the body; whether the array's content after the
-    loop is ordered before any later read (a barrier followed every write, in the loop and before it)."""
+def check(L: Block, arr: SharedArr, loc: Any) -> list[WriteRec]:
+    """The barrier checks of the module docstring at the end of the body; the writes no barrier follows (in the
+    loop's last iteration, or before the loop where it runs none), which a read after the loop must not see."""
     c: Carried = arr.carry
     end = L.st.epoch
     first = c.base + c.chunks
     body = arr.records[first:]
     if comm.thread_bits(L).bit_count() <= 1:
-        return True  # one thread: nothing to order
+        return []  # one thread: nothing to order
     synced_end = all(w.epoch < end for w in body)
-    for e in c.uses:
-        if not (e > c.start or (synced_end and c.pre_synced)):
+    pre_synced = not c.pre
+    for e, idx, pred in c.uses:
+        if e > c.start or (synced_end and pre_synced):
+            continue
+        # no barrier between: only the reading thread itself may have written the element (`s[t] += v`)
+        unsynced = [w for w in body if w.epoch >= end] + c.pre
+        if any(_may_conflict(L, idx, pred, w) for w in unsynced):
             raise LiftError("XL2009", f"'{arr.name}' is read in a loop where another thread may have written it in an "
                                       "earlier iteration, with no __syncthreads between the two", loc)
     for pos, e_r, idx, pred in c.reads:
@@ -191,7 +206,7 @@ def check(L: Block, arr: SharedArr, loc: Any) -> bool:
             if not (e_r < end or w.epoch > c.start):
                 raise LiftError("XL2009", f"'{arr.name}' is written in a loop where another thread read the element "
                                           "in the iteration before, with no __syncthreads between the two", w.loc)
-    return c.pre_synced and synced_end
+    return [w for w in body if w.epoch >= end] + c.pre
 
 
 def _may_conflict(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: WriteRec) -> bool:
@@ -199,6 +214,13 @@ def _may_conflict(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: Writ
     block's threads (thread-index arithmetic, or affine maps of the thread index whose other parts differ by a
     constant: `p[t - 55]` and `p[t]` for a pointer p into the array), name no common element for two different
     threads, or where both are the same injective map of the thread index."""
+    try:
+        ra = comm.active_lanes(L, [c for c in pred if c.concrete])
+        wa = comm.active_lanes(L, [c for c in w.pred if c.concrete])
+    except (comm.NotTokenizable, NotConcrete, ZeroDivisionError):
+        ra = wa = np.ones(L.nlanes, dtype=bool)
+    if (ra | wa).sum() <= 1:
+        return False  # one thread reads and writes (`if (t == 0) for (...) s[0] += s[i];`)
     if len(idx) != 1 or len(w.idx) != 1:
         return True
     values = _lane_values(L, idx[0], w.idx[0])
@@ -210,11 +232,6 @@ def _may_conflict(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: Writ
         coefs, rest = aff
         return not (set(coefs) == {"x"} and coefs["x"] != 0 and rest.uniform and not rest.opaque)
     rv, wv = values
-    try:
-        ra = comm.active_lanes(L, [c for c in pred if c.concrete])
-        wa = comm.active_lanes(L, [c for c in w.pred if c.concrete])
-    except (comm.NotTokenizable, NotConcrete, ZeroDivisionError):
-        return True
     lanes = np.arange(L.nlanes)
     writers: dict[int, set[int]] = {}
     for t in lanes[wa]:

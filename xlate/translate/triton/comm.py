@@ -324,7 +324,7 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
             continue
         rec, wl = entry
         if rec.chunk >= 0:
-            carried_use(r, rec)
+            carried_use(L, r, rec)
         elif wl != lane_i and rec.epoch == r.epoch:
             raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
         if isinstance(rec.value, LaneTokens):
@@ -818,7 +818,7 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         if not identity and _misses(L, solved, axes, r):
             continue  # another part of the array (a sub-array carved from one buffer)
         if rec.chunk >= 0:  # a carried tensor: the element is in lane sol(x) (its barriers: carry.check)
-            carried_use(r, rec)
+            carried_use(L, r, rec)
             kept, value = _carried_chain(L, rec, sol, eqs, identity, axes)
             if kept is None:
                 continue
@@ -893,12 +893,12 @@ def live_records(recs: list[WriteRec]) -> tuple[list[WriteRec], bool]:
     return recs, False
 
 
-def carried_use(r: SharedRead, rec: WriteRec) -> None:
+def carried_use(L: Block, r: SharedRead, rec: WriteRec) -> None:
     """A read sees carried content `rec` (carry.py): noted for the loop's barrier check. Content a loop left
     with no barrier after its last writes is seen by no other thread in the same barrier interval."""
     from xlate.translate.triton import carry
 
-    carry.used(r, rec, r.loc)
+    carry.used(L, r, rec, r.loc)
 
 
 def _carried_chain(L: Block, rec: WriteRec, sol: dict[str, Sym], eqs: list[Sym], identity: bool,

@@ -317,6 +317,7 @@ class Loops:
         written = self.shared_written(body)
         self.plan_carry(written)
         kinds = self.dry_kinds(carried, lambda: run(it_sym), written)
+        self.prune_carry(written)
         slots = self.materialize(carried, kinds, s.loc)
         self.carry_init(written)
         header = (f"for {raw} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
@@ -377,6 +378,7 @@ class Loops:
             if now == varying:
                 break
             varying = now
+        self.prune_carry(written)
         slots = self.materialize(carried, kinds, loc)
         self.carry_init(written)
         act = S.var(active_name, "bool", varying)
@@ -550,6 +552,8 @@ class Loops:
                 try:
                     run()
                     self.check_written(written, before, None)
+                    for p in written.carry if isinstance(written, SharedWritten) else []:
+                        p.seen = p.seen or len(p.arr.records) > p.arr.carry.base + p.chunks
                 except (LiftError, NotConcrete):
                     if not passed:
                         raise
@@ -641,9 +645,9 @@ class Loops:
         run()
         updates: list[tuple[str, str]] = []
         plans = written.carry if isinstance(written, SharedWritten) else []
-        synced: dict[int, bool] = {}
+        pending: dict[int, list] = {}
         for p in plans:  # the carried arrays' content as this iteration leaves it (carry.py)
-            synced[id(p.arr)] = carry.check(self, p.arr, loc)
+            pending[id(p.arr)] = carry.check(self, p.arr, loc)
             recs = p.arr.records[p.arr.boundary:]
             for j in range(p.chunks):
                 new = carry.content(self, p.arr, recs, j, carry.CONTENT_EPOCH)
@@ -679,7 +683,7 @@ class Loops:
             em.line("pass")
         self.leave_loop_shared(saved, {id(p.arr) for p in plans})
         if plans:
-            carry.leave(self, plans, written.saved_carry, {id(a): n for a, _, n in saved}, synced)
+            carry.leave(self, plans, written.saved_carry, {id(a): n for a, _, n in saved}, pending)
         self.st.region = outer_region
         self.st.runtime_loops -= 1
         em.pop()
@@ -732,8 +736,20 @@ class Loops:
         """Which arrays the loop carries (carry.plan): none unless the lifter carries shared arrays."""
         if not self.carry_shared or written is None:
             return
-        written.carry = carry.plan(self, set(written) | written.passed)
+        certain = set(written)
+        written.carry = carry.plan(self, certain | written.passed)
+        for p in written.carry:
+            p.tentative = id(p.arr) not in certain
         written |= {id(p.arr) for p in written.carry}
+
+    def prune_carry(self, written: SharedWritten | None) -> None:
+        """Stop carrying the arrays the loop may write but its dry runs did not (a table only read in it)."""
+        if not isinstance(written, SharedWritten):
+            return
+        for p in written.carry:
+            if p.tentative and not p.seen:
+                written.discard(id(p.arr))
+        written.carry = [p for p in written.carry if p.seen or not p.tentative]
 
     def carry_init(self, written: SharedWritten | None) -> None:
         """Emit the carried arrays' tensors as the code before the loop leaves them."""
@@ -750,8 +766,8 @@ class Loops:
     def shared_written(self, stmts: list[ir.Stmt] | tuple[ir.Stmt, ...]) -> SharedWritten | None:
         """Ids of the shared arrays `stmts` may write: assignment targets, and (as `passed`, which the dry run
         settles: dry_pass) arguments of calls rooted at a shared array (a device function reaches a block's shared
-        memory only through its parameters); None when that cannot be told (an assignment through a name this
-        scope does not know)."""
+        memory only through its parameters) and, for a store through a pointer the loop declares, every array;
+        None where that cannot be told (a shared array declared inside the loop)."""
         out = SharedWritten()
 
         def root_arr(e: ir.Expr) -> SharedArr | bool | None:
@@ -784,7 +800,8 @@ class Loops:
                 if isinstance(a, SharedArr):
                     (out.passed if isinstance(node, ir.Call) else out).add(id(a))
                 elif a is True and not (isinstance(tgt, ir.Name) or isinstance(node, ir.Call)):
-                    return None  # a store through a name declared in the loop: any array
+                    # a store through a name declared in the loop: any array, as far as the dry run writes it
+                    out.passed |= {id(x) for x in self.st.shared}
             if isinstance(node, ir.Decl) and node.shared:
                 return None  # a shared array declared inside the loop
         return out
