@@ -172,7 +172,9 @@ class CudaToTriton:
             lifter.carry_shared = True
             try:
                 lifter.lift()
-            except (LiftError, NotConcrete, NotTokenizable):
+            except LiftError as again:
+                raise (again if again.code == "XL2009" else exc) from None  # a race explains more than the pattern
+            except (NotConcrete, NotTokenizable):
                 raise exc from None
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
         diags: list[Diagnostic] = []
