@@ -354,3 +354,103 @@ def test_table_read_in_a_loop_that_stores_through_a_pointer_it_declares(tmp_path
     want = x.reshape(rows, 32) * wt + wt[(np.arange(32) + 1) % 32]
     np.testing.assert_allclose(out["x"], want.reshape(-1), rtol=1e-6)
     guards_intact(out, "x")
+
+
+SHIFT_IN = """
+// xlate: x: in[n], y: out[n], n: size(1..3000), steps: scalar(0..6), grid: cdiv(n, 64), block: 64
+__global__ void shift_in(const float* x, float* y, int n, int steps) {
+    __shared__ float ex[65];
+    int t = threadIdx.x;
+    int i = blockIdx.x * 64 + t;
+    float v = i < n ? x[i] : 0.0f;
+    if (t == 0) ex[64] = -1.0f;
+    for (int s = 0; s < steps; s++) {
+        ex[t] = v;
+        __syncthreads();
+        v = 0.5f * (v + ex[t + 1]);
+        __syncthreads();
+    }
+    if (i < n) y[i] = v;
+}
+"""
+
+
+def test_register_exchange_with_an_element_written_once_before_the_loop(tmp_path):
+    # thread 0 writes the 65th element before the loop with no barrier after it: the loop's first barrier orders
+    # it before thread 63 reads it; 65 elements take two tensors of 64 lanes
+    t = ported(SHIFT_IN, "shift_in")
+    n = 150
+    x = rng(11).standard_normal(n).astype(np.float32)
+    nb = -(-n // 64)
+    for steps in (0, 1, 4):
+        out = run(t.text, "shift_in", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32"),
+                                       ScalarArg("steps", steps, "int32")], tmp_path)
+        v = np.zeros(nb * 64, dtype=np.float32)
+        v[:n] = x
+        v = v.reshape(nb, 64)
+        for _ in range(steps):
+            ext = np.concatenate([v, np.full((nb, 1), -1.0, np.float32)], axis=1)
+            v = np.float32(0.5) * (v + ext[:, 1:])
+        np.testing.assert_allclose(out["y"], v.reshape(-1)[:n], rtol=1e-6)
+        guards_intact(out, "y")
+
+
+HALVING_EXTERN = """
+// xlate: x: in[n], detail: out[n], top: out[cdiv(n, 128)], n: size(1..3000), levels: scalar(0..7),
+// xlate: grid: cdiv(n, 128), block: 64, shmem: 512
+__global__ void halving(const float* x, float* detail, float* top, int n, int levels) {
+    extern __shared__ float half_buf[];
+    int t = threadIdx.x;
+    int base = blockIdx.x * 128;
+    half_buf[t] = base + t < n ? x[base + t] : 0.0f;
+    half_buf[64 + t] = base + 64 + t < n ? x[base + 64 + t] : 0.0f;
+    __syncthreads();
+    int active = 64;
+    int out = base;
+    for (int l = 0; l < levels; l++) {
+        float a = 0.0f, b = 0.0f;
+        if (t < active) {
+            a = half_buf[2 * t];
+            b = half_buf[2 * t + 1];
+        }
+        __syncthreads();
+        if (t < active) {
+            half_buf[t] = a + b;
+            if (out + t < n) detail[out + t] = a - b;
+        }
+        out += active;
+        active >>= 1;
+        __syncthreads();
+    }
+    if (t == 0) top[blockIdx.x] = half_buf[0];
+}
+"""
+
+
+def test_extern_array_sized_by_a_constant_shmem_halved_each_level(tmp_path):
+    # a dynamic shared array: its 128 elements (512 bytes in the spec) are two tensors of the 64 lanes
+    t = ported(HALVING_EXTERN, "halving")
+    n = 300
+    x = rng(12).standard_normal(n).astype(np.float32)
+    nb = -(-n // 128)
+    for levels in (0, 3, 7):
+        out = run(t.text, "halving", [buf("x", x), buf("detail", poisoned(n, np.float32)),
+                                      buf("top", poisoned(nb, np.float32)), ScalarArg("n", n, "int32"),
+                                      ScalarArg("levels", levels, "int32")], tmp_path)
+        v = np.zeros((nb, 128), dtype=np.float32)
+        v.reshape(-1)[:n] = x
+        detail = np.full(n, np.nan, dtype=np.float32)
+        active, off = 64, 0
+        for _ in range(levels):
+            a, b = v[:, 0 : 2 * active : 2].copy(), v[:, 1 : 2 * active : 2].copy()
+            v[:, :active] = a + b
+            for blk in range(nb):
+                for k in range(active):
+                    if blk * 128 + off + k < n:
+                        detail[blk * 128 + off + k] = a[blk, k] - b[blk, k]
+            off += active
+            active >>= 1
+        np.testing.assert_allclose(out["detail"], detail, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out["top"], v[:, 0], rtol=1e-5, atol=1e-6)
+        guards_intact(out, "detail")
+        guards_intact(out, "top")

@@ -70,12 +70,19 @@ class Carried:
 
 def chunks_of(L: Block, arr: SharedArr) -> int | None:
     """How many lane-sized tensors hold `arr`; None where it cannot be carried (a block sized at launch or of
-    several rows, an array of unknown or large size, of a template type, or filled by a staging loop)."""
-    if not L.nlanes or L.by > 1 or arr.staged is not None or len(arr.dims) != 1 or arr.dims[0] is None:
+    several rows, an array of unknown or large size (an extern array is as large as a constant shmem of the
+    spec), of a template type, or filled by a staging loop)."""
+    if not L.nlanes or L.by > 1 or arr.staged is not None or len(arr.dims) != 1:
         return None
     if ctyping.is_symbolic(arr.ctype) or ctyping.row(arr.ctype) is None:
         return None
-    k = -(-int(arr.dims[0]) // L.nlanes)
+    size = arr.dims[0]
+    shmem = getattr(getattr(L, "kc", None), "shmem", None)
+    if size is None and shmem:  # an extern array: the launch's dynamic shared memory, a constant in the spec
+        size = shmem // max(1, ctyping.bits(arr.ctype) // 8)
+    if size is None:
+        return None
+    k = -(-int(size) // L.nlanes)
     return k if 0 < k <= MAX_CHUNKS else None
 
 
@@ -86,8 +93,12 @@ def element(L: Block, j: int) -> Sym:
 
 
 def content(L: Block, arr: SharedArr, recs: list[WriteRec], j: int, epoch: int) -> Sym:
-    """Tensor j of `arr` as `recs` leave it (comm's forwarding, for every lane's element at once)."""
-    r = SharedRead(arr, (element(L, j),), (), epoch, None, True, list(recs))
+    """Tensor j of `arr` as `recs` leave it (comm's forwarding, for every lane's element at once). The loop's
+    barrier checks (`check`) order it with the threads' accesses, so it checks none itself (CONTENT_EPOCH); where
+    an enclosing loop carries the array, its content is noted there as read by every thread now."""
+    r = SharedRead(arr, (element(L, j),), (), CONTENT_EPOCH, None, True, list(recs))
+    if epoch != CONTENT_EPOCH and arr.carry is not None:
+        arr.carry.uses.append((epoch, r.idx, ()))
     return comm.data_view(L, r)
 
 
@@ -107,7 +118,7 @@ def plan(L: Any, ids: set[int]) -> list[Plan]:
         with L.st.dry_run():
             try:
                 for j in range(k):
-                    content(L, arr, visible, j, L.st.epoch)
+                    content(L, arr, visible, j, CONTENT_EPOCH)
             except (LiftError, NotConcrete, comm.NotTokenizable):
                 continue
         out.append(Plan(arr, k))

@@ -42,6 +42,8 @@ class KernelContext:
     module_vars: dict[str, ModuleVar] = field(default_factory=dict)
     # pointer parameters the spec says are always null (`bias: null`): the launcher passes None for them
     nulls: frozenset[str] = frozenset()
+    # bytes of dynamic shared memory (an extern __shared__ array) where the spec's shmem is a constant
+    shmem: int | None = None
 
 
 @dataclass(frozen=True)

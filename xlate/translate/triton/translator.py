@@ -160,7 +160,8 @@ class CudaToTriton:
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(body_fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
-                           names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls))
+                           names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls),
+                           _constant_shmem(spec.shmem))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
         try:
@@ -199,6 +200,17 @@ class CudaToTriton:
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
                           params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables))
         return port, diags
+
+
+def _constant_shmem(text: str) -> int | None:
+    """The spec's dynamic shared memory in bytes where it is a constant (carry.py sizes an extern array by it)."""
+    from xlate.specs.expr import evaluate
+
+    try:
+        v = evaluate(text, {})
+    except Exception:  # a size of run-time values, or no expression the spec language reads
+        return None
+    return int(v) if isinstance(v, int) and v > 0 else None
 
 
 _LAYOUTS: dict[int, tuple[Any, StructLayouts]] = {}
