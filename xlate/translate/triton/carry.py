@@ -65,7 +65,8 @@ class Carried:
     chunks: int
     pre: list[WriteRec]  # the writes before the loop that the carried content starts from
     uses: list[tuple[int, tuple[Sym, ...], tuple[Sym, ...]]] = field(default_factory=list)  # reads that saw it: (epoch, idx, pred)
-    reads: list[tuple[int, int, tuple[Sym, ...], tuple[Sym, ...]]] = field(default_factory=list)  # (pos, epoch, idx, pred)
+    # the threads' reads in the body: (the last record id then, epoch, idx, pred); a write of a larger id follows it
+    reads: list[tuple[int, int, tuple[Sym, ...], tuple[Sym, ...]]] = field(default_factory=list)
 
 
 def chunks_of(L: Block, arr: SharedArr) -> int | None:
@@ -183,9 +184,9 @@ def used(L: Block, r: SharedRead, rec: WriteRec, loc: Any) -> None:
         r.arr.carry.uses.append((r.epoch, r.idx, r.pred))
 
 
-def noted_read(L: Block, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, ...], epoch: int) -> None:
+def noted_read(L: Any, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, ...], epoch: int) -> None:
     if arr.carry is not None:
-        arr.carry.reads.append((len(arr.records), epoch, idx, pred))
+        arr.carry.reads.append((L.st.ids, epoch, idx, pred))
 
 
 def check(L: Block, arr: SharedArr, loc: Any) -> list[WriteRec]:
@@ -197,6 +198,8 @@ def check(L: Block, arr: SharedArr, loc: Any) -> list[WriteRec]:
     body = arr.records[first:]
     if comm.thread_bits(L).bit_count() <= 1:
         return []  # one thread: nothing to order
+    if any(w.atomic for w in body):
+        raise LiftError("XL2005", f"atomics on shared array '{arr.name}' in a loop that carries it", loc)
     synced_end = all(w.epoch < end for w in body)
     pre_synced = not c.pre
     for e, idx, pred in c.uses:
@@ -207,11 +210,11 @@ def check(L: Block, arr: SharedArr, loc: Any) -> list[WriteRec]:
         if any(_may_conflict(L, idx, pred, w) for w in unsynced):
             raise LiftError("XL2009", f"'{arr.name}' is read in a loop where another thread may have written it in an "
                                       "earlier iteration, with no __syncthreads between the two", loc)
-    for pos, e_r, idx, pred in c.reads:
-        for i, w in enumerate(body):
+    for last, e_r, idx, pred in c.reads:
+        for w in body:
             if not _may_conflict(L, idx, pred, w):
                 continue
-            if first + i >= pos and not w.epoch > e_r:
+            if w.id > last and not w.epoch > e_r:
                 raise LiftError("XL2009", f"'{arr.name}' is written in a loop where another thread may still read "
                                           "the element, with no __syncthreads between the two", w.loc)
             if not (e_r < end or w.epoch > c.start):
