@@ -11,6 +11,9 @@ Two mechanisms, both checked on the actual block size (the spec's `block`):
   tracked per thread as a *token*: which (value, thread) pairs it combines and with which operator. A read
   whose token is the complete sum/max/min of one per-thread value over every thread of the block becomes
   `tl.sum/max/min`; prefix tokens become `tl.cumsum`. Shuffles permute tokens between threads.
+A stored value that cannot be re-evaluated for its writer (it reads a loop-carried register) is taken from the
+block that computed it, at the writer's lane (`tl.gather`). A shared array a run-time loop carries (carry.py) is
+a where-chain entry like any write: its block tensor, or a gather of it at the lane holding the element.
 A pattern that is neither (or a read of another thread's write without a barrier) is not lifted.
 """
 
