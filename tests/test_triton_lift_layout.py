@@ -365,9 +365,10 @@ def test_canonical_form_sees_through_ring_arithmetic_only():
     assert S.canon(a) != S.canon(b)
 
 
-def test_shared_write_through_a_pointer_made_in_a_run_time_loop_is_not_missed():
+def test_shared_write_through_a_pointer_made_in_a_run_time_loop_is_not_missed(tmp_path):
     """A loop that rotates a shared array through a pointer it declares: reads inside it must not be forwarded
-    from the writes before the loop (the next iteration sees the rotated array)."""
+    from the writes before the loop (the next iteration sees the rotated array). The array is carried through the
+    loop as a block tensor (carry.py): the port rotates it m times."""
     src = """
 // xlate: x: in[n], y: out[n], n: size(1..4000), m: size(0..5), grid: cdiv(n, 64), block: 64
 __global__ void rotate(const float* x, float* y, int n, int m) {
@@ -386,8 +387,17 @@ __global__ void rotate(const float* x, float* y, int n, int m) {
 }
 """
     t = port(src)
-    assert "rotate" in t.needs_llm
-    assert [d.code for d in t.blocking] == ["XL2004"], [d.format() for d in t.diagnostics]
+    assert t.kernels == ["rotate"], [d.format() for d in t.diagnostics]
+    n = 150
+    x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    for m in (0, 1, 3):
+        out = run(t.text, "rotate", [buf("x", x), buf("y", poisoned(n, np.float32)), ScalarArg("n", n, "int32"),
+                                     ScalarArg("m", m, "int32")], tmp_path)
+        tiles = np.zeros(3 * 64, np.float32)
+        tiles[:n] = x
+        want = np.roll(tiles.reshape(3, 64), -m, axis=1).reshape(-1)[:n]
+        np.testing.assert_array_equal(out["y"], want)
+        guards_intact(out, "y")
 
 
 def test_members_of_one_vector_element_are_one_load_until_a_store(tmp_path):

@@ -111,6 +111,8 @@ __global__ void some_threads(const float* x, float* y, int n, int m) {
 
 
 def test_staging_loops_the_rule_cannot_stand_for_are_refused():
+    # the staging rule stands for none of them; two lift anyway with the array carried through the loop as block
+    # tensors (carry.py; their values: test_triton_lift_loop_shared.py), the third reads a buffer changed since
     t = port(REFUSED)
-    assert t.kernels == [], [d.format() for d in t.diagnostics]
-    assert {d.kernel for d in t.blocking} == {"writer_value", "stored_between", "some_threads"}
+    assert t.kernels == ["writer_value", "some_threads"], [d.format() for d in t.diagnostics]
+    assert {d.kernel for d in t.blocking} == {"stored_between"}

@@ -11,6 +11,9 @@ Two mechanisms, both checked on the actual block size (the spec's `block`):
   tracked per thread as a *token*: which (value, thread) pairs it combines and with which operator. A read
   whose token is the complete sum/max/min of one per-thread value over every thread of the block becomes
   `tl.sum/max/min`; prefix tokens become `tl.cumsum`. Shuffles permute tokens between threads.
+A stored value that cannot be re-evaluated for its writer (it reads a loop-carried register) is taken from the
+block that computed it, at the writer's lane (`tl.gather`). A shared array a run-time loop carries (carry.py) is
+a where-chain entry like any write: its block tensor, or a gather of it at the lane holding the element.
 A pattern that is neither (or a read of another thread's write without a barrier) is not lifted.
 """
 
@@ -159,6 +162,11 @@ def thread_private(L: Block, lt: LaneTokens, pred: tuple[Sym, ...]) -> bool:
     return True
 
 
+def reads_carried(L: Block, lt: LaneTokens) -> bool:
+    """Whether tokens combine a run-time loop's carried content of a shared array (carry.py)."""
+    return any(L.st.records[rid].chunk >= 0 for t in lt.toks for rid in t.masks if rid in L.st.records)
+
+
 def assuming(s: Sym, pred: tuple[Sym, ...]) -> Sym:
     """An index with its top-level selects on a condition of `pred` (or its negation) decided: a store under
     `if (t < n)` of an index that `if (t < n) k += d;` updated reads `k + d`, an affine index again."""
@@ -286,7 +294,7 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
     arr = r.arr
     if r.before_loop:
         raise NotTokenizable("shared array written before the loop")
-    recs = r.recs
+    recs, _ = live_records(r.recs)
     n = L.nlanes
     for s in r.idx:
         if not s.concrete:
@@ -296,6 +304,8 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
         if any(not s.concrete for s in rec.idx):
             raise NotTokenizable("write index")
         act = active_lanes(L, rec.pred, r.pred)
+        if rec.chunk >= 0 and arr.dims[0] is not None:  # a carried tensor's lanes past the array hold nothing
+            act &= rec.chunk * L.nlanes + np.arange(L.nlanes) < arr.dims[0]
         slots = _flat(L, arr, rec.idx, rec.loc, act)
         live = np.nonzero(act)[0]
         vals = slots[live]
@@ -316,7 +326,9 @@ def token_view(L: Block, r: SharedRead) -> LaneTokens:
             toks.append(BAD)
             continue
         rec, wl = entry
-        if wl != lane_i and rec.epoch == r.epoch:
+        if rec.chunk >= 0:
+            carried_use(L, r, rec)
+        elif wl != lane_i and rec.epoch == r.epoch:
             raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
         if isinstance(rec.value, LaneTokens):
             toks.append(rec.value.toks[wl])
@@ -781,7 +793,7 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     if L.nlanes:
         threads = {"x": int(L.block_dim("x").value), "y": int(L.block_dim("y").value) * int(L.block_dim("z").value)}
     chain: list[tuple[list[Sym], Sym]] = []
-    covered = False
+    recs, covered = live_records(recs)  # carried content (carry.py) holds every element: nothing before it shows
     reader_keys = {c.key() for c in r.pred}
     read_span = _span(L, r.idx, [c for c in r.pred if c.concrete])
     for rec in reversed(recs):
@@ -808,6 +820,16 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         identity = all(sol.get(a) is not None and _is_lane(sol[a], a) for a, n in axes.items() if n > 1)
         if not identity and _misses(L, solved, axes, r):
             continue  # another part of the array (a sub-array carved from one buffer)
+        if rec.chunk >= 0:  # a carried tensor: the element is in lane sol(x) (its barriers: carry.check)
+            carried_use(L, r, rec)
+            kept, value = _carried_chain(L, rec, sol, eqs, identity, axes)
+            if kept is None:
+                continue
+            chain.append((kept, value))
+            if not kept:
+                covered = True
+                break
+            continue
         if not identity and rec.epoch == r.epoch and not _reads_own_write(L, sol, r):
             raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
         conds: list[Sym] = list(eqs)
@@ -836,9 +858,11 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         if not identity:
             try:
                 value = S.substitute(value, mapping)
+                value = _gathered(L, rec, sol, axes, r.loc) or value
             except NotConcrete:
-                raise _Unsolvable("the stored value depends on a loop-carried value and is read by another thread") from None
-            value = _gathered(L, rec, sol, axes, r.loc) or value
+                value = _lane_gather(L, rec, value, sol, axes, r.loc)
+                if value is None:
+                    raise _Unsolvable("the stored value depends on a loop-carried value and is read by another thread") from None
         kept, state = _simplify_conds(L, conds)
         if state == "never":
             continue
@@ -861,6 +885,63 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         else:
             result = S.where(valid, value, result, arr.ctype)
     return result
+
+
+def live_records(recs: list[WriteRec]) -> tuple[list[WriteRec], bool]:
+    """The records a read can see: from the last carried content on (carry.py: it holds every element), and
+    whether there is such content."""
+    for i in range(len(recs) - 1, -1, -1):
+        if recs[i].chunk == 0:
+            return recs[i:], True
+    return recs, False
+
+
+def carried_use(L: Block, r: SharedRead, rec: WriteRec) -> None:
+    """A read sees carried content `rec` (carry.py): noted for the loop's barrier check. Content a loop left
+    with no barrier after its last writes is seen by no other thread in the same barrier interval."""
+    from xlate.translate.triton import carry
+
+    carry.used(L, r, rec, r.loc)
+
+
+def _carried_chain(L: Block, rec: WriteRec, sol: dict[str, Sym], eqs: list[Sym], identity: bool,
+                   axes: dict[str, int]) -> tuple[list[Sym] | None, Sym]:
+    """The where-chain entry of a carried tensor: the reader's element is in lane sol(x) of it (where that lane
+    exists): the tensor itself, or `tl.gather` of it at that lane (clamped into the block elsewhere)."""
+    value = rec.value
+    conds: list[Sym] = list(eqs)
+    if not identity:
+        t = S.cast(sol["x"], "int")
+        inside = S.land(S.op("ge", "bool", t, S.const(0, "int")), S.op("lt", "bool", t, S.const(axes["x"], "int")))
+        conds.append(inside)
+        value = S.op("gather", value.ctype, value, S.where(inside, t, S.const(0, "int"), "int"), fn="-1")
+    kept, state = _simplify_conds(L, conds)
+    return (None if state == "never" else kept), value
+
+
+def _lane_gather(L: Block, rec: WriteRec, value: Sym, sol: dict[str, Sym], axes: dict[str, int],
+                 loc: ir.Loc | None) -> Sym | None:
+    """Another thread's stored value that cannot be recomputed for it (it reads a loop-carried per-thread value:
+    `s[t] = acc; __syncthreads(); ... s[t + 1]`): the value as the block computed it, in its writers' lanes, taken
+    at the writer (`tl.gather`). Its names are not reassigned before the read: a loop updates its carried
+    variables after its body, and what a loop body wrote is not read after the loop (or is carried: carry.py).
+    One lane axis moves (the other is the reader's own); None otherwise, or where the block is not known."""
+    if not L.nlanes or L.st.defer or L.st.red_axes:
+        return None
+    moved = {a: t for a, t in sol.items() if axes.get(a, 1) > 1 and not _is_lane(t, a)}
+    if not moved:
+        return value
+    if set(moved) == {"x"}:
+        mode, index, bound = "-1", moved["x"], L.bx
+    elif set(moved) == {"y"}:
+        mode, index, bound = "-2", moved["y"], L.by
+    else:
+        return None
+    index = S.cast(index, "int")
+    inside = S.land(S.op("ge", "bool", index, S.const(0, "int")), S.op("lt", "bool", index, S.const(bound, "int")))
+    index = S.where(inside, index, S.const(0, "int"), "int")
+    block = L.issue(value, S.land(*rec.pred), loc)
+    return S.op("gather", value.ctype, block, index, fn=mode)
 
 
 def _gathered(L: Block, rec: WriteRec, sol: dict[str, Sym], axes: dict[str, int], loc: ir.Loc | None) -> Sym | None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
-from xlate.translate.triton import comm, idioms, returns
+from xlate.translate.triton import carry, comm, idioms, returns
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, TooLarge, const_full, edtype, literal, tl_of
 from xlate.translate.triton.exprs import has_effects
@@ -315,8 +315,11 @@ class Loops:
         raw = self.em.fresh(it_name + "_it")
         it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
         written = self.shared_written(body)
+        self.plan_carry(written)
         kinds = self.dry_kinds(carried, lambda: run(it_sym), written)
+        self.prune_carry(written)
         slots = self.materialize(carried, kinds, s.loc)
+        self.carry_init(written)
         header = (f"for {raw} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
                   f"{self.em.code(step, self.ctx, 'int')}):")
         self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written)
@@ -335,6 +338,7 @@ class Loops:
         tested = [test_expr] if effects else []  # what the test assigns is carried too
         carried = self.carried(list(body), list(step) + tested, exclude=set())
         written = self.shared_written(list(body) + [ir.ExprStmt(e.loc, e) for e in [*step, *tested]])
+        self.plan_carry(written)
         active_name = self.em.fresh("active")
 
         def run(active: Sym) -> Sym:
@@ -374,7 +378,9 @@ class Loops:
             if now == varying:
                 break
             varying = now
+        self.prune_carry(written)
         slots = self.materialize(carried, kinds, loc)
+        self.carry_init(written)
         act = S.var(active_name, "bool", varying)
         outer = self.pred_sym()
         if varying and not outer.is_const:
@@ -456,7 +462,7 @@ class Loops:
                 root = node.target
                 while isinstance(root, ir.Index):
                     root = root.base
-                if isinstance(root, ir.Name):
+                if isinstance(root, ir.Name) and not self.shared_pointer_kept(root.id):
                     assigned.add(root.id)
         out = []
         for name in sorted(assigned - exclude):
@@ -467,6 +473,13 @@ class Loops:
                 continue
             out.append(name)
         return out
+
+    def shared_pointer_kept(self, name: str) -> bool:
+        """A pointer into a shared array that the loop stores through (`px[i] = ...` for `px = &s[256]`) stays the
+        pointer it was, where arrays are carried (carry.py): its offset then stays known, and the thread-index
+        analyses of the accesses through it stay exact."""
+        b = self.lookup(name)
+        return self.carry_shared and b is not None and isinstance(b.val, PtrVal) and b.val.shared
 
     def ref_call_roots(self, stmts: list[ir.Stmt]) -> set[str]:
         """Locals that calls of device functions in `stmts` may change through reference parameters, or through
@@ -510,9 +523,24 @@ class Loops:
 
     def dry_kinds(self, carried: list[str], run, written: set[int] | None = None) -> dict[str, Any]:
         """Run the body without emitting, with placeholders for the carried variables, until their kinds
-        (uniform or per-thread) are stable."""
+        (uniform or per-thread) are stable. `written` gains (in place) the arrays passed to calls that the dry run
+        saw written (SharedWritten.passed)."""
         kinds = {n: self.kind(self.lookup(n).val) for n in carried}
         for _ in range(4):
+            after = self.dry_pass(carried, kinds, run, written)
+            merged = {n: _join(kinds[n], after[n]) for n in carried}
+            if merged == kinds:
+                return kinds
+            kinds = merged
+        return kinds
+
+    def dry_pass(self, carried: list[str], kinds: dict[str, Any], run, written: set[int] | None) -> dict[str, Any]:
+        """One dry run of the body; the carried variables' kinds after it. An array only passed to a call (`f(s)`,
+        `expf(v - s)`) counts as written where the run writes it: a call that only reads it (a lookup table given
+        to a device function) leaves its earlier writes visible inside the loop. Where that run fails, or writes
+        an array it did not count, it is run again counting every array passed to a call."""
+        passed = written.passed - written if isinstance(written, SharedWritten) else set()
+        while True:
             with self.st.dry_run():
                 for n in carried:
                     b = self.lookup(n)
@@ -521,14 +549,18 @@ class Loops:
                 self.st.region = self.next_id()
                 self.enter_loop_shared(written)
                 before = {id(a): len(a.records) for a in self.st.shared}
-                run()
-                self.check_written(written, before, None)
-                after = {n: self.kind(self.lookup(n).val) for n in carried}
-            merged = {n: _join(kinds[n], after[n]) for n in carried}
-            if merged == kinds:
-                return kinds
-            kinds = merged
-        return kinds
+                try:
+                    run()
+                    self.check_written(written, before, None)
+                    for p in written.carry if isinstance(written, SharedWritten) else []:
+                        p.seen = p.seen or len(p.arr.records) > p.arr.carry.base + p.chunks
+                except (LiftError, NotConcrete):
+                    if not passed:
+                        raise
+                    written |= passed  # in place: the loop's real run counts them too
+                    passed = set()
+                    continue
+                return {n: self.kind(self.lookup(n).val) for n in carried}
 
     def placeholder(self, name: str, b: Binding, kind: Any) -> Any:
         v = b.val
@@ -612,6 +644,14 @@ class Loops:
         outer_region, self.st.region = self.st.region, self.next_id()
         run()
         updates: list[tuple[str, str]] = []
+        plans = written.carry if isinstance(written, SharedWritten) else []
+        pending: dict[int, list] = {}
+        for p in plans:  # the carried arrays' content as this iteration leaves it (carry.py)
+            pending[id(p.arr)] = carry.check(self, p.arr, loc)
+            recs = p.arr.records[p.arr.boundary:]
+            for j in range(p.chunks):
+                new = carry.content(self, p.arr, recs, j, carry.CONTENT_EPOCH)
+                updates.append((p.names[j], self.update_code(new, p.arr.ctype, True)))
         for n, py, ct, varying, fld in slots:
             b = self.lookup(n)
             v = b.val
@@ -641,7 +681,9 @@ class Loops:
                 em.line(f"{py} = {code}")
         if em.enabled and len(em.lines) == header_at:
             em.line("pass")
-        self.leave_loop_shared(saved)
+        self.leave_loop_shared(saved, {id(p.arr) for p in plans})
+        if plans:
+            carry.leave(self, plans, written.saved_carry, {id(a): n for a, _, n in saved}, pending)
         self.st.region = outer_region
         self.st.runtime_loops -= 1
         em.pop()
@@ -679,16 +721,54 @@ class Loops:
         any) may be overwritten by an earlier iteration, so reads inside see only the loop's own writes. An
         array the loop does not write keeps every write before it."""
         saved = [(a, a.boundary, len(a.records)) for a in self.st.shared]
+        plans = written.carry if isinstance(written, SharedWritten) else []
+        if plans:
+            written.saved_carry = carry.enter(self, plans, dry=not self.em.enabled)
+        carried = {id(p.arr) for p in plans}
         for a in self.st.shared:
-            if written is None or id(a) in written:
+            if (written is None or id(a) in written) and id(a) not in carried:
                 a.boundary = len(a.records)
         return saved
 
-    def shared_written(self, stmts: list[ir.Stmt] | tuple[ir.Stmt, ...]) -> set[int] | None:
-        """Ids of the shared arrays `stmts` may write: assignment targets and arguments of inlined calls rooted
-        at a shared array (a device function reaches a block's shared memory only through its parameters);
-        None when that cannot be told (an assignment through a name this scope does not know)."""
-        out: set[int] = set()
+    carry_shared: bool = False  # carry the shared arrays run-time loops write as block tensors (carry.py)
+
+    def plan_carry(self, written: SharedWritten | None) -> None:
+        """Which arrays the loop carries (carry.plan): none unless the lifter carries shared arrays."""
+        if not self.carry_shared or written is None:
+            return
+        certain = set(written)
+        written.carry = carry.plan(self, certain | written.passed)
+        for p in written.carry:
+            p.tentative = id(p.arr) not in certain
+        written |= {id(p.arr) for p in written.carry}
+
+    def prune_carry(self, written: SharedWritten | None) -> None:
+        """Stop carrying the arrays the loop may write but its dry runs did not (a table only read in it)."""
+        if not isinstance(written, SharedWritten):
+            return
+        for p in written.carry:
+            if p.tentative and not p.seen:
+                written.discard(id(p.arr))
+        written.carry = [p for p in written.carry if p.seen or not p.tentative]
+
+    def carry_init(self, written: SharedWritten | None) -> None:
+        """Emit the carried arrays' tensors as the code before the loop leaves them."""
+        for p in written.carry if isinstance(written, SharedWritten) else []:
+            arr = p.arr
+            visible = arr.records[arr.boundary:] if self.st.runtime_loops else list(arr.records)
+            p.names = []
+            for j in range(p.chunks):
+                v = carry.content(self, arr, visible, j, self.st.epoch)
+                py = self.em.fresh(f"{arr.name}_c{j}")
+                self.em.line(f"{py} = {self.init_code(v, arr.ctype, True)}")
+                p.names.append(py)
+
+    def shared_written(self, stmts: list[ir.Stmt] | tuple[ir.Stmt, ...]) -> SharedWritten | None:
+        """Ids of the shared arrays `stmts` may write: assignment targets, and (as `passed`, which the dry run
+        settles: dry_pass) arguments of calls rooted at a shared array (a device function reaches a block's shared
+        memory only through its parameters) and, for a store through a pointer the loop declares, every array;
+        None where that cannot be told (a shared array declared inside the loop)."""
+        out = SharedWritten()
 
         def root_arr(e: ir.Expr) -> SharedArr | bool | None:
             while isinstance(e, ir.Index | ir.Member | ir.Unary | ir.Cast):
@@ -718,16 +798,18 @@ class Loops:
             for tgt in targets:
                 a = root_arr(tgt)
                 if isinstance(a, SharedArr):
-                    out.add(id(a))
+                    (out.passed if isinstance(node, ir.Call) else out).add(id(a))
                 elif a is True and not (isinstance(tgt, ir.Name) or isinstance(node, ir.Call)):
-                    return None  # a store through a name declared in the loop: any array
+                    # a store through a name declared in the loop: any array, as far as the dry run writes it
+                    out.passed |= {id(x) for x in self.st.shared}
             if isinstance(node, ir.Decl) and node.shared:
                 return None  # a shared array declared inside the loop
         return out
 
-    def leave_loop_shared(self, saved: list[tuple[SharedArr, int, int]]) -> None:
+    def leave_loop_shared(self, saved: list[tuple[SharedArr, int, int]], carried: set[int] | None = None) -> None:
         for a, boundary, before in saved:
-            if len(a.records) > before:  # written inside: what it holds now depends on the iterations
+            if len(a.records) > before and id(a) not in (carried or ()):
+                # written inside: what it holds now depends on the iterations
                 a.clobbered = True
             a.boundary = boundary
 
@@ -752,6 +834,16 @@ class Loops:
                     scope[name] = replace(b, val=v)
                     if not v.is_const:
                         self.em.code(v, self.ctx)  # computed once, before the loop
+
+
+class SharedWritten(set):
+    """Ids of the shared arrays a loop writes, and in `passed` those it only passes to calls (maybe written)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passed: set[int] = set()
+        self.carry: list[carry.Plan] = []  # the arrays the loop carries as block tensors (carry.py)
+        self.saved_carry: list = []  # what carry.enter replaced, for carry.leave
 
 
 def _plain_assign(st: ir.Stmt, v: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
-from xlate.translate.triton import comm
+from xlate.translate.triton import carry, comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, tl_of
 from xlate.translate.triton.packed import lane_names, packed_lanes
@@ -154,8 +154,12 @@ class Memory:
             raise LiftError("XL2004", f"shared array '{arr.name}' is read after the run-time loop that wrote it", loc)
         in_loop = self.st.runtime_loops > 0
         recs = arr.records[arr.boundary :] if in_loop else list(arr.records)
-        return SharedRead(arr, idx, tuple(self.full_pred()), self.st.epoch, loc, in_loop, recs,
-                          before_loop=in_loop and arr.boundary > 0)
+        recs, carried = comm.live_records(recs)  # a loop's carried content (carry.py) holds every element
+        pred = tuple(self.full_pred())
+        if arr.carry is not None:
+            carry.noted_read(self, arr, idx, pred, self.st.epoch)
+        return SharedRead(arr, idx, pred, self.st.epoch, loc, in_loop, recs,
+                          before_loop=in_loop and arr.boundary > 0 and not carried)
 
     def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
         vinfo = self.vec_info(p.elem.base)
@@ -443,8 +447,13 @@ class Memory:
                 val = comm.token_view(self, val)
             except comm.NotTokenizable:
                 val = self.data(val, loc)
-        if isinstance(val, LaneTokens) and val.alt is not None and comm.thread_private(self, val, pred):
-            with contextlib.suppress(LiftError):  # `s[t] += x`: a thread's own values only; as data, reads forward it
+        if isinstance(val, LaneTokens) and val.alt is not None and (comm.thread_private(self, val, pred)
+                                                                     or arr.carry is not None
+                                                                     or comm.reads_carried(self, val)):
+            # `s[t] += x`: a thread's own values only; as data, reads forward it. A combination stored to an array a
+            # loop carries, or of its carried content (carry.py), is data too, as each thread computed it: kept as
+            # tokens, each stage of a recurrence would recompute every stage before it
+            with contextlib.suppress(LiftError):
                 val = val.alt()
         if isinstance(val, LaneTokens):
             ok = all(s.concrete for s in idx)

@@ -44,6 +44,8 @@ class KernelContext:
     nulls: frozenset[str] = frozenset()
     # dynamic shared arrays declared at file scope (`extern __shared__ float s[];`): name -> element type
     file_shared: dict[str, str] = field(default_factory=dict)
+    # bytes of dynamic shared memory (an extern __shared__ array) where the spec's shmem is a constant
+    shmem: int | None = None
 
 
 @dataclass(frozen=True)

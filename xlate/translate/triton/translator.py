@@ -26,6 +26,7 @@ from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
+from xlate.translate.triton import carry
 from xlate.translate.triton.comm import NotTokenizable
 from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
@@ -160,10 +161,22 @@ class CudaToTriton:
                            type_resolver(unit), _template_values(body_fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
                            names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls),
-                           _file_shared(unit.text))
+                           _file_shared(unit.text), _constant_shmem(spec.shmem))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
-        lifter.lift()
+        try:
+            lifter.lift()
+        except LiftError as exc:  # a shared array a run-time loop writes: lifted again, carrying it (carry.py)
+            if not any(reason in exc.what for reason in carry.CARRY_REASONS):
+                raise
+            lifter = Lifter(fir, kc, unit.path)
+            lifter.carry_shared = True
+            try:
+                lifter.lift()
+            except LiftError as again:
+                raise (again if again.code == "XL2009" else exc) from None  # a race explains more than the pattern
+            except (NotConcrete, NotTokenizable):
+                raise exc from None
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
         diags: list[Diagnostic] = []
         for text, loc in lifter.st.notes:
@@ -187,6 +200,17 @@ class CudaToTriton:
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
                           params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables))
         return port, diags
+
+
+def _constant_shmem(text: str) -> int | None:
+    """The spec's dynamic shared memory in bytes where it is a constant (carry.py sizes an extern array by it)."""
+    from xlate.specs.expr import evaluate
+
+    try:
+        v = evaluate(text, {})
+    except Exception:  # a size of run-time values, or no expression the spec language reads
+        return None
+    return int(v) if isinstance(v, int) and v > 0 else None
 
 
 _LAYOUTS: dict[int, tuple[Any, StructLayouts]] = {}

@@ -157,6 +157,7 @@ class WriteRec:
     loc: ir.Loc | None = None
     atomic: bool = False  # the block's atomics on one element: its value after them, the same for every thread
     span: tuple[int, int] | None = None  # lowest and highest element a 1-D write stores (comm.disjoint), once known
+    chunk: int = -1  # >= 0: a run-time loop's carried content of the array (carry.py), elements chunk * lanes + x
 
 
 @dataclass
@@ -173,6 +174,7 @@ class SharedArr:
     clobbered: bool = field(default=False, metadata=VALUE)  # written inside a runtime loop that has ended: contents unknown
     scalar: bool = field(default=False, metadata=VALUE)  # `__shared__ float s;`: one element, named without an index
     staged: StagedCopy | StagedBody | None = field(default=None, metadata=VALUE)  # filled by a staging loop (staging.py)
+    carry: Any = field(default=None, metadata=VALUE)  # carry.Carried: carried as block tensors by the run-time loop
 
 
 @dataclass(frozen=True)
