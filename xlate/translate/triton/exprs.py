@@ -90,7 +90,7 @@ class Expressions:
             if isinstance(v, Sym) and v.is_const and v.value == 0:  # nullptr (the IR's 0) handed to a pointer
                 return NullPtr(None)
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
-        if self.vec_info(base):
+        if self.vec_info(base) or self.record_dtype(base) is not None:
             if isinstance(v, StructVal) and v.ctype == base:
                 return v
             raise LiftError("XL2012", f"value assigned to a {base}", loc)
@@ -575,6 +575,10 @@ class Expressions:
         local = self.local_address(e, loc)
         if local is not None:  # `(__half*)&v`: the bits of a local vector, read as lanes
             return local
+        rec = self.record_addr(e) if isinstance(e, ir.Member) or (isinstance(e, ir.Index) and isinstance(
+            e.base, ir.Member | ir.Index)) else None
+        if rec is not None:  # `&p[i].count`: a pointer of the field's type into the records' bytes
+            return self.leaf_pointer(rec, loc)
         if isinstance(e, ir.Index):
             base_e, idx_e = self.index_chain(e)
             base = self.ev(base_e)
@@ -588,6 +592,9 @@ class Expressions:
         raise LiftError("XL2013", "address-of expression", loc)
 
     def member(self, e: ir.Member) -> Any:
+        rec = self.record_addr(e)
+        if rec is not None:  # a field of a record in global memory: only that field is loaded
+            return self.record_read(rec, e.loc)
         if isinstance(e.base, ir.Index) and not isinstance(e.base.base, ir.Index):
             one = self.member_of_element(e)
             if one is not None:
@@ -641,6 +648,9 @@ class Expressions:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
             if self.resolve_type(v.elem.base, e.loc) == base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
+            if self.record_dtype(self.resolve_type(v.elem.base, e.loc)) is not None:
+                raise LiftError("XL2013", f"cast of a pointer to records ({v.elem.base}*) to {base}* (its bytes as "
+                                          "another type)", e.loc)
             src = self.vec_info(self.resolve_type(v.elem.base, e.loc))
             if src is not None:  # float2* seen as its components (float*, or float4* when aligned)
                 v = PtrVal(v.base, S.op("mul", "int", v.offset, S.const(len(src["fields"]), "int")),

@@ -42,6 +42,8 @@ class KernelContext:
     module_vars: dict[str, ModuleVar] = field(default_factory=dict)
     # pointer parameters the spec says are always null (`bias: null`): the launcher passes None for them
     nulls: frozenset[str] = frozenset()
+    # buffer parameters of records (`opts: in[n] as {S: float32, T: int32}`): name -> NumPy dtype in C's layout
+    records: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

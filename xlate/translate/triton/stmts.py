@@ -166,6 +166,8 @@ class Statements:
             if self.vec_info(base) and not ct.ptr:
                 fields = {f: S.const(0, self.vec_info(base)["scalar"]) for f in self.vec_info(base)["fields"]}
                 self.bind(s.name, ct, StructVal(base, fields))
+            elif self.record_fields(base) is not None and not ct.ptr:  # a local record: its fields, zero
+                self.bind(s.name, ct, StructVal(base, {f: S.const(0, t) for f, t in self.record_fields(base).items()}))
             else:
                 self.bind(s.name, ct, None)
             return

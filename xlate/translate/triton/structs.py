@@ -180,17 +180,31 @@ def _constructors(node: ts.Node, name: str, fields: set[str]) -> dict[int, str]:
 
 
 def record_refusal(spec: Any) -> str | None:
-    """Why the lifter cannot port a kernel whose spec has record-typed parameters (`opts: in[n] as {S: float32,
-    T: int32}`, `p: scalar as {...}`), or None. The gate hands such a buffer to a port as raw bytes and a
-    by-value record as one argument of its C bytes; a Triton launcher receives neither as fields (a byte tensor
-    would need a field-by-field load at each field's offset and dtype, and Triton takes no struct arguments),
-    so the port is refused with the parameters named rather than lifted into loads of the wrong type.
-    Structs of one number type (lanes, `as float32`) are not records and stay supported."""
+    """Why the lifter cannot port a kernel whose spec has records passed by value (`p: scalar as {dt: float32,
+    n: int32}`), or None. The gate hands such an argument to a port as one argument of its C bytes, and a Triton
+    launcher takes no struct argument, so the port is refused with the parameters named rather than lifted into
+    reads of the wrong type. Buffers of records (`opts: in[n] as {...}`) are read field by field (records.py);
+    structs of one number type (lanes, `as float32`) are not records and stay supported."""
     from xlate.specs.records import is_record
 
-    named = [p.name for p in getattr(spec, "params", []) if is_record(p.ctype)]
+    named = [p.name for p in getattr(spec, "params", []) if is_record(p.ctype) and not p.is_buffer]
     if not named:
         return None
-    return (f"parameter{'s' if len(named) > 1 else ''} {', '.join(named)} hold{'' if len(named) > 1 else 's'} structs "
-            "of mixed field types (a record spec); the Triton lifter cannot load their fields: port the kernel to "
-            "CUDA or HIP, or split the struct into one buffer per field")
+    return (f"parameter{'s' if len(named) > 1 else ''} {', '.join(named)} {'are structs' if len(named) > 1 else 'is a struct'} "
+            "of mixed field types passed by value (a record scalar); a Triton launcher takes no struct argument: port "
+            "the kernel to CUDA or HIP, or pass the fields as parameters of their own")
+
+
+def record_dtypes(spec: Any) -> dict[str, Any]:
+    """The NumPy dtype (C's layout) of each buffer of records the spec lists, by parameter name; a template type
+    of a field is the one dtype the spec fixes it to. ValueError naming the field type where it fixes none."""
+    from xlate.specs.records import _base_dtype, is_record, record_dtype
+
+    def resolve(t: str) -> Any:
+        axes = spec.dtype_axes.get(t)
+        if axes is not None and len(axes) != 1:
+            raise ValueError(f"record field type {t} takes {len(axes)} dtypes in the spec (one port per dtype: fix it)")
+        return _base_dtype(axes[0] if axes else t, None)
+
+    return {p.name: record_dtype(p.ctype, resolve) for p in getattr(spec, "params", [])
+            if is_record(p.ctype) and p.is_buffer}
