@@ -229,10 +229,11 @@ class Records:
             self.record_write(RecordAddr(a.ptr, a.index, leaf, a.const + off, a.terms), val.fields[f], loc)
 
     def record_name(self, dt: np.dtype, p: PtrVal) -> str:
+        """The C type of a record value read whole: the buffer's struct, or a parameter's of that layout."""
         name = self.resolve_type(p.elem.base, None)
         if self.record_dtype(name) == dt:
             return name
-        return next((n for n, d in self.records.items() if d == dt), name)
+        return next((n for n, d in self.records.items() if d == dt), "record nested in " + name)
 
     def record_fields(self, ctype: str) -> dict[str, str] | None:
         """field -> C type of a value of record type `ctype` (None: no record, or one read field by field only)."""

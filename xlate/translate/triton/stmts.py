@@ -3,6 +3,8 @@ breaks as exit flags. Loops are loops.py's."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from xlate.cir import ctype as ctyping
@@ -162,6 +164,9 @@ class Statements:
                 return
             raise LiftError("XL2001", f"multi-dimensional local array '{s.name}' with an initialiser", loc)
         ct = ir.CType(base, s.ctype.ptr, s.ctype.const)
+        if s.init_list is not None:  # `float3 v = {a, b, c};`, `Rec r = {1.f, 2};`, `int k = {5};`
+            self.bind(s.name, ct, self.braced(base, ct, s.init_list, loc))
+            return
         if s.init is None:
             if self.vec_info(base) and not ct.ptr:
                 fields = {f: S.const(0, self.vec_info(base)["scalar"]) for f in self.vec_info(base)["fields"]}
@@ -180,6 +185,24 @@ class Statements:
             self.bind(s.name, ct, v)
             return
         self.bind(s.name, ct, self.convert(v, ct, loc))
+
+    def braced(self, base: str, ct: ir.CType, items: tuple[ir.Expr, ...], loc: ir.Loc) -> Any:
+        """The value of a braced initialiser of a local that is no array: a vector, packed struct or record takes
+        the values in field order (C's aggregate initialisation, the fields it leaves out zero); a number takes
+        its one value."""
+        if ct.ptr:
+            raise LiftError("XL2001", "a pointer initialised with a braced list", loc)
+        vinfo = self.vec_info(base)
+        types = ({f: vinfo["scalar"] for f in vinfo["fields"]} if vinfo is not None else self.record_fields(base))
+        if types is None:
+            if ctyping.row(base) is None or len(items) > 1:
+                raise LiftError("XL2001", f"a {base} initialised with a braced list", loc)
+            return self.convert(self.ev(items[0]), ct, loc) if items else S.const(0, base)
+        if len(items) > len(types):
+            raise LiftError("XL2001", f"{len(items)} values initialise a {base} of {len(types)} fields", loc)
+        values = [self.data(self.ev(x), loc) for x in items]
+        return StructVal(base, {f: S.cast(values[k], t) if k < len(values) else S.const(0, t)
+                                for k, (f, t) in enumerate(types.items())})
 
     def if_stmt(self, s: ir.If) -> None:
         c = self.cond(self.ev(s.test), s.loc)

@@ -81,6 +81,11 @@ class StructLayouts:
         m = TEMPLATE_ARGS.match(ctype)
         name, args = (m.group(1), _split_args(m.group(2))) if m else (ctype.strip(), [])
         name = name.removeprefix("struct ").removeprefix("class ").strip()
+        if name in ("std::pair", "pair") and len(args) == 2 and name not in self._definitions():
+            a, b = (ctyping.canonical(self.program.resolve_type(t)) for t in args)  # the library's {first, second}
+            if a == b and ctyping.row(a) is not None and a != "bool":
+                return {"scalar": a, "fields": ["first", "second"]}
+            return None
         for node, tparams in self._definitions().get(name, []):
             if len(args) != len(tparams) and args:
                 continue
