@@ -325,3 +325,30 @@ __global__ void braced(const float* x, float* y, int n) {
     x = np.linspace(-2, 2, 301, dtype=np.float32)
     out = run_xy(t.text, "braced", x, tmp_path)
     assert np.array_equal(out["y"], x * np.float32(3) + np.float32(1))
+
+
+REFS = """
+struct Acc { double sum; int hits; };
+// xlate: acc: inout[n] as {sum: float64, hits: int32(0..100)}, x: in[n], y: out[n] as int32,
+// xlate: n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void tally(Acc* acc, const float* x, int* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        Acc& a = acc[i];
+        a.sum += x[i];
+        a.hits++;
+        const Acc* q = &acc[i];
+        y[i] = (int)sizeof(Acc) + q->hits;
+    }
+}
+"""
+
+
+def test_a_reference_and_a_pointer_to_a_record_and_its_size(tmp_path):
+    path = write(tmp_path, REFS)
+    _, inputs, run, _ = gate_run(path, "tally", 299)
+    acc, x = inputs["acc"], inputs["x"]
+    got = run.buffers["acc"].values
+    np.testing.assert_allclose(got["sum"], acc["sum"] + x.astype(np.float64), rtol=1e-12)
+    assert np.array_equal(got["hits"], acc["hits"] + 1)
+    assert np.array_equal(run.buffers["y"].values, 16 + acc["hits"] + 1)  # sizeof: 12 bytes padded to 16

@@ -209,6 +209,8 @@ class Expressions:
             vinfo = self.vec_info(base)
             if vinfo:
                 return S.const(len(vinfo["fields"]) * ctyping.row(vinfo["scalar"])["bits"] // 8, "unsigned long")
+            if info is None and self.record_dtype(base) is not None:  # a record: its C size, padding included
+                return S.const(self.record_dtype(base).itemsize, "unsigned long")
             if info is None:
                 raise LiftError("XL2012", f"sizeof({base})", e.loc)
             return S.const(max(1, info["bits"] // 8), "unsigned long")
