@@ -352,3 +352,46 @@ def test_a_reference_and_a_pointer_to_a_record_and_its_size(tmp_path):
     np.testing.assert_allclose(got["sum"], acc["sum"] + x.astype(np.float64), rtol=1e-12)
     assert np.array_equal(got["hits"], acc["hits"] + 1)
     assert np.array_equal(run.buffers["y"].values, 16 + acc["hits"] + 1)  # sizeof: 12 bytes padded to 16
+
+
+BRACED_STORES = """
+struct Pt { short id; double w; };
+// xlate: x: in[n], d: out[n], e: out[n] as {id: int16, w: float64}, n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void scatter(const float* x, float4* d, Pt* e, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float2 v;
+        v = {x[i], 2.0f};
+        d[i] = {v.x, v.y * x[i], 3.0f};
+        e[i] = {(short)(i - 7), (double)x[i] * 0.5};
+    }
+}
+"""
+
+
+def test_a_braced_list_assigned_takes_the_type_of_its_target(tmp_path):
+    path = write(tmp_path, BRACED_STORES)
+    _, inputs, run, _ = gate_run(path, "scatter", 300)
+    x = inputs["x"]
+    d = run.buffers["d"].values.reshape(-1, 4)
+    want = np.stack([x, np.float32(2) * x, np.full_like(x, 3), np.zeros_like(x)], axis=1)  # the 4th lane: zero
+    assert np.array_equal(d, want)
+    e = run.buffers["e"].values
+    assert np.array_equal(e["id"], (np.arange(300) - 7).astype(np.int16))
+    assert np.array_equal(e["w"], x.astype(np.float64) * 0.5)
+
+
+def test_a_braced_list_of_unknown_type_is_refused():
+    from tests.test_triton_lift import port
+
+    src = """
+__device__ float first(float2 p) { return p.x; }
+// xlate: x: in[n], y: out[n], n: size(1..300), grid: cdiv(n, 32), block: 32
+__global__ void pick(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = first({x[i], 1.0f});
+}
+"""
+    t = port(src)
+    assert t.kernels == []
+    assert any("braced list" in d.message for d in t.diagnostics), [d.format() for d in t.diagnostics]

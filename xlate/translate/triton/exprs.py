@@ -156,7 +156,12 @@ class Expressions:
         return self.ev(e)
 
     def assign(self, e: ir.Assign) -> None:
-        if e.op == "=":
+        if e.op == "=" and isinstance(e.value, ir.Call) and e.value.fn == ir.BRACED:  # `d[i] = {x, y, z};`
+            base = self.target_type(e.target)
+            if base is None:
+                raise LiftError("XL2001", "a braced list assigned to a target of unknown type", e.loc)
+            val = self.braced(base, ir.CType(base), e.value.args, e.loc)
+        elif e.op == "=":
             val = self.chained(e.value)
         else:
             if has_effects(e.target):  # `a[k++] += x` would evaluate the target, and so k++, twice
@@ -165,6 +170,27 @@ class Expressions:
             rhs = self.ev(e.value)  # C++17: the right operand first (`s += k++` reads s after nothing of it)
             val = self.binary(op, self.ev(e.target), rhs, e.loc)
         self.write(e.target, val, e.loc)
+
+    def target_type(self, e: ir.Expr) -> str | None:
+        """The C type of what an assignment target names, found without evaluating it (None: not known): a
+        variable, an element of a pointer, local or shared array reached from a name, a record's member."""
+        rec = self.record_addr(e) if isinstance(e, ir.Index | ir.Member | ir.Unary) else None
+        if rec is not None:
+            return self.record_name(rec.dtype, rec.ptr) if rec.dtype.fields is not None else None
+        root, depth = e, 0
+        while isinstance(root, ir.Index) or (isinstance(root, ir.Unary) and root.op == "*"):
+            root, depth = (root.base if isinstance(root, ir.Index) else root.arg), depth + 1
+        b = self.lookup(root.id) if isinstance(root, ir.Name) else None
+        if b is None:
+            return None
+        v = b.val
+        if depth == 0:
+            return None if b.ctype.ptr else self.resolve_type(b.ctype.base, e.loc)
+        if depth == 1 and isinstance(v, PtrVal):
+            return self.resolve_type(v.elem.base, e.loc)
+        if isinstance(v, LocalArray) and depth == len(v.dims or (v.size,)):
+            return v.ctype
+        return None
 
     def ev(self, e: ir.Expr) -> Any:
         if isinstance(e, ir.Num):
@@ -187,6 +213,9 @@ class Expressions:
             return self.member(e)
         if isinstance(e, ir.Cast):
             return self.cast(e)
+        if isinstance(e, ir.Call) and e.fn == ir.BRACED:
+            raise LiftError("XL2001", "a braced list whose type is not known here (only a declaration's or an "
+                                      "assignment's value)", e.loc)
         if isinstance(e, ir.Call):
             return self.call(e)
         if isinstance(e, ir.MethodCall):
