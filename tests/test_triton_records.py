@@ -395,3 +395,59 @@ __global__ void pick(const float* x, float* y, int n) {
     t = port(src)
     assert t.kernels == []
     assert any("braced list" in d.message for d in t.diagnostics), [d.format() for d in t.diagnostics]
+
+
+LOCALS = """
+typedef struct { int type; float strike; } Pay;
+typedef struct { float t; float f; } Curve;
+typedef struct { Pay pay; float x0; Curve c; int k[2]; } Opt;
+__device__ float value(Opt o, float s) { return (o.pay.type ? s - o.pay.strike : o.pay.strike - s) * o.c.f + o.k[1]; }
+__device__ void fill(Opt& o, float v) { o.x0 = v; o.k[1] = 3; }
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void price(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        Pay p;
+        p.type = i % 2;
+        p.strike = 1.5f;
+        Curve c = {0.5f, 2.0f};
+        Opt o;
+        o.pay = p;
+        o.c = c;
+        fill(o, x[i]);
+        Opt q = {{1, 2.0f}, 0.f, {1.f, 3.f}};
+        y[i] = value(o, x[i]) + o.x0 + value(q, 1.0f);
+    }
+}
+"""
+
+
+def test_locals_of_nested_structs_of_mixed_fields(tmp_path):
+    """Structs of the program that no buffer holds: values field by field, nested ones nested, passed by value
+    and by reference to device functions, built from nested braced lists."""
+    from tests.test_triton_realworld_patterns import run_xy
+
+    t = ported(LOCALS, "price")
+    x = np.linspace(-3, 3, 333, dtype=np.float32)
+    out = run_xy(t.text, "price", x, tmp_path)
+    f = np.float32
+    odd = np.arange(333) % 2 == 1
+    want = (np.where(odd, x - f(1.5), f(1.5) - x) * f(2) + f(3)) + x + f(-3)
+    np.testing.assert_allclose(out["y"], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("decl", ["struct P { float a = 1.f; float b; };",
+                                  "struct P { float a; float b; __device__ P() : a(1.f), b(0.f) {} };",
+                                  "struct P { float a; int b; __device__ P() : a(1.f), b(0) {} };",
+                                  "struct P { float a; int b = 4; };"])
+def test_a_local_whose_constructor_gives_its_first_value_is_refused(decl):
+    from tests.test_triton_lift import port
+
+    t = port(decl + """
+// xlate: x: in[n], y: out[n], n: size(1..3000), grid: cdiv(n, 128), block: 128
+__global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { P p; y[i] = p.a + x[i]; }
+}
+""")
+    assert t.kernels == [], t.text

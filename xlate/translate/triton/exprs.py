@@ -90,7 +90,7 @@ class Expressions:
             if isinstance(v, Sym) and v.is_const and v.value == 0:  # nullptr (the IR's 0) handed to a pointer
                 return NullPtr(None)
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
-        if self.vec_info(base) or self.record_dtype(base) is not None:
+        if self.vec_info(base) or self.record_fields(base) is not None:
             if isinstance(v, StructVal) and v.ctype == base:
                 return v
             raise LiftError("XL2012", f"value assigned to a {base}", loc)

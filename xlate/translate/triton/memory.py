@@ -350,7 +350,8 @@ class Memory:
             if target.field not in sv.fields:
                 raise LiftError("XL2012", f"{sv.ctype} has no member {target.field}", loc)
             scalar = self.struct_field_type(sv.ctype, target.field)
-            new = S.cast(self.data(val, loc), scalar)
+            new = self.convert(val, ir.CType(scalar), loc) if self.is_struct_type(scalar) else S.cast(
+                self.data(val, loc), scalar)
             rel = self.rel_pred(b)
             fields = dict(sv.fields)
             fields[target.field] = self.select(rel, new, sv.fields[target.field], loc) if rel is not None else new

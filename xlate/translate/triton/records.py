@@ -236,10 +236,29 @@ class Records:
         return next((n for n, d in self.records.items() if d == dt), "record nested in " + name)
 
     def record_fields(self, ctype: str) -> dict[str, str] | None:
-        """field -> C type of a value of record type `ctype` (None: no record, or one read field by field only)."""
+        """field -> C type of a value of struct type `ctype`: a record of the spec (its numbers, an array's as
+        `name[k]`), else a struct of the program (structs.py members: a nested struct's field has its type).
+        None: no such struct."""
         dt = self.record_dtype(ctype)
         flat = flat_fields(dt) if dt is not None else None
-        return {f: t for f, (t, _) in flat.items()} if flat is not None else None
+        if flat is not None:
+            return {f: t for f, (t, _) in flat.items()}
+        if self.kc.members is None or ctyping.row(ctype) is not None or ctyping.vector(ctype) is not None:
+            return None
+        return self.kc.members(ctype)
+
+    def zero_value(self, ctype: str) -> Any:
+        """A local of a number, vector or struct type declared without a value: zero, field by field."""
+        vinfo = self.vec_info(ctype)
+        if vinfo is not None:
+            return StructVal(ctype, {f: S.const(0, vinfo["scalar"]) for f in vinfo["fields"]})
+        fields = self.record_fields(ctype)
+        if fields is not None:
+            return StructVal(ctype, {f: self.zero_value(t) for f, t in fields.items()})
+        return S.const(0, ctype)
+
+    def is_struct_type(self, ctype: str) -> bool:
+        return ctyping.row(ctype) is None and (self.vec_info(ctype) is not None or self.record_fields(ctype) is not None)
 
     def struct_field_type(self, ctype: str, field: str) -> str:
         """The C type of member `field` of a local value of a vector, packed struct or record type."""

@@ -44,6 +44,8 @@ class KernelContext:
     nulls: frozenset[str] = frozenset()
     # buffer parameters of records (`opts: in[n] as {S: float32, T: int32}`): name -> NumPy dtype in C's layout
     records: dict[str, Any] = field(default_factory=dict)
+    # locals of the program's structs of mixed numbers (structs.py StructLayouts.members): field -> C type
+    members: Callable[[str], dict[str, str] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -169,10 +169,13 @@ class Statements:
             return
         if s.init is None:
             if self.vec_info(base) and not ct.ptr:
+                if self.vec_info(base).get("initialised"):
+                    raise LiftError("XL2012", f"local '{s.name}' of {base}, whose constructor or default member "
+                                              "initialisers give it its first value", loc)
                 fields = {f: S.const(0, self.vec_info(base)["scalar"]) for f in self.vec_info(base)["fields"]}
                 self.bind(s.name, ct, StructVal(base, fields))
-            elif self.record_fields(base) is not None and not ct.ptr:  # a local record: its fields, zero
-                self.bind(s.name, ct, StructVal(base, {f: S.const(0, t) for f, t in self.record_fields(base).items()}))
+            elif self.record_fields(base) is not None and not ct.ptr:  # a local struct of mixed fields: zero
+                self.bind(s.name, ct, self.zero_value(base))
             else:
                 self.bind(s.name, ct, None)
             return
@@ -200,9 +203,17 @@ class Statements:
             return self.convert(self.ev(items[0]), ct, loc) if items else S.const(0, base)
         if len(items) > len(types):
             raise LiftError("XL2001", f"{len(items)} values initialise a {base} of {len(types)} fields", loc)
-        values = [self.data(self.ev(x), loc) for x in items]
-        return StructVal(base, {f: S.cast(values[k], t) if k < len(values) else S.const(0, t)
-                                for k, (f, t) in enumerate(types.items())})
+        out = {}
+        for k, (f, t) in enumerate(types.items()):
+            if k >= len(items):
+                out[f] = self.zero_value(t)
+            elif isinstance(items[k], ir.Call) and items[k].fn == ir.BRACED:  # a nested struct's own list
+                out[f] = self.braced(t, ir.CType(t), items[k].args, loc)
+            elif self.is_struct_type(t):
+                out[f] = self.convert(self.ev(items[k]), ir.CType(t), loc)
+            else:
+                out[f] = S.cast(self.data(self.ev(items[k]), loc), t)
+        return StructVal(base, out)
 
     def if_stmt(self, s: ir.If) -> None:
         c = self.cond(self.ev(s.test), s.loc)

@@ -43,6 +43,7 @@ class StructLayouts:
         self.program = program
         self._defs: dict[str, list[tuple[ts.Node, list[str]]]] | None = None
         self._layouts: dict[str, dict[str, Any] | None] = {}
+        self._members: dict[str, dict[str, str] | None] = {}
 
     def _definitions(self) -> dict[str, list[tuple[ts.Node, list[str]]]]:
         """name -> [(struct/class node with a body, its template parameter names)]."""
@@ -96,22 +97,81 @@ class StructLayouts:
                 return out
         return None
 
+    def members(self, ctype: str) -> dict[str, str] | None:
+        """A struct's value as the lifter keeps a local of it: field -> C type in declaration order, for a struct
+        (no template) of numbers, `bool`s, fixed arrays of numbers of one dimension (`m[k]`, each a field) and
+        nested such structs or CUDA vectors (the field's type is theirs). None for anything else, and for a
+        struct with a constructor or a default member initialiser: a local declared without a value would not
+        start as the zero the lifter gives it."""
+        if ctype not in self._members:
+            self._members[ctype] = None  # a struct holding itself: refused
+            self._members[ctype] = self._members_of(ctype)
+        return self._members[ctype]
+
+    def _members_of(self, ctype: str) -> dict[str, str] | None:
+        name = ctype.strip().removeprefix("struct ").removeprefix("class ").strip()
+        defs = self._definitions().get(name, [])
+        if len(defs) != 1 or defs[0][1] or "<" in name:
+            return None
+        node = defs[0][0]
+        if any(c.type == "base_class_clause" for c in node.named_children):
+            return None
+        out: dict[str, str] = {}
+        for fd in node.child_by_field_name("body").named_children:
+            if fd.type in ("comment", "access_specifier"):
+                continue
+            if fd.type in ("function_definition", "declaration", "template_declaration", "friend_declaration"):
+                head = _text(fd).split("(")[0].split()
+                if "virtual" in head or (head and head[-1].split("::")[-1] == name):
+                    return None  # virtual methods, constructors
+                continue
+            if fd.type != "field_declaration" or fd.child_by_field_name("default_value") is not None:
+                return None
+            if any(c.type == "storage_class_specifier" for c in fd.children):
+                continue
+            if any(c.type == "bitfield_clause" for c in fd.children):
+                return None
+            ftype = ctyping.canonical(self.program.resolve_type(_text(fd.child_by_field_name("type"))))
+            number = ctyping.row(ftype) is not None
+            if not number and ctyping.vector(ftype) is None and self.members(ftype) is None:
+                return None
+            for d in fd.children_by_field_name("declarator"):
+                if d.type == "field_identifier":
+                    out[_text(d)] = ftype
+                elif d.type == "array_declarator" and number and d.child_by_field_name("declarator") is not None \
+                        and d.child_by_field_name("declarator").type == "field_identifier":
+                    count = self._count(_text(d.child_by_field_name("size")), {})
+                    if count is None or count <= 0:
+                        return None
+                    out.update({f"{_text(d.child_by_field_name('declarator'))}[{k}]": ftype for k in range(count)})
+                elif d.type == "function_declarator":
+                    continue
+                else:
+                    return None  # pointers, references, arrays of structs or of several dimensions
+        return out or None
+
     def _packed(self, node: ts.Node, binding: dict[str, str]) -> dict[str, Any] | None:
         if any(c.type == "base_class_clause" for c in node.named_children):
             return None
         body = node.child_by_field_name("body")
         fields: list[str] = []
         scalars: set[str] = set()
+        initialised = False  # a default member initialiser or a constructor: a local without a value is not zero
+        own = _text(node.child_by_field_name("name"))
         for fd in body.named_children:
             if fd.type in ("comment", "access_specifier", "function_definition", "template_declaration",
                            "type_definition", "alias_declaration", "declaration", "friend_declaration"):
-                if "virtual" in _text(fd).split("(")[0].split():
+                head = _text(fd).split("(")[0].split()
+                if "virtual" in head:
                     return None
+                initialised = initialised or bool(head and own and head[-1].split("::")[-1] == own)
                 continue
             if fd.type != "field_declaration":
                 return None
             if any(c.type == "storage_class_specifier" for c in fd.children):
                 continue  # a static member: no bytes of the object
+            if fd.child_by_field_name("default_value") is not None:
+                initialised = True
             decls = fd.children_by_field_name("declarator")
             if any(d.type == "function_declarator" for d in decls):
                 continue
@@ -137,7 +197,7 @@ class StructLayouts:
                     return None  # pointers, references, nested arrays
         if len(scalars) != 1 or not fields:
             return None
-        return {"scalar": scalars.pop(), "fields": fields}
+        return {"scalar": scalars.pop(), "fields": fields, "initialised": initialised}
 
     def _count(self, size: str, binding: dict[str, str]) -> int | None:
         size = binding.get(size.strip(), size.strip())

@@ -164,7 +164,8 @@ class CudaToTriton:
         kc = KernelContext(bx, by, max(1, len(spec.grid)), devices, types, traits, const_arrays, constants,
                            type_resolver(unit), _template_values(body_fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
-                           names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls), records)
+                           names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls), records,
+                           _struct_members(unit))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
         lifter.lift()
@@ -213,6 +214,12 @@ def _struct_layouts(unit: KernelUnit):
             _LAYOUTS.clear()
         hit = _LAYOUTS[id(program)] = (program, StructLayouts(program))
     return hit[1].layout
+
+
+def _struct_members(unit: KernelUnit):
+    """The struct values of the unit's program (StructLayouts.members)."""
+    _struct_layouts(unit)
+    return _LAYOUTS[id(_program_of(unit))][1].members
 
 
 def _program_names(unit: KernelUnit) -> ProgramNames:
