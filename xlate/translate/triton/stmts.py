@@ -12,6 +12,7 @@ from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.cub import CubTemp, is_cub_type
 from xlate.translate.triton.state import LiftState
+from xlate.translate.triton.structs import SELF
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
     LaneTokens,
@@ -169,7 +170,7 @@ class Statements:
             return
         if s.init is None:
             if self.vec_info(base) and not ct.ptr:
-                if self.vec_info(base).get("initialised"):
+                if self.vec_info(base).get("initialised") and s.name != SELF:  # not the constructor's own object
                     raise LiftError("XL2012", f"local '{s.name}' of {base}, whose constructor or default member "
                                               "initialisers give it its first value", loc)
                 fields = {f: S.const(0, self.vec_info(base)["scalar"]) for f in self.vec_info(base)["fields"]}

@@ -13,6 +13,7 @@ import tree_sitter as ts
 from xlate.cir import ctype as ctyping
 
 TEMPLATE_ARGS = re.compile(r"^\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*$")
+SELF = "__xl_self"  # the object a constructor's device function (_constructors) builds: its members set one by one
 
 
 def _text(node: ts.Node | None) -> str:
@@ -237,10 +238,10 @@ def _constructors(node: ts.Node, name: str, fields: set[str]) -> dict[int, str]:
             if member not in fields or len(value) != 1:
                 sets = None  # a base class, a member array, several values
                 break
-            sets.append(f"__xl_self.{member} = ({_text(value[0])});")
+            sets.append(f"{SELF}.{member} = ({_text(value[0])});")
         if sets is not None and len(params) not in out:
-            out[len(params)] = (f"__device__ {name} __xl_make_{name}({_text(plist)[1:-1]}) {{ {name} __xl_self; "
-                                f"{' '.join(sets)} return __xl_self; }}")
+            out[len(params)] = (f"__device__ {name} __xl_make_{name}({_text(plist)[1:-1]}) {{ {name} {SELF}; "
+                                f"{' '.join(sets)} return {SELF}; }}")
     return out
 
 
