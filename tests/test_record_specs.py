@@ -278,8 +278,8 @@ def test_an_out_of_bounds_record_write_is_caught_by_the_guard_bands(toy):
 def test_the_triton_lifter_refuses_record_specs_with_a_reason():
     from xlate.translate.triton.structs import record_refusal
 
-    why = record_refusal(_spec())
-    assert why is not None and "opts, res, p" in why and "mixed field types" in why
+    why = record_refusal(_spec())  # buffers of records are read field by field; the record scalar is refused
+    assert why is not None and "parameter p is a struct" in why and "mixed field types" in why and "opts" not in why
     lanes = _spec(SPEC.replace("opts: in[n] as {S: float32(1..100), X: float64, T: int32(1..50), call: bool}",
                                "opts: in[n, 2] as float32").replace("res: out[n] as {v: float32, k: int32}",
                                                                     "res: out[n]").replace(

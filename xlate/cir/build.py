@@ -593,6 +593,8 @@ class Builder:
             return self.call(node)
         if t == "compound_literal_expression":
             return self.compound_literal(node)
+        if t == "initializer_list":
+            return ir.Call(loc, ir.BRACED, tuple(self.expr(x) for x in node.named_children if x.type != "comment"))
         if t == "comma_expression":
             raise self.fail("comma expression", node)
         if t == "gnu_asm_expression":

@@ -88,6 +88,11 @@ class Call(Expr):
     targs: tuple[str, ...] = ()  # template arguments as written
 
 
+# A braced list used as an expression (`d[i] = {x, y, z};`) is a Call of this name: its type is the one of what
+# receives it, which only the consumer knows (a declaration's `= {...}` is Decl.init_list instead).
+BRACED = "__xl_braced"
+
+
 @dataclass(frozen=True)
 class MethodCall(Expr):
     obj: Expr

@@ -90,7 +90,7 @@ class Expressions:
             if isinstance(v, Sym) and v.is_const and v.value == 0:  # nullptr (the IR's 0) handed to a pointer
                 return NullPtr(None)
             raise LiftError("XL2013", f"a non-pointer value assigned to a {base}*", loc)
-        if self.vec_info(base):
+        if self.vec_info(base) or self.record_fields(base) is not None:
             if isinstance(v, StructVal) and v.ctype == base:
                 return v
             raise LiftError("XL2012", f"value assigned to a {base}", loc)
@@ -156,7 +156,12 @@ class Expressions:
         return self.ev(e)
 
     def assign(self, e: ir.Assign) -> None:
-        if e.op == "=":
+        if e.op == "=" and isinstance(e.value, ir.Call) and e.value.fn == ir.BRACED:  # `d[i] = {x, y, z};`
+            base = self.target_type(e.target)
+            if base is None:
+                raise LiftError("XL2001", "a braced list assigned to a target of unknown type", e.loc)
+            val = self.braced(base, ir.CType(base), e.value.args, e.loc)
+        elif e.op == "=":
             val = self.chained(e.value)
         else:
             if has_effects(e.target):  # `a[k++] += x` would evaluate the target, and so k++, twice
@@ -165,6 +170,27 @@ class Expressions:
             rhs = self.ev(e.value)  # C++17: the right operand first (`s += k++` reads s after nothing of it)
             val = self.binary(op, self.ev(e.target), rhs, e.loc)
         self.write(e.target, val, e.loc)
+
+    def target_type(self, e: ir.Expr) -> str | None:
+        """The C type of what an assignment target names, found without evaluating it (None: not known): a
+        variable, an element of a pointer, local or shared array reached from a name, a record's member."""
+        rec = self.record_addr(e) if isinstance(e, ir.Index | ir.Member | ir.Unary) else None
+        if rec is not None:
+            return self.record_name(rec.dtype, rec.ptr) if rec.dtype.fields is not None else None
+        root, depth = e, 0
+        while isinstance(root, ir.Index) or (isinstance(root, ir.Unary) and root.op == "*"):
+            root, depth = (root.base if isinstance(root, ir.Index) else root.arg), depth + 1
+        b = self.lookup(root.id) if isinstance(root, ir.Name) else None
+        if b is None:
+            return None
+        v = b.val
+        if depth == 0:
+            return None if b.ctype.ptr else self.resolve_type(b.ctype.base, e.loc)
+        if depth == 1 and isinstance(v, PtrVal):
+            return self.resolve_type(v.elem.base, e.loc)
+        if isinstance(v, LocalArray) and depth == len(v.dims or (v.size,)):
+            return v.ctype
+        return None
 
     def ev(self, e: ir.Expr) -> Any:
         if isinstance(e, ir.Num):
@@ -187,6 +213,9 @@ class Expressions:
             return self.member(e)
         if isinstance(e, ir.Cast):
             return self.cast(e)
+        if isinstance(e, ir.Call) and e.fn == ir.BRACED:
+            raise LiftError("XL2001", "a braced list whose type is not known here (only a declaration's or an "
+                                      "assignment's value)", e.loc)
         if isinstance(e, ir.Call):
             return self.call(e)
         if isinstance(e, ir.MethodCall):
@@ -209,6 +238,8 @@ class Expressions:
             vinfo = self.vec_info(base)
             if vinfo:
                 return S.const(len(vinfo["fields"]) * ctyping.row(vinfo["scalar"])["bits"] // 8, "unsigned long")
+            if info is None and self.record_dtype(base) is not None:  # a record: its C size, padding included
+                return S.const(self.record_dtype(base).itemsize, "unsigned long")
             if info is None:
                 raise LiftError("XL2012", f"sizeof({base})", e.loc)
             return S.const(max(1, info["bits"] // 8), "unsigned long")
@@ -622,6 +653,10 @@ class Expressions:
         local = self.local_address(e, loc)
         if local is not None:  # `(__half*)&v`: the bits of a local vector, read as lanes
             return local
+        rec = self.record_addr(e) if isinstance(e, ir.Member) or (isinstance(e, ir.Index) and isinstance(
+            e.base, ir.Member | ir.Index)) else None
+        if rec is not None:  # `&p[i].count`: a pointer of the field's type into the records' bytes
+            return self.leaf_pointer(rec, loc)
         if isinstance(e, ir.Index):
             base_e, idx_e = self.index_chain(e)
             base = self.ev(base_e)
@@ -635,6 +670,9 @@ class Expressions:
         raise LiftError("XL2013", "address-of expression", loc)
 
     def member(self, e: ir.Member) -> Any:
+        rec = self.record_addr(e)
+        if rec is not None:  # a field of a record in global memory: only that field is loaded
+            return self.record_read(rec, e.loc)
         if isinstance(e.base, ir.Index) and not isinstance(e.base.base, ir.Index):
             one = self.member_of_element(e)
             if one is not None:
@@ -688,6 +726,9 @@ class Expressions:
                 raise LiftError("XL2013", f"cast to {base}*", e.loc)
             if self.resolve_type(v.elem.base, e.loc) == base:
                 return PtrVal(v.base, v.offset, ir.CType(base, 0, e.to.const), v.root)
+            if self.record_dtype(self.resolve_type(v.elem.base, e.loc)) is not None:
+                raise LiftError("XL2013", f"cast of a pointer to records ({v.elem.base}*) to {base}* (its bytes as "
+                                          "another type)", e.loc)
             src = self.vec_info(self.resolve_type(v.elem.base, e.loc))
             if src is not None:  # float2* seen as its components (float*, or float4* when aligned)
                 v = PtrVal(v.base, S.op("mul", "int", v.offset, S.const(len(src["fields"]), "int")),

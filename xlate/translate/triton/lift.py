@@ -29,6 +29,7 @@ from xlate.translate.triton.layout import Layout
 from xlate.translate.triton.loops import Loops
 from xlate.translate.triton.memory import Memory
 from xlate.translate.triton.packed import Packed
+from xlate.translate.triton.records import Records
 from xlate.translate.triton.scopes import Scopes
 from xlate.translate.triton.staging import Staging
 from xlate.translate.triton.state import Binding, FnCtx, KernelContext, LiftState, ModuleVar
@@ -39,6 +40,7 @@ from xlate.translate.triton.values import (
     NullPtr,
     PtrVal,
     RefVal,
+    StructVal,
 )
 
 BLOCK_ARG = "_xl_bdx"  # the kernel argument holding blockDim.x when the launcher computes it (translator.py)
@@ -46,7 +48,7 @@ BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": 
 LIFTER_NAMES = frozenset({"pid_x", "pid_y", "pid_z", "lane_x", "lane_y", BLOCK_ARG})  # what every kernel body binds
 
 
-class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Intrinsics, Cub, Scopes):
+class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Records, Intrinsics, Cub, Scopes):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
 
     def __init__(self, fir: ir.FunctionIR, kc: KernelContext, path: str):
@@ -59,6 +61,11 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, In
         self.lane_guard: Sym | None = None  # the lanes that are threads, where the lanes are padded
         self.st = LiftState()
         self.boxed: dict[str, str] = {}  # scalar parameters passed boxed (one-element tensors): name -> C type
+        # vectors and packed structs passed by value (`float3 w`): the launcher takes the value (its lanes, a
+        # sequence) and hands the kernel one scalar per lane: parameter -> the kernel's lane parameters in order
+        self.lanes: dict[str, list[str]] = {}
+        self.records: dict[str, Any] = {}  # record types of buffer parameters (records.py): C name -> layout
+        self.record_ptrs: dict[tuple[str, str], str] = {}
         self.ctx = Ctx("default", {"x": "lane_x", "y": "lane_y"}, "[BY, BX]" if kc.by > 1 else "[BX]")
         # the module variables the spec lists, seen from every function (Scopes.lookup): never rebound
         self.module_vars = {alias: module_binding(v) for alias, v in kc.module_vars.items()}
@@ -84,11 +91,16 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, In
         em = self.em
         if fir.refs:
             raise LiftError("XL2012", f"kernel parameter '{sorted(fir.refs)[0]}' passed by reference", fir.loc)
+        em.used.update(sanitize(name) for name, _ in fir.params)  # lane parameters are named around them
         for name, ct in fir.params:
             py = sanitize(name)
             self.st.params.append(py)
             em.used.add(py)
-            self.bind(name, ct, NullPtr(name) if name in self.kc.nulls else self.param_value(py, ct, fir.loc))
+            if name in self.kc.records:  # a buffer of records: its bytes, read field by field
+                val = self.record_param(py, self.resolve_type(ct.base, fir.loc), ct, self.kc.records[name])
+            else:
+                val = NullPtr(name) if name in self.kc.nulls else self.param_value(py, ct, fir.loc)
+            self.bind(name, ct, val)
         em.used.update(v.name for v in self.kc.module_vars.values())
         for a, axis in (("x", 0), ("y", 1), ("z", 2))[: max(1, self.kc.grid_dims)]:
             em.used.add(f"pid_{a}")
@@ -131,6 +143,9 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, In
             return PtrVal(S.uni(py, base + "*"), S.const(0, "int"), ir.CType(base, 0, ct.const), py)
         info = ctyping.row(base)
         template = base in self.kc.types.values()
+        vinfo = self.vec_info(base) if info is None and not template else None
+        if vinfo is not None:
+            return self.lane_params(py, base, vinfo, loc)
         if info is None and not template:
             raise LiftError("XL2012", f"parameter '{py}' of type {base}", loc)
         if base in ("int", "bool"):
@@ -149,6 +164,14 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, In
         conv = self.em.fresh(py + "_c")
         self.em.line(f"{conv} = {py} + tl.zeros([], {tl_of(base)})")
         return S.uni(conv, base)
+
+    def lane_params(self, py: str, base: str, vinfo: dict[str, Any], loc: ir.Loc) -> StructVal:
+        """A vector or packed struct passed by value: one scalar parameter of the kernel per lane (`w_x, w_y,
+        w_z`), each read as a scalar parameter of the lane's type; the launcher unpacks the value into them."""
+        names = [self.em.fresh(f"{py}_{f.replace('[', '_').rstrip(']')}") for f in vinfo["fields"]]
+        self.lanes[py] = names
+        return StructVal(base, {f: self.param_value(n, ir.CType(vinfo["scalar"]), loc)
+                                for f, n in zip(vinfo["fields"], names)})
 
 
 def module_binding(v: ModuleVar) -> Binding:

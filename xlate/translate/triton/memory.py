@@ -14,6 +14,7 @@ from xlate.translate.triton import carry, comm
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, tl_of
 from xlate.translate.triton.packed import lane_names, packed_lanes
+from xlate.translate.triton.records import RecordAddr
 from xlate.translate.triton.state import LiftState
 from xlate.translate.triton.sym import NotConcrete, Sym
 from xlate.translate.triton.values import (
@@ -64,6 +65,9 @@ class Memory:
         return e, idx
 
     def read(self, e: ir.Index) -> Any:
+        rec = self.record_addr(e)
+        if rec is not None:  # an element of a buffer of records, or inside one
+            return self.record_read(rec, e.loc)
         base_e, idx_e = self.index_chain(e)
         base = self.ev(base_e)
         idx = [self.data(self.ev(x), e.loc) for x in idx_e]
@@ -162,6 +166,9 @@ class Memory:
                           before_loop=in_loop and arr.boundary > 0 and not carried)
 
     def global_load(self, p: PtrVal, i: Sym, loc: ir.Loc) -> Any:
+        rec = self.record_dtype(self.resolve_type(p.elem.base, loc))
+        if rec is not None:  # a whole record (`*p`, a reference to one): its bytes are no element to load
+            return self.record_read(RecordAddr(p, S.op("add", "int", p.offset, S.cast(i, "int")), rec), loc)
         vinfo = self.vec_info(p.elem.base)
         packed = self.packed_pointer(p) if vinfo else None
         if packed:  # a vector of another element type's bits: its lanes are that type's elements
@@ -251,6 +258,10 @@ class Memory:
         return self.shared_read(r.arr, r.idx, loc)
 
     def write(self, target: ir.Expr, val: Any, loc: ir.Loc) -> None:
+        rec = self.record_addr(target) if isinstance(target, ir.Index | ir.Member | ir.Unary) else None
+        if rec is not None:  # into a buffer of records
+            self.record_write(rec, val, loc)
+            return
         if isinstance(target, ir.Name):
             b = self.lookup(target.id)
             if b is not None and isinstance(b.val, RefVal):  # a store through a reference
@@ -335,6 +346,8 @@ class Memory:
             p = self.ev(self.index_chain(member.base)[0])
             ctype = p.elem.base if isinstance(p, PtrVal) and not p.shared else None
         vinfo = self.vec_info(ctype) if ctype is not None else None
+        if vinfo is None and ctype is not None and self.record_fields(ctype) is not None:  # a local record
+            vinfo = {"fields": list(self.record_fields(ctype))}
         if vinfo is None or f"{member.field}[0]" not in vinfo["fields"]:
             return False
         count = sum(1 for f in vinfo["fields"] if f.startswith(member.field + "["))
@@ -362,8 +375,9 @@ class Memory:
             sv = b.val
             if target.field not in sv.fields:
                 raise LiftError("XL2012", f"{sv.ctype} has no member {target.field}", loc)
-            scalar = self.vec_info(sv.ctype)["scalar"]
-            new = S.cast(self.data(val, loc), scalar)
+            scalar = self.struct_field_type(sv.ctype, target.field)
+            new = self.convert(val, ir.CType(scalar), loc) if self.is_struct_type(scalar) else S.cast(
+                self.data(val, loc), scalar)
             rel = self.rel_pred(b)
             fields = dict(sv.fields)
             fields[target.field] = self.select(rel, new, sv.fields[target.field], loc) if rel is not None else new
@@ -407,6 +421,10 @@ class Memory:
                         self.shared_write(base.base, (o,), val.fields[f], loc)
                     return
                 self.shared_write(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), val, loc)
+                return
+            rec = self.record_dtype(self.resolve_type(base.elem.base, loc))
+            if rec is not None:  # a whole record through a pointer or reference
+                self.record_write(RecordAddr(base, S.op("add", "int", base.offset, S.cast(idx[0], "int")), rec), val, loc)
                 return
             if base.elem.const:
                 raise LiftError("XL2013", f"store through const pointer '{base.root}'", loc)

@@ -46,6 +46,10 @@ class KernelContext:
     file_shared: dict[str, str] = field(default_factory=dict)
     # bytes of dynamic shared memory (an extern __shared__ array) where the spec's shmem is a constant
     shmem: int | None = None
+    # buffer parameters of records (`opts: in[n] as {S: float32, T: int32}`): name -> NumPy dtype in C's layout
+    records: dict[str, Any] = field(default_factory=dict)
+    # locals of the program's structs of mixed numbers (structs.py StructLayouts.members): field -> C type
+    members: Callable[[str], dict[str, str] | None] | None = None
 
 
 @dataclass(frozen=True)

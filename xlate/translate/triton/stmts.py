@@ -3,6 +3,8 @@ breaks as exit flags. Loops are loops.py's."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from xlate.cir import ctype as ctyping
@@ -10,6 +12,7 @@ from xlate.cir import ir
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.cub import CubTemp, is_cub_type
 from xlate.translate.triton.state import LiftState
+from xlate.translate.triton.structs import SELF
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import (
     LaneTokens,
@@ -162,10 +165,18 @@ class Statements:
                 return
             raise LiftError("XL2001", f"multi-dimensional local array '{s.name}' with an initialiser", loc)
         ct = ir.CType(base, s.ctype.ptr, s.ctype.const)
+        if s.init_list is not None:  # `float3 v = {a, b, c};`, `Rec r = {1.f, 2};`, `int k = {5};`
+            self.bind(s.name, ct, self.braced(base, ct, s.init_list, loc))
+            return
         if s.init is None:
             if self.vec_info(base) and not ct.ptr:
+                if self.vec_info(base).get("initialised") and s.name != SELF:  # not the constructor's own object
+                    raise LiftError("XL2012", f"local '{s.name}' of {base}, whose constructor or default member "
+                                              "initialisers give it its first value", loc)
                 fields = {f: S.const(0, self.vec_info(base)["scalar"]) for f in self.vec_info(base)["fields"]}
                 self.bind(s.name, ct, StructVal(base, fields))
+            elif self.record_fields(base) is not None and not ct.ptr:  # a local struct of mixed fields: zero
+                self.bind(s.name, ct, self.zero_value(base))
             else:
                 self.bind(s.name, ct, None)
             return
@@ -178,6 +189,32 @@ class Statements:
             self.bind(s.name, ct, v)
             return
         self.bind(s.name, ct, self.convert(v, ct, loc))
+
+    def braced(self, base: str, ct: ir.CType, items: tuple[ir.Expr, ...], loc: ir.Loc) -> Any:
+        """The value of a braced initialiser of a local that is no array: a vector, packed struct or record takes
+        the values in field order (C's aggregate initialisation, the fields it leaves out zero); a number takes
+        its one value."""
+        if ct.ptr:
+            raise LiftError("XL2001", "a pointer initialised with a braced list", loc)
+        vinfo = self.vec_info(base)
+        types = ({f: vinfo["scalar"] for f in vinfo["fields"]} if vinfo is not None else self.record_fields(base))
+        if types is None:
+            if ctyping.row(base) is None or len(items) > 1:
+                raise LiftError("XL2001", f"a {base} initialised with a braced list", loc)
+            return self.convert(self.ev(items[0]), ct, loc) if items else S.const(0, base)
+        if len(items) > len(types):
+            raise LiftError("XL2001", f"{len(items)} values initialise a {base} of {len(types)} fields", loc)
+        out = {}
+        for k, (f, t) in enumerate(types.items()):
+            if k >= len(items):
+                out[f] = self.zero_value(t)
+            elif isinstance(items[k], ir.Call) and items[k].fn == ir.BRACED:  # a nested struct's own list
+                out[f] = self.braced(t, ir.CType(t), items[k].args, loc)
+            elif self.is_struct_type(t):
+                out[f] = self.convert(self.ev(items[k]), ir.CType(t), loc)
+            else:
+                out[f] = S.cast(self.data(self.ev(items[k]), loc), t)
+        return StructVal(base, out)
 
     def if_stmt(self, s: ir.If) -> None:
         c = self.cond(self.ev(s.test), s.loc)

@@ -13,6 +13,7 @@ import tree_sitter as ts
 from xlate.cir import ctype as ctyping
 
 TEMPLATE_ARGS = re.compile(r"^\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*$")
+SELF = "__xl_self"  # the object a constructor's device function (_constructors) builds: its members set one by one
 
 
 def _text(node: ts.Node | None) -> str:
@@ -43,6 +44,7 @@ class StructLayouts:
         self.program = program
         self._defs: dict[str, list[tuple[ts.Node, list[str]]]] | None = None
         self._layouts: dict[str, dict[str, Any] | None] = {}
+        self._members: dict[str, dict[str, str] | None] = {}
 
     def _definitions(self) -> dict[str, list[tuple[ts.Node, list[str]]]]:
         """name -> [(struct/class node with a body, its template parameter names)]."""
@@ -81,6 +83,11 @@ class StructLayouts:
         m = TEMPLATE_ARGS.match(ctype)
         name, args = (m.group(1), _split_args(m.group(2))) if m else (ctype.strip(), [])
         name = name.removeprefix("struct ").removeprefix("class ").strip()
+        if name in ("std::pair", "pair") and len(args) == 2 and name not in self._definitions():
+            a, b = (ctyping.canonical(self.program.resolve_type(t)) for t in args)  # the library's {first, second}
+            if a == b and ctyping.row(a) is not None and a != "bool":
+                return {"scalar": a, "fields": ["first", "second"]}
+            return None
         for node, tparams in self._definitions().get(name, []):
             if len(args) != len(tparams) and args:
                 continue
@@ -91,22 +98,81 @@ class StructLayouts:
                 return out
         return None
 
+    def members(self, ctype: str) -> dict[str, str] | None:
+        """A struct's value as the lifter keeps a local of it: field -> C type in declaration order, for a struct
+        (no template) of numbers, `bool`s, fixed arrays of numbers of one dimension (`m[k]`, each a field) and
+        nested such structs or CUDA vectors (the field's type is theirs). None for anything else, and for a
+        struct with a constructor or a default member initialiser: a local declared without a value would not
+        start as the zero the lifter gives it."""
+        if ctype not in self._members:
+            self._members[ctype] = None  # a struct holding itself: refused
+            self._members[ctype] = self._members_of(ctype)
+        return self._members[ctype]
+
+    def _members_of(self, ctype: str) -> dict[str, str] | None:
+        name = ctype.strip().removeprefix("struct ").removeprefix("class ").strip()
+        defs = self._definitions().get(name, [])
+        if len(defs) != 1 or defs[0][1] or "<" in name:
+            return None
+        node = defs[0][0]
+        if any(c.type == "base_class_clause" for c in node.named_children):
+            return None
+        out: dict[str, str] = {}
+        for fd in node.child_by_field_name("body").named_children:
+            if fd.type in ("comment", "access_specifier"):
+                continue
+            if fd.type in ("function_definition", "declaration", "template_declaration", "friend_declaration"):
+                head = _text(fd).split("(")[0].split()
+                if "virtual" in head or (head and head[-1].split("::")[-1] == name):
+                    return None  # virtual methods, constructors
+                continue
+            if fd.type != "field_declaration" or fd.child_by_field_name("default_value") is not None:
+                return None
+            if any(c.type == "storage_class_specifier" for c in fd.children):
+                continue
+            if any(c.type == "bitfield_clause" for c in fd.children):
+                return None
+            ftype = ctyping.canonical(self.program.resolve_type(_text(fd.child_by_field_name("type"))))
+            number = ctyping.row(ftype) is not None
+            if not number and ctyping.vector(ftype) is None and self.members(ftype) is None:
+                return None
+            for d in fd.children_by_field_name("declarator"):
+                if d.type == "field_identifier":
+                    out[_text(d)] = ftype
+                elif d.type == "array_declarator" and number and d.child_by_field_name("declarator") is not None \
+                        and d.child_by_field_name("declarator").type == "field_identifier":
+                    count = self._count(_text(d.child_by_field_name("size")), {})
+                    if count is None or count <= 0:
+                        return None
+                    out.update({f"{_text(d.child_by_field_name('declarator'))}[{k}]": ftype for k in range(count)})
+                elif d.type == "function_declarator":
+                    continue
+                else:
+                    return None  # pointers, references, arrays of structs or of several dimensions
+        return out or None
+
     def _packed(self, node: ts.Node, binding: dict[str, str]) -> dict[str, Any] | None:
         if any(c.type == "base_class_clause" for c in node.named_children):
             return None
         body = node.child_by_field_name("body")
         fields: list[str] = []
         scalars: set[str] = set()
+        initialised = False  # a default member initialiser or a constructor: a local without a value is not zero
+        own = _text(node.child_by_field_name("name"))
         for fd in body.named_children:
             if fd.type in ("comment", "access_specifier", "function_definition", "template_declaration",
                            "type_definition", "alias_declaration", "declaration", "friend_declaration"):
-                if "virtual" in _text(fd).split("(")[0].split():
+                head = _text(fd).split("(")[0].split()
+                if "virtual" in head:
                     return None
+                initialised = initialised or bool(head and own and head[-1].split("::")[-1] == own)
                 continue
             if fd.type != "field_declaration":
                 return None
             if any(c.type == "storage_class_specifier" for c in fd.children):
                 continue  # a static member: no bytes of the object
+            if fd.child_by_field_name("default_value") is not None:
+                initialised = True
             decls = fd.children_by_field_name("declarator")
             if any(d.type == "function_declarator" for d in decls):
                 continue
@@ -132,7 +198,7 @@ class StructLayouts:
                     return None  # pointers, references, nested arrays
         if len(scalars) != 1 or not fields:
             return None
-        return {"scalar": scalars.pop(), "fields": fields}
+        return {"scalar": scalars.pop(), "fields": fields, "initialised": initialised}
 
     def _count(self, size: str, binding: dict[str, str]) -> int | None:
         size = binding.get(size.strip(), size.strip())
@@ -172,25 +238,39 @@ def _constructors(node: ts.Node, name: str, fields: set[str]) -> dict[int, str]:
             if member not in fields or len(value) != 1:
                 sets = None  # a base class, a member array, several values
                 break
-            sets.append(f"__xl_self.{member} = ({_text(value[0])});")
+            sets.append(f"{SELF}.{member} = ({_text(value[0])});")
         if sets is not None and len(params) not in out:
-            out[len(params)] = (f"__device__ {name} __xl_make_{name}({_text(plist)[1:-1]}) {{ {name} __xl_self; "
-                                f"{' '.join(sets)} return __xl_self; }}")
+            out[len(params)] = (f"__device__ {name} __xl_make_{name}({_text(plist)[1:-1]}) {{ {name} {SELF}; "
+                                f"{' '.join(sets)} return {SELF}; }}")
     return out
 
 
 def record_refusal(spec: Any) -> str | None:
-    """Why the lifter cannot port a kernel whose spec has record-typed parameters (`opts: in[n] as {S: float32,
-    T: int32}`, `p: scalar as {...}`), or None. The gate hands such a buffer to a port as raw bytes and a
-    by-value record as one argument of its C bytes; a Triton launcher receives neither as fields (a byte tensor
-    would need a field-by-field load at each field's offset and dtype, and Triton takes no struct arguments),
-    so the port is refused with the parameters named rather than lifted into loads of the wrong type.
-    Structs of one number type (lanes, `as float32`) are not records and stay supported."""
+    """Why the lifter cannot port a kernel whose spec has records passed by value (`p: scalar as {dt: float32,
+    n: int32}`), or None. The gate hands such an argument to a port as one argument of its C bytes, and a Triton
+    launcher takes no struct argument, so the port is refused with the parameters named rather than lifted into
+    reads of the wrong type. Buffers of records (`opts: in[n] as {...}`) are read field by field (records.py);
+    structs of one number type (lanes, `as float32`) are not records and stay supported."""
     from xlate.specs.records import is_record
 
-    named = [p.name for p in getattr(spec, "params", []) if is_record(p.ctype)]
+    named = [p.name for p in getattr(spec, "params", []) if is_record(p.ctype) and not p.is_buffer]
     if not named:
         return None
-    return (f"parameter{'s' if len(named) > 1 else ''} {', '.join(named)} hold{'' if len(named) > 1 else 's'} structs "
-            "of mixed field types (a record spec); the Triton lifter cannot load their fields: port the kernel to "
-            "CUDA or HIP, or split the struct into one buffer per field")
+    return (f"parameter{'s' if len(named) > 1 else ''} {', '.join(named)} {'are structs' if len(named) > 1 else 'is a struct'} "
+            "of mixed field types passed by value (a record scalar); a Triton launcher takes no struct argument: port "
+            "the kernel to CUDA or HIP, or pass the fields as parameters of their own")
+
+
+def record_dtypes(spec: Any) -> dict[str, Any]:
+    """The NumPy dtype (C's layout) of each buffer of records the spec lists, by parameter name; a template type
+    of a field is the one dtype the spec fixes it to. ValueError naming the field type where it fixes none."""
+    from xlate.specs.records import _base_dtype, is_record, record_dtype
+
+    def resolve(t: str) -> Any:
+        axes = spec.dtype_axes.get(t)
+        if axes is not None and len(axes) != 1:
+            raise ValueError(f"record field type {t} takes {len(axes)} dtypes in the spec (one port per dtype: fix it)")
+        return _base_dtype(axes[0] if axes else t, None)
+
+    return {p.name: record_dtype(p.ctype, resolve) for p in getattr(spec, "params", [])
+            if is_record(p.ctype) and p.is_buffer}

@@ -25,6 +25,7 @@ from xlate.diagnostics import make
 from xlate.errors import SpecError
 from xlate.model import Function, KernelUnit
 from xlate.resources import templates_dir
+from xlate.specs.records import is_record
 from xlate.translate.base import Diagnostic, TranslateOptions, Translation
 from xlate.translate.triton import carry
 from xlate.translate.triton.comm import NotTokenizable
@@ -34,7 +35,7 @@ from xlate.translate.triton.exprs import _split_targs
 from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BLOCK_ARG, BOXED, LIFTER_NAMES, Lifter
 from xlate.translate.triton.state import KernelContext, ModuleVar
-from xlate.translate.triton.structs import StructLayouts, record_refusal
+from xlate.translate.triton.structs import StructLayouts, record_dtypes, record_refusal
 from xlate.translate.triton.sym import NotConcrete
 from xlate.translate.triton.values import ConstArray, LiftError
 
@@ -129,8 +130,12 @@ class CudaToTriton:
         except SpecError as exc:
             raise LiftError("XL2011", str(exc).split("error: ", 1)[-1], loc0) from None
         why = record_refusal(spec)
-        if why:  # the gate hands records over as bytes: loads of the wrong type, never fields
+        if why:  # the gate hands a record scalar over as its bytes: no argument a Triton kernel reads fields of
             raise LiftError("XL2012", why, loc0)
+        try:
+            records = record_dtypes(spec)  # buffers of records: bytes the kernel reads field by field
+        except (ValueError, SpecError) as exc:
+            raise LiftError("XL2012", str(exc).split("error: ", 1)[-1], loc0) from None
         blk = _block(spec.block, spec.value_params, loc0)
         bx, by = blk.lanes
         names = _program_names(unit)
@@ -161,7 +166,8 @@ class CudaToTriton:
                            type_resolver(unit), _template_values(body_fn, spec), _struct_layouts(unit), names.value,
                            names.device, {k: v for k, v in overloads.items() if len(v) > 1}, blk.real,
                            names.overloads, blk.z, module_vars, frozenset(p.name for p in spec.nulls),
-                           _file_shared(unit.text), _constant_shmem(spec.shmem))
+                           file_shared=_file_shared(unit.text), shmem=_constant_shmem(spec.shmem), records=records,
+                           members=_struct_members(unit))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         lifter = Lifter(fir, kc, unit.path)
         try:
@@ -191,12 +197,12 @@ class CudaToTriton:
         constexprs += [f"{name}: tl.constexpr" for name in trait_defs]
         jit_name = f"_{sanitize(fn.name)}_kernel"
         launcher, grid_note = _launcher(spec, fir, params_py, jit_name, blk, types, trait_defs, loc0, lifter.boxed,
-                                        variables)
+                                        variables, lifter.lanes)
         annotation = _annotation(fn, spec, {n: py for (n, _), py in zip(fir.params, params_py) if n != py})
         notes = [d.message for d in diags if d.code == "XL2021"] + ([grid_note] if grid_note else [])
         keywords = variables + ([GRID_KEYWORD] if grid_note else [])  # keyword-only: never taken by position
         params_sig = ", ".join(params_py + (["*", *keywords] if keywords else []))
-        jit_params = params_py + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
+        jit_params = _lane_args(params_py, lifter.lanes) + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
                           params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables))
         return port, diags
@@ -233,6 +239,12 @@ def _struct_layouts(unit: KernelUnit):
             _LAYOUTS.clear()
         hit = _LAYOUTS[id(program)] = (program, StructLayouts(program))
     return hit[1].layout
+
+
+def _struct_members(unit: KernelUnit):
+    """The struct values of the unit's program (StructLayouts.members)."""
+    _struct_layouts(unit)
+    return _LAYOUTS[id(_program_of(unit))][1].members
 
 
 def _program_names(unit: KernelUnit) -> ProgramNames:
@@ -503,9 +515,11 @@ def _given_grid(spec, names: dict[str, str], loc: ir.Loc) -> tuple[list[str], st
 
 def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk: Block,
               types: dict[str, str], trait_defs: dict[str, str], loc: ir.Loc, boxed: dict[str, str],
-              variables: list[str]) -> tuple[str, str | None]:
+              variables: list[str], unpack: dict[str, list[str]] | None = None) -> tuple[str, str | None]:
     """The launcher's body, and a header note when the caller must pass the grid (`grid=`). `variables`: the
-    module variables it takes as keywords (tensors), passed on to the kernel after its parameters."""
+    module variables it takes as keywords (tensors), passed on to the kernel after its parameters. `unpack`: the
+    parameters passed by value as vectors (a sequence of their lanes), unpacked into one kernel argument per lane."""
+    unpack = unpack or {}
     block = blk.real
     names = {p: py for (p, _), py in zip(fir.params, params_py)} | {v: v for v in variables}
     nulls = {p.name for p in spec.nulls}  # None at every call: no dtype, no device to read off them
@@ -543,6 +557,8 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
         else:
             lines = [f"    grid = ({', '.join(grid)}{',' if len(grid) == 1 else ''})"]
     lines = pre + lines + ["    if min(grid) <= 0:", "        return  # CUDA launches no block for an empty grid"]
+    for py, names_of in unpack.items():  # before the boxed lanes below: a double3's lanes are boxed one by one
+        lines.append(f"    {', '.join(names_of)}, = (v.item() if hasattr(v, 'item') else v for v in {py})  # its lanes")
     lanes_x = f"triton.next_power_of_2({BLOCK_ARG})" if blk.runtime is not None else str(blk.lanes[0])
     kwargs = [f"BX={lanes_x}"] + ([f"BY={blk.lanes[1]}"] if blk.lanes[1] > 1 else [])
     fixed: dict[str, str] = {}  # template types the spec fixes to one dtype that no buffer carries: name -> dtype
@@ -580,9 +596,14 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
         lanes = blk.lanes[0] * blk.lanes[1]
         kwargs.append(f"num_warps={4 if lanes >= 128 else max(1, lanes // 32)}")
     kwargs.append("**_xl_nvcc_options()")  # nvcc's floating point (templates/triton/module.py.j2)
-    args = params_py + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
+    args = _lane_args(params_py, unpack) + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
     lines.append(f"    {jit_name}[grid]({', '.join(args + kwargs)})")
     return "\n".join(lines), note
+
+
+def _lane_args(params_py: list[str], lanes: dict[str, list[str]]) -> list[str]:
+    """The kernel's arguments for the launcher's parameters: a vector passed by value as its lanes."""
+    return [a for py in params_py for a in lanes.get(py, [py])]
 
 
 def _module_vars(unit: KernelUnit, spec, loc: ir.Loc) -> dict[str, ModuleVar]:
@@ -622,7 +643,7 @@ def _free_size(name: str, spec, names: dict[str, str]) -> str | None:
     """Python for a size the kernel does not receive: the length of a buffer whose only dimension is it, or that
     length divided by the parameters it is multiplied with (`x: in[b * n]` with `b` a parameter)."""
     for b in spec.buffers:
-        if len(b.dims) != 1 or b.lanes != 1 or b.name not in names:
+        if len(b.dims) != 1 or b.lanes != 1 or b.name not in names or is_record(b.ctype):  # records: a byte tensor
             continue
         factors = [f.strip() for f in b.dims[0].split("*")]
         if name in factors and all(f.isidentifier() and (f == name or f in names) for f in factors):
@@ -636,7 +657,8 @@ def _param_item(p) -> str:
         rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
         lanes = [str(p.lanes)] if p.lanes > 1 else []  # float2 elements: the launcher's tensor holds components
         scope = "global " if p.module_global else ""  # a launcher keyword: the gate passes it by name
-        return f"{p.name}: {scope}{p.role}[{', '.join([*p.dims, *lanes])}]{rng}"
+        record = f" as {p.ctype}" if is_record(p.ctype) else ""  # a byte tensor in the record's C layout
+        return f"{p.name}: {scope}{p.role}[{', '.join([*p.dims, *lanes])}]{rng}{record}"
     if p.role == "size":
         return f"{p.name}: size({p.lo}..{p.hi})"
     if p.role == "scalar":
