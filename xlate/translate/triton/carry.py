@@ -268,3 +268,6 @@ def _lane_values(L: Block, ri: Sym, wi: Sym) -> tuple[np.ndarray, np.ndarray] | 
         return ra[0].get("x", 0) * x + diff.get((), 0), wa[0].get("x", 0) * x
     except (NotConcrete, ZeroDivisionError):
         return None
+
+
+comm.on_carried_use = lambda L, r, rec: used(L, r, rec, r.loc)

@@ -896,12 +896,16 @@ def live_records(recs: list[WriteRec]) -> tuple[list[WriteRec], bool]:
     return recs, False
 
 
+# carry.py (which imports this module, and alone makes carried content) sets this: what a read of carried
+# content notes for its loop's barrier check
+on_carried_use: Callable[[Block, SharedRead, WriteRec], None] | None = None
+
+
 def carried_use(L: Block, r: SharedRead, rec: WriteRec) -> None:
     """A read sees carried content `rec` (carry.py): noted for the loop's barrier check. Content a loop left
     with no barrier after its last writes is seen by no other thread in the same barrier interval."""
-    from xlate.translate.triton import carry
-
-    carry.used(L, r, rec, r.loc)
+    if on_carried_use is not None:
+        on_carried_use(L, r, rec)
 
 
 def _carried_chain(L: Block, rec: WriteRec, sol: dict[str, Sym], eqs: list[Sym], identity: bool,
