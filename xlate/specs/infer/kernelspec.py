@@ -550,6 +550,11 @@ def _nonnegative_indices(kf: KernelFacts, inf: Inference, mapper: Mapper | None,
         if bound.is_number or any((x.name[3:] if x.name.startswith("_P_") else x.name) not in ranges
                                   for x in bound.free_symbols):
             continue  # a size the spec derives (`half: const(cdiv(n, 2))`) may keep it whatever is drawn
+        const, rest = bound.as_coeff_Add()
+        if const >= 0 or not all(_term_nonneg(t) for t in sp.Add.make_args(rest)):
+            # only "sizes at least so large": a lowest index that falls as a size grows (`n - 1 - i` with i's
+            # bound not tight, a lower guard not tracked) is inference's slack, not the program's need
+            continue
         if not _sometimes_nonnegative(bound, ranges) or not _sometimes_nonnegative(-bound - 1, ranges):
             continue
         bounds.append(bound)
