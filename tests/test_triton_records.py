@@ -451,3 +451,46 @@ __global__ void k(const float* x, float* y, int n) {
 }
 """)
     assert t.kernels == [], t.text
+
+
+SPIN_REFERENCE = """
+import numpy as np
+
+def spin(n, a, w, g, h, d):
+    f = np.float32
+    d = d.reshape(-1, 3).copy()
+    x, y, z = d[:, 0].copy(), d[:, 1].copy(), d[:, 2].copy()
+    d[:, 0] = x * f(w[0]) + f(a) + f(g[0]) + f(h[1])
+    d[:, 1] = y * f(w[1]) - f(g[1])
+    d[:, 2] = z * f(w[2]) + f(h[0] * h[1])
+    return {"d": d.reshape(-1)}
+
+
+def wrong(n, a, w, g, h, d):
+    out = spin(n, a, w, g, h, d)["d"].reshape(-1, 3)
+    out[:, 2] += 1.0
+    return {"d": out.reshape(-1)}
+"""
+
+
+def test_a_port_fuzzed_alone_from_its_own_header_passes_vectors_as_lanes(tmp_path):
+    """The port's `# xlate:` header says how many lanes a by-value vector has (`w: scalar as float32[3]`): fuzzed
+    on its own against a reference, the gate draws and passes each lane, and a wrong reference is told apart."""
+    from xlate.parse import parse_string
+    from xlate.specs import build_spec
+    from xlate.verify.api import verify
+
+    t = ported(SPIN, "spin")
+    port = tmp_path / "spin_triton.py"
+    port.write_text(t.text)
+    header = " ".join(line for line in t.text.splitlines() if line.startswith("# xlate:"))
+    assert "w: scalar(-1..1) as float32[3]" in header and "g: scalar(-5..5) as int32[2]" in header
+    assert "h: scalar(-3..3) as float64[2]" in header
+    spec = build_spec(parse_string(t.text, str(port), "triton"), "spin")
+    assert [(p.name, p.lanes) for p in spec.params if p.role == "scalar"] == [("a", 1), ("w", 3), ("g", 2), ("h", 2)]
+    ref = tmp_path / "ref.py"
+    ref.write_text(SPIN_REFERENCE)
+    good = verify(str(port), kernel="spin", reference=f"{ref}:spin", examples=6)
+    assert good.status == "verified", good.reason
+    bad = verify(str(port), kernel="spin", reference=f"{ref}:wrong", examples=6)
+    assert bad.status == "rejected", bad.reason

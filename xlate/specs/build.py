@@ -268,6 +268,10 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         kind, arg = m.group(1), m.group(3)
         if m.group(5):
             ctype = m.group(5)  # explicit value type (Triton launchers have no C types): n: scalar(0..9) as int32
+        if m.group(6):
+            if kind != "scalar":
+                raise SpecError(f"{where}error: '{p.name}': only a scalar holds several lanes ({value})")
+            lanes = int(m.group(6))  # `w: scalar as float32[3]`: a by-value vector, passed as its lanes
         if record is not None and kind != "scalar":
             raise SpecError(f"{where}error: '{p.name}' has a record type: it can be a buffer or a scalar, not a {kind}")
         if kind == "const":

@@ -18,7 +18,8 @@ from xlate.specs.text import split_top
 
 RANGE = re.compile(r"^\((.*)\)$")
 BUFFER = re.compile(r"^(in|out|inout)\s*\[(.*)\]\s*(\((.*)\))?\s*(as\s+(\w+))?$")
-CALL = re.compile(r"^(\w+)\s*(\((.*)\))?\s*(as\s+(\w+))?$")
+# `as DTYPE[LANES]`: a scalar of several lanes (a by-value float3 of a Triton launcher, which has no C types)
+CALL = re.compile(r"^(\w+)\s*(\((.*)\))?\s*(as\s+(\w+)(?:\s*\[\s*(\d+)\s*\])?)?$")
 CHOICE = re.compile(r"^choice\s*\((.*)\)$")
 GLOBAL = re.compile(r"^global\s+(?=(?:in|out|inout)\s*\[)")
 SPEC_KEYS = ("grid", "block", "shmem", "op", "where", "values", "rtol", "atol")

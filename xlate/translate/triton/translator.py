@@ -662,7 +662,12 @@ def _param_item(p) -> str:
     if p.role == "size":
         return f"{p.name}: size({p.lo}..{p.hi})"
     if p.role == "scalar":
-        return f"{p.name}: scalar" + (f"({p.lo}..{p.hi})" if p.lo is not None else "")
+        lanes = ""
+        if p.lanes > 1:  # a by-value vector: the launcher takes its lanes, and the port's own spec must say so
+            from xlate.specs import normalise_ctype
+
+            lanes = f" as {ctype.numpy_name(normalise_ctype(p.ctype)) or 'float32'}[{p.lanes}]"
+        return f"{p.name}: scalar" + (f"({p.lo}..{p.hi})" if p.lo is not None else "") + lanes
     if p.is_null:
         return f"{p.name}: null"
     return f"{p.name}: const({p.const})"
@@ -723,7 +728,7 @@ def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> st
         if name not in named:
             named[name] = len(items)
             items.append(renamed(_param_item(p)))
-        elif p.is_buffer and p.lanes > 1:
+        elif p.lanes > 1 and (p.is_buffer or p.role == "scalar"):
             items[named[name]] = renamed(_param_item(p))
         dtype = _numpy_name(p, template_types)
         if p.module_global:  # a Triton module declares no variable to read the element type from
@@ -731,7 +736,7 @@ def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> st
 
             dtype = ctype.numpy_name(normalise_ctype(p.ctype))
         k = named[name]
-        if dtype and not re.search(r"\bas\s+\w+$", items[k]):
+        if dtype and not re.search(r"\bas\s+\w+(\[\d+\])?$", items[k]):
             items[k] += f" as {dtype}"
     for name, values in spec.axes.items():  # a launch variable the grid reads (`grid: g`, g one of the host's)
         if name not in named:
