@@ -53,19 +53,20 @@ def _bundle(text: str, path: str, dirs: tuple[str, ...], transform: Callable[[st
         found = resolve(m.group(2), here, dirs)
         if found is None:
             continue
-        real = os.path.realpath(found)
+        line_after = text.count("\n", 0, m.end()) + 2  # the line that follows the #include
+        out.append(text[pos : m.start()])
+        pos = m.end()
         if code is None:
             code = code_view(text)
         if code.count("{", 0, m.start()) > code.count("}", 0, m.start()):
             # included inside a function body (a block of local declarations kept in a file of its own): a
             # fragment of that function, inlined as written wherever it is included, never sliced as a file
-            out.append(text[pos : m.start()])
-            pos = m.end()
-            out.append(m.group(1) + _fragment(found, path, text.count("\n", 0, m.end()) + 2, budget))
+            fragment = _read_within(found, budget)
+            out.append(m.group(1) + (f'#include "{found}"' if not fragment else
+                                     f'\n#line 1 "{_quoted(os.path.abspath(found))}"\n{fragment}\n'
+                                     f'#line {line_after} "{_quoted(line_name(path))}"'))
             continue
-        line_after = text.count("\n", 0, m.end()) + 2  # the line that follows the #include
-        out.append(text[pos : m.start()])
-        pos = m.end()
+        real = os.path.realpath(found)
         directive = m.group(0)[len(m.group(1)):].strip()
         if m.group(1):
             out.append(f"{m.group(1)}\n#line {line_after - 1} \"{_quoted(line_name(path))}\"\n")
@@ -73,17 +74,10 @@ def _bundle(text: str, path: str, dirs: tuple[str, ...], transform: Callable[[st
             out.append(f"/* {directive}: inlined above */")
             continue
         seen.add(real)
-        try:
-            with open(found, "rb") as fh:
-                raw = fh.read(budget[0] + 1)
-        except OSError:
+        header = _read_within(found, budget)
+        if header is None:
             out.append(directive)
             continue
-        budget[0] -= len(raw)
-        if budget[0] < 0:
-            out.append(directive)
-            continue
-        header = raw.decode("utf-8", "surrogateescape")
         if transform is not None:
             header = transform(header, found)
         body = _bundle(header, found, dirs, transform, seen, budget)
@@ -167,15 +161,13 @@ def _quoted(path: str) -> str:
     return path.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _fragment(found: str, includer: str, line_after: int, budget: list[int]) -> str:
-    """The text of a header included inside a function body, with #line directives around it."""
+def _read_within(found: str, budget: list[int]) -> str | None:
+    """The text of `found`, its bytes taken from the bundle's budget; None if it cannot be read or the budget
+    is spent."""
     try:
         with open(found, "rb") as fh:
             raw = fh.read(budget[0] + 1)
     except OSError:
-        raw = b""
+        return None
     budget[0] -= len(raw)
-    if budget[0] < 0 or not raw:
-        return f'#include "{found}"'
-    return (f'\n#line 1 "{_quoted(os.path.abspath(found))}"\n{raw.decode("utf-8", "surrogateescape")}\n'
-            f'#line {line_after} "{_quoted(line_name(includer))}"')
+    return None if budget[0] < 0 else raw.decode("utf-8", "surrogateescape")
