@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -182,8 +183,40 @@ def run_one(job: dict[str, Any], partial: Callable[[dict[str, Any]], None] = lam
 # -- the driver ----------------------------------------------------------------------------------------------
 
 
-def run_isolated(job: dict[str, Any], timeout: float) -> dict[str, Any]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+def visible_gpus() -> list[str]:
+    """The GPUs this machine shows (`nvidia-smi -L`), as CUDA_VISIBLE_DEVICES ids; none where there is no driver,
+    or where the caller already chose with CUDA_VISIBLE_DEVICES."""
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        return []
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+        return [str(i) for i, line in enumerate(ln for ln in listing.splitlines() if ln.startswith("GPU "))]
+    return []
+
+
+class GpuPinning:
+    """Each pool thread keeps one GPU for all its kernels, threads spread evenly over the GPUs: on a machine of
+    several GPUs every kernel's subprocess (and the gate's workers under it, which inherit the variable) sees one
+    card, so N cards run N times the kernels in the same device time."""
+
+    def __init__(self, gpus: list[str]) -> None:
+        self._gpus = gpus
+        self._next = 0
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def env(self) -> dict[str, str]:
+        if len(self._gpus) < 2:
+            return {}
+        if not hasattr(self._local, "gpu"):
+            with self._lock:
+                self._local.gpu = self._gpus[self._next % len(self._gpus)]
+                self._next += 1
+        return {"CUDA_VISIBLE_DEVICES": self._local.gpu}
+
+
+def run_isolated(job: dict[str, Any], timeout: float, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(extra_env or {})}
     try:
         proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(job)], capture_output=True, text=True,
                               timeout=timeout, env=env, cwd=ROOT)
@@ -245,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per kernel (all its steps)")
     ap.add_argument("--sanitize-every", type=int, default=10, help="compute-sanitizer on every Nth kernel's source (0: never)")
     ap.add_argument("-j", "--jobs", type=int, default=4)
+    ap.add_argument("--gpus", default="auto", help="comma-separated GPU ids to spread the kernels over, or 'auto' "
+                    "(every GPU nvidia-smi lists; CUDA_VISIBLE_DEVICES is left alone where there is one)")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--budget", type=float, default=0.0, help="stop starting kernels after this many seconds (a "
                                                                "session's command limit); rerun to go on")
@@ -301,12 +336,16 @@ def main(argv: list[str] | None = None) -> int:
     journal.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     timeout = args.timeout if not args.budget else min(args.timeout, args.budget)
+    gpus = (visible_gpus() if args.gpus == "auto" else [g for g in args.gpus.split(",") if g]) if not args.cpu else []
+    pinning = GpuPinning(gpus)
+    if len(gpus) > 1:
+        print(f"spreading {max(1, args.jobs)} workers over GPUs {','.join(gpus)}", file=sys.stderr)
 
     def guarded(job: dict[str, Any]) -> dict[str, Any] | None:
         if args.budget and time.monotonic() - start + 5 > args.budget:
             return None  # out of time: left for the next run
         left = args.budget - (time.monotonic() - start) if args.budget else timeout
-        return run_isolated(job, max(10.0, min(timeout, left)))
+        return run_isolated(job, max(10.0, min(timeout, left)), pinning.env())
 
     with journal.open("a") as fh, concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         futures = {pool.submit(guarded, j): j for j in jobs}

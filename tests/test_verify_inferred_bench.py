@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,3 +60,27 @@ def test_a_kernel_list_without_specs_gives_rows_not_a_crash(monkeypatch):
     monkeypatch.setattr(verify_inferred, "port_and_verify", lambda src, k, target, *a, **kw: {"outcome": "verified"})
     row = verify_inferred.run_one({**job, "path": "k.cu", "examples": 1, "sanitize": False})
     assert row["kernel"] == "k" and row["spec"] is None and row["triton"]["outcome"] == "verified"
+
+
+def test_each_worker_thread_keeps_one_gpu_and_the_gpus_share_the_threads(tmp_path, monkeypatch):
+    # The child prints the CUDA_VISIBLE_DEVICES it was started with: the kernel subprocess sees exactly one card.
+    child = tmp_path / "child.py"
+    child.write_text("import json, os\nprint(json.dumps({'gpu': os.environ.get('CUDA_VISIBLE_DEVICES')}))\n")
+    monkeypatch.setattr(verify_inferred, "__file__", str(child))
+    pinning = verify_inferred.GpuPinning(["3", "5"])
+    barrier = threading.Barrier(4)
+
+    def work(_: int) -> tuple[int, str]:
+        barrier.wait()  # four live threads at once, so the pool cannot reuse one thread for every job
+        return threading.get_ident(), verify_inferred.run_isolated(JOB, 30, pinning.env())["gpu"]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        seen = list(pool.map(work, range(4)))
+    by_thread = {tid: gpu for tid, gpu in seen}
+    assert sorted(by_thread.values()) == ["3", "3", "5", "5"]
+    assert verify_inferred.GpuPinning(["0"]).env() == {}  # one card: the environment is left as it is
+
+
+def test_auto_leaves_a_chosen_cuda_visible_devices_alone(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert verify_inferred.visible_gpus() == []
