@@ -6,7 +6,7 @@ interleaved until the ratio's interval is narrow or a cap is hit, bandwidth agai
     python bench/time_inferred.py CORPUS --journal verify_inferred_h200.jsonl [--targets triton,hip]
         [--per-program 2] [--max-seconds 8] [--budget 400] [--out bench/results/time_inferred_h200.json]
 
-One kernel at a time (nothing else shares the GPU while it is timed), each in its own subprocess with a time
+One kernel at a time per GPU (nothing else shares a GPU while it is timed; several GPUs time several kernels), each in its own subprocess with a time
 limit; finished kernels are appended to OUT.jsonl and skipped on the next run (resumable within a session's
 command limit). Order: programs round-robin (at most --per-program kernels of each), so a budget-cut run still
 covers many programs. The device copy bandwidth is measured at the start and at the end of the run, and both are
@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -75,8 +76,9 @@ def time_one(job: dict[str, Any]) -> dict[str, Any]:
                             device=facts, copy=job.get("copy"), port_path=job["out"])
 
 
-def run_isolated(args: list[str], payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+def run_isolated(args: list[str], payload: dict[str, Any], timeout: float, gpu: str | None = None) -> dict[str, Any]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {})}
     try:
         proc = subprocess.run([sys.executable, __file__, *args, json.dumps(payload)], capture_output=True, text=True,
                               timeout=timeout, env=env, cwd=ROOT)
@@ -128,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=150.0, help="subprocess limit per kernel (port, compile, time)")
     ap.add_argument("-j", "--jobs", type=int, default=8, help="parallel porting (CPU) before the timing")
     ap.add_argument("--budget", type=float, default=0.0, help="stop starting kernels after this many seconds")
+    ap.add_argument("--gpus", default="auto", help="comma-separated GPU ids, each timing one kernel at a time, or "
+                    "'auto' (every GPU nvidia-smi lists, unless CUDA_VISIBLE_DEVICES is set)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "time_inferred_h200.json"))
     argv = sys.argv[1:] if argv is None else argv
     modes = {"--port": port_one, "--one": time_one, "--reference": lambda p: measure_reference(p["max_seconds"])}
@@ -140,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from benchmark_ports import table, verdicts
-    from verify_inferred import program_dir
+    from verify_inferred import program_dir, visible_gpus
 
     corpus = Path(args.corpus)
     targets = args.targets.split(",")
@@ -174,23 +178,43 @@ def main(argv: list[str] | None = None) -> int:
     ref0 = run_isolated(["--reference"], {"max_seconds": args.max_seconds}, 300)
     print(f"device {((ref0.get('device') or {}).get('name'))}; copy at start: "
           f"{(ref0.get('copy') or {}).get('gbs') or ref0}", file=sys.stderr, flush=True)
-    with done_path.open("a") as fh:
-        for n, (row, target) in enumerate(todo, 1):
+    # one kernel at a time on each card: a machine of several GPUs times as many kernels at once, each alone on
+    # its card (the copy reference is card 0's; the cards of one host are one model)
+    gpus = visible_gpus() if args.gpus == "auto" else [g for g in args.gpus.split(",") if g]
+    lanes: list[str | None] = list(gpus) if len(gpus) > 1 else [None]
+    pending = [(n, row, target) for n, (row, target) in enumerate(todo, 1) if journal_key(row, target) not in done]
+    lock = threading.Lock()
+
+    def lane(gpu: str | None, fh: Any) -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                if args.budget and time.monotonic() - start > args.budget:
+                    print(f"budget spent with {len(pending)} of {len(todo)} left", file=sys.stderr)
+                    pending.clear()
+                    return
+                n, row, target = pending.pop(0)
             key = journal_key(row, target)
-            if key in done:
-                continue
-            if args.budget and time.monotonic() - start > args.budget:
-                print(f"budget spent after {n - 1} of {len(todo)}", file=sys.stderr)
-                break
             job = {**jobs[key], "device": ref0.get("device"), "copy": ref0.get("copy")}
-            perf = (run_isolated(["--one"], job, args.timeout) if ported[key].get("status") == "ok" else ported[key])
+            perf = (run_isolated(["--one"], job, args.timeout, gpu) if ported[key].get("status") == "ok"
+                    else ported[key])
             r = row_of(row, target, perf)
-            done[key] = r
-            fh.write(json.dumps(r) + "\n")
-            fh.flush()
             what = (f"{r['port_over_source']:.3f} ({r['verdict']})" if "port_over_source" in r
                     else f"{perf.get('status')}: {perf.get('reason', '')}")
-            print(f"[{n}/{len(todo)}] {target} {r['kernel']}  {what}"[:200], file=sys.stderr, flush=True)
+            with lock:
+                done[key] = r
+                fh.write(json.dumps(r) + "\n")
+                fh.flush()
+                print(f"[{n}/{len(todo)}]{f' gpu {gpu}' if gpu is not None else ''} {target} {r['kernel']}  {what}"[:200],
+                      file=sys.stderr, flush=True)
+
+    with done_path.open("a") as fh:
+        threads = [threading.Thread(target=lane, args=(gpu, fh)) for gpu in lanes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     ref1 = run_isolated(["--reference"], {"max_seconds": args.max_seconds}, 300)
     doc: dict[str, Any] = {"bench": "time_inferred", "corpus": str(corpus), "journal": args.journal,
                            "copy_start": ref0.get("copy"), "copy_end": ref1.get("copy"), "device": ref0.get("device"),
