@@ -404,6 +404,9 @@ class Evaluator:
             pad = _pad_ternary(self, cond_node, yes, no, env)
             if pad is not None:
                 return pad
+            least = _minmax_ternary(self, cond_node, yes, no, env)
+            if least is not None:
+                return least
         return self.unknown_choice(node, yes, no)
 
     def macro_statements(self, code: str, env: dict[str, Any]) -> None:
@@ -577,6 +580,26 @@ class Evaluator:
         before substituting them, so it is a use of its own, not the macro's body calling itself."""
         flat = " ".join(text(node).split())
         return any(m == name and any(flat in a for a in args) for m, args in self._macro_args)
+
+
+def _minmax_ternary(ev: Evaluator, cond: ts.Node | None, yes: Num, no: Num, env: dict[str, Any]) -> Num | None:
+    """`a < b ? a : b` is min(a, b) and `a > b ? a : b` max(a, b) (a program's own `min` helper, run here)."""
+    while cond is not None and cond.type in ("parenthesized_expression", "condition_clause"):
+        cond = _first_named(cond)
+    if cond is None or cond.type != "binary_expression":
+        return None
+    op = text(cond.child_by_field_name("operator"))
+    if op not in ("<", "<=", ">", ">="):
+        return None
+    a, b = ev.ev(cond.child_by_field_name("left"), env), ev.ev(cond.child_by_field_name("right"), env)
+    if not (isinstance(a, Num) and isinstance(b, Num)):
+        return None
+    flt = yes.flt or no.flt
+    if sp.expand(a.e - yes.e) == 0 and sp.expand(b.e - no.e) == 0:
+        return Num(sp.Min(a.e, b.e) if op in ("<", "<=") else sp.Max(a.e, b.e), flt)
+    if sp.expand(a.e - no.e) == 0 and sp.expand(b.e - yes.e) == 0:
+        return Num(sp.Max(a.e, b.e) if op in ("<", "<=") else sp.Min(a.e, b.e), flt)
+    return None
 
 
 def _statements(code: str) -> bool:

@@ -23,6 +23,10 @@ from xlate.specs.infer.values import Alloc, Arr, Dim3, Fill, Num, Obj, Ptr, Ref,
 from xlate.specs.model import Origin, normalise_ctype
 
 MAX_CALL_DEPTH = 8
+# C number types a host overload's parameter may take a number by (`min(int, int)` beside `min(uint4, uint4)`)
+NUMBER_TYPES = {"char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "unsigned",
+                "long", "unsigned long", "long long", "unsigned long long", "float", "double", "size_t", "int8_t",
+                "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "bool"}
 STATEMENT_BUDGET = 60000
 MAX_LOOP_VALUES = 64
 LITERAL_ARGUMENT = "a literal the call passes"  # Root.detail of `f(n, 2)`'s parameter: the program's number
@@ -538,6 +542,10 @@ class HostInterpreter(TensorModel, Evaluator):
             if normalise_ctype(type_text) == "dim3":
                 if value_node is None:  # `dim3 grid;` is (1, 1, 1) until its fields are set
                     value = Dim3((sp.Integer(1), sp.Integer(1), sp.Integer(1)))
+                elif isinstance(value, Arr) and 0 < len(value.items) <= 3 and all(
+                        isinstance(x, Num) for x in value.items):  # `dim3 grid = {n, h, w};`
+                    dims = [x.e for x in value.items] + [sp.Integer(1)] * 3  # type: ignore[union-attr]
+                    value = Dim3((dims[0], dims[1], dims[2]))
                 frame.env[name] = value if isinstance(value, Dim3) else (
                     Dim3((value.e, sp.Integer(1), sp.Integer(1))) if isinstance(value, Num) else None)
                 continue
@@ -916,6 +924,7 @@ class HostInterpreter(TensorModel, Evaluator):
         fd = self.program.function(base, arity=len(args))
         if fd is not None and fd.space == "host" and "." not in name and "->" not in name:
             vals = [self._arg_value(a, env) for a in args]
+            fd = self._overload(base, vals) or fd
             fn = node.child_by_field_name("function")
             types = {}
             if fn is not None and fn.type == "template_function":
@@ -1300,6 +1309,25 @@ class HostInterpreter(TensorModel, Evaluator):
             return text(cur.child_by_field_name("name")).split("::")[-1], out
         return text(cur).split("::")[-1], []
 
+    def _overload(self, name: str, vals: list[Value]) -> FuncDef | None:
+        """Of several host functions of one name and arity (`min(int, int)`, `min(uint4, uint4)`), the one whose
+        parameters take the values passed: numbers by number types, pointers by pointers; None where one or
+        none is defined."""
+        fds = [fd for fd in self.program.functions.get(name, []) if not fd.cls and fd.space == "host"
+               and len(fd.params) == len(vals)]
+        if len(fds) < 2:
+            return None
+
+        def fits(fd: FuncDef) -> int:
+            score = 0
+            for (_, ptype, indirect), v in zip(fd.params, vals):
+                base = normalise_ctype(ptype.replace("&", " ")).replace("const ", "").strip()
+                number = self.program.resolve_type(base) in NUMBER_TYPES or base in fd.template_params
+                score += int(isinstance(v, Num) and not indirect and number) + int(isinstance(v, Ptr) and indirect)
+            return score
+
+        return max(fds, key=fits)
+
     def _template_arg(self, node: ts.Node, types: dict[str, str], index: int = -1) -> str:
         """A template argument as the kernel gets it: a type through the launcher's bindings, a value as the
         number the program gives it (`k<block_size>` with `const int block_size = 256` is `k<256>`)."""
@@ -1427,7 +1455,10 @@ def _unwrapped(node: ts.Node | None) -> ts.Node | None:
     cur = node
     while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
         cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
-    return cur
+    inner = cur
+    while inner is not None and inner.type == "qualified_identifier":  # `dev::k<float, 16>`: the template under
+        inner = inner.child_by_field_name("name")  # its namespaces, so that its arguments are read
+    return inner if inner is not None and inner.type == "template_function" else cur
 
 
 def _plain_struct(program: Program, type_text: str) -> str | None:

@@ -1,0 +1,80 @@
+"""Launch sites written in forms PyTorch extensions use: a kernel template named through its namespace
+(`dev::k<float, 16, 32><<<...>>>`), `dim3 g = {a, b, c};`, and a block capped by the program's own `min` helper
+among overloads for vector types (`min(int, int)` beside `min(uint4, uint4)`)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from xlate.parse import parse_string
+from xlate.specs import resolve_spec
+
+PROGRAM = """
+#include <cstdlib>
+struct quad { unsigned x, y, z, w; };
+inline quad make_quad(unsigned a, unsigned b, unsigned c, unsigned d) { quad q = {a, b, c, d}; return q; }
+inline quad min(quad a, quad b) { return make_quad(a.x < b.x ? a.x : b.x, a.y, a.z, a.w); }
+inline int min(int a, int b) { return a < b ? a : b; }
+
+namespace dev {
+template <typename T, int BX, int BY>
+__global__ void tile_fill(T* out, int rows, int cols) {
+  int r = blockIdx.x * BY + threadIdx.y;
+  int c = threadIdx.x;
+  if (r < rows && c < cols && c < BX) out[r * cols + c] = (T)(r + c);
+}
+__global__ void clip_copy(const float* in, float* out, int total) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) out[i] = in[i];
+}
+__global__ void plane(float* out, int h, int w) {
+  int x = blockIdx.y * blockDim.x + threadIdx.x;
+  int y = blockIdx.z;
+  if (x < w && y < h) out[blockIdx.x * h * w + y * w + x] = 1.0f;
+}
+}
+
+int main(int argc, char** argv) {
+  int rows = atoi(argv[1]);
+  int total = atoi(argv[2]);
+  float *out, *in, *o2, *o3;
+  cudaMalloc(&out, rows * 16 * sizeof(float));
+  cudaMalloc(&in, total * sizeof(float));
+  cudaMalloc(&o2, total * sizeof(float));
+  dim3 tb(16, 32);
+  dev::tile_fill<float, 16, 32><<<(rows + 31) / 32, tb>>>(out, rows, 16);
+  int cap = 512;
+  dim3 threads = dim3(min(cap, total));
+  dev::clip_copy<<<(total + threads.x - 1) / threads.x, threads>>>(in, o2, total);
+  unsigned n = 3, h = 5, w = 40;
+  cudaMalloc(&o3, n * h * w * sizeof(float));
+  dim3 pb = {32, 1, 1};
+  dim3 pg = {n, (w + 31) / 32, h};
+  dev::plane<<<pg, pb>>>(o3, h, w);
+  return 0;
+}
+"""
+
+
+def spec_of(tmp_path: Path, kernel: str) -> str:
+    path = tmp_path / "main.cu"
+    path.write_text(textwrap.dedent(PROGRAM).lstrip())
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), kernel)
+    assert res.complete, res.holes
+    return res.annotation()
+
+
+def test_a_namespaced_template_launch_gives_its_arguments(tmp_path):
+    assert spec_of(tmp_path, "tile_fill") == ("out: out[max(16 * rows, cols * rows - cols + min(16, cols))], "
+                                              "rows: size(1..4096), cols: const(16), T: float32, BX: 16, BY: 32, "
+                                              "grid: cdiv(rows, 32), block: (16, 32)")
+
+
+def test_the_programs_int_min_is_chosen_among_overloads(tmp_path):
+    assert spec_of(tmp_path, "clip_copy") == ("in: in[total], out: out[total], total: size(1..4096), "
+                                              "grid: cdiv(total, min(512, total)), block: min(512, total)")
+
+
+def test_a_brace_initialised_dim3_is_the_grid(tmp_path):
+    assert spec_of(tmp_path, "plane") == ("out: out[h * w * n], h: size(1..5), w: size(1..40), n: size(1..3), "
+                                          "grid: (n, cdiv(w, 32), h), block: 32")
