@@ -78,3 +78,33 @@ def test_the_programs_int_min_is_chosen_among_overloads(tmp_path):
 def test_a_brace_initialised_dim3_is_the_grid(tmp_path):
     assert spec_of(tmp_path, "plane") == ("out: out[h * w * n], h: size(1..5), w: size(1..40), n: size(1..3), "
                                           "grid: (n, cdiv(w, 32), h), block: 32")
+
+
+ITERATOR_KERNEL = """
+#include <cstdlib>
+#include <functional>
+template <typename Iter, class Combine>
+__global__ void fold_pairs(Iter src, float* dst, int pairs, Combine combine) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < pairs) dst[i] = combine(src[2 * i], src[2 * i + 1]);
+}
+int main(int argc, char** argv) {
+  int pairs = atoi(argv[1]);
+  float *src, *dst;
+  cudaMalloc(&src, 2 * pairs * sizeof(float));
+  cudaMalloc(&dst, pairs * sizeof(float));
+  fold_pairs<<<(pairs + 127) / 128, 128>>>(src, dst, pairs, std::plus<float>());
+  return 0;
+}
+"""
+
+
+def test_a_template_type_deduced_from_a_pointer_or_a_functor_is_a_hole(tmp_path):
+    """`Iter src` given a `float*` is a pointer and `Combine` a class: the gate's float32 for either would not
+    compile, so the spec says so rather than drawing numbers for them."""
+    path = tmp_path / "main.cu"
+    path.write_text(textwrap.dedent(ITERATOR_KERNEL).lstrip())
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "fold_pairs")
+    assert not res.complete
+    assert "a pointer the launch passes for 'src'" in res.holes["Iter"]
+    assert "a function object the launch passes for 'combine' (std::plus<float>())" in res.holes["Combine"]

@@ -1168,6 +1168,24 @@ def _root_where(roots: dict[sp.Symbol, Root], name: str) -> str:
     return ""
 
 
+def _not_a_number(tname: str, fn: Function, launch: Launch | None) -> str | None:
+    """What the launch passes for a by-value parameter of template type `tname` when it is no number (a pointer,
+    an object, a value the code read cannot give), as words; None where every such argument is a number."""
+    if launch is None:
+        return None
+    for i, p in enumerate(fn.params):
+        if p.is_pointer or normalise_ctype(p.base_type).replace("const ", "").strip() != tname or i >= len(launch.args):
+            continue
+        arg = launch.args[i]
+        given = launch.arg_texts[i] if i < len(launch.arg_texts) else ""
+        functor = re.fullmatch(r"\s*(?:\[.*|[\w:]+\s*(?:<[^()]*>)?\s*(?:\(\s*\)|\{\s*\}))\s*", given, re.S)
+        if isinstance(arg, Num) or (arg is None and not functor):
+            continue  # a number, or a value the code read does not give (not said to be no number)
+        what = "a pointer" if isinstance(arg, Ptr) else "an object" if isinstance(arg, Obj) else "a function object"
+        return f"{what} the launch passes for '{p.name}'" + (f" ({' '.join(given.split())[:60]})" if given else "")
+    return None
+
+
 def _used_as_class(tname: str, fn: Function, body: str) -> bool:
     """Whether the kernel uses its template type `tname` as a class: a name inside it (`Rng::state_t`), or a
     member of a value of that type, a parameter or a local (`payoff.is_in_the_money(s)`, `rng.template next<T>()`,
@@ -1246,6 +1264,12 @@ def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper:
                                      f"of its values are read), and the launch binds it to "
                                      f"{repr(arg) if arg else 'nothing the code read resolves'}: the gate draws number "
                                      "types only; annotate the kernel by hand or test it through a wrapper")
+            elif (given := _not_a_number(t.name, fn, launch)) is not None:
+                # `DataT x` given `p.data_ptr<float>()` or a functor `std::plus<float>()`: C++ deduces a pointer or
+                # a class, the gate's float32 would not compile (or would compute something else)
+                inf.holes[t.name] = (f"template type parameter '{t.name}' of '{fn.name}' is deduced from {given}, "
+                                     "not a number: the gate draws number types only; annotate the kernel by hand "
+                                     "or test it through a wrapper")
         elif arg is not None and re.fullmatch(r"[A-Za-z_]\w*", arg) and arg not in ("true", "false"):
             # a name the host code gives no number for (`k<n><<<...>>>` with `n` the launcher's own template
             # parameter, unbound): `n: n` would name nothing the gate knows
