@@ -108,3 +108,50 @@ def test_a_template_type_deduced_from_a_pointer_or_a_functor_is_a_hole(tmp_path)
     assert not res.complete
     assert "a pointer the launch passes for 'src'" in res.holes["Iter"]
     assert "a function object the launch passes for 'combine' (std::plus<float>())" in res.holes["Combine"]
+
+
+OPTIONAL_GRAD = """
+#include <cstdlib>
+__global__ void accumulate_rows(const float* g, float* grad_rows, int rows, int width) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  if (grad_rows != nullptr) {
+    for (int k = 0; k < 3; ++k) gpuAtomicAdd(grad_rows + r * width + k, g[r]);
+  }
+}
+void run(const float* g, float* grad_rows, int rows, int width, bool want) {
+  accumulate_rows<<<(rows + 63) / 64, 64>>>(g, want ? grad_rows : nullptr, rows, width);
+}
+int main(int argc, char** argv) {
+  int rows = atoi(argv[1]);
+  float *g, *gr;
+  cudaMalloc(&g, rows * sizeof(float));
+  cudaMalloc(&gr, rows * 3 * sizeof(float));
+  run(g, gr, rows, 3, argc > 2);
+  return 0;
+}
+"""
+
+
+def test_a_buffer_or_null_on_an_unknown_flag_is_the_buffer(tmp_path):
+    """`want ? grad_rows : nullptr`: the buffer (its allocation gives the length), and PyTorch's gpuAtomicAdd is an
+    atomic whose address counts for the reach like atomicAdd's."""
+    path = tmp_path / "main.cu"
+    path.write_text(textwrap.dedent(OPTIONAL_GRAD).lstrip())
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "accumulate_rows")
+    assert res.complete, res.holes
+    assert res.spec is not None and res.spec.param("grad_rows").dims == ["3 * rows"]
+    assert res.spec.param("grad_rows").role == "inout"
+
+
+def test_gpu_atomic_add_reaches_like_atomic_add(tmp_path):
+    """No allocation in sight (a launcher nobody here calls): the length is what the atomics reach."""
+    path = tmp_path / "main.cu"
+    path.write_text(textwrap.dedent(OPTIONAL_GRAD.split("int main")[0]).lstrip())
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "accumulate_rows")
+    assert res.spec is not None and res.complete, res.holes
+    reach = res.spec.param("grad_rows").dims
+    with_atomic_add = path.read_text().replace("gpuAtomicAdd", "atomicAdd")
+    path.write_text(with_atomic_add)
+    again = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "accumulate_rows")
+    assert again.spec is not None and reach == again.spec.param("grad_rows").dims == ["rows * width - width + 3"]

@@ -1141,6 +1141,15 @@ class HostInterpreter(TensorModel, Evaluator):
         finally:
             self._macro_where.pop()
 
+    def unknown_choice(self, node: ts.Node, yes: Value, no: Value) -> Value:
+        """`grad ? g.data_ptr<float>() : nullptr` on a flag the code read does not give: the buffer (the branch
+        that needs a length; a kernel testing the pointer takes its non-null path on both sides)."""
+        for a, b in ((yes, no), (no, yes)):
+            if isinstance(a, Ptr) and not a.alloc.null and (
+                    (isinstance(b, Num) and b.e == 0) or (isinstance(b, Ptr) and b.alloc.null)):
+                return a
+        return None
+
     def unknown_name(self, name: str, node: ts.Node) -> Value:
         if name in self.kernels or self.program.functions.get(name):
             return None
