@@ -219,3 +219,23 @@ def test_the_gate_verifies_each_instantiation(tmp_path):
     assert verdict.status == "rejected", verdict.to_dict()
     assert verdict.counterexample is not None and verdict.counterexample.sizes.get("kWidth") == 8
 
+
+
+def test_a_candidate_compiled_alone_gets_the_axis_first_value(tmp_path, monkeypatch):
+    """A port compiled without a run (no GPU here) is instantiated as the gate would first: kWhole true."""
+    from xlate.verdict import Verdict
+    from xlate.verify import candidate
+
+    src = tmp_path / "main.cu"
+    src.write_text(textwrap.dedent(SWITCHED).lstrip())
+    seen: list[list[str]] = []
+
+    class Recorder:
+        def compile(self, text, kernel, options, path=None):
+            seen.append(list(options.template_args))
+
+    monkeypatch.setattr(candidate, "get_backend", lambda name: Recorder())
+    verdict = Verdict("unverified", "shift_add")
+    _, status, _ = candidate._compile_alone(verdict, str(src), "shift_add", "hip", src.read_text(),
+                                           candidate.VerifyOptions())
+    assert status == "ok" and seen == [["64", "true"]]
