@@ -319,6 +319,7 @@ def hole_kind(hint: str) -> str:
     """A spec hole's hint reduced to its cause, without names."""
     for pat, kind in ((r"no definition of", "type not defined in the code read"),
                       (r"template type parameter .* used as a class", "template class parameter"),
+                      (r"template type parameter .* is deduced from", "template type deduced as no number"),
                       (r"template value parameter", "template value parameter"),
                       (r"cannot fuzz the values", "values not fuzzable"),
                       (r"cannot fuzz (parameter )?'", "parameter type not fuzzable"),

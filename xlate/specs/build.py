@@ -368,7 +368,7 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
         spec.origins.setdefault(t, Origin("default", "", "float32"))
     _fold_sizeof(spec, where)
     for t, tp in template_values.items():
-        if t not in spec.value_params:
+        if t not in spec.value_params and t not in spec.axes:  # `kEven: choice(1|0)`: one instantiation a value
             if tp.default is None:
                 raise SpecError(f"{where}error: template value parameter '{t}' has no default: annotate it, e.g. '{t}: 256'")
             spec.value_params[t] = tp.default

@@ -118,7 +118,8 @@ def _compile_alone(verdict: Verdict, source: str, kernel: str, to: str, text: st
         spec = None
     targs = template_arguments(unit, kernel, t.language,
                                lambda p: (spec.dtype_axes.get(p.name) or ["float32"])[0] if spec else "float32",
-                               lambda p: str((spec.value_params.get(p.name) if spec else None) or p.default or "1"),
+                               lambda p: str(spec.axes[p.name][0]) if spec and p.name in spec.axes else str(
+                                   (spec.value_params.get(p.name) if spec else None) or p.default or "1"),
                                spec.type_params if spec else None)
     arch = compiler_target(options.arch, t.name) if options.arch else None
     try:

@@ -51,7 +51,15 @@ def template_arguments(unit: KernelUnit, kernel: str, language: str, dtype: Call
     spelled = template_spellings(spelling)
     classes = classes or {}
     return [classes[t.name] if t.kind == "type" and t.name in classes else spelled[dtype(t)] if t.kind == "type"
-            else value(t) for t in fn.template_params]
+            else _value_spelling(t, value(t)) for t in fn.template_params]
+
+
+def _value_spelling(t: TemplateParam, value: str) -> str:
+    """A template value as the kernel's parameter type takes it: a `bool` drawn from `choice(1|0)` as `true` or
+    `false` (an integer is no converted constant expression of type bool in C++17)."""
+    if (t.type or "").replace("const", "").strip() == "bool" and value.strip() in ("0", "1", "True", "False"):
+        return "true" if value.strip() in ("1", "True") else "false"
+    return value
 
 
 def guard_elements(dtype: np.dtype) -> int:

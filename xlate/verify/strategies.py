@@ -84,9 +84,14 @@ def _literal_blocks(spec: KernelSpec) -> list[int]:
 _MULTIPLE = re.compile(r"^\(?\s*([A-Za-z_]\w*)\s*\)?\s*%\s*(\d+)\s*==\s*0$")
 
 
-def multiples(spec: KernelSpec) -> dict[str, int]:
+# `(kEven != 1 || n % 128 == 0)`: an instantiation the program launches only for multiples (a template value axis)
+_AXIS_MULTIPLE = re.compile(r"^\(?\s*([A-Za-z_]\w*)\s*!=\s*(-?\d+)\s*\|\|\s*\(?\s*([A-Za-z_]\w*)\s*\)?\s*%\s*(\d+)\s*==\s*0\s*\)?\s*\)?$")
+
+
+def multiples(spec: KernelSpec, axes: dict[str, int] | None = None) -> dict[str, int]:
     """Sizes that a `where` requires to be multiples of a constant (`n % 256 == 0`): drawn as multiples, not
-    filtered (filtering wastes nearly every draw)."""
+    filtered (filtering wastes nearly every draw). With the launch axes drawn (`axes`), also those a clause
+    requires for the axis value drawn (`(kEven != 1 || n % 128 == 0)` with kEven 1)."""
     out: dict[str, int] = {}
     names = {p.name for p in spec.sizes}
     for w in spec.where:
@@ -94,6 +99,9 @@ def multiples(spec: KernelSpec) -> dict[str, int]:
             m = _MULTIPLE.match(part.strip().strip("()").strip())
             if m and m.group(1) in names and int(m.group(2)) > 1:
                 out[m.group(1)] = math.lcm(out.get(m.group(1), 1), int(m.group(2)))
+            a = _AXIS_MULTIPLE.match(part.strip()) if axes else None
+            if a and axes and axes.get(a.group(1)) == int(a.group(2)) and a.group(3) in names and int(a.group(4)) > 1:
+                out[a.group(3)] = math.lcm(out.get(a.group(3), 1), int(a.group(4)))
     return out
 
 
@@ -203,7 +211,7 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
     sizes: dict[str, int] = {}
     for name, values in spec.axes.items():  # launch axes (block sizes the program uses) live beside the sizes
         sizes[name] = draw(st.sampled_from(values), label=name)
-    steps = multiples(spec)
+    steps = multiples(spec, sizes)
     bounds = lower_bounds(spec)
     for p in _draw_order(spec, bounds):
         lo, hi = _int_range(p, size_cap)
@@ -306,11 +314,7 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
         for big in (hi, hi - 1):
             candidates.append({n: (max(lo, min(big, h)) if n == name else min(l2 + 1, h)) for n, (l2, h) in ranges.items()})
     bound = {name: options[0] for name, options in spec.dtype_axes.items()}
-    steps = multiples(spec)
     for c in candidates:
-        for name, k in steps.items():
-            lo_k, hi_k = ranges[name]
-            c[name] = max(k * max(1, -(-lo_k // k)), min(hi_k // k * k, k * max(1, c[name] // k))) if hi_k >= k else c[name]
         for name, values in spec.axes.items():
             c[name] = values[0]
     if spec.axes:  # every other axis value once, at a small size
@@ -319,6 +323,10 @@ def explicit_cases(spec: KernelSpec, budget: int, size_cap: int) -> list[Case]:
                 c = dict(candidates[1])
                 c[name] = v
                 candidates.append(c)
+    for c in candidates:  # multiples the `where` asks for, with this candidate's axis values
+        for name, k in multiples(spec, c).items():
+            lo_k, hi_k = ranges[name]
+            c[name] = max(k * max(1, -(-lo_k // k)), min(hi_k // k * k, k * max(1, c[name] // k))) if hi_k >= k else c[name]
     out: list[Case] = []
     seen: set[tuple[tuple[str, int], ...]] = set()
     probe = Case({}, bound, {}, {}, 0)

@@ -103,6 +103,7 @@ class Evaluator:
         self.program = program
         self.globals: dict[str, Any] = {}
         self._macro_active: set[str] = set()
+        self._macro_args: list[tuple[str, list[str]]] = []  # the expansions running: (macro, argument texts)
         self._depth = 0
         self._inlining = 0
         self.eval_budget = EVAL_BUDGET
@@ -403,6 +404,9 @@ class Evaluator:
             pad = _pad_ternary(self, cond_node, yes, no, env)
             if pad is not None:
                 return pad
+            least = _minmax_ternary(self, cond_node, yes, no, env)
+            if least is not None:
+                return least
         return self.unknown_choice(node, yes, no)
 
     def macro_statements(self, code: str, env: dict[str, Any]) -> None:
@@ -452,7 +456,8 @@ class Evaluator:
                 return None
             return Dim3((dims[0], dims[1], dims[2]))  # type: ignore[arg-type]
         macro = self.program.macros.get(base)
-        if macro is not None and macro.params is not None and base not in self._macro_active:
+        if macro is not None and macro.params is not None and (
+                base not in self._macro_active or self._in_macro_argument(base, node)):
             return self.expand(macro.name, macro.params, macro.body, [text(a) for a in args], env)
         vals = [self.ev(a, env) for a in args]
         nums = [v.e if isinstance(v, Num) else None for v in vals]
@@ -556,18 +561,45 @@ class Evaluator:
         code = re.sub(r"\s*##\s*", "", code)
         statement_like = re.match(r"\s*(\{|do\b|if\b|for\b|while\b|switch\b)", code) is not None or _statements(code)
         _, expr_node = parse_expr(code) if not statement_like else (None, None)
-        if expr_node is None:
-            self._macro_active.add(name)
-            try:
-                self.macro_statements(code, env)
-            finally:
-                self._macro_active.discard(name)
-            return None
+        nested = name in self._macro_active  # a use inside an argument of the same macro (_in_macro_argument)
         self._macro_active.add(name)
+        self._macro_args.append((name, [" ".join(a.split()) for a in args]))
         try:
+            if expr_node is None:
+                self.macro_statements(code, env)
+                return None
             return self.ev(expr_node, env, write=True) if write else self.ev(expr_node, env)  # type: ignore[call-arg]
         finally:
-            self._macro_active.discard(name)
+            self._macro_args.pop()
+            if not nested:
+                self._macro_active.discard(name)
+
+    def _in_macro_argument(self, name: str, node: ts.Node) -> bool:
+        """Whether this use of the function-like macro `name`, met while `name` is being expanded, was written
+        in an argument of that expansion (`SWITCH(a, A, [&] { SWITCH(b, B, [&] {...}); })`): C expands arguments
+        before substituting them, so it is a use of its own, not the macro's body calling itself."""
+        flat = " ".join(text(node).split())
+        return any(m == name and any(flat in a for a in args) for m, args in self._macro_args)
+
+
+def _minmax_ternary(ev: Evaluator, cond: ts.Node | None, yes: Num, no: Num, env: dict[str, Any]) -> Num | None:
+    """`a < b ? a : b` is min(a, b) and `a > b ? a : b` max(a, b) (a program's own `min` helper, run here)."""
+    while cond is not None and cond.type in ("parenthesized_expression", "condition_clause"):
+        cond = _first_named(cond)
+    if cond is None or cond.type != "binary_expression":
+        return None
+    op = text(cond.child_by_field_name("operator"))
+    if op not in ("<", "<=", ">", ">="):
+        return None
+    a, b = ev.ev(cond.child_by_field_name("left"), env), ev.ev(cond.child_by_field_name("right"), env)
+    if not (isinstance(a, Num) and isinstance(b, Num)):
+        return None
+    flt = yes.flt or no.flt
+    if sp.expand(a.e - yes.e) == 0 and sp.expand(b.e - no.e) == 0:
+        return Num(sp.Min(a.e, b.e) if op in ("<", "<=") else sp.Max(a.e, b.e), flt)
+    if sp.expand(a.e - no.e) == 0 and sp.expand(b.e - yes.e) == 0:
+        return Num(sp.Max(a.e, b.e) if op in ("<", "<=") else sp.Min(a.e, b.e), flt)
+    return None
 
 
 def _statements(code: str) -> bool:

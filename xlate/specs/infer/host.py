@@ -23,6 +23,10 @@ from xlate.specs.infer.values import Alloc, Arr, Dim3, Fill, Num, Obj, Ptr, Ref,
 from xlate.specs.model import Origin, normalise_ctype
 
 MAX_CALL_DEPTH = 8
+# C number types a host overload's parameter may take a number by (`min(int, int)` beside `min(uint4, uint4)`)
+NUMBER_TYPES = {"char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "unsigned",
+                "long", "unsigned long", "long long", "unsigned long long", "float", "double", "size_t", "int8_t",
+                "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "bool"}
 STATEMENT_BUDGET = 60000
 MAX_LOOP_VALUES = 64
 LITERAL_ARGUMENT = "a literal the call passes"  # Root.detail of `f(n, 2)`'s parameter: the program's number
@@ -66,6 +70,9 @@ class Launch:
     fills: dict[int, Fill] = field(default_factory=dict)  # argument -> the constant its whole buffer holds here
     divides: list[sp.Expr] = field(default_factory=list)  # `a % b` the host's early returns keep at 0 here
     conds: list[sp.Basic] = field(default_factory=list)  # relations the branches around it hold (`C <= 128`)
+    # template argument index -> its value over program choices (`k<CDIM>` in a launcher explicitly instantiated
+    # for several CDIMs): a fuzzing axis, one instantiation a value
+    template_choices: dict[int, sp.Expr] = field(default_factory=dict)
 
 
 @dataclass
@@ -107,6 +114,7 @@ class HostInterpreter(TensorModel, Evaluator):
         self._device: Obj | None = None
         self._next_suffix: dict[str, int] = {}  # fresh(): the next free suffix of each name (no quadratic search)
         self._template_roots: set[sp.Symbol] = set()
+        self._template_choices: dict[int, sp.Expr] = {}
         self._elements: dict[tuple[int, Any], Value] = {}  # (allocation, byte offset) -> value stored there
         self._callee_env: dict[str, Any] = {}  # the variables of the host function run last, as it left them
         self._scopes: list[tuple[int, bool]] = []  # the branches and loops being run: (id, is a loop)
@@ -179,10 +187,21 @@ class HostInterpreter(TensorModel, Evaluator):
     # -- functions --------------------------------------------------------------------------------------------
     def run_entry(self, fd: FuncDef) -> None:
         self.run_globals()
-        self.run_function(fd, None, [], bound=fd.name == "main")
+        self.run_function(fd, None, [], bound=fd.name == "main", values=self._instantiated(fd))
+
+    def _instantiated(self, fd: FuncDef) -> dict[str, Value]:
+        """The template value parameters of a launcher nobody here calls, as the values its explicit
+        instantiations give (`template void run<3>(...);`, also through a macro: `INST(3) INST(4)`): each a
+        program choice the launches inside see."""
+        out: dict[str, Value] = {}
+        for name, values in explicit_instantiations(self.program, fd).items():
+            out[name] = Num(self.fresh(name, "choice", self.where(fd.node), values[0], values,
+                                       detail=f"the explicit instantiations of {fd.name}"))
+        return out
 
     def run_function(self, fd: FuncDef, args: list[Value] | None, chain: list[str], bound: bool,
-                     types: dict[str, str] | None = None, this: Obj | None = None) -> Value:
+                     types: dict[str, str] | None = None, this: Obj | None = None,
+                     values: dict[str, Value] | None = None) -> Value:
         if fd.name in chain or len(chain) >= MAX_CALL_DEPTH or self.budget <= 0:
             return None
         if fd.cls and this is None:  # a method run on its own: an object whose members are unknown
@@ -208,6 +227,8 @@ class HostInterpreter(TensorModel, Evaluator):
             if fd.name == "main":
                 continue
             env[pname] = self._param_value(pname, ptype, indirect, where, fd)
+        for tname, v in (values or {}).items():  # template values the caller does not bind (explicit instantiations)
+            env.setdefault(tname, v)
         frame = Frame(fd, env, [*chain, fd.name], bound and (args is not None or fd.name == "main"),
                       self._deduced(fd, args, dict(types or {})), this=this)
         self.frames.append(frame)
@@ -521,6 +542,10 @@ class HostInterpreter(TensorModel, Evaluator):
             if normalise_ctype(type_text) == "dim3":
                 if value_node is None:  # `dim3 grid;` is (1, 1, 1) until its fields are set
                     value = Dim3((sp.Integer(1), sp.Integer(1), sp.Integer(1)))
+                elif isinstance(value, Arr) and 0 < len(value.items) <= 3 and all(
+                        isinstance(x, Num) for x in value.items):  # `dim3 grid = {n, h, w};`
+                    dims = [x.e for x in value.items] + [sp.Integer(1)] * 3  # type: ignore[union-attr]
+                    value = Dim3((dims[0], dims[1], dims[2]))
                 frame.env[name] = value if isinstance(value, Dim3) else (
                     Dim3((value.e, sp.Integer(1), sp.Integer(1))) if isinstance(value, Num) else None)
                 continue
@@ -899,6 +924,7 @@ class HostInterpreter(TensorModel, Evaluator):
         fd = self.program.function(base, arity=len(args))
         if fd is not None and fd.space == "host" and "." not in name and "->" not in name:
             vals = [self._arg_value(a, env) for a in args]
+            fd = self._overload(base, vals) or fd
             fn = node.child_by_field_name("function")
             types = {}
             if fn is not None and fn.type == "template_function":
@@ -1115,6 +1141,15 @@ class HostInterpreter(TensorModel, Evaluator):
         finally:
             self._macro_where.pop()
 
+    def unknown_choice(self, node: ts.Node, yes: Value, no: Value) -> Value:
+        """`grad ? g.data_ptr<float>() : nullptr` on a flag the code read does not give: the buffer (the branch
+        that needs a length; a kernel testing the pointer takes its non-null path on both sides)."""
+        for a, b in ((yes, no), (no, yes)):
+            if isinstance(a, Ptr) and not a.alloc.null and (
+                    (isinstance(b, Num) and b.e == 0) or (isinstance(b, Ptr) and b.alloc.null)):
+                return a
+        return None
+
     def unknown_name(self, name: str, node: ts.Node) -> Value:
         if name in self.kernels or self.program.functions.get(name):
             return None
@@ -1277,11 +1312,32 @@ class HostInterpreter(TensorModel, Evaluator):
         if cur is not None and cur.type == "template_function":
             targs = cur.child_by_field_name("arguments")
             types = self.frames[-1].types if self.frames else {}
-            return text(cur.child_by_field_name("name")).split("::")[-1], [
-                self._template_arg(c, types) for c in (targs.named_children if targs else [])]
+            out = []
+            for i, c in enumerate(targs.named_children if targs else []):
+                out.append(self._template_arg(c, types, i))
+            return text(cur.child_by_field_name("name")).split("::")[-1], out
         return text(cur).split("::")[-1], []
 
-    def _template_arg(self, node: ts.Node, types: dict[str, str]) -> str:
+    def _overload(self, name: str, vals: list[Value]) -> FuncDef | None:
+        """Of several host functions of one name and arity (`min(int, int)`, `min(uint4, uint4)`), the one whose
+        parameters take the values passed: numbers by number types, pointers by pointers; None where one or
+        none is defined."""
+        fds = [fd for fd in self.program.functions.get(name, []) if not fd.cls and fd.space == "host"
+               and len(fd.params) == len(vals)]
+        if len(fds) < 2:
+            return None
+
+        def fits(fd: FuncDef) -> int:
+            score = 0
+            for (_, ptype, indirect), v in zip(fd.params, vals):
+                base = normalise_ctype(ptype.replace("&", " ")).replace("const ", "").strip()
+                number = self.program.resolve_type(base) in NUMBER_TYPES or base in fd.template_params
+                score += int(isinstance(v, Num) and not indirect and number) + int(isinstance(v, Ptr) and indirect)
+            return score
+
+        return max(fds, key=fits)
+
+    def _template_arg(self, node: ts.Node, types: dict[str, str], index: int = -1) -> str:
         """A template argument as the kernel gets it: a type through the launcher's bindings, a value as the
         number the program gives it (`k<block_size>` with `const int block_size = 256` is `k<256>`)."""
         t = types.get(text(node), text(node))
@@ -1294,6 +1350,9 @@ class HostInterpreter(TensorModel, Evaluator):
         c = self.concrete(v.e) if isinstance(v, Num) and not v.flt else None
         if c is not None:  # the kernel is compiled with this value: where the launch uses the name, it is fixed
             self._template_roots |= {x for x in v.e.free_symbols if x in self.roots}
+        elif isinstance(v, Num) and not v.flt and v.e.free_symbols and all(
+                x in self.roots and self.roots[x].kind == "choice" for x in v.e.free_symbols):
+            self._template_choices[index] = v.e  # one of the program's choices: an axis of instantiations
         return str(c) if c is not None else t
 
     def _record(self, kernel: str, targs: list[str], grid: Value, block: Value, shmem: Value, args: list[Value],
@@ -1301,6 +1360,7 @@ class HostInterpreter(TensorModel, Evaluator):
         frame = self.frame
         if self.explore and kernel not in self.explore:  # the last pass adds only what the others missed
             self._template_roots.clear()
+            self._template_choices = {}
             return
         fills = {i: f for i, a in enumerate(args) if isinstance(a, Ptr) and (f := self.fill_seen(a)) is not None}
         memo: dict[int, Alloc] = {}  # the launch sees the values the checks before it tied (one copy per allocation)
@@ -1310,8 +1370,10 @@ class HostInterpreter(TensorModel, Evaluator):
                                     " ".join(text(node).split())[:200], list(frame.chain), frame.bound, arg_texts,
                                     set(self._template_roots), self._kernel_types(kernel, targs, args, arg_texts), fills,
                                     [self._tied(d) for f in self.frames for d in f.divides],
-                                    [self._tied(c) for f in self.frames for c in f.conds if c is not sp.true]))
+                                    [self._tied(c) for f in self.frames for c in f.conds if c is not sp.true],
+                                    dict(self._template_choices)))
         self._template_roots.clear()
+        self._template_choices = {}
         for a in args:  # the kernel may write what it gets: the next launches do not see the constant
             if isinstance(a, Ptr):
                 a.alloc.fill = None
@@ -1364,6 +1426,8 @@ def _declarator(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
             if inner is not None and inner.type == "parenthesized_declarator":  # `void (*fp)(float*) = k;`
                 return _declarator(_first_named(inner))[0], True, arrays
             return text(inner), indirect, arrays
+        elif cur.type == "parenthesized_declarator":  # `bool (kEven) = true;`: a macro argument, parenthesised
+            cur = _first_named(cur)
         elif cur.type in ("identifier", "field_identifier"):
             return text(cur), indirect, list(reversed(arrays))
         else:
@@ -1400,13 +1464,68 @@ def _unwrapped(node: ts.Node | None) -> ts.Node | None:
     cur = node
     while cur is not None and cur.type in ("cast_expression", "parenthesized_expression", "pointer_expression"):
         cur = cur.child_by_field_name("value") or cur.child_by_field_name("argument") or _first_named(cur)
-    return cur
+    inner = cur
+    while inner is not None and inner.type == "qualified_identifier":  # `dev::k<float, 16>`: the template under
+        inner = inner.child_by_field_name("name")  # its namespaces, so that its arguments are read
+    return inner if inner is not None and inner.type == "template_function" else cur
 
 
 def _plain_struct(program: Program, type_text: str) -> str | None:
     """The program's struct of plain data members named by `type_text` (`struct grid_t`, `const Dims`), or None."""
     t = " ".join(type_text.replace("const", " ").replace("struct ", " ").split())
     return t if "<" not in t and "::" not in t and program.classes.get(t) else None
+
+
+def explicit_instantiations(program: Program, fd: FuncDef) -> dict[str, list[int]]:
+    """Template value parameter -> the values the program's explicit instantiations of `fd` give it, in order:
+    `template void run<3>(float*);`, and such lines in the body of a macro the file invokes (`#define INS(C)
+    template void run<C>(float*);` with `INS(1) INS(3)`). Only integer and bool literals count."""
+    if not fd.template_params:
+        return {}
+    pattern = re.compile(rf"\btemplate\s+(?!<)[\w\s:*&]*?\b{re.escape(fd.name)}\s*<([^<>;{{}}]*)>\s*\(")
+    lists: list[list[str]] = []
+    texts = [f.data.decode("utf-8", "replace") for f in program.files]
+    for code in texts:
+        lists.extend(_split_args(m.group(1)) for m in pattern.finditer(code) if not _in_directive(code, m.start()))
+    for m in program.macros.values():
+        if not m.params or "template" not in m.body:
+            continue
+        bodies = [_split_args(b.group(1)) for b in pattern.finditer(m.body)]
+        if not bodies:
+            continue
+        use = re.compile(rf"(?<![\w#])\b{re.escape(m.name)}\s*\(([^()]*)\)")
+        for code in texts:
+            for u in use.finditer(code):
+                if _in_directive(code, u.start()):
+                    continue  # the #define itself
+                args = dict(zip(m.params, _split_args(u.group(1))))
+                lists.extend([args.get(a, a) for a in body] for body in bodies)
+    out: dict[str, list[int]] = {}
+    for i, name in enumerate(fd.template_params):
+        values = [_int_literal(args[i]) for args in lists if i < len(args)]
+        if values and None not in values:
+            out[name] = list(dict.fromkeys(v for v in values if v is not None))
+    return out
+
+
+def _in_directive(code: str, pos: int) -> bool:
+    """Whether `pos` lies in a preprocessor line of `code` (its continuation lines included)."""
+    start = code.rfind("\n", 0, pos) + 1
+    while start > 1 and code[start - 2] == "\\":  # the line before ends with a backslash: one logical line
+        start = code.rfind("\n", 0, start - 1) + 1
+    return code[start:pos].lstrip().startswith("#")
+
+
+def _split_args(text_: str) -> list[str]:
+    return [a.strip() for a in text_.split(",")]
+
+
+def _int_literal(arg: str) -> int | None:
+    a = arg.strip()
+    if a in ("true", "false"):
+        return int(a == "true")
+    m = re.fullmatch(r"(\d+)[uUlL]*", a)
+    return int(m.group(1)) if m else None
 
 
 def _class_template_params(program: Program, cls: str) -> list[str]:

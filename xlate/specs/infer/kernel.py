@@ -33,6 +33,8 @@ from xlate.specs.model import Origin, normalise_ctype
 
 BUILTINS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "B", "gridDim": "G"}
 MAX_INLINE = 4
+# atomics under other names: PyTorch's (ATen/cuda/Atomic.cuh) and HIP's unsafe/safe variants
+ATOMIC_PREFIXES = ("gpuAtomic", "fastAtomic", "unsafeAtomic", "safeAtomic")
 STATEMENT_BUDGET = 20000
 KERNEL_EVAL_BUDGET = 60000  # expression nodes: macro-heavy stencils expand exponentially
 
@@ -1994,6 +1996,8 @@ class KernelInterpreter(Evaluator):
 
     def special_call(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
         base = name.split("::")[-1]
+        if base.startswith(ATOMIC_PREFIXES) and not base.startswith("atomic"):
+            base = "atomic" + base  # PyTorch's and ROCm's wrappers (`gpuAtomicAdd(p + i, v)`): an atomic all the same
         if base.startswith(("atomic", "__ldg", "__stcs", "__ldcs", "__ldca", "__stwt", "__ldcg", "__stcg")) and args:
             saved, self._atomic = self._atomic, base.startswith("atomic")  # `&c[idx[i]]` is an atomic's address
             try:

@@ -12,7 +12,7 @@ from typing import Any
 import sympy as sp
 
 from xlate.model import Function, KernelUnit, Param
-from xlate.specs.infer import Inference
+from xlate.specs.infer import Inference, tvalues
 from xlate.specs.infer.assemble import DEFAULT_SIZE_HI, Mapper, numpy_of, param_symbol
 from xlate.specs.infer.globals import infer_globals
 from xlate.specs.infer.host import Launch, Root
@@ -46,7 +46,11 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     fn = resolved(fn, program)
     inf = Inference()
     launch = _best_launch(fn, launches)
-    kf = kernel_facts(program, fn, unit, template_bindings(fn, launch, program.resolve_type))
+    value_axes = tvalues.value_axes(fn, launch, _launches_of(fn, launches))
+    bindings = template_bindings(fn, launch, program.resolve_type)
+    for ax in value_axes:  # the kernel is read with the parameter open: every instantiation's accesses count
+        bindings.pop(ax.name, None)
+    kf = kernel_facts(program, fn, unit, bindings)
     elem_size = _elem_sizer(program)
     mapper = Mapper(fn, launch, roots, kf.names_used, elem_size) if launch is not None else None
     if launch is not None:
@@ -252,6 +256,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         _host_divides(launch, mapper, inf)
 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
+    template_axes = _choice_template_items(fn, launch, inf, mapper)
     if mapper is not None:
         widths = {a.align for a in kf.accesses if a.align > 1}
         for name, root in mapper.m.free.items():
@@ -268,10 +273,11 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
             inf.items[name] = (f"{name}: size(1..{hi})", Origin("host" if v is not None or root.hi else "default", root.where,
                                                                  detail + "; the kernel does not receive it"))
         for name, values in mapper.m.axes.items():
-            allowed = [v for v in values if kf.block_ok(v)] or values
+            allowed = values if name in template_axes else [v for v in values if kf.block_ok(v)] or values
             inf.items[name] = (f"{name}: choice({'|'.join(str(v) for v in allowed)})",
                                Origin("host", _root_where(roots, name), f"the values the program uses for {name}"))
     _template_items(fn, launch, inf, mapper, program.resolve_type, kf.body_text, program.class_named)
+    _value_axis_items(value_axes, launch, inf, mapper)
     drawn = _multiple_ranges(_ranges(inf), inf)
     for name, length in lengths.items():
         if name not in inf.items:
@@ -1162,6 +1168,24 @@ def _root_where(roots: dict[sp.Symbol, Root], name: str) -> str:
     return ""
 
 
+def _not_a_number(tname: str, fn: Function, launch: Launch | None) -> str | None:
+    """What the launch passes for a by-value parameter of template type `tname` when it is no number (a pointer,
+    an object, a value the code read cannot give), as words; None where every such argument is a number."""
+    if launch is None:
+        return None
+    for i, p in enumerate(fn.params):
+        if p.is_pointer or normalise_ctype(p.base_type).replace("const ", "").strip() != tname or i >= len(launch.args):
+            continue
+        arg = launch.args[i]
+        given = launch.arg_texts[i] if i < len(launch.arg_texts) else ""
+        functor = re.fullmatch(r"\s*(?:\[.*|[\w:]+\s*(?:<[^()]*>)?\s*(?:\(\s*\)|\{\s*\}))\s*", given, re.S)
+        if isinstance(arg, Num) or (arg is None and not functor):
+            continue  # a number, or a value the code read does not give (not said to be no number)
+        what = "a pointer" if isinstance(arg, Ptr) else "an object" if isinstance(arg, Obj) else "a function object"
+        return f"{what} the launch passes for '{p.name}'" + (f" ({' '.join(given.split())[:60]})" if given else "")
+    return None
+
+
 def _used_as_class(tname: str, fn: Function, body: str) -> bool:
     """Whether the kernel uses its template type `tname` as a class: a name inside it (`Rng::state_t`), or a
     member of a value of that type, a parameter or a local (`payoff.is_in_the_money(s)`, `rng.template next<T>()`,
@@ -1174,12 +1198,58 @@ def _used_as_class(tname: str, fn: Function, body: str) -> bool:
     return any(re.search(rf"\b{re.escape(v)}\s*(?:\.|->)\s*(?:template\s+)?[A-Za-z_]", body) for v in values)
 
 
+def _choice_template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None) -> set[str]:
+    """Template value arguments that are program choices (`k<CDIM>` inside a launcher explicitly instantiated for
+    several CDIMs): the axis itself where it is named like the parameter (`CDIM: choice(1|2|3)`, one instantiation
+    a value), else the parameter as an expression of the axis (`kDim: CDIM`). Returns the axes named so."""
+    named: set[str] = set()
+    if launch is None or mapper is None:
+        return named
+    for i, t in enumerate(fn.template_params):
+        e = launch.template_choices.get(i)
+        if t.kind != "value" or e is None:
+            continue
+        r, _ = mapper.rewrite(e)
+        if r is None:
+            continue
+        text = mapper.text(r)
+        if text == t.name and t.name in mapper.m.axes:
+            named.add(t.name)  # the axes loop writes its choice item
+        else:
+            inf.items[t.name] = (f"{t.name}: {text}", Origin("host", launch.where, launch.text))
+    return named
+
+
+def _value_axis_items(axes: list[tvalues.ValueAxis], launch: Launch | None, inf: Inference,
+                      mapper: Mapper | None) -> None:
+    """Template value parameters the host picks among several values (tvalues): `NAME: choice(...)`, with the
+    branch conditions of each value as `where` clauses."""
+    if launch is None or mapper is None:
+        return
+
+    def rewrite(e: sp.Expr) -> str | None:
+        r, _ = mapper.rewrite(e)
+        return mapper.text(r) if r is not None else None
+
+    origin = Origin("host", launch.where, f"{launch.text}: the program launches each of these instantiations")
+    for ax in axes:
+        values, clauses = tvalues.axis_items(ax, rewrite)
+        if len(values) < 2:
+            continue  # the value of the launch followed stands (_template_items)
+        inf.items[ax.name] = (f"{ax.name}: choice({'|'.join(str(v) for v in values)})", origin)
+        inf.holes.pop(ax.name, None)
+        if clauses:
+            inf.add_where(clauses, origin)
+
+
 def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None,
                     resolve: Any = None, body: str = "", class_named: Any = None) -> None:
     bound = template_bindings(fn, launch, resolve)
     origin = Origin("host", launch.where, launch.text) if launch is not None else Origin("default")
     for t in fn.template_params:
         arg = bound.get(t.name)
+        if t.kind == "value" and (t.name in inf.items or (mapper is not None and t.name in mapper.m.axes)):
+            continue  # a program choice: an axis of instantiations (_choice_template_items)
         if t.kind == "type":
             dtype = numpy_of(arg) if arg else None
             cls = class_named(arg) if arg and dtype is None and class_named is not None else None
@@ -1194,6 +1264,12 @@ def _template_items(fn: Function, launch: Launch | None, inf: Inference, mapper:
                                      f"of its values are read), and the launch binds it to "
                                      f"{repr(arg) if arg else 'nothing the code read resolves'}: the gate draws number "
                                      "types only; annotate the kernel by hand or test it through a wrapper")
+            elif (given := _not_a_number(t.name, fn, launch)) is not None:
+                # `DataT x` given `p.data_ptr<float>()` or a functor `std::plus<float>()`: C++ deduces a pointer or
+                # a class, the gate's float32 would not compile (or would compute something else)
+                inf.holes[t.name] = (f"template type parameter '{t.name}' of '{fn.name}' is deduced from {given}, "
+                                     "not a number: the gate draws number types only; annotate the kernel by hand "
+                                     "or test it through a wrapper")
         elif arg is not None and re.fullmatch(r"[A-Za-z_]\w*", arg) and arg not in ("true", "false"):
             # a name the host code gives no number for (`k<n><<<...>>>` with `n` the launcher's own template
             # parameter, unbound): `n: n` would name nothing the gate knows
