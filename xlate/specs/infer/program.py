@@ -431,12 +431,14 @@ class Program:
         info = ctypes_table().get(scalar)
         return (scalar, found[1]) if info is not None and info.get("numpy") is not None else None
 
-    def record_of(self, ctype: str, depth: int = 0) -> tuple[str | None, str]:
+    def record_of(self, ctype: str, depth: int = 0, pointers: bool = False) -> tuple[str | None, str]:
         """A struct of numbers as a spec record type (xlate/specs/records.py): `({S: float32, T: int32}, "")`,
         fields in declaration order with their fixed arrays (`float m[3]` -> `m: float32[3]`), nested structs,
         vector types (`float4 v` -> `v: float32[4] align(16)`), `alignas`/`__align__`, template arguments bound
         (`Pair<float>`). `(None, why)` when it is not plain numbers: a pointer or reference member, a bit-field,
-        a base class, virtual methods, a type we do not know."""
+        a base class, virtual methods, a type we do not know. With `pointers`, a pointer member to numbers is a
+        pointer field `data: in[1] as float32` (a placeholder buffer: its role and length come from the kernel and
+        the host, xlate/specs/infer/pointer_records.py); a pointer to anything else, or a reference, is still why not."""
         from xlate.specs.model import ctypes_table
 
         t = normalise_ctype(ctype)
@@ -476,12 +478,17 @@ class Program:
             if any(c.type == "bitfield_clause" for c in fd.children):
                 return None, f"'{name}' has bit-fields"
             pointer = next((d for d in decls if d.type in ("pointer_declarator", "reference_declarator")), None)
-            if pointer is not None:
-                return None, f"'{name}' holds a pointer or reference ('{text(pointer)}')"
             ftype = " ".join(text(c) for c in fd.children if c.type in ("primitive_type", "type_identifier",
                                                                            "sized_type_specifier", "template_type",
                                                                            "qualified_identifier", "struct_specifier"))
             ftype = binding.get(ftype.strip(), ftype.strip())
+            if pointer is not None:
+                const = any(c.type == "type_qualifier" and text(c) == "const" for c in fd.children)
+                fields_of = self._pointer_fields(decls, ftype, const) if pointers and depth == 0 else None
+                if fields_of is None:
+                    return None, f"'{name}' holds a pointer or reference ('{text(pointer)}')"
+                fields.extend(fields_of)
+                continue
             falign = _alignment(" ".join(text(c) for c in fd.children if c.type == "type_qualifier"), self)
             typedef_dims: list[int] = []
             if ftype in self.array_typedefs:  # a member of an array typedef: its element type, its sizes first
@@ -526,6 +533,28 @@ class Program:
         if not fields:
             return None, f"'{name}' has no data members"
         return "{" + ", ".join(fields) + "}" + (f" align({align})" if align else ""), ""
+
+    def _pointer_fields(self, decls: list[ts.Node], ftype: str, const: bool) -> list[str] | None:
+        """`const float* data, *w;` as placeholder pointer fields (`data: in[1] as float32`: `in` for a const
+        pointee, else `inout`); None where a declarator is not one plain pointer (a pointer to pointers, a
+        reference, an array of pointers) or the pointee is not a number type."""
+        from xlate.specs.model import ctypes_table
+
+        info = ctypes_table().get(self.resolve_type(ftype))
+        dtype = info.get("numpy") if info is not None else None
+        if not dtype:
+            return None
+        out = []
+        for d in decls:
+            if d.type != "pointer_declarator":
+                return None
+            inner = d.child_by_field_name("declarator")
+            while inner is not None and inner.type != "field_identifier" and inner.type == "type_qualifier":
+                inner = inner.next_named_sibling
+            if inner is None or inner.type != "field_identifier":
+                return None  # `float** p`, `float* p[4]`
+            out.append(f"{text(inner)}: {'in' if const else 'inout'}[1] as {dtype}")
+        return out
 
     def _array_size(self, size: str, binding: dict[str, str]) -> int | None:
         """An array member's length: a number, or an expression of numbers and object-like macros (`N * 2`,

@@ -1,0 +1,130 @@
+"""Inference of by-value structs holding pointers (xlate/specs/infer/pointer_records.py): pointer fields become
+buffers with their roles from the kernel's accesses and their lengths from the allocations the host stores in
+them; the number fields the kernel indexes, bounds loops or guards with take the values the host gives them; and
+the holes say why where that is not sound. The inferred spec of a tensor-view kernel then drives the gate on the
+CPU (the NumPy toy backend, whose kernels dereference the addresses in the struct). Kernels written for these
+tests."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.test_record_pointers import NPY
+from tests.test_record_specs import toy  # noqa: F401  (the fixture: the toy backend registered)
+from xlate.parse import parse_string
+from xlate.specs import resolve_spec
+
+PROGRAM = textwrap.dedent("""
+    struct View { const float* data; int size[3]; int stride[3]; int dims; };
+    struct Pair { const float* src; float* dst; int n; float gain; };
+    struct Lookup { const int* idx; int n; };
+    struct Loose { const float* src; float* dst; int n; };
+    struct Raw { void* bytes; int n; };
+
+    __device__ void scale_into(const Pair& io, int i) { io.dst[i] = io.src[i] * io.gain; }
+
+    __global__ void row_sums(View x, float* out) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < x.size[0]) {
+        float s = 0.0f;
+        const float* row = x.data + i * x.stride[0];
+        for (int j = 0; j < x.size[x.dims - 1]; ++j) s += row[j * x.stride[1]];
+        out[i] = s;
+      }
+    }
+
+    __global__ void scale_copy(Pair io) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < io.n) scale_into(io, i);
+    }
+
+    __global__ void gather(Lookup l, const float* x, float* y) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < l.n) y[i] = x[l.idx[i]];
+    }
+
+    __global__ void loose_copy(Loose q) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < q.n) q.dst[i] += q.src[i];
+    }
+
+    __global__ void raw_zero(Raw w) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < w.n) ((char*)w.bytes)[i] = 0;
+    }
+
+    __global__ void unlaunched(Pair io) { io.dst[0] = io.src[0]; }
+
+    int main(int argc, char** argv) {
+      int r = atoi(argv[1]), c = atoi(argv[2]), n = atoi(argv[3]);
+      float *d_x, *d_out, *d_a, *d_b;
+      int* d_i;
+      cudaMalloc(&d_x, r * c * sizeof(float));
+      cudaMalloc(&d_out, r * sizeof(float));
+      cudaMalloc(&d_a, n * sizeof(float));
+      cudaMalloc(&d_b, n * sizeof(float));
+      cudaMalloc(&d_i, n * sizeof(int));
+      View v;
+      v.data = d_x; v.size[0] = r; v.size[1] = c; v.stride[0] = c; v.stride[1] = 1; v.dims = 2;
+      row_sums<<<(r + 127) / 128, 128>>>(v, d_out);
+      Pair p;
+      p.src = d_a; p.dst = d_b; p.n = n; p.gain = 0.5f;
+      scale_copy<<<(n + 63) / 64, 64>>>(p);
+      Lookup l;
+      l.idx = d_i; l.n = n;
+      gather<<<(n + 63) / 64, 64>>>(l, d_a, d_b);
+      Loose q;
+      q.src = d_x; q.dst = d_b; q.n = n;
+      loose_copy<<<(n + 63) / 64, 64>>>(q);
+      Raw w;
+      w.bytes = d_a; w.n = n;
+      raw_zero<<<(n + 63) / 64, 64>>>(w);
+      return 0;
+    }
+""").lstrip()
+
+
+def _res(kernel: str):
+    return resolve_spec(parse_string(PROGRAM, "views.cu", "cuda"), kernel)
+
+
+def test_a_tensor_view_gets_its_buffer_and_the_layout_the_host_gives_it():
+    res = _res("row_sums")
+    assert res.complete, res.holes
+    assert res.annotation() == (
+        "x: scalar as {data: in[c * r] as float32, size: int32[3] const(r, c), stride: int32[3] const(c, 1), "
+        "dims: int32 const(2)}, out: out[max(r, 128 * cdiv(r, 128))], r: size(1..4096), c: size(1..4096), "
+        "grid: cdiv(r, 128), block: 128")
+    assert res.spec.param("x.data").role == "in" and res.spec.param("x.data").dims == ["c * r"]
+
+
+def test_an_output_field_written_in_a_device_function_and_a_drawn_float_field():
+    res = _res("scale_copy")
+    assert res.complete, res.holes
+    assert "io: scalar as {src: in[n] as float32, dst: out[n] as float32, n: int32 const(n), gain: float32}" in (
+        res.annotation())
+    assert [(p.name, p.role) for p in res.spec.buffers] == [("io.src", "in"), ("io.dst", "out")]
+
+
+def test_holes_say_why_a_pointer_struct_is_not_fuzzed():
+    why = {k: _res(k).holes for k in ("gather", "loose_copy", "raw_zero", "unlaunched")}
+    assert "a value read through field l.idx indexes a buffer" in why["gather"]["l"]
+    assert "field q.src (c * r) uses c, r, which the kernel does not receive" in why["loose_copy"]["q"]
+    assert "'Raw' holds a pointer or reference" in why["raw_zero"]["w"]  # void*: no element type to draw
+    assert "no launch that fills them" in why["unlaunched"]["io"]
+
+
+def test_the_inferred_spec_drives_the_gate_end_to_end(toy):  # noqa: F811
+    from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
+    from xlate.verify.runner import Side
+
+    spec = _res("row_sums").spec
+
+    def fuzz(text: str):
+        source = Side("src.py", "row_sums", text=NPY, language="npy", label="source")
+        cand = Side("cand.py", "row_sums", text=text, language="npy", label="candidate")
+        return run_fuzz(Fuzzer(spec, cand, source, config=FuzzConfig(examples=6)), budget=1 << 14, size_cap=1 << 10)
+
+    assert fuzz(NPY).failure is None
+    cx = fuzz(NPY.replace("for j in range(cols)", "for j in range(max(cols - 1, 0))")).failure
+    assert cx is not None and cx.failure == "mismatch" and cx.buffer == "out"
