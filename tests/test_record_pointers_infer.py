@@ -20,6 +20,7 @@ PROGRAM = textwrap.dedent("""
     struct Lookup { const int* idx; int n; };
     struct Loose { const float* src; float* dst; int n; };
     struct Raw { void* bytes; int n; };
+    struct Coo { const int* row; int n; };
 
     __device__ void scale_into(const Pair& io, int i) { io.dst[i] = io.src[i] * io.gain; }
 
@@ -55,6 +56,16 @@ PROGRAM = textwrap.dedent("""
 
     __global__ void unlaunched(Pair io) { io.dst[0] = io.src[0]; }
 
+    __global__ void histogram(Coo c, float* out) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < c.n) { int j = c.row[i]; atomicAdd(out + j, 1.0f); }
+    }
+
+    __global__ void widen(Coo c, float* out) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < c.n) out[i] = 2.0f * c.row[i] + 1.0f;
+    }
+
     int main(int argc, char** argv) {
       int r = atoi(argv[1]), c = atoi(argv[2]), n = atoi(argv[3]);
       float *d_x, *d_out, *d_a, *d_b;
@@ -79,6 +90,10 @@ PROGRAM = textwrap.dedent("""
       Raw w;
       w.bytes = d_a; w.n = n;
       raw_zero<<<(n + 63) / 64, 64>>>(w);
+      Coo k;
+      k.row = d_i; k.n = n;
+      histogram<<<(n + 63) / 64, 64>>>(k, d_b);
+      widen<<<(n + 63) / 64, 64>>>(k, d_b);
       return 0;
     }
 """).lstrip()
@@ -107,11 +122,19 @@ def test_an_output_field_written_in_a_device_function_and_a_drawn_float_field():
 
 
 def test_holes_say_why_a_pointer_struct_is_not_fuzzed():
-    why = {k: _res(k).holes for k in ("gather", "loose_copy", "raw_zero", "unlaunched")}
+    why = {k: _res(k).holes for k in ("gather", "loose_copy", "raw_zero", "unlaunched", "histogram")}
     assert "a value read through field l.idx indexes a buffer" in why["gather"]["l"]
     assert "field q.src (c * r) uses c, r, which the kernel does not receive" in why["loose_copy"]["q"]
     assert "'Raw' holds a pointer or reference" in why["raw_zero"]["w"]  # void*: no element type to draw
     assert "no launch that fills them" in why["unlaunched"]["io"]
+    # an offset added to a pointer (no subscript): still an index whose values need a range
+    assert "a value read through field c.row flows into 'j', which is passed to 'atomicAdd'" in why["histogram"]["c"]
+
+
+def test_integers_read_through_a_field_as_data_are_drawn():
+    res = _res("widen")
+    assert res.complete, res.holes
+    assert res.annotation().startswith("c: scalar as {row: in[n] as int32, n: int32 const(n)}, out: ")
 
 
 def test_the_inferred_spec_drives_the_gate_end_to_end(toy):  # noqa: F811

@@ -23,6 +23,7 @@ from xlate.model import Function, Param
 from xlate.specs.infer.program import Program, text
 from xlate.specs.infer.records import (
     _MEMO,
+    MATH,
     _callees,
     _risk,
     _root_name,
@@ -231,5 +232,38 @@ def _element_use(elem: ts.Node, body: ts.Node, program: Program, flt: bool) -> t
         return True, True, ""
     if parent is not None and parent.type == "pointer_expression" and text(parent.child_by_field_name("operator")) == "&":
         return True, True, ""
-    why = _risk(elem, body, program, 0, flt)
+    why = _risk(elem, body, program, 0, flt) or (None if flt else _offsets_memory(elem, body, program, 0))
     return True, False, why or ""
+
+
+def _offsets_memory(node: ts.Node, body: ts.Node, program: Program, depth: int) -> str | None:
+    """Why an integer loaded through a pointer field may be an address offset: it flows (through arithmetic and
+    local variables) into a dereference or into the arguments of a call (`atomicAdd(out + j, v)`, a helper
+    taking `out + j * K`): uses records._risk does not see, as they are no subscript."""
+    cur = node
+    while cur.parent is not None and cur.parent.id != body.id:
+        parent = cur.parent
+        if parent.type in (*WRAPPERS, "binary_expression", "conditional_expression"):
+            cur = parent
+            continue
+        if parent.type == "pointer_expression":
+            return "offsets a pointer"
+        if parent.type == "argument_list":
+            call = parent.parent
+            callee = text(call.child_by_field_name("function")) if call is not None else ""
+            return None if callee.split("::")[-1] in MATH else f"is passed to '{callee}' (an address offset, maybe)"
+        if parent.type in ("init_declarator", "assignment_expression"):
+            target = parent.child_by_field_name("declarator") if parent.type == "init_declarator" else (
+                parent.child_by_field_name("left") if cur == parent.child_by_field_name("right") else None)
+            if target is None or target.type != "identifier":
+                return None  # stored into memory: data
+            if depth >= MAX_FOLLOW:
+                return f"flows into '{text(target)}' further than xlate follows"
+            for n in _walk(body):
+                if n.type == "identifier" and text(n) == text(target) and n.id != target.id:
+                    why = _offsets_memory(n, body, program, depth + 1)
+                    if why:
+                        return f"flows into '{text(target)}', which {why}"
+            return None
+        return None
+    return None
