@@ -21,6 +21,8 @@ PROGRAM = textwrap.dedent("""
     struct Loose { const float* src; float* dst; int n; };
     struct Raw { void* bytes; int n; };
     struct Coo { const int* row; int n; };
+    struct Shape { int rows; int cols; };
+    struct Mat : public Shape { const float* data; float* sums; };
 
     __device__ void scale_into(const Pair& io, int i) { io.dst[i] = io.src[i] * io.gain; }
 
@@ -55,6 +57,15 @@ PROGRAM = textwrap.dedent("""
     }
 
     __global__ void unlaunched(Pair io) { io.dst[0] = io.src[0]; }
+
+    __global__ void col_sums(Mat m) {
+      int j = blockIdx.x * blockDim.x + threadIdx.x;
+      if (j < m.cols) {
+        float s = 0.0f;
+        for (int i = 0; i < m.rows; ++i) s += m.data[i * m.cols + j];
+        m.sums[j] = s;
+      }
+    }
 
     __global__ void histogram(Coo c, float* out) {
       int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -94,6 +105,11 @@ PROGRAM = textwrap.dedent("""
       k.row = d_i; k.n = n;
       histogram<<<(n + 63) / 64, 64>>>(k, d_b);
       widen<<<(n + 63) / 64, 64>>>(k, d_b);
+      Mat m;
+      float* d_s;
+      cudaMalloc(&d_s, c * sizeof(float));
+      m.rows = r; m.cols = c; m.data = d_x; m.sums = d_s;
+      col_sums<<<(c + 31) / 32, 32>>>(m);
       return 0;
     }
 """).lstrip()
@@ -129,6 +145,13 @@ def test_holes_say_why_a_pointer_struct_is_not_fuzzed():
     assert "no launch that fills them" in why["unlaunched"]["io"]
     # an offset added to a pointer (no subscript): still an index whose values need a range
     assert "a value read through field c.row flows into 'j', which is passed to 'atomicAdd'" in why["histogram"]["c"]
+
+
+def test_a_base_class_contributes_its_members_first():
+    res = _res("col_sums")
+    assert res.complete, res.holes
+    assert res.annotation().startswith(
+        "m: scalar as {rows: int32 const(r), cols: int32 const(c), data: in[c * r] as float32, sums: out[c] as float32}")
 
 
 def test_integers_read_through_a_field_as_data_are_drawn():

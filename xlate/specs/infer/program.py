@@ -20,6 +20,7 @@ from xlate.model import KernelUnit
 from xlate.parse import ppscan
 from xlate.resources import data
 from xlate.specs.model import normalise_ctype
+from xlate.specs.text import split_top
 
 CONTEXT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inl", ".hip")
 MAX_CONTEXT_FILES = 48
@@ -451,15 +452,19 @@ class Program:
             return None, f"no definition of '{t}' was found"
         tparams = self.class_tparams.get(name, [])
         binding = dict(zip(tparams, args, strict=False))
-        if any(c.type == "base_class_clause" for c in node.named_children):
-            return None, f"'{name}' derives from another class"
+        clause = next((c for c in node.named_children if c.type == "base_class_clause"), None)
+        base_fields: list[str] = []
+        if clause is not None:
+            base_fields, why = self._base_fields(clause, name, binding, depth, pointers)
+            if why:
+                return None, why
         end = node.child_by_field_name("body").start_byte  # type: ignore[union-attr]
         src = self.source_of(node)
         head = _original(src, node.start_byte, end) if src is not None else text(node)
         if node.parent is not None and node.parent.type == "type_definition" and src is not None:
             head += " " + _original(src, node.end_byte, node.parent.end_byte)  # `} site __attribute__((aligned));`
         align = _alignment(head, self)
-        fields: list[str] = []
+        fields: list[str] = list(base_fields)
         members = self._members(node.child_by_field_name("body"))
         if members is None:
             return None, f"'{name}' has members under a #if xlate cannot decide"
@@ -484,7 +489,7 @@ class Program:
             ftype = binding.get(ftype.strip(), ftype.strip())
             if pointer is not None:
                 const = any(c.type == "type_qualifier" and text(c) == "const" for c in fd.children)
-                fields_of = self._pointer_fields(decls, ftype, const) if pointers and depth == 0 else None
+                fields_of = self._pointer_fields(decls, ftype, const) if pointers else None
                 if fields_of is None:
                     return None, f"'{name}' holds a pointer or reference ('{text(pointer)}')"
                 fields.extend(fields_of)
@@ -532,7 +537,34 @@ class Program:
                 fields.append(f"{text(cur)}: {item}")
         if not fields:
             return None, f"'{name}' has no data members"
+        names = [f.split(":", 1)[0].strip() for f in fields]
+        if len(set(names)) != len(names):
+            return None, f"'{name}' declares a member of the same name as its base class"
         return "{" + ", ".join(fields) + "}" + (f" align({align})" if align else ""), ""
+
+    def _base_fields(self, clause: ts.Node, name: str, binding: dict[str, str], depth: int,
+                     pointers: bool) -> tuple[list[str], str]:
+        """The data members a single non-virtual base class contributes, first, when they lay out in the derived
+        struct as in a struct of their own followed by the derived members: a base without tail padding (the
+        Itanium ABI may put derived members into a non-POD base's tail padding) and without an `alignas` of its
+        own, its field types known. An empty base takes no bytes."""
+        from xlate.specs.records import layout, parse_record, type_names
+
+        bases = [c for c in clause.named_children if c.type not in ("access_specifier", "comment")]
+        if len(bases) != 1 or "virtual" in text(clause).split():
+            return [], f"'{name}' derives from {'a virtual base' if len(bases) == 1 else 'several classes'}"
+        btype = binding.get(text(bases[0]).strip(), text(bases[0]).strip())
+        record, why = self.record_of(btype, depth + 1, pointers)
+        if record is None:
+            return ([], "") if why.endswith("has no data members") else ([], f"'{name}' derives from '{btype}': {why}")
+        rec = parse_record(record)
+        if rec.align or type_names(rec):
+            return [], f"'{name}' derives from '{btype}', whose layout xlate cannot fix ({record})"
+        dtype, _ = layout(rec)
+        end = max(dtype.fields[f][1] + dtype.fields[f][0].itemsize for f in dtype.names)  # type: ignore[index]
+        if end != dtype.itemsize:
+            return [], f"'{name}' derives from '{btype}', which has tail padding (its layout in '{name}' may differ)"
+        return split_top(record[1 : record.rindex("}")]), ""
 
     def _pointer_fields(self, decls: list[ts.Node], ftype: str, const: bool) -> list[str] | None:
         """`const float* data, *w;` as placeholder pointer fields (`data: in[1] as float32`: `in` for a const
