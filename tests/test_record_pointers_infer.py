@@ -174,3 +174,27 @@ def test_the_inferred_spec_drives_the_gate_end_to_end(toy):  # noqa: F811
     assert fuzz(NPY).failure is None
     cx = fuzz(NPY.replace("for j in range(cols)", "for j in range(max(cols - 1, 0))")).failure
     assert cx is not None and cx.failure == "mismatch" and cx.buffer == "out"
+
+
+def test_record_of_lays_a_base_class_out_first_or_says_why_not(tmp_path):
+    from xlate.specs.infer.program import Program, load_file
+    from xlate.specs.records import record_dtype
+
+    path = tmp_path / "b.cu"
+    path.write_text("struct Base { int n; int pad; };\n"
+                    "struct Derived : public Base { double w; float v; };\n"
+                    "struct Tail { double d; int k; };\n"
+                    "struct Reused : Tail { int z; };\n"
+                    "struct Empty { __device__ int f() const { return 1; } };\n"
+                    "struct OnEmpty : Empty { float a; };\n"
+                    "struct Two : Base, Empty { int z; };\n"
+                    "struct Shadow : Base { int n; };\n")
+    program = Program([load_file(str(path))])
+    record, _ = program.record_of("Derived")
+    assert record == "{n: int32, pad: int32, w: float64, v: float32}"
+    dtype = record_dtype(record)  # g++: sizeof 24, w at 8, v at 16
+    assert (dtype.itemsize, dtype.fields["w"][1], dtype.fields["v"][1]) == (24, 8, 16)
+    assert program.record_of("OnEmpty") == ("{a: float32}", "")
+    assert "tail padding" in program.record_of("Reused")[1]
+    assert "several classes" in program.record_of("Two")[1]
+    assert "same name as its base" in program.record_of("Shadow")[1]
