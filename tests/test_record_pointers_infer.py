@@ -198,3 +198,77 @@ def test_record_of_lays_a_base_class_out_first_or_says_why_not(tmp_path):
     assert "tail padding" in program.record_of("Reused")[1]
     assert "several classes" in program.record_of("Two")[1]
     assert "same name as its base" in program.record_of("Shadow")[1]
+
+
+# -- a library struct: ATen's TensorInfo, filled from a tensor by getTensorInfo (xlate/data/library_types.yaml) ----
+
+EXTENSION = textwrap.dedent("""
+    #include <torch/extension.h>
+    #include <ATen/cuda/detail/TensorInfo.cuh>
+
+    __global__ void row_sums_kernel(const at::cuda::detail::TensorInfo<float, int> src, float* out) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < src.sizes[0]) {
+        float s = 0.0f;
+        for (int j = 0; j < src.sizes[src.dims - 1]; ++j) s += src.data[i * src.strides[0] + j * src.strides[1]];
+        out[i] = s;
+      }
+    }
+
+    __global__ void bump_kernel(const at::cuda::detail::TensorInfo<int64_t, int> index, float* out, int numel) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < numel) { int64_t k = index.data[i]; atomicAdd(out + k, 1.0f); }
+    }
+
+    __global__ void copy_kernel(at::cuda::detail::TensorInfo<float, int> src, float* out, int numel) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < numel) out[i] = src.data[at::cuda::detail::IndexToOffset<float, int, -1>::get(i, src)];
+    }
+
+    torch::Tensor row_sums(torch::Tensor x) {
+      TORCH_CHECK(x.dim() == 2, "x must be 2-d");
+      x = x.contiguous();
+      auto out = torch::empty({x.size(0)}, x.options());
+      auto info = at::cuda::detail::getTensorInfo<float, int>(x);
+      row_sums_kernel<<<(x.size(0) + 127) / 128, 128>>>(info, out.data_ptr<float>());
+      return out;
+    }
+
+    torch::Tensor bump(torch::Tensor index, torch::Tensor out) {
+      auto info = at::cuda::detail::getTensorInfo<int64_t, int>(index);
+      bump_kernel<<<(index.numel() + 255) / 256, 256>>>(info, out.data_ptr<float>(), index.numel());
+      return out;
+    }
+
+    torch::Tensor copy(torch::Tensor x) {
+      auto out = torch::empty({x.numel()}, x.options());
+      auto info = at::cuda::detail::getTensorInfo<float, int>(x);
+      copy_kernel<<<(x.numel() + 255) / 256, 256>>>(info, out.data_ptr<float>(), x.numel());
+      return out;
+    }
+""").lstrip()
+
+
+def _ext(kernel: str):
+    return resolve_spec(parse_string(EXTENSION, "ext.cu", "cuda"), kernel)
+
+
+def test_a_tensor_info_gets_the_tensors_storage_sizes_and_contiguous_strides():
+    res = _ext("row_sums_kernel")
+    assert res.complete, res.holes
+    assert res.annotation().startswith(
+        "src: scalar as {data: in[x_size0 * x_size1] as float32, sizes: int32[25] const(x_size0, x_size1), "
+        "strides: int32[25] const(x_size1, 1), dims: int32 const(2)}, out: ")
+
+
+def test_a_tensor_info_handed_to_library_code_keeps_its_layout_and_is_compared_as_written():
+    res = _ext("copy_kernel")  # IndexToOffset is ATen's: every number field the host's, data maybe written
+    assert res.complete, res.holes
+    assert res.annotation().startswith(
+        "src: scalar as {data: inout[numel] as float32, sizes: int32[25] const(numel), strides: int32[25] const(1), "
+        "dims: int32 const(1)}, out: out[numel]")
+
+
+def test_an_index_tensor_info_whose_values_offset_a_pointer_is_a_hole():
+    holes = _ext("bump_kernel").holes
+    assert set(holes) == {"index"} and "index.data flows into 'k', which is passed to 'atomicAdd'" in holes["index"]

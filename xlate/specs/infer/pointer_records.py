@@ -60,10 +60,16 @@ def pointer_record(program: Program, fn: Function, p: Param, launch: Any, mapper
     struct = program.resolve_type(normalise_ctype(p.base_type)).split("<")[0].split("::")[-1].strip()
     numbers = number_fields(record)
     risky = risky_fields(program, fn.name, numbers, p.name, struct, number_fields(record, "f"))
+    opaque = _handed_to_unread(program, fn, p.name, struct)
+    if opaque:  # `IndexToOffset<...>::get(i, info)` of a library: any number field may index there
+        risky = {**{n: f"is read by '{opaque}', which xlate cannot read" for n in numbers}, **risky}
     fields: list[Field] = []
     for f in rec.fields:
         if f.pointer is not None:
             field, why = _pointer_field(program, fn, p, struct, f, arg.env.get(f.name), mapper)
+            if field is not None and opaque and field.pointer is not None and field.pointer.role == "in" and (
+                    f.pointer.role != "in"):  # a writable pointee handed to code not read: compared as written
+                field = Field(field.name, field.type, pointer=Pointee("inout", field.pointer.dims))
         elif f.name in risky:
             field, why = _given_field(f, arg.env.get(f.name), mapper, interp, f"{p.name}.{f.name} {risky[f.name]}")
         elif isinstance(f.type, Record) and number_fields(record_text(Record((f,)))) & set(risky):
@@ -78,6 +84,27 @@ def pointer_record(program: Program, fn: Function, p: Param, launch: Any, mapper
         return None, why, None
     origin = Origin("host", launch.where, f"{p.name}: a {struct} the host fills before {launch.text}")
     return record_text(Record(tuple(fields), rec.align)), "", origin
+
+
+def _handed_to_unread(program: Program, fn: Function, pname: str, struct: str) -> str:
+    """The first function the code read does not define that gets the whole struct (`get(i, info)`), or ""."""
+    fd = program.function(fn.name, "kernel")
+    if fd is None:
+        return ""
+    callees = _callees(program, fd)
+    typed = {pname, *_typed_names(program, callees, struct, {pname})}
+    for f in callees:
+        body = f.node.child_by_field_name("body")
+        for n in _walk(body) if body is not None else []:
+            if n.type != "argument_list":
+                continue
+            call = n.parent
+            callee = text(call.child_by_field_name("function")) if call is not None else ""
+            if program.function(callee.split("<")[0]) is not None or callee.split("::")[-1] in MATH:
+                continue
+            if any(a.type == "identifier" and text(a) in typed for a in n.named_children):
+                return callee
+    return ""
 
 
 def _unreceived_lengths(fields: list[Field], fn: Function, pname: str) -> str:

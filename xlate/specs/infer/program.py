@@ -446,8 +446,12 @@ class Program:
         m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
         name, args = (m.group(1), _template_args(m.group(2))) if m else (t, [])
         name = self.resolve_type(name) if not args else name
-        name = name.split("::")[-1]
+        qualified, name = name, name.split("::")[-1]
         node = self.struct_nodes.get(name)
+        if node is None and depth <= 4:
+            found = self._library_record(qualified, args, pointers)
+            if found is not None:
+                return found
         if node is None or depth > 4:
             return None, f"no definition of '{t}' was found"
         tparams = self.class_tparams.get(name, [])
@@ -541,6 +545,25 @@ class Program:
         if len(set(names)) != len(names):
             return None, f"'{name}' declares a member of the same name as its base class"
         return "{" + ", ".join(fields) + "}" + (f" align({align})" if align else ""), ""
+
+    def _library_record(self, name: str, args: list[str], pointers: bool) -> tuple[str | None, str] | None:
+        """A library struct holding pointers that the code read does not define (ATen's TensorInfo<T, I>):
+        xlate/data/library_types.yaml, its template arguments bound (C types as dtypes, the kernel's template
+        parameters kept). None when the table has no such struct."""
+        from xlate.specs.model import ctypes_table
+        from xlate.specs.records import has_pointers, parse_record
+
+        entry = library_pointer_record(name)
+        if entry is None:
+            return None
+        binding = {}
+        for param, arg in zip(entry["params"], args, strict=False):
+            info = ctypes_table().get(self.resolve_type(normalise_ctype(arg)))
+            binding[param] = str(info["numpy"]) if info is not None and info.get("numpy") else arg.strip()
+        record = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: binding.get(m.group(0), m.group(0)), entry["record"])
+        if not pointers and has_pointers(parse_record(record)):
+            return None, f"'{name.split('::')[-1]}' holds a pointer or reference (a struct of a library)"
+        return record, ""
 
     def _base_fields(self, clause: ts.Node, name: str, binding: dict[str, str], depth: int,
                      pointers: bool) -> tuple[list[str], str]:
@@ -932,6 +955,16 @@ def parse_source(path: str, data: bytes) -> SourceFile:
 
     cp = parse_c(data, path, "cuda")
     return SourceFile(path, cp.view, cp.tree, list(cp.blanked))
+
+
+def library_pointer_record(name: str) -> dict[str, Any] | None:
+    """The library_types.yaml entry of a library struct holding pointers, by its qualified name or its last
+    component (`TensorInfo` brought in by a `using`)."""
+    table = data("library_types.yaml").get("pointer_records") or {}
+    if name in table:
+        return table[name]
+    base = name.split("::")[-1]
+    return next((v for k, v in table.items() if k.split("::")[-1] == base), None)
 
 
 def load_file(path: str) -> SourceFile | None:
