@@ -7,8 +7,14 @@ tests."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import textwrap
 
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT
 from tests.test_record_pointers import NPY
 from tests.test_record_specs import toy  # noqa: F401  (the fixture: the toy backend registered)
 from xlate.parse import parse_string
@@ -272,3 +278,45 @@ def test_a_tensor_info_handed_to_library_code_keeps_its_layout_and_is_compared_a
 def test_an_index_tensor_info_whose_values_offset_a_pointer_is_a_hole():
     holes = _ext("bump_kernel").holes
     assert set(holes) == {"index"} and "index.data flows into 'k', which is passed to 'atomicAdd'" in holes["index"]
+
+
+def test_the_extension_compiles_through_nvrtc_with_the_tensor_info_shim(tmp_path):
+    from xlate.backends.base import CompileOptions
+    from xlate.backends.nvrtc import nvrtc_version
+    from xlate.backends.registry import get_backend
+
+    if nvrtc_version() is None:
+        pytest.skip("NVRTC not installed")
+    path = tmp_path / "ext.cu"
+    path.write_text(EXTENSION)
+    for kernel in ("row_sums_kernel", "bump_kernel", "copy_kernel"):
+        options = CompileOptions(compile_only=True, context_path=str(path))
+        assert get_backend("cuda").compile(EXTENSION, kernel, options, path=str(path)).compile.ok
+
+
+def test_the_shims_index_to_offset_walks_a_strided_layout_as_numpy_does(tmp_path):
+    if shutil.which("g++") is None:
+        pytest.skip("no host C++ compiler")
+    shape, strides = (3, 4, 5), (1, 3, 12)  # a transposed view: the first dimension varies fastest in memory
+    (tmp_path / "t.cpp").write_text(textwrap.dedent(f"""
+        #define __host__
+        #define __device__
+        #include <cstdio>
+        #include "xlate_aten_tensorinfo.cuh"
+        int main() {{
+          at::cuda::detail::TensorInfo<float, int> info{{}};
+          int sizes[3] = {{{shape[0]}, {shape[1]}, {shape[2]}}}, strides[3] = {{{strides[0]}, {strides[1]}, {strides[2]}}};
+          for (int d = 0; d < 3; ++d) {{ info.sizes[d] = sizes[d]; info.strides[d] = strides[d]; }}
+          info.dims = 3;
+          for (int i = 0; i < 60; ++i)
+            printf("%d %d\\n", at::cuda::detail::IndexToOffset<float, int, -1>::get(i, info),
+                   at::cuda::detail::IndexToOffset<float, int, 3>::get(i, info));
+        }}
+    """))
+    exe = tmp_path / "t"
+    subprocess.run(["g++", "-std=c++17", "-I", str(ROOT / "backends" / "include"), str(tmp_path / "t.cpp"), "-o",
+                    str(exe)], check=True)
+    got = np.array([line.split() for line in subprocess.run([str(exe)], capture_output=True, text=True,
+                                                            check=True).stdout.splitlines()], dtype=np.int64)
+    want = np.array([sum(i * s for i, s in zip(np.unravel_index(k, shape), strides, strict=True)) for k in range(60)])
+    assert np.array_equal(got[:, 0], want) and np.array_equal(got[:, 1], want)
