@@ -82,3 +82,33 @@ def test_a_write_past_an_output_field_is_caught_on_that_field(tmp_path):
                     "if (i < io.n) io.dst[i] = io.src[i] * 2.0f;\n      if (i == 0) io.dst[io.n] = 1.0f;")
     cx = _fuzz(tmp_path, "scale_copy", spill).failure
     assert cx is not None and cx.failure == "out-of-bounds write" and cx.buffer == "io.dst"
+
+
+@pytest.mark.parametrize("language", ["cuda", "hip"])
+def test_an_aten_tensor_info_kernel_under_its_inferred_spec(tmp_path, monkeypatch, language):
+    """ATen's TensorInfo (the gate's shim, xlate_aten_tensorinfo.cuh) filled by getTensorInfo in the host code:
+    the inferred spec fills data, sizes and strides; a port summing the other axis is caught."""
+    from tests.test_record_pointers_infer import EXTENSION
+    from xlate.verify.engine import FuzzConfig, Fuzzer, run_fuzz
+    from xlate.verify.runner import Side
+
+    monkeypatch.setenv("XLATE_HIP_PLATFORM", "nvidia")
+    path = tmp_path / "ext.cu"
+    path.write_text(EXTENSION)
+    for kernel in ("row_sums_kernel", "copy_kernel"):
+        res = resolve_spec(parse_string(EXTENSION, str(path), "cuda"), kernel)
+        assert res.complete, res.holes
+        right = EXTENSION.replace("float s = 0.0f;", "float s = 0.0f;  // a port")
+        text = right if language == "cuda" else "#include <hip/hip_runtime.h>\n" + right
+        cand = Side(str(tmp_path / ("port.cu" if language == "cuda" else "port.hip")), kernel, text=text,
+                    language=language, label="candidate")
+        result = run_fuzz(Fuzzer(res.spec, cand, Side(str(path), kernel, label="source"),
+                                 config=FuzzConfig(examples=20)), budget=1 << 20, size_cap=1 << 16)
+        assert result.failure is None, result.failure.describe() if result.failure else ""
+    res = resolve_spec(parse_string(EXTENSION, str(path), "cuda"), "row_sums_kernel")
+    wrong = EXTENSION.replace("src.data[i * src.strides[0] + j * src.strides[1]]",
+                              "src.data[(j * src.strides[0] + i * src.strides[1]) % (src.sizes[0] * src.sizes[1])]")
+    cand = Side(str(tmp_path / "wrong.cu"), "row_sums_kernel", text=wrong, label="candidate")
+    cx = run_fuzz(Fuzzer(res.spec, cand, Side(str(path), "row_sums_kernel", label="source"),
+                         config=FuzzConfig(examples=20)), budget=1 << 20, size_cap=1 << 16).failure
+    assert cx is not None and cx.failure == "mismatch"
