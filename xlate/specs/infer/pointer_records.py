@@ -145,7 +145,11 @@ def _pointer_field(program: Program, fn: Function, p: Param, struct: str, f: Fie
         return None, f"the allocation behind field {label} is sized by {', '.join(missing)}, which the spec cannot name"
     length = sp.expand(nbytes / esize) if (nbytes / esize).is_integer else sp.expand(FloorDiv(nbytes, esize))
     role = "inout" if reads and writes else "out" if writes else "in"
-    return Field(f.name, f.type, pointer=Pointee(role, (mapper.text(length),))), ""
+    try:
+        dims = (mapper.text(length),)
+    except ValueError:  # an expression the spec language cannot write
+        return None, f"the length of field {label} ({length}) is not an expression a spec can write"
+    return Field(f.name, f.type, pointer=Pointee(role, dims)), ""
 
 
 def _given_field(f: Field, value: Any, mapper: Any, interp: Any, why: str) -> tuple[Field | None, str]:
@@ -170,7 +174,10 @@ def _given_field(f: Field, value: Any, mapper: Any, interp: Any, why: str) -> tu
         r, missing = mapper.rewrite(e)
         if r is None:
             return None, f"field {why}, and the host sets it from {', '.join(missing)}, which the spec cannot name"
-        texts.append(mapper.text(r))
+        try:
+            texts.append(mapper.text(r))
+        except ValueError:
+            return None, f"field {why}, and the host sets it to {r}, which a spec cannot write"
     return Field(f.name, f.type, f.shape, None, None, f.align, const=tuple(texts)), ""
 
 
