@@ -31,6 +31,8 @@ PROGRAM = textwrap.dedent("""
     struct Mat : public Shape { const float* data; float* sums; };
 
     __device__ void scale_into(const Pair& io, int i) { io.dst[i] = io.src[i] * io.gain; }
+    __device__ void put(float* d, int i, float v) { d[i] = v; }
+    __device__ float pick(const int* idx, const float* x, int i) { return x[idx[i]]; }
 
     __global__ void row_sums(View x, float* out) {
       int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -45,6 +47,16 @@ PROGRAM = textwrap.dedent("""
     __global__ void scale_copy(Pair io) {
       int i = blockIdx.x * blockDim.x + threadIdx.x;
       if (i < io.n) scale_into(io, i);
+    }
+
+    __global__ void shift_copy(Pair io) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < io.n) put(io.dst, i, io.src[i] + 1.0f);
+    }
+
+    __global__ void gather_via(Lookup l, const float* x, float* y) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < l.n) y[i] = pick(l.idx, x, i);
     }
 
     __global__ void gather(Lookup l, const float* x, float* y) {
@@ -101,6 +113,8 @@ PROGRAM = textwrap.dedent("""
       Lookup l;
       l.idx = d_i; l.n = n;
       gather<<<(n + 63) / 64, 64>>>(l, d_a, d_b);
+      gather_via<<<(n + 63) / 64, 64>>>(l, d_a, d_b);
+      shift_copy<<<(n + 63) / 64, 64>>>(p);
       Loose q;
       q.src = d_x; q.dst = d_b; q.n = n;
       loose_copy<<<(n + 63) / 64, 64>>>(q);
@@ -141,11 +155,14 @@ def test_an_output_field_written_in_a_device_function_and_a_drawn_float_field():
     assert "io: scalar as {src: in[n] as float32, dst: out[n] as float32, n: int32 const(n), gain: float32}" in (
         res.annotation())
     assert [(p.name, p.role) for p in res.spec.buffers] == [("io.src", "in"), ("io.dst", "out")]
+    shifted = _res("shift_copy")  # the pointer handed to a device function that writes through it
+    assert shifted.complete and [(p.name, p.role) for p in shifted.spec.buffers] == [("io.src", "in"), ("io.dst", "out")]
 
 
 def test_holes_say_why_a_pointer_struct_is_not_fuzzed():
-    why = {k: _res(k).holes for k in ("gather", "loose_copy", "raw_zero", "unlaunched", "histogram")}
+    why = {k: _res(k).holes for k in ("gather", "gather_via", "loose_copy", "raw_zero", "unlaunched", "histogram")}
     assert "a value read through field l.idx indexes a buffer" in why["gather"]["l"]
+    assert "a value read through field l.idx indexes a buffer" in why["gather_via"]["l"]  # inside a device function
     assert "field q.src (c * r) uses c, r, which the kernel does not receive" in why["loose_copy"]["q"]
     assert "'Raw' holds a pointer or reference" in why["raw_zero"]["w"]  # void*: no element type to draw
     assert "no launch that fills them" in why["unlaunched"]["io"]

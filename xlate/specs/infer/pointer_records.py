@@ -226,7 +226,7 @@ def _pointer_uses(node: ts.Node, body: ts.Node, program: Program, flt: bool, dep
                 return True, True, ""  # kept somewhere xlate does not follow: compared as written
             return _local_uses(name, body, program, flt, depth + 1)
         if parent.type == "argument_list":
-            return True, True, ""  # handed to a function (an atomic, a helper): read and written, compared as such
+            return _handed_on(cur, parent, program, flt, depth)
         if parent.type == "assignment_expression" and cur == parent.child_by_field_name("right"):
             return True, True, ""  # stored in another variable: not followed
         return False, False, ""  # tested (`if (x.bias)`, `x.data != nullptr`): no element touched
@@ -237,6 +237,22 @@ def _declared(d: ts.Node | None) -> str | None:
     while d is not None and d.type in ("pointer_declarator", "reference_declarator"):
         d = d.child_by_field_name("declarator")
     return text(d) if d is not None and d.type == "identifier" else None
+
+
+def _handed_on(arg: ts.Node, args: ts.Node, program: Program, flt: bool, depth: int) -> tuple[bool, bool, str]:
+    """The pointer handed to a function: a device function of the program is followed through its parameter; an
+    atomic or a library call reads and writes the element (compared as written), and its integers may be anything
+    there (`lookup(c.idx, i)` of code not read: a hole)."""
+    call = args.parent
+    callee = text(call.child_by_field_name("function")) if call is not None else ""
+    fd = program.function(callee.split("<")[0])
+    k = next((i for i, a in enumerate(args.named_children) if a.id == arg.id), None)
+    body = fd.node.child_by_field_name("body") if fd is not None else None
+    if fd is not None and body is not None and k is not None and k < len(fd.params) and depth < MAX_FOLLOW:
+        return _local_uses(fd.params[k][0], body, program, flt, depth + 1)
+    if flt or callee.split("::")[-1].startswith("atomic"):
+        return True, True, ""
+    return True, True, f"is handed to '{callee}', which xlate cannot read"
 
 
 def _local_uses(name: str, body: ts.Node, program: Program, flt: bool, depth: int) -> tuple[bool, bool, str]:
