@@ -337,3 +337,11 @@ def test_the_shims_index_to_offset_walks_a_strided_layout_as_numpy_does(tmp_path
                                                             check=True).stdout.splitlines()], dtype=np.int64)
     want = np.array([sum(i * s for i, s in zip(np.unravel_index(k, shape), strides, strict=True)) for k in range(60)])
     assert np.array_equal(got[:, 0], want) and np.array_equal(got[:, 1], want)
+
+
+def test_record_of_reads_the_types_a_struct_names_inside_itself(tmp_path):
+    from xlate.specs.infer.program import Program, load_file
+
+    path = tmp_path / "a.cu"
+    path.write_text("struct P { using index_t = unsigned int; typedef float real; index_t n; real w[2]; int k; };\n")
+    assert Program([load_file(str(path))]).record_of("P") == ("{n: uint32, w: float32[2], k: int32}", "")

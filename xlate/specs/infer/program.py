@@ -472,6 +472,7 @@ class Program:
         members = self._members(node.child_by_field_name("body"))
         if members is None:
             return None, f"'{name}' has members under a #if xlate cannot decide"
+        binding = {**binding, **_member_aliases(members, binding)}
         for fd in members:
             if "virtual" in text(fd).split("(")[0].split():
                 return None, f"'{name}' has virtual methods"
@@ -955,6 +956,23 @@ def parse_source(path: str, data: bytes) -> SourceFile:
 
     cp = parse_c(data, path, "cuda")
     return SourceFile(path, cp.view, cp.tree, list(cp.blanked))
+
+
+def _member_aliases(members: list[ts.Node], binding: dict[str, str]) -> dict[str, str]:
+    """Types the struct names inside its body (`using index_t = uint32_t;`, `typedef float real;`), for its own
+    members' types."""
+    out: dict[str, str] = {}
+    for m in members:
+        if m.type == "alias_declaration":
+            alias, target = m.child_by_field_name("name"), m.child_by_field_name("type")
+        elif m.type == "type_definition":
+            alias, target = m.child_by_field_name("declarator"), m.child_by_field_name("type")
+        else:
+            continue
+        if alias is not None and target is not None and alias.type == "type_identifier":
+            t = " ".join(text(target).split())
+            out[text(alias)] = binding.get(t, out.get(t, t))
+    return out
 
 
 def library_pointer_record(name: str) -> dict[str, Any] | None:
