@@ -969,9 +969,9 @@ def _member_aliases(members: list[ts.Node], binding: dict[str, str]) -> dict[str
             alias, target = m.child_by_field_name("declarator"), m.child_by_field_name("type")
         else:
             continue
-        if alias is not None and target is not None and alias.type == "type_identifier":
-            t = " ".join(text(target).split())
-            out[text(alias)] = binding.get(t, out.get(t, t))
+        t = " ".join(text(target).split()) if target is not None else ""
+        if alias is not None and alias.type == "type_identifier" and t and not re.search(r"[\[*&(]", t):  # no arrays
+            out[text(alias)] = binding.get(t, out.get(t, t))  # (an array alias is read with the array typedefs)
     return out
 
 
