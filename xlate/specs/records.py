@@ -175,23 +175,28 @@ POINTER_FIELD = re.compile(r"^(in|out|inout)\s*\[")
 CONST = re.compile(r"^(.*?)\s*\bconst\s*\((.*)\)\s*$", re.S)
 
 
+# a buffer item with its element type (the spec language's, xlate/specs/language.py, which imports this module)
+POINTER_ITEM = re.compile(r"^(in|out|inout)\s*\[(.*)\]\s*(?:\((.*)\))?\s*as\s+(\w+)$", re.S)
+
+
 def _pointer_field(name: str, text: str, whole: str) -> Field:
     """`in[m, k](0..n - 1) as int64` or `null`: a pointer field (the buffer item's syntax, `as TYPE` required)."""
-    from xlate.specs.language import BUFFER, parse_values
-
     if text == "null":
         return Field(name, "uint8", pointer=Pointee("null"))
-    m = BUFFER.match(text)
-    if m is None or not m.group(6):
+    m = POINTER_ITEM.match(text)
+    if m is None:
         raise SpecError(f"xlate: error: pointer field '{name}' of '{whole}' must be a buffer item with its element "
                         "type, e.g. 'data: in[n] as float32', or 'null'")
-    lo, hi, perm, distinct = parse_values(m.group(4), "xlate: ")
-    if perm or distinct or (m.group(4) and "ascending" in m.group(4)):
-        raise SpecError(f"xlate: error: pointer field '{name}' of '{whole}' takes a value range LO..HI only")
+    lo = hi = None
+    if m.group(3) is not None:
+        parts = m.group(3).split("..")
+        if len(parts) != 2 or not all(x.strip() for x in parts) or re.search(r"\b(distinct|ascending)\b", m.group(3)):
+            raise SpecError(f"xlate: error: pointer field '{name}' of '{whole}' takes a value range LO..HI only")
+        lo, hi = (x.strip() for x in parts)
     dims = tuple(_split(m.group(2)))
     if not dims:
         raise SpecError(f"xlate: error: pointer field '{name}' of '{whole}' has no length")
-    return Field(name, m.group(6), pointer=Pointee(m.group(1), dims, lo, hi))
+    return Field(name, m.group(4), pointer=Pointee(m.group(1), dims, lo, hi))
 
 
 def _field(name: str, text: str, whole: str) -> Field:
