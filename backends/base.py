@@ -105,6 +105,10 @@ class BufferArg:
     # `data[offset : offset + length]` into it before the launch and reads it back after (it must hold exactly
     # that many bytes), and passes nothing to the kernel for it.
     symbol: str | None = None
+    # A pointer field of a record argument rather than an argument of its own: (the record argument's name, the
+    # field's byte offset). The runtime allocates it like any buffer, passes nothing for it, and writes its
+    # device address (of `data[offset]`) into those 8 bytes of the record (fill_slots).
+    slot: tuple[str, int] | None = None
 
 
 @dataclass
@@ -120,6 +124,29 @@ NULL_POINTER = "nullptr"
 
 
 Arg = BufferArg | ScalarArg
+
+
+def fill_slots(args: list[Arg], address: Callable[[BufferArg], int]) -> list[Arg]:
+    """The arguments the kernel receives: slot buffers dropped, and each record argument's bytes with its pointer
+    fields set to their buffers' device addresses (`address(a)`: where the kernel's view of `a` starts),
+    little-endian as on every GPU the gate drives."""
+    fills: dict[str, list[tuple[int, int]]] = {}
+    for a in args:
+        if isinstance(a, BufferArg) and a.slot is not None:
+            fills.setdefault(a.slot[0], []).append((a.slot[1], address(a)))
+    out: list[Arg] = []
+    for a in args:
+        if isinstance(a, BufferArg) and a.slot is not None:
+            continue
+        if isinstance(a, ScalarArg) and a.name in fills:
+            if not a.dtype.startswith("record"):
+                raise TypeError(f"argument '{a.name}' holds pointer fields but is not passed as a record")
+            raw = np.asarray(a.value, dtype=np.uint8).copy()
+            for offset, addr in fills[a.name]:
+                raw[offset : offset + 8] = np.frombuffer(np.uint64(addr).astype("<u8").tobytes(), dtype=np.uint8)
+            a = ScalarArg(a.name, raw.tolist(), a.dtype)  # type: ignore[arg-type]
+        out.append(a)
+    return out
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xlate.backends.base import NULL_POINTER, BufferArg, LaunchConfig, timed_launches
+from xlate.backends.base import NULL_POINTER, BufferArg, LaunchConfig, fill_slots, timed_launches
 
 STATIC_SHARED_LIMIT = 48 * 1024
 
@@ -33,15 +33,19 @@ class CupyRuntime:
         device: dict[str, Any] = {}
         kargs: list[Any] = []
         variables: dict[str, tuple[Any, np.ndarray, int, int]] = {}
-        for a in args:
+        views: dict[str, Any] = {}
+        for a in args:  # every buffer on the device first: a record's pointer fields take their addresses
+            if isinstance(a, BufferArg) and a.symbol is None:
+                raw = cp.asarray(np.ascontiguousarray(a.data).view(np.uint8))
+                size = a.data.dtype.itemsize
+                device[a.name] = (raw, a.data)
+                views[a.name] = raw[a.offset * size : (a.offset + a.length) * size]
+        for a in fill_slots(args, lambda b: int(views[b.name].data.ptr)):
             if isinstance(a, BufferArg) and a.symbol is not None:  # a module variable: filled, passed nothing
                 variables[a.name] = (_fill_global(module, symbols.get(a.symbol, a.symbol), a), a.data, a.offset, a.length)
                 continue
             if isinstance(a, BufferArg):
-                raw = cp.asarray(np.ascontiguousarray(a.data).view(np.uint8))
-                size = a.data.dtype.itemsize
-                device[a.name] = (raw, a.data)
-                kargs.append(raw[a.offset * size : (a.offset + a.length) * size])
+                kargs.append(views[a.name])
             else:
                 kargs.append(_scalar(a.value, a.dtype))
         if launch.shmem > STATIC_SHARED_LIMIT:

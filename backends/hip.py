@@ -41,6 +41,7 @@ from xlate.backends.base import (
     WorkerRuntime,
     compile_cache_dir,
     content_key,
+    fill_slots,
     load_artifact,
     store_artifact,
 )
@@ -319,7 +320,15 @@ class HipAmdRuntime:
         device: dict[str, Any] = {}
         extra: list[Any] = []
         variables: dict[str, tuple[Any, np.ndarray, int, int]] = {}
-        for a in args:
+        addresses: dict[str, int] = {}
+        for a in args:  # every buffer on the device first: a record's pointer fields take their addresses
+            if isinstance(a, BufferArg) and a.symbol is None:
+                host = np.ascontiguousarray(a.data)
+                ptr = self._ok(hip.hipMalloc(max(host.nbytes, 1)))
+                self._ok(hip.hipMemcpy(ptr, host, host.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice))
+                device[a.name] = (ptr, host)
+                addresses[a.name] = int(ptr) + a.offset * host.dtype.itemsize
+        for a in fill_slots(args, lambda b: addresses[b.name]):
             if isinstance(a, BufferArg) and a.symbol is not None:  # a module variable (untested: no AMD GPU here)
                 ptr, size = self._ok(hip.hipModuleGetGlobal(module, a.symbol.encode()))
                 part = np.ascontiguousarray(a.data[a.offset : a.offset + a.length])
@@ -331,11 +340,7 @@ class HipAmdRuntime:
                 variables[a.name] = (ptr, a.data, a.offset, a.length)
                 continue
             if isinstance(a, BufferArg):
-                host = np.ascontiguousarray(a.data)
-                ptr = self._ok(hip.hipMalloc(max(host.nbytes, 1)))
-                self._ok(hip.hipMemcpy(ptr, host, host.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice))
-                device[a.name] = (ptr, host)
-                extra.append(ctypes.c_void_p(int(ptr) + a.offset * host.dtype.itemsize))
+                extra.append(ctypes.c_void_p(addresses[a.name]))
             else:
                 extra.append(_ctype(a.value, a.dtype))
         t0 = time.perf_counter()

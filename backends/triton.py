@@ -133,6 +133,10 @@ class TritonBackend(BackendDefaults):
             bench: dict[str, int] | None = None, wrapper: list[str] | None = None) -> RunResult:
         variables = [a.symbol for a in args if isinstance(a, BufferArg) and a.symbol is not None]
         refuse_globals(artifact, variables, sum(1 for a in args if not isinstance(a, BufferArg) or a.symbol is None))
+        fields = [a.name for a in args if isinstance(a, BufferArg) and a.slot is not None]
+        if fields:  # a launcher has no struct arguments to hold them (port such kernels to CUDA or HIP)
+            raise ToolchainMissing(f"a Triton launcher cannot take a struct holding pointers ({', '.join(fields)}): "
+                                   "port the kernel to CUDA or HIP, or pass the fields as parameters of their own", None)
         if not self.detect().can_run:
             raise ToolchainMissing("triton/torch missing", self.detect().remedy)
         # timed runs go to workers of their own, which build the port as a user's run of it does

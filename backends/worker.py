@@ -120,7 +120,7 @@ def encode_args(args: list[Arg]) -> tuple[list[dict[str, Any]], list[np.ndarray]
     for a in args:
         if isinstance(a, BufferArg):
             meta.append({"kind": "buffer", "name": a.name, "offset": a.offset, "length": a.length, "index": len(arrays),
-                         "symbol": a.symbol})
+                         "symbol": a.symbol, "slot": list(a.slot) if a.slot is not None else None})
             arrays.append(a.data)
         else:
             meta.append({"kind": "scalar", "name": a.name, "value": a.value, "dtype": a.dtype})
@@ -131,7 +131,9 @@ def decode_args(meta: list[dict[str, Any]], arrays: list[np.ndarray]) -> list[Ar
     out: list[Arg] = []
     for m in meta:
         if m["kind"] == "buffer":
-            out.append(BufferArg(m["name"], arrays[m["index"]], m["offset"], m["length"], m.get("symbol")))
+            slot = m.get("slot")
+            out.append(BufferArg(m["name"], arrays[m["index"]], m["offset"], m["length"], m.get("symbol"),
+                                 (str(slot[0]), int(slot[1])) if slot else None))
         else:
             out.append(ScalarArg(m["name"], m["value"], m["dtype"]))
     return out

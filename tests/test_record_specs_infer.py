@@ -124,7 +124,8 @@ def test_nested_arrays_vectors_and_bound_template_arguments(tmp_path):
 def test_a_struct_holding_a_pointer_stays_a_hole_that_says_so(tmp_path):
     res = _resolve(tmp_path, "scale_held")
     assert not res.complete and set(res.holes) == {"h"}
-    assert "holds a pointer" in res.holes["h"] and "data" in res.holes["h"]
+    # the host launches it without pointing h.data anywhere (xlate/specs/infer/pointer_records.py)
+    assert "field h.data at an allocation" in res.holes["h"]
 
 
 def test_an_integer_field_indexing_a_read_only_buffer_gets_its_range(tmp_path):

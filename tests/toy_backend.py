@@ -90,7 +90,9 @@ class ToyRuntime:
     def run(self, handle: Any, args: list[base.Arg], launch: base.LaunchConfig,
             bench: dict[str, int] | None = None) -> tuple[dict[str, np.ndarray], float, dict[str, Any]]:
         whole = {a.name: a.data for a in args if isinstance(a, base.BufferArg)}
-        call = [a.data[a.offset : a.offset + a.length] if isinstance(a, base.BufferArg) else a.value for a in args]
+        # a record's pointer fields hold their buffers' host addresses here (the worker's own memory)
+        passed = base.fill_slots(args, lambda b: b.data.ctypes.data + b.offset * b.data.dtype.itemsize)
+        call = [a.data[a.offset : a.offset + a.length] if isinstance(a, base.BufferArg) else a.value for a in passed]
         t0 = time.perf_counter()
         handle(*call)
         return whole, time.perf_counter() - t0, {}

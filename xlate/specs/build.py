@@ -35,6 +35,7 @@ from xlate.specs.model import (
     normalise_ctype,
     param_ctype,
 )
+from xlate.specs.records import has_pointers, parse_record
 
 OP_CLASSES = ("elementwise", "reduction", "scan", "matmul", "movement", "atomic")
 
@@ -248,6 +249,9 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
             spec.params.append(ParamSpec(p.name, "null", pos, ctype))
             continue
         m = BUFFER.match(value)
+        if m and record is not None and has_pointers(parse_record(ctype)):
+            raise SpecError(f"{where}error: '{p.name}' is a buffer of structs holding pointers: the gate fills pointer "
+                            "fields only of a struct passed by value ('scalar as {...}')")
         if m:
             if not triton and not p.is_pointer:
                 raise SpecError(f"{where}error: '{p.name}' is annotated as a buffer but is not a pointer ({p.type})")
@@ -274,6 +278,9 @@ def _build(unit: KernelUnit, fn: Function | None, params: list[Param], given: di
             lanes = int(m.group(6))  # `w: scalar as float32[3]`: a by-value vector, passed as its lanes
         if record is not None and kind != "scalar":
             raise SpecError(f"{where}error: '{p.name}' has a record type: it can be a buffer or a scalar, not a {kind}")
+        if record is not None and triton and has_pointers(parse_record(ctype)):
+            raise SpecError(f"{where}error: '{p.name}' is a struct holding pointers: a Triton launcher has no struct "
+                            "arguments (port the kernel to CUDA or HIP, or pass the fields as parameters of their own)")
         if kind == "const":
             if not arg:
                 raise SpecError(f"{where}error: const needs an expression: {p.name}: const(n)")

@@ -68,6 +68,10 @@ class ParamSpec:
     # A module-scope `__device__`/`__constant__` variable the kernel reads or writes, not a parameter (position
     # -1): `d_cost: global inout[1024]`. The gate fills it before each run and reads it back after, like a buffer.
     module_global: bool = False
+    # A pointer field of a by-value record parameter (`info: scalar as {data: in[n] as int64, ...}`): the buffer
+    # `info.data` (position -1) whose device address the gate writes into the record's bytes; `member` is the
+    # record parameter's name, the field's path the rest of the name.
+    member: str | None = None
 
     @property
     def is_buffer(self) -> bool:
@@ -104,11 +108,34 @@ class KernelSpec:
     origins: dict[str, Origin] = field(default_factory=dict)  # item -> where it came from
 
     def param(self, name: str) -> ParamSpec | None:
-        return next((p for p in self.params if p.name == name), None)
+        found = next((p for p in self.params if p.name == name), None)
+        if found is None and "." in name:  # a record's pointer field (`info.data`)
+            found = next((p for p in self.member_buffers if p.name == name), None)
+        return found
 
     @property
     def buffers(self) -> list[ParamSpec]:
-        return [p for p in self.params if p.is_buffer]
+        """Every buffer the gate allocates: the pointer parameters, then the pointer fields of by-value records."""
+        return [p for p in self.params if p.is_buffer] + self.member_buffers
+
+    @property
+    def member_buffers(self) -> list[ParamSpec]:
+        """The buffers of the pointer fields of by-value record parameters, named `param.field` (xlate/specs/records.py)."""
+        from xlate.specs.records import has_pointers, is_record, parse_record, pointer_slots, record_dtype
+
+        out: list[ParamSpec] = []
+        for p in self.params:
+            if p.role != "scalar" or not is_record(p.ctype) or not has_pointers(rec := parse_record(p.ctype)):
+                continue
+            dtype = record_dtype(p.ctype, lambda t: _layout_only(t))
+            for slot in pointer_slots(rec, dtype):
+                f, ptr = slot.field, slot.field.pointer
+                assert ptr is not None
+                if ptr.role == "null":
+                    continue
+                out.append(ParamSpec(f"{p.name}.{slot.label}", ptr.role, -1, str(f.type), list(ptr.dims), lo=ptr.lo,  # type: ignore[arg-type]
+                                     hi=ptr.hi, member=p.name))
+        return out
 
     @property
     def module_globals(self) -> list[ParamSpec]:
@@ -146,6 +173,20 @@ class KernelSpec:
         return replace(self, params=params, grid=[sub(g) or g for g in self.grid],
                        block=[sub(b) or b for b in self.block], shmem=sub(self.shmem) or "0",
                        where=[sub(w) or w for w in self.where], op_length=sub(self.op_length), axes={})
+
+
+def _layout_only(name: str) -> Any:
+    """A dtype for field types when only the offsets of pointer fields matter: a template type parameter is
+    taken as float32 (pointer_slots' offsets do not depend on it when it comes after them; the gate's own layout
+    binds it per case)."""
+    import numpy as np
+
+    from xlate.specs.records import _base_dtype
+
+    try:
+        return _base_dtype(name, None)
+    except Exception:
+        return np.dtype("float32")
 
 
 def param_ctype(p: Param, resolve: Any = None) -> tuple[str, int]:

@@ -8,6 +8,17 @@ A field is `NAME: TYPE`, TYPE a NumPy dtype name (or a template type parameter o
 `alignas(N)` on it. `align(N)` after the closing brace is the struct's own `alignas`. The layout is C's: each
 field at the next multiple of its alignment, the struct aligned to its largest field and padded to a multiple of
 it (what `np.dtype(..., align=True)` gives for plain fields, and nvcc for the same struct).
+
+A struct that holds pointers (a tensor-info struct: a data pointer with its sizes and strides) is a record whose
+pointer fields are buffers, written as a buffer item, and whose number fields may be computed from the spec's names:
+
+    info: scalar as {data: in[m, k](0..n - 1) as int64, sizes: int32[4] const(m, k), strides: int32[4] const(k, 1),
+                     dims: int32 const(2), bias: null}
+
+A pointer field (`in[DIMS](LO..HI) as TYPE`, `out[...]`, `inout[...]`, or `null` for one the program leaves
+null) takes 8 bytes aligned to 8; the gate allocates its buffer (guard bands, poison, comparison, like a buffer
+parameter) and writes the buffer's device address into those bytes. `const(E1, E2, ...)` after a number field
+gives its values (in C order; the rest of an array is zero) instead of drawing them.
 """
 
 from __future__ import annotations
@@ -29,13 +40,29 @@ SHAPE = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]\s*$", re.S)
 
 
 @dataclass(frozen=True)
+class Pointee:
+    """What a pointer field of a record points at: a buffer of the spec (`data: in[n](0..9) as float32`), or
+    nothing (`bias: null`)."""
+
+    role: str  # in, out, inout, or null
+    dims: tuple[str, ...] = ()
+    lo: str | None = None
+    hi: str | None = None
+
+
+@dataclass(frozen=True)
 class Field:
     name: str
-    type: str | Record  # a dtype name (or a template type parameter), or a nested record
+    type: str | Record  # a dtype name (or a template type parameter), or a nested record; a pointer's element type
     shape: tuple[int, ...] = ()  # a fixed array: `float m[3]` is `m: float32[3]`
     lo: str | None = None  # drawn values (numbers only), expressions over the spec's names
     hi: str | None = None
     align: int = 0  # alignas(N) on the field
+    pointer: Pointee | None = None  # a pointer field: 8 bytes the gate fills with its buffer's device address
+    const: tuple[str, ...] | None = None  # values computed from the spec's names, not drawn (`const(m, k)`)
+
+
+POINTER_BYTES = 8  # a device pointer in a struct passed by value (64-bit CUDA and HIP)
 
 
 @dataclass(frozen=True)
@@ -54,6 +81,7 @@ class Leaf:
     dtype: np.dtype
     lo: str | None
     hi: str | None
+    const: tuple[str, ...] | None = None  # computed from the spec's names (`const(m, k)`), not drawn
 
     @property
     def count(self) -> int:
@@ -143,8 +171,50 @@ def _power_of_two(n: int, where: str) -> int:
     return n
 
 
+POINTER_FIELD = re.compile(r"^(in|out|inout)\s*\[")
+CONST = re.compile(r"^(.*?)\s*\bconst\s*\((.*)\)\s*$", re.S)
+
+
+# a buffer item with its element type (the spec language's, xlate/specs/language.py, which imports this module)
+POINTER_ITEM = re.compile(r"^(in|out|inout)\s*\[(.*)\]\s*(?:\((.*)\))?\s*as\s+(\w+)$", re.S)
+
+
+def _pointer_field(name: str, text: str, whole: str) -> Field:
+    """`in[m, k](0..n - 1) as int64` or `null`: a pointer field (the buffer item's syntax, `as TYPE` required)."""
+    if text == "null":
+        return Field(name, "uint8", pointer=Pointee("null"))
+    m = POINTER_ITEM.match(text)
+    if m is None:
+        raise SpecError(f"xlate: error: pointer field '{name}' of '{whole}' must be a buffer item with its element "
+                        "type, e.g. 'data: in[n] as float32', or 'null'")
+    lo = hi = None
+    if m.group(3) is not None:
+        parts = m.group(3).split("..")
+        if len(parts) != 2 or not all(x.strip() for x in parts) or re.search(r"\b(distinct|ascending)\b", m.group(3)):
+            raise SpecError(f"xlate: error: pointer field '{name}' of '{whole}' takes a value range LO..HI only")
+        lo, hi = (x.strip() for x in parts)
+    dims = tuple(_split(m.group(2)))
+    if not dims:
+        raise SpecError(f"xlate: error: pointer field '{name}' of '{whole}' has no length")
+    return Field(name, m.group(4), pointer=Pointee(m.group(1), dims, lo, hi))
+
+
 def _field(name: str, text: str, whole: str) -> Field:
     text = text.strip()
+    if text == "null" or POINTER_FIELD.match(text):
+        return _pointer_field(name, text, whole)
+    m = CONST.match(text)
+    if m and not text.startswith("{"):
+        values = tuple(_split(m.group(2)))
+        if not values:
+            raise SpecError(f"xlate: error: field '{name}' of '{whole}' has an empty const()")
+        plain = _field(name, m.group(1), whole)
+        if plain.lo is not None or isinstance(plain.type, Record):
+            raise SpecError(f"xlate: error: field '{name}' of '{whole}': const() is for number fields without a range")
+        if len(values) > math.prod(plain.shape):
+            raise SpecError(f"xlate: error: field '{name}' of '{whole}' holds {math.prod(plain.shape)} numbers, "
+                            f"const() gives {len(values)}")
+        return Field(plain.name, plain.type, plain.shape, None, None, plain.align, const=values)
     if text.startswith("{"):  # a nested record: `{...} align(N)` (the struct's), then `[shape]`, then the field's align
         end = _close(text)
         m = re.fullmatch(r"(align\s*\(\s*\d+\s*\))?\s*(?:\[([\d\s,]+)\])?\s*(?:align\s*\(\s*(\d+)\s*\))?",
@@ -187,6 +257,9 @@ def record_text(rec: Record) -> str:
     """The record written back in the spec language (parse_record's inverse)."""
     parts = []
     for f in rec.fields:
+        if f.pointer is not None:
+            parts.append(f"{f.name}: {pointer_text(f)}")
+            continue
         t = record_text(f.type) if isinstance(f.type, Record) else f.type
         if f.shape:
             t += f"[{', '.join(str(d) for d in f.shape)}]"
@@ -194,8 +267,20 @@ def record_text(rec: Record) -> str:
             t += f"({f.lo}..{f.hi})"
         if f.align:
             t += f" align({f.align})"
+        if f.const is not None:
+            t += f" const({', '.join(f.const)})"
         parts.append(f"{f.name}: {t}")
     return "{" + ", ".join(parts) + "}" + (f" align({rec.align})" if rec.align else "")
+
+
+def pointer_text(f: Field) -> str:
+    """A pointer field's text: `in[m, k](0..9) as int64`, or `null`."""
+    p = f.pointer
+    assert p is not None
+    if p.role == "null":
+        return "null"
+    rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
+    return f"{p.role}[{', '.join(p.dims)}]{rng} as {f.type}"
 
 
 def canonical(text: str) -> str:
@@ -221,7 +306,9 @@ def layout(rec: Record, resolve: Callable[[str], np.dtype] | None = None) -> tup
     names, formats, offsets = [], [], []
     offset, align = 0, max(1, rec.align)
     for f in rec.fields:
-        if isinstance(f.type, Record):
+        if f.pointer is not None:  # a device address, filled in by the gate
+            base, a = np.dtype(np.uint64), POINTER_BYTES
+        elif isinstance(f.type, Record):
             base, a = layout(f.type, resolve)
         else:
             base = _base_dtype(f.type, resolve)
@@ -249,12 +336,14 @@ def leaves(rec: Record, dtype: np.dtype) -> list[Leaf]:
 
     def walk(r: Record, dt: np.dtype, path: tuple[str, ...], shapes: tuple[tuple[int, ...], ...]) -> None:
         for f in r.fields:
+            if f.pointer is not None:  # not a number: pointer_slots
+                continue
             sub = dt.fields[f.name][0]  # type: ignore[index]
             base = sub.base if f.shape else sub
             if isinstance(f.type, Record):
                 walk(f.type, base, (*path, f.name), (*shapes, f.shape))
             else:
-                out.append(Leaf((*path, f.name), (*shapes, f.shape), base, f.lo, f.hi))
+                out.append(Leaf((*path, f.name), (*shapes, f.shape), base, f.lo, f.hi, f.const))
 
     walk(rec, dtype, (), ())
     return out
@@ -272,7 +361,8 @@ def names_of(rec: Record) -> set[str]:
     for f in rec.fields:
         if isinstance(f.type, Record):
             out |= names_of(f.type)
-        for e in (f.lo, f.hi):
+        extra = (*f.pointer.dims, f.pointer.lo, f.pointer.hi) if f.pointer is not None else ()
+        for e in (f.lo, f.hi, *(f.const or ()), *extra):
             if e:
                 out |= expr.names(e)
     return out
@@ -284,9 +374,47 @@ def type_names(rec: Record) -> set[str]:
     for f in rec.fields:
         if isinstance(f.type, Record):
             out |= type_names(f.type)
-        elif f.type not in _DTYPES:
+        elif f.type not in _DTYPES and not (f.pointer is not None and f.pointer.role == "null"):
             out.add(f.type)
     return out
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A pointer field of a record, reached through nested records: `path` the field names, `offset` its byte
+    offset in the record, `field` the field itself (its buffer)."""
+
+    path: tuple[str, ...]
+    offset: int
+    field: Field
+
+    @property
+    def label(self) -> str:
+        return ".".join(self.path)
+
+
+def pointer_slots(rec: Record, dtype: np.dtype) -> list[Slot]:
+    """The record's pointer fields with their byte offsets, in memory order (nested records included; a pointer
+    inside an array of records is refused: each element would need a buffer of its own)."""
+    out: list[Slot] = []
+
+    def walk(r: Record, dt: np.dtype, path: tuple[str, ...], base: int) -> None:
+        for f in r.fields:
+            sub, off = dt.fields[f.name][:2]  # type: ignore[index]
+            if f.pointer is not None:
+                out.append(Slot((*path, f.name), base + off, f))
+            elif isinstance(f.type, Record):
+                if f.shape and has_pointers(f.type):
+                    raise SpecError(f"xlate: error: record field '{f.name}' is an array of structs holding pointers: "
+                                    "give each element's fields a name of its own")
+                walk(f.type, sub.base if f.shape else sub, (*path, f.name), base + off)
+
+    walk(rec, dtype, (), 0)
+    return out
+
+
+def has_pointers(rec: Record) -> bool:
+    return any(f.pointer is not None or (isinstance(f.type, Record) and has_pointers(f.type)) for f in rec.fields)
 
 
 _DTYPES = {"bool", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",

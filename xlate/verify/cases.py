@@ -316,23 +316,41 @@ def record_values(ctype: str, dtype: np.dtype, n: int, case: Case, env: dict[str
     return out
 
 
-def record_scalar(ctype: str, value: dict[str, Any], dtype: np.dtype) -> np.ndarray:
+def record_scalar(ctype: str, value: dict[str, Any], dtype: np.dtype, env: dict[str, Any] | None = None,
+                  sizeof: dict[str, int] | None = None) -> np.ndarray:
     """A by-value record's drawn fields ({"dt": 0.5, "m": [1, 2, 3], "inner.a": [1, 2]}: each number field by
-    its dotted path, its numbers in C order) as one record of `dtype`; fields not given are zero."""
+    its dotted path, its numbers in C order) as one record of `dtype`; fields not given are zero. A `const(...)`
+    field takes its values from `env` (the rest of its array zero); pointer fields stay zero (the runtime writes
+    the buffers' addresses there)."""
     out = np.zeros(1, dtype=dtype)
     for leaf in record_leaves(ctype, dtype):
-        if leaf.label in value:
+        if leaf.const is not None:
+            given = [expr.evaluate(e, env or {}, sizeof or {}) for e in leaf.const]
+            leaf.assign(out, [*given, *([0] * (leaf.count - len(given)))])
+        elif leaf.label in value:
             leaf.assign(out, value[leaf.label])
     return out
 
 
-def scalar_arg_value(p: ParamSpec, value: Any, dtype: np.dtype, case: Case) -> tuple[Any, str]:
+def computed_fields(p: ParamSpec | None, case: Case, env: dict[str, Any], spec: KernelSpec) -> dict[str, Any]:
+    """A by-value record's `const(...)` fields in this case, by dotted path (a NumPy reference's view of them)."""
+    if p is None or not is_record(p.ctype):
+        return {}
+    dtype = ctype_dtype(p.ctype, case, spec)
+    rec = record_scalar(p.ctype, {}, dtype, env, sizeof_table(case, spec))
+    return {leaf.label: (v.tolist() if (v := leaf.values(rec)[0]).size > 1 or any(leaf.shapes) else v[0].item())
+            for leaf in record_leaves(p.ctype, dtype) if leaf.const is not None}
+
+
+def scalar_arg_value(p: ParamSpec, value: Any, dtype: np.dtype, case: Case,
+                     env: dict[str, Any] | None = None, spec: KernelSpec | None = None) -> tuple[Any, str]:
     """(value, dtype name) of a by-value argument as the backends take it: a number, the lanes of a vector or
     struct of one type (a list), or a record's bytes (a list of uint8, dtype `recordN` with N its C alignment)."""
     if dtype.fields is not None:
         from xlate.specs.records import layout
 
-        rec = record_scalar(p.ctype, value, dtype)
+        sizeof = sizeof_table(case, spec) if spec is not None else {}
+        rec = record_scalar(p.ctype, value or {}, dtype, env, sizeof)
         align = layout(parse_record(p.ctype), lambda t: np_dtype(case.dtypes.get(t, t)))[1]
         return rec.view(np.uint8).tolist(), f"record{align}"
     if isinstance(value, list):  # a vector or struct of numbers passed by value: its lanes
@@ -342,14 +360,28 @@ def scalar_arg_value(p: ParamSpec, value: Any, dtype: np.dtype, case: Case) -> t
     return int(value), dtype.name
 
 
-def buffer_arg(name: str, data: np.ndarray, offset: int, n: int) -> Any:
-    """A buffer argument as every backend takes it: `n` elements of `data` from `offset`; records as their bytes."""
+def buffer_arg(name: str, data: np.ndarray, offset: int, n: int, slot: tuple[str, int] | None = None) -> Any:
+    """A buffer argument as every backend takes it: `n` elements of `data` from `offset`; records as their bytes.
+    `slot` (record argument, byte offset): a record's pointer field, passed as its address inside that record."""
     from xlate.backends.base import BufferArg
 
     if data.dtype.fields is not None:
         size = data.dtype.itemsize
-        return BufferArg(name, data.view(np.uint8), offset * size, n * size)
-    return BufferArg(name, data, offset, n)
+        return BufferArg(name, data.view(np.uint8), offset * size, n * size, slot=slot)
+    return BufferArg(name, data, offset, n, slot=slot)
+
+
+def member_slots(spec: KernelSpec, case: Case) -> dict[str, tuple[str, int]]:
+    """Each record pointer field's buffer (`info.data`) -> (the record parameter, the field's byte offset in the
+    record's layout under this case's dtypes)."""
+    from xlate.specs.records import has_pointers, pointer_slots
+
+    out: dict[str, tuple[str, int]] = {}
+    for p in spec.params:
+        if p.role == "scalar" and is_record(p.ctype) and has_pointers(rec := parse_record(p.ctype)):
+            for slot in pointer_slots(rec, ctype_dtype(p.ctype, case, spec)):
+                out[f"{p.name}.{slot.label}"] = (p.name, slot.offset)
+    return out
 
 
 def scalar_arg(p: ParamSpec, case: Case, env: dict[str, Any], spec: KernelSpec) -> Any:
@@ -360,7 +392,7 @@ def scalar_arg(p: ParamSpec, case: Case, env: dict[str, Any], spec: KernelSpec) 
         return ScalarArg(p.name, 0, NULL_POINTER)
     value = case.sizes.get(p.name, case.scalars.get(p.name, env.get(p.name)))
     dtype = ctype_dtype(p.ctype, case, spec) if p.ctype else np.dtype("int64" if isinstance(value, int) else "float32")
-    return ScalarArg(p.name, *scalar_arg_value(p, value, dtype, case))
+    return ScalarArg(p.name, *scalar_arg_value(p, value, dtype, case, env, spec))
 
 
 def summarize(a: np.ndarray, limit: int = 4) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from xlate.errors import InputError
 from xlate.specs import KernelSpec
-from xlate.verify.cases import Case, buffer_shape, ctype_dtype, is_float, np_dtype
+from xlate.verify.cases import Case, buffer_shape, computed_fields, ctype_dtype, is_float, np_dtype
 
 
 class ReferenceFailed(InputError):
@@ -58,23 +58,28 @@ class ReferenceOracle:
         sig = inspect.signature(self.fn)
         named = set(sig.parameters)
         given: dict[str, np.ndarray] = {}  # output arrays handed to a destination-passing reference
-        for p in spec.params:
+        records: dict[str, dict[str, Any]] = {}  # by-value records holding pointers: their fields' arrays too
+        for p in [*spec.params, *spec.member_buffers]:
+            target, name = (records.setdefault(p.member, {}), p.name[len(p.member) + 1 :]) if p.member else (
+                kwargs, p.name)  # a record's pointer field: an entry of the record's dict, by its path
             if p.is_buffer:
                 shape = buffer_shape(p, env, case, spec)
                 dtype = ctype_dtype(p.ctype, case, spec)
                 wide_type = np.float64 if is_float(dtype) else np.int64 if dtype.fields is None else dtype  # records: as they are
                 if p.role == "out":
-                    if p.name in named:
+                    if p.name in named or p.member is not None:
                         given[p.name] = np.zeros(shape, dtype=wide_type)
-                        kwargs[p.name] = given[p.name]
+                        target[name] = given[p.name]
                     continue
                 a = inputs[p.name]
                 wide = a.astype(np.float64) if is_float(a.dtype) else a.astype(np.int64) if a.dtype.kind in "iub" else a
-                kwargs[p.name] = wide.reshape(shape)
+                target[name] = wide.reshape(shape)
                 if p.role == "inout":
-                    given[p.name] = kwargs[p.name]
+                    given[p.name] = target[name]
             else:
-                kwargs[p.name] = env[p.name] if p.name in env else case.scalars.get(p.name)
+                target[name] = env[p.name] if p.name in env else case.scalars.get(p.name)
+        for rec, fields in records.items():  # `info["data"]`, `info["sizes"]` beside the drawn number fields
+            kwargs[rec] = {**computed_fields(spec.param(rec), case, env, spec), **(kwargs.get(rec) or {}), **fields}
         if self.takes_T and case.dtypes:
             kwargs["T"] = np_dtype(next(iter(case.dtypes.values())))
         if not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):

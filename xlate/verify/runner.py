@@ -31,6 +31,7 @@ from xlate.verify.cases import (
     environment,
     is_float,
     launch_dims,
+    member_slots,
     record_leaves,
     scalar_arg,
 )
@@ -222,7 +223,9 @@ class Side:
         for pattern in range(runs):
             args: list[BufferArg | ScalarArg] = []
             fills: dict[str, np.ndarray] = {}
-            for p in sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position):  # -1: not passed
+            slots = member_slots(spec, case)  # a record's pointer field: its buffer's address goes into the record
+            passed = sorted((q for q in spec.params if q.position >= 0), key=lambda q: q.position)  # -1: not passed
+            for p in [*passed, *spec.member_buffers]:
                 if p.is_buffer:
                     dtype = ctype_dtype(p.ctype, case, spec)
                     n = buffer_length(p, env, case, spec) // max(1, p.lanes) * max(1, p.lanes)
@@ -232,7 +235,7 @@ class Side:
                         data[g : g + n] = inputs[p.name]
                     fills[p.name] = byte_copy(data)
                     layouts[p.name] = (g, n, dtype)
-                    args.append(buffer_arg(p.name, data, g, n))
+                    args.append(buffer_arg(p.name, data, g, n, slots.get(p.name)))
                 else:
                     args.append(scalar_arg(p, case, env, spec))
             for p in spec.module_globals:  # filled before the launch and read back after, by name; no guard bands

@@ -202,7 +202,7 @@ def _leaf_middle(leaf: Leaf, p: ParamSpec, env: dict | None = None) -> int | flo
 
 def record_middle(p: ParamSpec, dtype: np.dtype, env: dict | None = None) -> dict[str, object]:
     """A by-value record whose every number field is in the middle of its range (record_scalar's form)."""
-    return {leaf.label: _leaf_middle(leaf, p, env) for leaf in record_leaves(p.ctype, dtype)}
+    return {leaf.label: _leaf_middle(leaf, p, env) for leaf in record_leaves(p.ctype, dtype) if leaf.const is None}
 
 
 @st.composite
@@ -235,7 +235,8 @@ def cases(draw, spec: KernelSpec, budget: int, size_cap: int, dtypes: dict[str, 
         dtype = ctype_dtype(p.ctype, probe, spec)
         env = {**sizes}
         if dtype.fields is not None:  # a record passed by value: each field from its own dtype and range
-            scalars[p.name] = {leaf.label: _leaf_draw(leaf, p, env, draw) for leaf in record_leaves(p.ctype, dtype)}  # type: ignore[assignment]
+            scalars[p.name] = {leaf.label: _leaf_draw(leaf, p, env, draw) for leaf in record_leaves(p.ctype, dtype)  # type: ignore[assignment]
+                               if leaf.const is None}  # a `const(...)` field is computed, not drawn
             continue
         if is_float(dtype):
             lo = float(expr.evaluate(p.lo, env)) if p.lo else -4.0

@@ -833,6 +833,8 @@ class HostInterpreter(TensorModel, Evaluator):
         handled, v = self.tensor_method(node, args, env)
         if not handled:
             handled, v = self.tensor_factory(name, node, args, env)
+        if not handled:
+            handled, v = self.tensor_info(name, node, args, env)
         if handled or self.torch_check(name, args, env):
             return True, v
         base = name.split("::")[-1]

@@ -17,6 +17,7 @@ from xlate.specs.infer.assemble import DEFAULT_SIZE_HI, Mapper, numpy_of, param_
 from xlate.specs.infer.globals import infer_globals
 from xlate.specs.infer.host import Launch, Root
 from xlate.specs.infer.kernel import KernelFacts, _dominant, _never_negative, aggregate_of, kernel_facts
+from xlate.specs.infer.pointer_records import pointer_record
 from xlate.specs.infer.program import Program
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
 from xlate.specs.infer.values import Dim3, Num, Obj, Ptr
@@ -206,6 +207,12 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
         if numpy_of(normalise_ctype(p.base_type)) is None and not p.is_template_dependent and agg is None and (
                 normalise_ctype(p.base_type) not in ctypes_table()):
             record, why_not, targets = _record(program, fn, p, p.base_type, True)
+            if record is None and "holds a pointer" in why_not:  # a tensor-info struct: pointer fields as buffers
+                ptext, pwhy, porigin = pointer_record(program, fn, p, launch, mapper, facts[2] if len(facts) > 2 else None)
+                if ptext is not None:
+                    inf.items[p.name] = (f"{p.name}: scalar as {ptext}", porigin or Origin("kernel"))
+                    continue
+                why_not = pwhy or why_not
             if record is not None and targets:
                 record = _bounded_record(record, targets, lengths, inf, mapper)
                 why_not = why_not or ("" if record is not None else (

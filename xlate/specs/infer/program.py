@@ -20,6 +20,7 @@ from xlate.model import KernelUnit
 from xlate.parse import ppscan
 from xlate.resources import data
 from xlate.specs.model import normalise_ctype
+from xlate.specs.text import split_top
 
 CONTEXT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inl", ".hip")
 MAX_CONTEXT_FILES = 48
@@ -431,36 +432,47 @@ class Program:
         info = ctypes_table().get(scalar)
         return (scalar, found[1]) if info is not None and info.get("numpy") is not None else None
 
-    def record_of(self, ctype: str, depth: int = 0) -> tuple[str | None, str]:
+    def record_of(self, ctype: str, depth: int = 0, pointers: bool = False) -> tuple[str | None, str]:
         """A struct of numbers as a spec record type (xlate/specs/records.py): `({S: float32, T: int32}, "")`,
         fields in declaration order with their fixed arrays (`float m[3]` -> `m: float32[3]`), nested structs,
         vector types (`float4 v` -> `v: float32[4] align(16)`), `alignas`/`__align__`, template arguments bound
         (`Pair<float>`). `(None, why)` when it is not plain numbers: a pointer or reference member, a bit-field,
-        a base class, virtual methods, a type we do not know."""
+        a base class, virtual methods, a type we do not know. With `pointers`, a pointer member to numbers is a
+        pointer field `data: in[1] as float32` (a placeholder buffer: its role and length come from the kernel and
+        the host, xlate/specs/infer/pointer_records.py); a pointer to anything else, or a reference, is still why not."""
         from xlate.specs.model import ctypes_table
 
         t = normalise_ctype(ctype)
         m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
         name, args = (m.group(1), _template_args(m.group(2))) if m else (t, [])
         name = self.resolve_type(name) if not args else name
-        name = name.split("::")[-1]
+        qualified, name = name, name.split("::")[-1]
         node = self.struct_nodes.get(name)
+        if node is None and depth <= 4:
+            found = self._library_record(qualified, args, pointers)
+            if found is not None:
+                return found
         if node is None or depth > 4:
             return None, f"no definition of '{t}' was found"
         tparams = self.class_tparams.get(name, [])
         binding = dict(zip(tparams, args, strict=False))
-        if any(c.type == "base_class_clause" for c in node.named_children):
-            return None, f"'{name}' derives from another class"
+        clause = next((c for c in node.named_children if c.type == "base_class_clause"), None)
+        base_fields: list[str] = []
+        if clause is not None:
+            base_fields, why = self._base_fields(clause, name, binding, depth, pointers)
+            if why:
+                return None, why
         end = node.child_by_field_name("body").start_byte  # type: ignore[union-attr]
         src = self.source_of(node)
         head = _original(src, node.start_byte, end) if src is not None else text(node)
         if node.parent is not None and node.parent.type == "type_definition" and src is not None:
             head += " " + _original(src, node.end_byte, node.parent.end_byte)  # `} site __attribute__((aligned));`
         align = _alignment(head, self)
-        fields: list[str] = []
+        fields: list[str] = list(base_fields)
         members = self._members(node.child_by_field_name("body"))
         if members is None:
             return None, f"'{name}' has members under a #if xlate cannot decide"
+        binding = {**binding, **_member_aliases(members, binding)}
         for fd in members:
             if "virtual" in text(fd).split("(")[0].split():
                 return None, f"'{name}' has virtual methods"
@@ -476,12 +488,17 @@ class Program:
             if any(c.type == "bitfield_clause" for c in fd.children):
                 return None, f"'{name}' has bit-fields"
             pointer = next((d for d in decls if d.type in ("pointer_declarator", "reference_declarator")), None)
-            if pointer is not None:
-                return None, f"'{name}' holds a pointer or reference ('{text(pointer)}')"
             ftype = " ".join(text(c) for c in fd.children if c.type in ("primitive_type", "type_identifier",
                                                                            "sized_type_specifier", "template_type",
                                                                            "qualified_identifier", "struct_specifier"))
             ftype = binding.get(ftype.strip(), ftype.strip())
+            if pointer is not None:
+                const = any(c.type == "type_qualifier" and text(c) == "const" for c in fd.children)
+                fields_of = self._pointer_fields(decls, ftype, const) if pointers else None
+                if fields_of is None:
+                    return None, f"'{name}' holds a pointer or reference ('{text(pointer)}')"
+                fields.extend(fields_of)
+                continue
             falign = _alignment(" ".join(text(c) for c in fd.children if c.type == "type_qualifier"), self)
             typedef_dims: list[int] = []
             if ftype in self.array_typedefs:  # a member of an array typedef: its element type, its sizes first
@@ -525,7 +542,75 @@ class Program:
                 fields.append(f"{text(cur)}: {item}")
         if not fields:
             return None, f"'{name}' has no data members"
+        names = [f.split(":", 1)[0].strip() for f in fields]
+        if len(set(names)) != len(names):
+            return None, f"'{name}' declares a member of the same name as its base class"
         return "{" + ", ".join(fields) + "}" + (f" align({align})" if align else ""), ""
+
+    def _library_record(self, name: str, args: list[str], pointers: bool) -> tuple[str | None, str] | None:
+        """A library struct holding pointers that the code read does not define (ATen's TensorInfo<T, I>):
+        xlate/data/library_types.yaml, its template arguments bound (C types as dtypes, the kernel's template
+        parameters kept). None when the table has no such struct."""
+        from xlate.specs.model import ctypes_table
+        from xlate.specs.records import has_pointers, parse_record
+
+        entry = library_pointer_record(name)
+        if entry is None:
+            return None
+        binding = {}
+        for param, arg in zip(entry["params"], args, strict=False):
+            info = ctypes_table().get(self.resolve_type(normalise_ctype(arg)))
+            binding[param] = str(info["numpy"]) if info is not None and info.get("numpy") else arg.strip()
+        record = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: binding.get(m.group(0), m.group(0)), entry["record"])
+        if not pointers and has_pointers(parse_record(record)):
+            return None, f"'{name.split('::')[-1]}' holds a pointer or reference (a struct of a library)"
+        return record, ""
+
+    def _base_fields(self, clause: ts.Node, name: str, binding: dict[str, str], depth: int,
+                     pointers: bool) -> tuple[list[str], str]:
+        """The data members a single non-virtual base class contributes, first, when they lay out in the derived
+        struct as in a struct of their own followed by the derived members: a base without tail padding (the
+        Itanium ABI may put derived members into a non-POD base's tail padding) and without an `alignas` of its
+        own, its field types known. An empty base takes no bytes."""
+        from xlate.specs.records import layout, parse_record, type_names
+
+        bases = [c for c in clause.named_children if c.type not in ("access_specifier", "comment")]
+        if len(bases) != 1 or "virtual" in text(clause).split():
+            return [], f"'{name}' derives from {'a virtual base' if len(bases) == 1 else 'several classes'}"
+        btype = binding.get(text(bases[0]).strip(), text(bases[0]).strip())
+        record, why = self.record_of(btype, depth + 1, pointers)
+        if record is None:
+            return ([], "") if why.endswith("has no data members") else ([], f"'{name}' derives from '{btype}': {why}")
+        rec = parse_record(record)
+        if rec.align or type_names(rec):
+            return [], f"'{name}' derives from '{btype}', whose layout xlate cannot fix ({record})"
+        dtype, _ = layout(rec)
+        end = max(dtype.fields[f][1] + dtype.fields[f][0].itemsize for f in dtype.names)  # type: ignore[index]
+        if end != dtype.itemsize:
+            return [], f"'{name}' derives from '{btype}', which has tail padding (its layout in '{name}' may differ)"
+        return split_top(record[1 : record.rindex("}")]), ""
+
+    def _pointer_fields(self, decls: list[ts.Node], ftype: str, const: bool) -> list[str] | None:
+        """`const float* data, *w;` as placeholder pointer fields (`data: in[1] as float32`: `in` for a const
+        pointee, else `inout`); None where a declarator is not one plain pointer (a pointer to pointers, a
+        reference, an array of pointers) or the pointee is not a number type."""
+        from xlate.specs.model import ctypes_table
+
+        info = ctypes_table().get(self.resolve_type(ftype))
+        dtype = info.get("numpy") if info is not None else None
+        if not dtype:
+            return None
+        out = []
+        for d in decls:
+            if d.type != "pointer_declarator":
+                return None
+            inner = d.child_by_field_name("declarator")
+            while inner is not None and inner.type != "field_identifier" and inner.type == "type_qualifier":
+                inner = inner.next_named_sibling
+            if inner is None or inner.type != "field_identifier":
+                return None  # `float** p`, `float* p[4]`
+            out.append(f"{text(inner)}: {'in' if const else 'inout'}[1] as {dtype}")
+        return out
 
     def _array_size(self, size: str, binding: dict[str, str]) -> int | None:
         """An array member's length: a number, or an expression of numbers and object-like macros (`N * 2`,
@@ -871,6 +956,33 @@ def parse_source(path: str, data: bytes) -> SourceFile:
 
     cp = parse_c(data, path, "cuda")
     return SourceFile(path, cp.view, cp.tree, list(cp.blanked))
+
+
+def _member_aliases(members: list[ts.Node], binding: dict[str, str]) -> dict[str, str]:
+    """Types the struct names inside its body (`using index_t = uint32_t;`, `typedef float real;`), for its own
+    members' types."""
+    out: dict[str, str] = {}
+    for m in members:
+        if m.type == "alias_declaration":
+            alias, target = m.child_by_field_name("name"), m.child_by_field_name("type")
+        elif m.type == "type_definition":
+            alias, target = m.child_by_field_name("declarator"), m.child_by_field_name("type")
+        else:
+            continue
+        t = " ".join(text(target).split()) if target is not None else ""
+        if alias is not None and alias.type == "type_identifier" and t and not re.search(r"[\[*&(]", t):  # no arrays
+            out[text(alias)] = binding.get(t, out.get(t, t))  # (an array alias is read with the array typedefs)
+    return out
+
+
+def library_pointer_record(name: str) -> dict[str, Any] | None:
+    """The library_types.yaml entry of a library struct holding pointers, by its qualified name or its last
+    component (`TensorInfo` brought in by a `using`)."""
+    table = data("library_types.yaml").get("pointer_records") or {}
+    if name in table:
+        return table[name]
+    base = name.split("::")[-1]
+    return next((v for k, v in table.items() if k.split("::")[-1] == base), None)
 
 
 def load_file(path: str) -> SourceFile | None:

@@ -23,7 +23,7 @@ import tree_sitter as ts
 from xlate.resources import data
 from xlate.specs.infer.ceval import _first_named
 from xlate.specs.infer.program import text
-from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Ptr, Tensor, Value
+from xlate.specs.infer.values import Alloc, Arr, Dim3, Num, Obj, Ptr, Tensor, Value
 from xlate.specs.model import Origin, normalise_ctype
 
 
@@ -149,6 +149,46 @@ class TensorModel:
             t.contiguous = "made"
             return True, t
         return False, None
+
+    def tensor_info(self, name: str, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
+        """`getTensorInfo<T, I>(x)`: a library struct holding a tensor's data pointer, sizes, strides (contiguous)
+        and rank (xlate/data/library_types.yaml, pointer_records): an object of those members, the arrays'
+        elements stored as a program's `info.sizes[0] = n` would store them."""
+        call = name.split("<")[0].strip()
+        found = next(((k, e) for k, e in (data("library_types.yaml").get("pointer_records") or {}).items()
+                      if e.get("from_tensor") and (call in e["from_tensor"]["calls"]
+                                                   or call.split("::")[-1] in e["from_tensor"]["calls"])), None)
+        if found is None or not args:
+            return False, None
+        struct, entry = found
+        t = self.ev(args[0], env)  # type: ignore[attr-defined]
+        if not isinstance(t, Tensor):
+            return False, None
+        fn = node.child_by_field_name("function")
+        while fn is not None and fn.type == "qualified_identifier":  # at::cuda::detail::getTensorInfo<T, I>
+            fn = fn.child_by_field_name("name")
+        targs = fn.child_by_field_name("arguments") if fn is not None and fn.type == "template_function" else None
+        types = [normalise_ctype(self.frame.types.get(text(a), text(a))) for a in (targs.named_children if targs  # type: ignore[attr-defined]
+                                                                                     is not None else [])]
+        if len(types) < 2:
+            return False, None
+        elem, index = (self.program.resolve_type(x) for x in types[:2])  # type: ignore[attr-defined]
+        if t.elem_size is None:
+            t.elem_size = self.sizeof(elem)  # type: ignore[attr-defined]
+            t.alloc.elem = elem
+        self._storage(t)
+        where = self.where(node)  # type: ignore[attr-defined]
+        members = entry["from_tensor"]["fields"]
+        obj = Obj(struct.split("::")[-1], {members["data"]: Ptr(t.alloc, sp.Integer(0), elem),
+                   members["rank"]: Num(sp.Integer(len(t.dims)))})
+        strides = [self._tied(_product(t.dims[i + 1:])) for i in range(len(t.dims))]
+        for member, values in ((members["sizes"], [self._tied(d) for d in t.dims]), (members["strides"], strides)):
+            ptr = Ptr(Alloc(None, index, Origin("host", where, f"{member} of tensor {t.name}")), elem=index)
+            for i, v in enumerate(values):
+                self._elements[(id(ptr.alloc), self._element_key(ptr, i))] = Num(sp.sympify(v))  # type: ignore[attr-defined]
+            obj.env[member] = ptr
+        self._note_strides(t)
+        return True, obj
 
     # -- methods ------------------------------------------------------------------------------------------------
     def tensor_method(self, node: ts.Node, args: list[ts.Node], env: dict[str, Any]) -> tuple[bool, Value]:
