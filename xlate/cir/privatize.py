@@ -96,8 +96,10 @@ def _private_slot(loop: ir.For | ir.While, name: str) -> ir.Expr | None:
     head: tuple[ir.Stmt, ...] = ()
     if isinstance(loop, ir.For):
         head = (*loop.init, *(ir.ExprStmt(e.loc, e) for e in loop.step))
-    assigned, _ = ir.assigned_names((*loop.body, *head))
-    if any(ir.names_in(e) & assigned for e in subscripts) or any(ir.has_effects(e, calls=True) for e in subscripts):
+    assigned, declared = ir.assigned_names((*loop.body, *head))
+    # a subscript of a name the loop declares (`const int r = k / w; ... s[r * w + c]`) names no element before
+    # the loop: it is not one slot, and the local's initialiser could not be read there
+    if any(ir.names_in(e) & (assigned | declared) for e in subscripts) or any(ir.has_effects(e, calls=True) for e in subscripts):
         return None
     if any(isinstance(n, ir.Return) for n in ir.walk(loop.body)):
         return None

@@ -165,6 +165,18 @@ class Scan:
         self.unsure: set[str] = set()
         self.open = False  # a quoted #include we could not read: a name it may define is undecidable
         self.seen: set[str] = set()
+        # per file, per visit: (line, status) marks, each the status of the lines before it (since the last mark)
+        self.spans: dict[str, list[list[tuple[float, str]]]] = {}
+
+    def line_status(self, path: str, line: int) -> str | None:
+        """The status of any line of a file (an enumerator, a declaration) over the visits the scan made: ON where
+        one visit compiled it; None for a file no visit reached."""
+        best: str | None = None
+        for marks in self.spans.get(path, []):
+            here = next(st for at, st in marks if line < at)
+            if best is None or RANK[here] > RANK[best]:
+                best = here
+        return best
 
     def unit(self, path: str, text: str) -> dict[str, str | None]:
         """Scan one translation unit from the build's flags; the macros defined at its end."""
@@ -176,8 +188,11 @@ class Scan:
         self.seen.add(path)
         # frames: [status of the enclosing region, status of this branch, a branch was taken, one may have been]
         stack: list[list] = []
+        marks: list[tuple[float, str]] = []
+        self.spans.setdefault(path, []).append(marks)
         for line, kind, rest in directives(text):
             here = stack[-1][1] if stack else outer
+            marks.append((line, here))
             if kind in ("if", "ifdef", "ifndef"):
                 if here == OFF:
                     stack.append([OFF, OFF, True, False])
@@ -242,6 +257,7 @@ class Scan:
                     self.open = self.open or TOOLKIT.match(m.group(1)) is None
                 elif found[0] not in self.seen:
                     self._file(found[0], found[1], here, depth + 1)
+        marks.append((float("inf"), stack[-1][1] if stack else outer))
 
     def _decide(self, kind: str, rest: str) -> bool | None:
         """Whether a condition holds; None when it cannot be decided."""

@@ -8,6 +8,7 @@ import functools
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,9 @@ class Program:
         self.macros = {}
         off: list[MacroDef] = []
         for md, enum in self._candidates:
-            if enum or status.get((md.path, md.line)) != ppscan.OFF:
+            if enum and self._lines is not None and self._lines(md.path, md.line) == ppscan.OFF:
+                off.append(md)  # an enumerator in an `#if` branch not taken (`#ifdef N_VALUE enum{N = N_VALUE};`)
+            elif enum or status.get((md.path, md.line)) != ppscan.OFF:
                 self.macros.setdefault(md.name, md)
             else:
                 off.append(md)
@@ -139,6 +142,7 @@ class Program:
         """The ppscan status of each `#define` line of the program's files, keyed by (path, line). A file no other
         file of the program includes is a translation unit, read from the build's flags; an included one is read
         where its includer includes it."""
+        self._lines: Callable[[str, int], str | None] | None = None
         if not any(ppscan.CONDITIONAL.search(f.data) for f in self.files):
             return {}
         by_path = {os.path.abspath(f.path): f for f in self.files}
@@ -168,6 +172,7 @@ class Program:
             if f.path not in reached:
                 scan.unit(f.path, source(f))
                 reached |= scan.seen
+        self._lines = scan.line_status
         return scan.status
 
     def _index(self, f: SourceFile) -> None:

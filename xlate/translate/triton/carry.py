@@ -23,7 +23,8 @@ so every kernel that lifts without carrying keeps its port.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import itertools
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -223,7 +224,71 @@ def check(L: Block, arr: SharedArr, loc: Any) -> list[WriteRec]:
     return [w for w in body if w.epoch >= end] + c.pre
 
 
+MAX_ITERATION_PAIRS = 4096  # (read, write) iterations of constant-range loops enumerated by _may_conflict
+
+
 def _may_conflict(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: WriteRec) -> bool:
+    """Whether a thread may write an element another thread reads, in any iterations of the run-time loops around
+    them: where the indices or conditions read the variable of such a loop whose values are constants
+    (`for (j = 0; j < 3; j++)` not unrolled), every value of it for the read against every value for the write
+    (any two iterations, the same one included); otherwise as `_may_conflict_once`."""
+    names = sorted(_loop_vars(L, (*idx, *pred, *w.idx, *w.pred)))
+    if names:
+        values = list(itertools.product(*(L.st.loop_ranges[n] for n in names)))
+        if 0 < len(values) ** 2 <= MAX_ITERATION_PAIRS:
+            for rv in values:
+                at_r = dict(zip(names, rv))
+                r_idx, r_pred = (tuple(_fix(s, at_r) for s in x) for x in (idx, pred))
+                for wv in values:
+                    at_w = dict(zip(names, wv))
+                    w_at = replace(w, idx=tuple(_fix(s, at_w) for s in w.idx), pred=tuple(_fix(s, at_w) for s in w.pred))
+                    if _may_conflict_once(L, r_idx, r_pred, w_at):
+                        return True
+            return False
+        if not values:
+            return False  # a loop that runs no iteration
+    return _may_conflict_once(L, idx, pred, w)
+
+
+def _loop_vars(L: Block, syms: tuple[Sym, ...]) -> set[str]:
+    """The variables of constant-range run-time loops (`LiftState.loop_ranges`) that `syms` read."""
+    ranges = getattr(L.st, "loop_ranges", {})
+    out: set[str] = set()
+    seen: set[int] = set()
+    stack = list(syms)
+    while stack:
+        x = stack.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        if x.op == "var" and x.name in ranges:
+            out.add(x.name)
+        stack.extend(x.args)
+    return out
+
+
+def _fix(s: Sym, at: dict[str, int], memo: dict[int, Sym] | None = None) -> Sym:
+    """`s` with the loop variables of `at` replaced by their values."""
+    memo = {} if memo is None else memo
+    if s.id in memo:
+        return memo[s.id]
+    if s.op == "var" and s.name in at:
+        out = S.const(at[s.name], s.ctype)
+    elif not s.args or s.op in ("load", "gather", "reduce", "scan", "segreduce"):
+        out = s
+    else:
+        args = tuple(_fix(a, at, memo) for a in s.args)
+        if all(a is b for a, b in zip(args, s.args)):
+            out = s
+        elif s.op == "cast":
+            out = S.cast(args[0], s.ctype)
+        else:
+            out = S.op(s.op, s.ctype, *args, fn=s.name)
+    memo[s.id] = out
+    return out
+
+
+def _may_conflict_once(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: WriteRec) -> bool:
     """Whether a thread may write an element another thread reads: False where the indices, evaluated on the
     block's threads (thread-index arithmetic, or affine maps of the thread index whose other parts differ by a
     constant: `p[t - 55]` and `p[t]` for a pointer p into the array), name no common element for two different

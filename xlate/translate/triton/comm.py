@@ -224,9 +224,10 @@ def shuffle(L: Block, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | Non
         else:
             src = seg + ((pos ^ d) % width)
     src = np.where(src < n, src, lanes)
-    # a condition that is the same on every thread of a segment (a warp's row, `warp_id < n`) leaves whole
-    # segments in or out: no thread of a taking part segment reads one that does not
-    pred = [c for c in L.full_pred() if c.concrete or not segment_uniform(L, c, width)]
+    # a condition that is the same on every thread and the thread it reads (a warp's row, `warp_id < n`, or a
+    # group of 8 lanes, `(gid >> 3) < n`, that an xor of 1..7 exchanges within) leaves no thread that takes part
+    # reading one that does not
+    pred = [c for c in L.full_pred() if c.concrete or not lanes_agree(L, c, src)]
     try:
         act = active_lanes(L, pred)
     except NotTokenizable as exc:
@@ -234,13 +235,44 @@ def shuffle(L: Block, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | Non
     if np.any(act & ~act[src]):
         raise LiftError("XL2003", "warp shuffle reads a thread that does not take part", loc)
     alt = None
-    if L.by == 1 and isinstance(v, Sym) and not v.opaque and not (v.lanes - {"x"}):
+    if L.by == 1 and (isinstance(v, Sym) or (isinstance(v, LaneTokens) and v.alt is not None)):
         src_x = _source_lane(kind, arg, width, n)
 
-        def alt(v: Sym = v, src_x: Sym = src_x) -> Sym:  # no reduction or scan: the source's value, recomputed
-            return L.issue(S.substitute(v, {"x": src_x}), S.land(*L.full_pred()), loc)
+        def alt(v: Any = v, src_x: Sym = src_x) -> Sym:  # no reduction or scan: the source's value
+            return _shuffled_data(L, v, src_x, loc)
 
     return LaneTokens([t.toks[int(s)] for s in src], t.ctype, alt=alt)
+
+
+def _shuffled_data(L: Block, v: Sym | LaneTokens, src_x: Sym, loc: ir.Loc | None) -> Sym:
+    """The value a shuffle reads, where it forms no reduction or scan: thread-index arithmetic recomputed for the
+    source lane; loaded data, or what an earlier exchange produced, taken from the block the threads computed at
+    the source lane (`tl.gather`): recomputing it would load again, and would nest a chain of exchanges (a
+    sorting network's) once per step, doubling the expression each time. A value that cannot be recomputed
+    for another lane (a segment's reduction, a loop-carried register) is gathered likewise: the names it reads
+    are not reassigned before the gather (a loop updates its carried variables after its body)."""
+    d = v if isinstance(v, Sym) else v.alt()
+    if d.lanes - {"x", "*"} or L.st.red_axes or L.st.defer:
+        raise LiftError("XL2010", "values exchanged between threads form no complete reduction, scan or gather", loc)
+    if not d.opaque and not _reads_data(d):
+        return L.issue(S.substitute(d, {"x": src_x}), S.land(*L.full_pred()), loc)
+    block = L.issue(d, S.land(*L.full_pred()), loc)
+    return S.op("gather", d.ctype, block, S.cast(src_x, "int"), fn="-1")
+
+
+def _reads_data(v: Sym) -> bool:
+    """Whether `v` reads global memory or another lane's value (a load or a lane gather in its DAG)."""
+    seen: set[int] = set()
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        if x.op in ("load", "gather"):
+            return True
+        stack.extend(x.args)
+    return False
 
 
 def _source_lane(kind: str, arg: Sym, width: int, n: int) -> Sym:
@@ -268,8 +300,20 @@ OPAQUE_OPS = frozenset({"var", "load", "reduce", "scan", "call_opaque", "red"})
 
 def segment_uniform(L: Block, c: Sym, width: int) -> bool:
     """Whether `c` has one value on all threads of each aligned segment of `width` threads (for any values of the
-    uniform unknowns it reads): thread-index arithmetic is evaluated on every thread; any other node is a pure
-    function of segment-uniform arguments, or reads no thread index at all."""
+    uniform unknowns it reads)."""
+    w = min(width, L.nlanes)
+    if not w or L.nlanes % w:
+        return c.uniform
+    lanes = np.arange(L.nlanes)
+    return lanes_agree(L, c, (lanes // w) * w)
+
+
+def lanes_agree(L: Block, c: Sym, partner: np.ndarray) -> bool:
+    """Whether `c` has the same value on every thread t and on thread partner[t], for any values of the uniform
+    unknowns it reads: thread-index arithmetic is evaluated on every thread; a shift or power-of-two division
+    (`(t + blockIdx.x * 128) >> 3`), or a comparison with a uniform multiple of 2**j (`t < (n / 4) * 4`), agrees
+    where the bits above the lowest it drops do (`_high_bits_agree`); any other node is a pure function of
+    agreeing arguments."""
     if c.uniform:
         return True
     if c.concrete:
@@ -277,13 +321,114 @@ def segment_uniform(L: Block, c: Sym, width: int) -> bool:
             v = concrete(L, c)
         except (NotConcrete, ZeroDivisionError):
             return False
-        w = min(width, L.nlanes)
-        if L.nlanes % w:
-            return False
-        return bool(np.all(v.reshape(-1, w) == v.reshape(-1, w)[:, :1]))
+        return bool(np.all(v == v[partner]))
     if c.op in OPAQUE_OPS or c.opaque or not c.args:
         return False
-    return all(segment_uniform(L, a, width) for a in c.args)
+    k = _pow2_divisor(c)
+    if k is not None and _high_bits_agree(L, c.args[0], k, partner):
+        return True
+    if c.op in ("lt", "ge", "gt", "le") and len(c.args) == 2:
+        a, b = c.args if c.op in ("lt", "ge") else c.args[::-1]
+        # a < B with B a multiple of 2**j: a and a with its j lowest bits changed lie in one aligned block of
+        # 2**j, which no multiple of 2**j (B, or a wrap or sign boundary of the type) splits
+        j = _alignment(b) if b.uniform and ctyping.is_int(b.ctype) and ctyping.is_int(a.ctype) else 0
+        if j > 0 and _high_bits_agree(L, a, min(j, 63), partner):
+            return True
+    return all(lanes_agree(L, a, partner) for a in c.args)
+
+
+def _high_bits_agree(L: Block, s: Sym, k: int, partner: np.ndarray) -> bool:
+    """Whether `s >> k` (the bits of integer `s` above its k lowest) agrees on every thread and its partner."""
+    if not ctyping.is_int(s.ctype) or k >= ctyping.bits(s.ctype):
+        return False
+    if k == 0:
+        return lanes_agree(L, s, partner)
+    d = _pow2_divisor(s)
+    if d is not None and _high_bits_agree(L, s.args[0], k + d, partner):
+        return True  # (a >> d) >> k is a >> (d + k), arithmetic or logical
+    if s.op == "cast" and s.args and ctyping.is_int(s.args[0].ctype) and _high_bits_agree(L, s.args[0], k, partner):
+        return True  # truncating keeps, and extending (by sign or zero) adds, bits fixed by those above k
+    split = _uniform_split(L, s)
+    if split is not None and split[0] >= k:
+        q = np.right_shift(split[1], k)  # floor: the aligned block of 2**k the thread-index part falls in
+        return bool(np.all(q == q[partner]))
+    return lanes_agree(L, s, partner)
+
+
+def _pow2_divisor(c: Sym) -> int | None:
+    """k where `c` is `a >> k` or `a / 2**k` that rounds down (a unsigned or not negative), k a constant."""
+    if c.op not in ("shr", "div") or len(c.args) != 2 or not c.args[1].is_const or not ctyping.is_int(c.ctype):
+        return None
+    d = int(c.args[1].value)
+    if c.op == "shr":
+        k = d
+    elif d > 0 and d & (d - 1) == 0 and (ctyping.is_unsigned(c.args[0].ctype) or c.args[0].nonneg):
+        k = d.bit_length() - 1
+    else:
+        return None
+    return k if 0 <= k < ctyping.bits(c.args[0].ctype) else None
+
+
+SPLIT_OPS = frozenset({"add", "sub", "mul", "shl", "cast"})
+
+
+def _uniform_split(L: Block, s: Sym) -> tuple[int, np.ndarray] | None:
+    """(a, v): `s` is U + v[t] on thread t modulo 2**bits of its type, U uniform and a multiple of 2**a, v exact
+    integers; None where `s` is not such a sum. Only ring operations (and casts that do not widen) are followed,
+    which keep the sum's residue: `(U + v) >> k` then agrees on two threads whose v lies in one aligned block of
+    2**k (U moves every such block onto another whole block, also across a wrap of the type)."""
+    if not ctyping.is_int(s.ctype):
+        return None
+    if s.uniform:
+        return _alignment(s), np.zeros(L.nlanes, dtype=np.int64)
+    if s.concrete:
+        try:
+            return 64, concrete(L, s).astype(np.int64)
+        except (NotConcrete, ZeroDivisionError):
+            return None
+    if s.op not in SPLIT_OPS or s.opaque:
+        return None
+    if s.op == "cast":
+        src = s.args[0].ctype
+        if not ctyping.is_int(src) or ctyping.bits(s.ctype) > ctyping.bits(src):
+            return None  # a widening cast extends the residue by its sign: not a sum any more
+        return _uniform_split(L, s.args[0])
+    a, b = s.args
+    if s.op in ("mul", "shl"):
+        if s.op == "mul" and a.is_const:
+            a, b = b, a
+        if not b.is_const:
+            return None
+        sa = _uniform_split(L, a)
+        m = int(b.value)
+        if sa is None or (s.op == "shl" and not 0 <= m < 64):
+            return None
+        m = 1 << m if s.op == "shl" else m
+        return sa[0] + _tz(m), sa[1] * m
+    sa, sb = _uniform_split(L, a), _uniform_split(L, b)
+    if sa is None or sb is None:
+        return None
+    return min(sa[0], sb[0]), (sa[1] + sb[1] if s.op == "add" else sa[1] - sb[1])
+
+
+def _tz(m: int) -> int:
+    """Trailing zero bits of m (64 for 0, a multiple of everything)."""
+    return 64 if m == 0 else (m & -m).bit_length() - 1
+
+
+def _alignment(u: Sym) -> int:
+    """A number a such that the uniform integer `u` is a multiple of 2**a (0 where nothing is known)."""
+    if u.is_const:
+        return _tz(int(u.value)) if ctyping.is_int(u.ctype) else 0
+    if u.op == "mul" and len(u.args) == 2:
+        return min(64, _alignment(u.args[0]) + _alignment(u.args[1]))
+    if u.op == "shl" and len(u.args) == 2 and u.args[1].is_const:
+        return min(64, _alignment(u.args[0]) + max(0, int(u.args[1].value)))
+    if u.op in ("add", "sub") and len(u.args) == 2:
+        return min(_alignment(u.args[0]), _alignment(u.args[1]))
+    if u.op == "cast" and u.args and ctyping.is_int(u.args[0].ctype):
+        return _alignment(u.args[0])
+    return 0
 
 
 def token_view(L: Block, r: SharedRead) -> LaneTokens:

@@ -1,4 +1,4 @@
-"""CUB's block reductions, loads and stores, library idioms of real kernels:
+"""CUB's block and warp reductions, loads and stores, library idioms of real kernels:
 
     typedef cub::BlockReduce<float, 256> BlockReduce;     // or `using BlockReduce = ...;`
     __shared__ typename BlockReduce::TempStorage temp;
@@ -7,6 +7,8 @@
 The result is defined in thread 0 (CUB's contract); the port gives every thread the block's reduction, which
 agrees with it there. Every thread of the block must call it (it holds barriers): under a thread-dependent
 condition it is refused, as a barrier is. The temporary storage is CUB's business: nothing to port.
+`cub::WarpReduce<T[, N]>(temp[w]).Sum(v)` alike reduces each aligned group of N threads (32 by default), defined
+in the group's first thread; a condition around it must be the same on all threads of a group.
 
     typedef cub::BlockLoad<float, 128, 4> Load;           // BlockStore alike; `using namespace cub;` spellings too
     Load(temp).Load(p, items, valid, oob);               // Store(temp).Store(p, items, valid)
@@ -30,6 +32,7 @@ from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.values import LiftError, LocalArray, PtrVal
 
 REDUCER = re.compile(r"(?:::)?cub::BlockReduce\s*<\s*([^,>]+?)\s*,\s*([^,>]+?)\s*(?:,.*)?>")
+WARP_REDUCER = re.compile(r"(?:::)?cub::WarpReduce\s*<\s*([^,>]+?)\s*(?:,\s*([^,>]+?)\s*)?(?:,.*)?>")
 BLOCK_IO = re.compile(r"(?:::)?(?:cub::)?Block(Load|Store)\s*<(.+)>")
 OPS = {"cub::Sum": "sum", "cub::Max": "max", "cub::Min": "min", "Sum": "sum", "Max": "max", "Min": "min"}
 
@@ -47,6 +50,21 @@ class CubBlockReduce:
 
     ctype: str
     threads: int | None
+
+
+@dataclass
+class CubWarpReduce:
+    """`R(temp[w])` of a `cub::WarpReduce<T, LOGICAL_WARP_THREADS>`: a reduction over each aligned group of
+    `width` threads (32 by default), defined in the group's first thread (the port gives it to every one)."""
+
+    ctype: str
+    width: int
+
+
+def warp_reducer_type(spelled: str) -> tuple[str, str] | None:
+    """(element type, logical warp threads) of a `cub::WarpReduce<T[, N]>` spelling; None for any other type."""
+    m = WARP_REDUCER.fullmatch(" ".join(spelled.split()))
+    return (m.group(1).strip(), (m.group(2) or "32").strip()) if m else None
 
 
 def reducer_type(spelled: str) -> tuple[str, str] | None:
@@ -69,7 +87,7 @@ class CubBlockIO:
 
 def is_cub_type(spelled: str) -> bool:
     """Whether a type spelling is one of the CUB block collectives this module ports."""
-    return reducer_type(spelled) is not None or io_args(spelled) is not None
+    return reducer_type(spelled) is not None or io_args(spelled) is not None or warp_reducer_type(spelled) is not None
 
 
 def io_args(spelled: str) -> tuple[str, list[str]] | None:
@@ -196,18 +214,52 @@ class Cub:
             return self.ev(ir.Name(loc, text))
         raise LiftError("XL2003", f"cub::BlockReduce for '{text}' threads", loc)
 
-    def cub_method(self, red: CubBlockReduce, e: ir.MethodCall) -> Sym:
+    def cub_warp_reducer(self, spelled: str, loc: ir.Loc) -> CubWarpReduce:
+        elem, width = warp_reducer_type(spelled)  # type: ignore[misc]
+        n = self.data(self.ev_text_int(width, loc), loc)
+        w = int(n.value) if n.is_const else 0
+        if w <= 0 or w > 32 or w & (w - 1):
+            raise LiftError("XL2003", f"cub::WarpReduce of {width} threads (not a power of two up to 32)", loc)
+        return CubWarpReduce(self.resolve_type(ctyping.canonical(elem), loc), w)
+
+    def cub_warp_method(self, red: CubWarpReduce, e: ir.MethodCall) -> Sym:
+        """`.Sum(v[, valid])` / `.Reduce(v, op[, valid])`: the reduction over each group of `width` threads (only
+        its first `valid` threads contributing). Every thread of a group must call it: a condition around it must
+        be the same on all of a group's threads (`if (row >= n) return;` with row a warp's)."""
         m = e.method
-        if m == "Sum":
-            op, rest = "sum", list(e.args[1:])
-        elif m == "Reduce" and len(e.args) >= 2:
+        op, rest = self._reduce_op(e, "cub::WarpReduce")
+        w = red.width
+        if not self.nlanes or self.nlanes % w or (self.by > 1 and self.bx % w):
+            raise LiftError("XL2003", f"cub::WarpReduce of {w} threads in a block of {self.nlanes or 'launch-time'} "
+                                      "lanes whose rows hold no whole groups", e.loc)
+        guard = self.lane_guard.key() if self.lane_guard is not None else None
+        for c in self.full_pred():
+            if (c.lanes or c.opaque) and c.key() != guard and (c.opaque or not comm.segment_uniform(self, c, w)):
+                raise LiftError("XL2015", f"cub::WarpReduce::{m} under a condition the threads of a warp may not "
+                                          "share", e.loc)
+        v = S.cast(self.data(self.ev(e.args[0]), e.loc), red.ctype)
+        if rest:  # only the group's first `valid` threads contribute
+            valid = S.cast(self.data(self.ev(rest[0]), e.loc), "int")
+            rank = S.op("mod", "int", S.cast(self.linear_tid(), "int"), S.const(w, "int"))
+            v = S.where(S.op("lt", "bool", rank, valid), v, _identity(op, red.ctype), red.ctype)
+        self.idiom(f"cub::WarpReduce::{m} -> {op} over each {w} threads", e.loc)
+        return comm.segreduce_sym(op, w, comm.guarded(self, v, op), red.ctype)
+
+    def _reduce_op(self, e: ir.MethodCall, what: str) -> tuple[str, list[ir.Expr]]:
+        """(sum | max | min, the arguments after the value and operator) of `.Sum(v, ...)` / `.Reduce(v, op, ...)`."""
+        if e.method == "Sum" and e.args:
+            return "sum", list(e.args[1:])
+        if e.method == "Reduce" and len(e.args) >= 2:
             fn = e.args[1].fn if isinstance(e.args[1], ir.Call) else getattr(e.args[1], "id", "")
             op = OPS.get(fn.removeprefix("::")) if isinstance(fn, str) else None
             if op is None:
-                raise LiftError("XL2003", "cub::BlockReduce::Reduce with an operator other than Sum/Max/Min", e.loc)
-            rest = list(e.args[2:])
-        else:
-            raise LiftError("XL2003", f"cub::BlockReduce::{m}", e.loc)
+                raise LiftError("XL2003", f"{what}::Reduce with an operator other than Sum/Max/Min", e.loc)
+            return op, list(e.args[2:])
+        raise LiftError("XL2003", f"{what}::{e.method}", e.loc)
+
+    def cub_method(self, red: CubBlockReduce, e: ir.MethodCall) -> Sym:
+        m = e.method
+        op, rest = self._reduce_op(e, "cub::BlockReduce")
         guard = self.lane_guard.key() if self.lane_guard is not None else None
         for c in self.full_pred():
             if (c.lanes or c.opaque) and c.key() != guard:

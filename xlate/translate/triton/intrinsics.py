@@ -16,7 +16,14 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
 from xlate.translate.triton import sym as S
-from xlate.translate.triton.cub import CubBlockIO, CubBlockReduce, io_args, reducer_type
+from xlate.translate.triton.cub import (
+    CubBlockIO,
+    CubBlockReduce,
+    CubWarpReduce,
+    io_args,
+    reducer_type,
+    warp_reducer_type,
+)
 from xlate.translate.triton.emit import _paren, tl_of
 from xlate.translate.triton.state import FnCtx, KernelContext, LiftState
 from xlate.translate.triton.sym import Sym
@@ -121,6 +128,8 @@ class Intrinsics:
         spelled = spelled.val.ctype if spelled is not None and isinstance(spelled.val, TypeVal) else fn
         if reducer_type(spelled) is not None:  # `BlockReduce(temp)`: a CUB block reduction (cub.py)
             return self.cub_reducer(spelled, e.loc)
+        if warp_reducer_type(spelled) is not None and len(e.args) == 1:  # `WarpReduce(temp[w])` (cub.py)
+            return self.cub_warp_reducer(spelled, e.loc)
         if io_args(spelled) is not None and len(e.args) == 1:  # `BlockLoad(temp)`: CUB's block load or store
             return self.cub_io(spelled, e.loc)
         callee = self.callee(e)
@@ -586,6 +595,8 @@ class Intrinsics:
         obj = self.ev(e.obj)
         if isinstance(obj, CubBlockReduce):
             return self.cub_method(obj, e)
+        if isinstance(obj, CubWarpReduce):
+            return self.cub_warp_method(obj, e)
         if isinstance(obj, CubBlockIO):
             return self.cub_io_method(obj, e)
         if isinstance(obj, CGroup):

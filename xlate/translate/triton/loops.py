@@ -315,6 +315,9 @@ class Loops:
         raw = self.em.fresh(it_name + "_it")
         it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
         written = self.shared_written(body)
+        if lane_part is None and all(x.is_const and ctyping.is_int(x.ctype) for x in (start, bound, step)) \
+                and int(step.value) != 0:  # the values it takes, for carry.py's race checks
+            self.st.loop_ranges[it_name] = range(int(start.value), int(bound.value), int(step.value))
         self.plan_carry(written)
         kinds = self.dry_kinds(carried, lambda: run(it_sym), written)
         self.prune_carry(written)
@@ -323,6 +326,7 @@ class Loops:
         header = (f"for {raw} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
                   f"{self.em.code(step, self.ctx, 'int')}):")
         self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written)
+        self.st.loop_ranges.pop(it_name, None)
 
     def while_loop(self, body: tuple[ir.Stmt, ...], step: tuple[ir.Expr, ...], test_expr: ir.Expr | None,
                    test0: Sym | None, loc: ir.Loc, do: bool) -> None:

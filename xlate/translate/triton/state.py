@@ -117,6 +117,8 @@ class LiftState:
     vec_loads: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # vector block loads issued (layout.py)
     scalar_loads: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # global loads issued (reload_key)
     region: int = field(default=0, metadata=VALUE)  # the loop body being emitted (loads are reused within one)
+    # the run-time loops around the program point whose variable runs over constants: its name -> the values
+    loop_ranges: dict[str, range] = field(default_factory=dict, metadata=COPY)
     load_runs: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # adjacent scalar loads (layout.py)
     params: list[str] = field(default_factory=list, metadata=COPY)  # the kernel's parameters, as Python names
     # numeric_limits of template types: constexpr name -> (type's constexpr, member); a dry run's entry stays (an

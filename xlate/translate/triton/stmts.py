@@ -106,7 +106,7 @@ class Statements:
                 raise LiftError("XL2001", f"reference '{s.name}' to something other than an element of memory", loc)
             self.bind(s.name, s.ctype, r)
             return
-        if s.shared and s.ctype.base.split()[-1].endswith("::TempStorage") and not s.dims:
+        if s.shared and s.ctype.base.split()[-1].endswith("::TempStorage"):  # one, or one per warp (`temp[32]`)
             owner = self.resolve_type(s.ctype.base.split()[-1].removesuffix("::TempStorage"), loc)
             if is_cub_type(owner):  # CUB's scratch space for a block reduction, load or store (cub.py)
                 self.bind(s.name, s.ctype, CubTemp(s.name))
