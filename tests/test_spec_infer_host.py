@@ -489,3 +489,36 @@ def test_definitions_inside_an_if_group_are_read(tmp_path):
     int main() { real* a; cudaMalloc(&a, 100 * sizeof(real)); k<<<1, 100>>>(a, 100); }
     """, "k")
     assert res.spec is not None and res.spec.param("a").ctype == "double"
+
+
+def test_a_bound_narrowed_by_a_data_dependent_search_is_not_the_value_it_started_from(tmp_path):
+    # `lo` starts as a copy of the run-time `cols` and a search over data that inference cannot read narrows it:
+    # after the loop it is some column in 0..cols, not `cols` itself. Taking the value it started from tied the
+    # launch to the path where the search finds nothing (lo = cols - 1, hi = 1: a grid that is empty or negative).
+    res = resolve(tmp_path, """
+    #define MIN_OF(a, b) ((a) < (b) ? (a) : (b))
+    #define MAX_OF(a, b) ((a) > (b) ? (a) : (b))
+    __global__ void band(const float* in, float* out, int lo, int hi, int cols) {
+      int c = lo + blockIdx.x * blockDim.x + threadIdx.x;
+      if (c <= hi) out[c] = in[c] + 1.0f;
+    }
+    int main(int argc, char** argv) {
+      int cols = atoi(argv[1]);
+      float* h = (float*)malloc(cols * sizeof(float));
+      read_values(h, cols);
+      int lo = cols, hi = 1;
+      for (int c = 1; c < cols; c++) {
+        if (h[c] > 0.5f) {
+          lo = MIN_OF(lo, c);
+          hi = MAX_OF(hi, c);
+        }
+      }
+      lo = MAX_OF(lo - 1, 0);
+      float *a, *b;
+      cudaMalloc(&a, cols * sizeof(float));
+      cudaMalloc(&b, cols * sizeof(float));
+      band<<<(hi - lo + 128) / 128, 128>>>(a, b, lo, hi, cols);
+    }
+    """, "band")
+    spec = res.annotation()
+    assert "lo: const(" not in spec and "cols - 1" not in spec, spec

@@ -594,9 +594,10 @@ class HostInterpreter(TensorModel, Evaluator):
             return
         frame.env[name] = None
 
-    def unknown_value(self, name: str, type_text: str, where: str, code: str, frame: Frame) -> Value:
+    def unknown_value(self, name: str, type_text: str, where: str, code: str, frame: Frame,
+                      keep_default: bool = True) -> Value:
         old = frame.env.get(name)
-        default = self.concrete(old.e) if isinstance(old, Num) else None
+        default = self.concrete(old.e) if isinstance(old, Num) and keep_default else None
         flt = is_float_type(type_text)
         return Num(self.fresh(name, "runtime", where, default, flt=flt, detail=code[:80]), flt)
 
@@ -751,10 +752,17 @@ class HostInterpreter(TensorModel, Evaluator):
         elif frame.in_branch and isinstance(value, Num) and isinstance(old, Num) and value.e != old.e:
             # set on one path only (`if (argc > 2) mode = APPROX;`): either value may hold after the branch
             old_root = self.roots.get(old.e) if isinstance(old.e, sp.Symbol) else None
-            if old_root is not None and old_root.kind == "runtime":
-                value = old  # already a value the program chooses at run time
-            elif self.concrete(old.e) is not None:
-                value = self.unknown_value(key, "float" if old.flt else "int", self.where(e), text(right), frame)
+            if old_root is not None and old_root.kind == "runtime" and old_root.name == key:
+                value = old  # already this variable's own value, chosen at run time
+            elif self.concrete(old.e) is not None or old_root is not None:
+                # a constant, or a copy of another variable (`lo = cols; if (...) lo = min(lo, c);`): after the
+                # branch it is neither for sure, and keeping the copy would tie it to that other value
+                # a value that reads a loop's variable (`hi = max(hi, c)` in a search) is one of the values met
+                # on the way: the one before the loop (nothing found) is no default for it
+                searched = any(getattr(self.roots.get(x), "kind", None) == "loop"  # type: ignore[call-overload]
+                               for x in getattr(value.e, "free_symbols", ()))
+                value = self.unknown_value(key, "float" if old.flt else "int", self.where(e), text(right), frame,
+                                           keep_default=not searched)
         if isinstance(value, Num) and isinstance(old, Num) and old.flt and not value.flt:
             value = Num(value.e, True)
         env[key] = value
