@@ -752,15 +752,15 @@ class HostInterpreter(TensorModel, Evaluator):
         elif frame.in_branch and isinstance(value, Num) and isinstance(old, Num) and value.e != old.e:
             # set on one path only (`if (argc > 2) mode = APPROX;`): either value may hold after the branch
             old_root = self.roots.get(old.e) if isinstance(old.e, sp.Symbol) else None
-            if old_root is not None and old_root.kind == "runtime" and old_root.name == key:
-                value = old  # already this variable's own value, chosen at run time
-            elif self.concrete(old.e) is not None or old_root is not None:
-                # a constant, or a copy of another variable (`lo = cols; if (...) lo = min(lo, c);`): after the
-                # branch it is neither for sure, and keeping the copy would tie it to that other value
-                # a value that reads a loop's variable (`hi = max(hi, c)` in a search) is one of the values met
-                # on the way: the one before the loop (nothing found) is no default for it
-                searched = any(getattr(self.roots.get(x), "kind", None) == "loop"  # type: ignore[call-overload]
-                               for x in getattr(value.e, "free_symbols", ()))
+            # a value narrowed from itself by a loop's variable (`hi = max(hi, c)`: a search over data) is one of
+            # the values met on the way: the one before the loop (the search found nothing) is no default for it,
+            # and a copy of another run-time value (`lo = cols;`) would tie it to that value
+            searched = right is not None and _mentions(right, key) and any(
+                getattr(self.roots.get(x), "kind", None) == "loop"  # type: ignore[call-overload]
+                for x in getattr(value.e, "free_symbols", ()))
+            if old_root is not None and old_root.kind == "runtime" and not searched:
+                value = old  # already a value the program chooses at run time
+            elif self.concrete(old.e) is not None or (old_root is not None and old_root.kind == "runtime"):
                 value = self.unknown_value(key, "float" if old.flt else "int", self.where(e), text(right), frame,
                                            keep_default=not searched)
         if isinstance(value, Num) and isinstance(old, Num) and old.flt and not value.flt:
@@ -1685,3 +1685,14 @@ def _launches_something(fd: FuncDef, kernels: set[str]) -> bool:
 
 
 __all__ = ["Launch", "Root", "SourceFile", "host_launches"]
+
+
+def _mentions(node: ts.Node, name: str) -> bool:
+    """Whether the expression `node` names the variable `name` (`max(hi, c)` names `hi`)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and text(n) == name:
+            return True
+        stack.extend(n.named_children)
+    return False
