@@ -462,6 +462,22 @@ def _depends_on(s: Sym, axes: frozenset[str], seen: dict[int, bool]) -> bool:
     return dep
 
 
+def dag_size(roots: list[Sym], limit: int) -> int:
+    """Distinct nodes under `roots` (arguments and load masks), counted up to limit + 1: what substituting
+    them rebuilds."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack and len(seen) <= limit:
+        x = stack.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        stack.extend(x.args)
+        if x.mask is not None:
+            stack.append(x.mask)
+    return len(seen)
+
+
 def loads_in(s: Sym) -> list[Sym]:
     out: list[Sym] = []
     seen: set[int] = set()
