@@ -7,7 +7,6 @@ Backends are found through the `xlate.backends` entry-point group; the core neve
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -18,6 +17,7 @@ import numpy as np
 
 from xlate.diagnostics import Diagnostic
 from xlate.errors import ToolchainMissing
+from xlate.hashing import content_key  # noqa: F401 (the backends' name for it; the core's key needs no NumPy)
 
 RunStatus = Literal["ok", "crash", "timeout", "error"]
 
@@ -319,15 +319,6 @@ def timed_launches(launch: Callable[[], Any], start: Any, stop: Any, elapsed_ms:
         stop.synchronize()
         times.append(elapsed_ms(start, stop) / 1e3 / batch)
     return times
-
-
-def content_key(*parts: Any) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        blob = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode()
-        h.update(len(blob).to_bytes(8, "little"))
-        h.update(blob)
-    return h.hexdigest()[:32]
 
 
 def compile_cache_dir(backend: str) -> Path:

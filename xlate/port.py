@@ -147,8 +147,11 @@ def translate(req: PortRequest, unit: KernelUnit, text: str) -> Translation:
     return rule_translator(unit.language, req.target).translate(unit, text, options)
 
 
-def port_file(req: PortRequest) -> PortResult:
-    unit = parse_file(req.source)
+def port_file(req: PortRequest, unit: KernelUnit | None = None) -> PortResult:
+    """`unit`: the source as parse_file(req.source) reads it, where the caller has it already (a migrate task
+    parses its file first; parsing it twice cost a tenth of a second a file)."""
+    if unit is None:
+        unit = parse_file(req.source)
     if req.verify:
         result = _port_unit(req, unit)
     else:
@@ -200,12 +203,12 @@ def _port_unit(req: PortRequest, unit: KernelUnit) -> PortResult:
         verdict = verify_kernel(req, translation, k, out) if req.verify else None
         results.append(KernelResult(k, rule_engine, verdict, diags,
                                     configs=verify_launch_configs(req, translation, k, out, verdict)))
-    if req.engine == "auto":
+    untranslated = [r.kernel for r in results if not r.translated]
+    rejected = {r.kernel: r.verdict for r in results if r.verdict is not None and r.verdict.status == "rejected"}
+    if req.engine == "auto" and (untranslated or rejected):  # the LLM modules load only when there is work for them
         from xlate.translate.llm.engine import llm_available, llm_repair_or_translate
 
-        untranslated = [r.kernel for r in results if not r.translated]
-        rejected = {r.kernel: r.verdict for r in results if r.verdict is not None and r.verdict.status == "rejected"}
-        if (untranslated or rejected) and llm_available(req.model):
+        if llm_available(req.model):
             translation, outcomes = llm_repair_or_translate(
                 unit, translation, untranslated + list(rejected), req.target,
                 model_output_gate(req.source, req.target, verify_options(req)), model=req.model, arch=req.arch,
@@ -282,15 +285,16 @@ def verify_launch_configs(req: PortRequest, translation: Translation, kernel: st
     """Each launch configuration of `kernel`'s launcher other than the default, through the gate like the port
     itself (same oracle, examples and seed). Only once the default is verified: otherwise the port keeps the
     default alone, and the report says why. None when the port declares no configurations for it."""
-    from xlate.verify.candidate import verify_candidate
-    from xlate.verify.configs import unverified, verify_configs
-
     if not _configurable(req.target):
         return None
+    from xlate.verify.configs import unverified, verify_configs
+
     if verdict is None or verdict.status != "verified":
         why = ("--no-verify: the others were not verified" if verdict is None else
                f"the default configuration is {verdict.status}: the others were not tried")
         return unverified(translation.text, kernel, why)
+    from xlate.verify.candidate import verify_candidate  # the gate's imports (hypothesis...): only to run it
+
     options = replace(verify_options(req), untrusted="llm" in translation.engine)
     return verify_configs(translation.text, kernel,
                           lambda text: verify_candidate(req.source, kernel, req.target, text, options, path=out).verdict)

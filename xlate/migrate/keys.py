@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from xlate import __version__
-from xlate.backends.base import content_key
 from xlate.errors import XlateError
+from xlate.hashing import content_key
 from xlate.migrate.discover import Library, SourceFile
 from xlate.migrate.options import MigrateOptions
 

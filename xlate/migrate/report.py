@@ -15,7 +15,7 @@ import jinja2
 
 from xlate import __version__
 from xlate.migrate.summary import gate_time
-from xlate.resources import data_dir, templates_dir
+from xlate.resources import cache_dir, data_dir, templates_dir
 
 SCHEMA = "xlate.migrate/1"
 SCHEMA_FILE = data_dir() / "migrate_report.schema.json"
@@ -108,7 +108,8 @@ def write_report(report: dict[str, Any], directory: str) -> dict[str, str]:
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / "report")),
                              autoescape=lambda name: name is None or name.endswith(".html.j2"),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             bytecode_cache=_template_cache())
     env.filters["fmt_s"] = fmt_seconds
     env.filters["fmt_us"] = fmt_launch
     env.filters["pct"] = lambda x: "" if x is None else f"{100 * x:.1f} %"
@@ -116,6 +117,17 @@ def _env() -> jinja2.Environment:
     # Markdown table cells: no HTML, no column breaks, one line.
     env.filters["md"] = lambda s: html.escape(str(s), quote=False).replace("|", "\\|").replace("\n", " ")
     return env
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """The compiled templates, kept in the user's cache (keyed by each template's source): compiling the report's
+    templates took a fifth of a second in every run."""
+    try:
+        path = cache_dir() / "jinja"
+        path.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(path))
 
 
 def fmt_seconds(x: float | None) -> str:

@@ -336,6 +336,7 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
 
     from xlate.migrate.naming import ports_headers
     from xlate.migrate.verdicts import port_header
+    from xlate.parse.source import detect_language
     from xlate.port import port_file
 
     o = task.options
@@ -347,7 +348,7 @@ def _port_kernels(task: Task, unit: Any) -> dict[str, Any]:
     scratch = tempfile.mkdtemp(prefix="port-", dir=tmp_root)
     try:
         req = _port_request(task, os.path.join(scratch, Path(task.output or task.rel).name))
-        res = port_file(req)
+        res = port_file(req, unit if unit.language == detect_language(task.source, unit.text) else None)
     except OSError as exc:  # the scratch write stands for the port's: name the port
         raise OSError(exc.errno, exc.strerror, task.output) from exc
     finally:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import tree_sitter as ts
@@ -49,15 +51,26 @@ def matches(grammar: str, name: str, node: ts.Node) -> list[dict[str, list[ts.No
     return [m for _, m in ts.QueryCursor(query(grammar, name)).matches(node)]
 
 
+def pattern_owners(query: ts.Query, parts: list[str], names: Sequence[str]) -> list[str]:
+    """The name of the part each pattern of `query` (the parts joined by newlines) comes from, by where the
+    pattern starts: compiling each part again only to count its patterns cost as much as the combined query."""
+    ends, at = [], 0
+    for part in parts:
+        at += len(part.encode("utf-8")) + 1
+        ends.append(at)
+    return [names[bisect.bisect_right(ends, query.start_byte_for_pattern(i))] for i in range(query.pattern_count)]
+
+
 @functools.cache
 def _combined(grammar: str, names: tuple[str, ...]) -> tuple[ts.Query, list[tuple[int, str]]]:
     """One query made of several query files (captures prefixed by file), so a single traversal serves all."""
-    parts, owners = [], []
+    parts = []
     for name in names:
         text = (grammars_dir() / grammar / f"{name}.scm").read_text(encoding="utf-8")
         parts.append(re.sub(r"@([A-Za-z_][\w.]*)", lambda m, n=name: f"@{n}__{m.group(1)}", text))
-        owners.extend([(len(owners), name)] * query(grammar, name).pattern_count)
-    return ts.Query(language(grammar), "\n".join(parts)), owners
+    q = ts.Query(language(grammar), "\n".join(parts))
+    names_of = pattern_owners(q, parts, names)
+    return q, [(names_of.index(name), name) for name in names_of]  # (the file's first pattern, the file)
 
 
 def matches_many(grammar: str, names: list[str], node: ts.Node) -> dict[str, list[dict[str, list[ts.Node]]]]:

@@ -134,7 +134,7 @@ class Job:
         self._once: set[tuple[str, str, str]] = set()
         self._macro_values = {m.name: m.value for m in self.unit.macros if m.params is None}
         self._calls: dict[int, list[tuple[str, ts.Node, ts.Node]]] = {}
-        self._decls: dict[tuple[int, int], list[ts.Node]] = {}
+        self._decls: dict[tuple[int, int], dict[str, tuple[list[int], list[Declarator]]]] = {}
         self._call_starts: dict[tuple[int, int], list[int]] = {}
         self._queries: dict[int, dict[str, list[tuple[int, queries.Captures]]]] = {}
         self._query_starts: dict[tuple[int, str], list[int]] = {}
@@ -334,33 +334,23 @@ class Job:
             stack.extend(n.children)
         return True
 
-    def local_declaration(self, region: Region, node: ts.Node, name: str) -> tuple[str, ts.Node, str | None, bool] | None:
+    def local_declaration(self, region: Region, node: ts.Node, name: str) -> LocalDecl | None:
         """(type text, declarator node, initialiser text, const?) of `name` in the enclosing function or its
         parameters, the nearest declaration before `node`."""
         fn = self.function_node(node) if region.macro is None else None
         scope = fn if fn is not None else region.root
         key = (id(region.root), scope.start_byte)
         if key not in self._decls:
-            self._decls[key] = _declarations(scope)
-        best = None
-        for decl in self._decls[key]:
-            if decl.start_byte > node.start_byte:
-                break
-            type_node = decl.child_by_field_name("type")
-            quals = [region.text(c) for c in decl.children if c.type == "type_qualifier"]
-            for d in decl.children_by_field_name("declarator"):
-                target, value = d, None
-                if d.type == "init_declarator":
-                    target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
-                ident = target
-                while ident is not None and ident.type not in ("identifier", "field_identifier"):
-                    ident = ident.child_by_field_name("declarator")
-                if ident is not None and region.text(ident) == name:
-                    pointer = target is not None and target.type in ("pointer_declarator", "reference_declarator")
-                    best = (region.text(type_node) + ("*" if pointer else ""), ident,
-                            region.text(value) if value is not None else None,
-                            "const" in quals or "constexpr" in quals)
-        return best
+            self._decls[key] = _declaration_index(region, scope)
+        starts, found = self._decls[key].get(name, ((), ()))
+        i = bisect.bisect_right(starts, node.start_byte)  # the last one starting at or before the node
+        if not i:
+            return None
+        decl, target, ident, value = found[i - 1]
+        quals = [region.text(c) for c in decl.children if c.type == "type_qualifier"]
+        pointer = target is not None and target.type in ("pointer_declarator", "reference_declarator")
+        return (region.text(decl.child_by_field_name("type")) + ("*" if pointer else ""), ident,
+                region.text(value) if value is not None else None, "const" in quals or "constexpr" in quals)
 
     def rename_text(self, text: str) -> str:
         """`text` with its identifiers renamed by the tables and the compat identifiers (for copied arguments)."""
@@ -395,6 +385,29 @@ def _merge_range(starts: list[int], ends: list[int], a: int, b: int) -> None:
     new_a, new_b = min(a, starts[lo]), max(b, ends[hi])
     starts[lo : hi + 1] = [new_a]
     ends[lo : hi + 1] = [new_b]
+
+
+LocalDecl = tuple[str, ts.Node, "str | None", bool]
+Declarator = tuple[ts.Node, "ts.Node | None", ts.Node, "ts.Node | None"]  # declaration, target, identifier, value
+
+
+def _declaration_index(region: Region, scope: ts.Node) -> dict[str, tuple[list[int], list[Declarator]]]:
+    """name -> (start bytes, declarators) of every declaration of it under `scope`, in source order: one walk per
+    scope (each of a file's many warp shuffles rescanned every declaration before it)."""
+    index: dict[str, tuple[list[int], list[Declarator]]] = {}
+    for decl in _declarations(scope):
+        for d in decl.children_by_field_name("declarator"):
+            target, value = d, None
+            if d.type == "init_declarator":
+                target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+            ident = target
+            while ident is not None and ident.type not in ("identifier", "field_identifier"):
+                ident = ident.child_by_field_name("declarator")
+            if ident is not None:
+                starts, found = index.setdefault(region.text(ident), ([], []))
+                starts.append(decl.start_byte)
+                found.append((decl, target, ident, value))
+    return index
 
 
 def _declarations(scope: ts.Node):

@@ -87,17 +87,11 @@ Captures = dict[str, list[ts.Node]]
 
 
 @functools.cache
-def single(name: str) -> ts.Query:
-    return ts.Query(languages.language("cuda"), QUERIES[name])
-
-
-@functools.cache
 def combined(names: tuple[str, ...]) -> tuple[ts.Query, tuple[str, ...]]:
     """One query of all `names`, and the name each of its patterns belongs to."""
-    owner: list[str] = []
-    for name in names:
-        owner.extend([name] * single(name).pattern_count)
-    return ts.Query(languages.language("cuda"), "\n".join(QUERIES[n] for n in names)), tuple(owner)
+    parts = [QUERIES[n] for n in names]
+    query = ts.Query(languages.language("cuda"), "\n".join(parts))
+    return query, tuple(languages.pattern_owners(query, parts, names))
 
 
 def run(names: tuple[str, ...], root: ts.Node) -> dict[str, list[tuple[int, Captures]]]:

@@ -927,6 +927,10 @@ def stored_data(L: Block, rec: WriteRec) -> Sym:
     return lt.data
 
 
+# nodes of a stored value (and its write's conditions) recomputed for another thread: each forwarding stage of
+# a tree of data-dependent selects (an argmin through shared memory) doubles it, and rebuilding it for every read
+# ran for minutes; of the lifted corpus kernels with shared memory, the largest recompute under 8,000 (nw)
+MAX_RECOMPUTED = 50_000
 MAX_STORED_DEPTH = 3  # stages of stored exchanges recomputed within one another (a winograd transform has two)
 _STORED_DEPTH = [0]
 
@@ -979,6 +983,9 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
             raise LiftError("XL2009", f"'{arr.name}' is read from another thread without a __syncthreads after its write", r.loc)
         conds: list[Sym] = list(eqs)
         mapping: dict[str, Sym] = {}
+        if not identity and isinstance(rec.value, Sym) and S.dag_size([rec.value, *rec.pred], MAX_RECOMPUTED) > MAX_RECOMPUTED:
+            raise _Unsolvable(f"the value stored is recomputed for the reading thread and has more than {MAX_RECOMPUTED:,} "
+                              "operations (exchanges of data-dependent values stored into each other)")
         if not identity:
             for a, t in sol.items():
                 conds.append(S.op("ge", "bool", t, S.const(0, "int")))

@@ -209,7 +209,7 @@ class Emitter:
         hint = self.hints.get(s.id)
         if hint is not None and (expr.isidentifier() or _is_number(expr)):
             hint = None  # an alias: no variable of its own
-        if hint is not None or not simple:
+        if hint is not None or not simple or len(expr) > MAX_INLINE:
             name = self.assign(hint or "t", expr)
             self._remember(s, ctx, name)
             return name
@@ -385,6 +385,10 @@ class Emitter:
 
 CHAIN_OPS = frozenset({*PYOP, "div", "neg", "pos", "cast", "min", "max", "where"})
 CHAIN_STEP = 32  # links of an arithmetic chain between variables (Python's stack, and its parser's nesting)
+# characters of an expression spelled inline before it gets a variable: an inline spelling repeats a shared
+# sub-expression at every use, exponential in the depth of a value built by unrolled exchanges (each use then
+# scanned its whole text)
+MAX_INLINE = 10_000
 ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*) = (.*)$")
 WORD = re.compile(r"[A-Za-z_]\w*")
 

@@ -106,15 +106,41 @@ class Sym:
         return self._key
 
     def __repr__(self) -> str:
+        """The expression as C-like text, cut at REPR_LIMIT characters: a value built by unrolled loops spells its
+        shared sub-expressions once per use, exponential in its depth (a refusal message quoting a condition
+        spent minutes spelling one)."""
+        out: list[str] = []
+        self._spell(out, [REPR_LIMIT])
+        return "".join(out)
+
+    def _spell(self, out: list[str], left: list[int]) -> None:
         if self.op == "const":
-            return repr(self.value)
-        if self.op in ("lane", "red"):
-            return f"{self.op}.{self.axis}"
-        if self.op in ("uni", "var"):
-            return str(self.name)
-        if self.op in BIN:
-            return f"({self.args[0]!r} {BIN[self.op]} {self.args[1]!r})"
-        return f"{self.op}{self.name or ''}({', '.join(map(repr, self.args))})"
+            parts: list[Any] = [repr(self.value)]
+        elif self.op in ("lane", "red"):
+            parts = [f"{self.op}.{self.axis}"]
+        elif self.op in ("uni", "var"):
+            parts = [str(self.name)]
+        elif self.op in BIN:
+            parts = ["(", self.args[0], f" {BIN[self.op]} ", self.args[1], ")"]
+        else:
+            parts = [f"{self.op}{self.name or ''}("]
+            for i, a in enumerate(self.args):
+                parts += [", ", a] if i else [a]
+            parts.append(")")
+        for part in parts:
+            if left[0] <= 0:  # 0: the budget is spent (mark the cut once, then -1)
+                if left[0] == 0:
+                    out.append("…")
+                    left[0] = -1
+                return
+            if isinstance(part, Sym):
+                part._spell(out, left)
+            else:
+                out.append(part)
+                left[0] = max(0, left[0] - len(part))
+
+
+REPR_LIMIT = 400  # characters of a sym's spelling (repr) before it is cut with "…"
 
 
 # -- constructors --------------------------------------------------------------------------------------------
@@ -434,6 +460,22 @@ def _depends_on(s: Sym, axes: frozenset[str], seen: dict[int, bool]) -> bool:
         dep = any(_depends_on(a, axes, seen) for a in s.args)
     seen[s.id] = dep
     return dep
+
+
+def dag_size(roots: list[Sym], limit: int) -> int:
+    """Distinct nodes under `roots` (arguments and load masks), counted up to limit + 1: what substituting
+    them rebuilds."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack and len(seen) <= limit:
+        x = stack.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        stack.extend(x.args)
+        if x.mask is not None:
+            stack.append(x.mask)
+    return len(seen)
 
 
 def loads_in(s: Sym) -> list[Sym]:
