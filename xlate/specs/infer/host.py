@@ -1689,10 +1689,4 @@ __all__ = ["Launch", "Root", "SourceFile", "host_launches"]
 
 def _mentions(node: ts.Node, name: str) -> bool:
     """Whether the expression `node` names the variable `name` (`max(hi, c)` names `hi`)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier" and text(n) == name:
-            return True
-        stack.extend(n.named_children)
-    return False
+    return any(n.type == "identifier" and text(n) == name for n in walk_tree(node))
