@@ -457,9 +457,6 @@ def test_extern_array_sized_by_a_constant_shmem_halved_each_level(tmp_path):
         guards_intact(out, "top")
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (stop 32): for a run-time loop whose range is not a constant, the "
-                   "carried-array race check compares the read and the write of one iteration only; s[t + j] read by "
-                   "thread t in iteration j was written by thread t + 1 in iteration j - 1 with no barrier between")
 def test_element_another_thread_wrote_one_iteration_earlier_is_refused():
     _refused_as_race("""
 // xlate: in: in[n], out: out[n], n: size(1..1000), m: scalar(0..8), grid: cdiv(n, 128), block: 128

@@ -190,9 +190,12 @@ def noted_read(L: Any, arr: SharedArr, idx: tuple[Sym, ...], pred: tuple[Sym, ..
         arr.carry.reads.append((L.st.ids, epoch, idx, pred))
 
 
-def check(L: Block, arr: SharedArr, loc: Any) -> list[WriteRec]:
+def check(L: Block, arr: SharedArr, loc: Any, iter_names: set[str] = frozenset()) -> list[WriteRec]:
     """The barrier checks of the module docstring at the end of the body; the writes no barrier follows (in the
-    loop's last iteration, or before the loop where it runs none), which a read after the loop must not see."""
+    loop's last iteration, or before the loop where it runs none), which a read after the loop must not see.
+    `iter_names`: the variables that take a new value each iteration (the counter, the carried variables); a write
+    of another iteration than the read's is compared with them renamed (`_earlier`), so `s[t + j]` read in
+    iteration j meets `s[t + 1 + (j - 1)]`, written by thread t + 1 the iteration before."""
     c: Carried = arr.carry
     end = L.st.epoch
     first = c.base + c.chunks
@@ -206,22 +209,35 @@ def check(L: Block, arr: SharedArr, loc: Any) -> list[WriteRec]:
     for e, idx, pred in c.uses:
         if e > c.start or (synced_end and pre_synced):
             continue
-        # no barrier between: only the reading thread itself may have written the element (`s[t] += v`)
+        # no barrier between: only the reading thread itself may have written the element (`s[t] += v`), in an
+        # earlier iteration (the body's last writes) or before the loop
         unsynced = [w for w in body if w.epoch >= end] + c.pre
-        if any(_may_conflict(L, idx, pred, w) for w in unsynced):
+        if any(_may_conflict_earlier(L, idx, pred, w, iter_names) for w in unsynced):
             raise LiftError("XL2009", f"'{arr.name}' is read in a loop where another thread may have written it in an "
                                       "earlier iteration, with no __syncthreads between the two", loc)
     for last, e_r, idx, pred in c.reads:
         for w in body:
-            if not _may_conflict(L, idx, pred, w):
-                continue
-            if w.id > last and not w.epoch > e_r:
+            if w.id > last and not w.epoch > e_r and _may_conflict(L, idx, pred, w):
                 raise LiftError("XL2009", f"'{arr.name}' is written in a loop where another thread may still read "
                                           "the element, with no __syncthreads between the two", w.loc)
-            if not (e_r < end or w.epoch > c.start):
+            if not (e_r < end or w.epoch > c.start) and _may_conflict_earlier(L, idx, pred, w, iter_names):
                 raise LiftError("XL2009", f"'{arr.name}' is written in a loop where another thread read the element "
                                           "in the iteration before, with no __syncthreads between the two", w.loc)
     return [w for w in body if w.epoch >= end] + c.pre
+
+
+def _may_conflict_earlier(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: WriteRec,
+                          iter_names: set[str]) -> bool:
+    """`_may_conflict` for a read and a write of different iterations: the write's per-iteration variables are
+    renamed, so the two index expressions share only what the iterations share. A renamed variable read through
+    memory (`s[idx[j]]`) cannot be renamed there: such a pair may conflict."""
+    rename = {n: S.var(f"{n}__other_iteration", "int", True) for n in iter_names}
+    hidden: list[bool] = []
+    w_idx = tuple(_subst(s, rename, hidden) for s in w.idx)
+    w_pred = tuple(_subst(s, rename, hidden) for s in w.pred)
+    if any(hidden):
+        return True
+    return _may_conflict(L, idx, pred, replace(w, idx=w_idx, pred=w_pred))
 
 
 MAX_ITERATION_PAIRS = 4096  # (read, write) iterations of constant-range loops enumerated by _may_conflict
@@ -252,7 +268,11 @@ def _may_conflict(L: Block, idx: tuple[Sym, ...], pred: tuple[Sym, ...], w: Writ
 
 def _loop_vars(L: Block, syms: tuple[Sym, ...]) -> set[str]:
     """The variables of constant-range run-time loops (`LiftState.loop_ranges`) that `syms` read."""
-    ranges = getattr(L.st, "loop_ranges", {})
+    return _loop_vars_in(*syms, names=set(getattr(L.st, "loop_ranges", {})))
+
+
+def _loop_vars_in(*syms: Sym, names: set[str]) -> set[str]:
+    """The variables among `names` that `syms` read, through loads and collectives too."""
     out: set[str] = set()
     seen: set[int] = set()
     stack = list(syms)
@@ -261,23 +281,37 @@ def _loop_vars(L: Block, syms: tuple[Sym, ...]) -> set[str]:
         if x.id in seen:
             continue
         seen.add(x.id)
-        if x.op == "var" and x.name in ranges:
+        if x.op == "var" and x.name in names:
             out.add(x.name)
         stack.extend(x.args)
     return out
 
 
-def _fix(s: Sym, at: dict[str, int], memo: dict[int, Sym] | None = None) -> Sym:
+def _fix(s: Sym, at: dict[str, int]) -> Sym:
     """`s` with the loop variables of `at` replaced by their values."""
+    return _subst(s, {n: S.const(v, "int") for n, v in at.items()}, [])
+
+
+_OPAQUE_OPS = ("load", "gather", "reduce", "scan", "segreduce")
+
+
+def _subst(s: Sym, repl: dict[str, Sym], hidden: list[bool], memo: dict[int, Sym] | None = None) -> Sym:
+    """`s` with the variables of `repl` replaced (a replacing constant takes the variable's C type); inside a
+    load, gather or collective nothing is replaced: where one reads such a variable, True is appended to `hidden`."""
     memo = {} if memo is None else memo
     if s.id in memo:
         return memo[s.id]
-    if s.op == "var" and s.name in at:
-        out = S.const(at[s.name], s.ctype)
-    elif not s.args or s.op in ("load", "gather", "reduce", "scan", "segreduce"):
+    if s.op == "var" and s.name in repl:
+        r = repl[s.name]
+        out = S.const(r.value, s.ctype) if r.is_const else r
+    elif not s.args:
+        out = s
+    elif s.op in _OPAQUE_OPS:
+        if repl and _loop_vars_in(s, names=set(repl)):
+            hidden.append(True)
         out = s
     else:
-        args = tuple(_fix(a, at, memo) for a in s.args)
+        args = tuple(_subst(a, repl, hidden, memo) for a in s.args)
         if all(a is b for a, b in zip(args, s.args)):
             out = s
         elif s.op == "cast":

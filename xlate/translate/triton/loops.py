@@ -325,7 +325,7 @@ class Loops:
         self.carry_init(written)
         header = (f"for {raw} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
                   f"{self.em.code(step, self.ctx, 'int')}):")
-        self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written)
+        self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written, iter_names={it_name})
         self.st.loop_ranges.pop(it_name, None)
 
     def while_loop(self, body: tuple[ir.Stmt, ...], step: tuple[ir.Expr, ...], test_expr: ir.Expr | None,
@@ -407,7 +407,7 @@ class Loops:
         header = f"while tl.max({flat}, axis=0) > 0:" if varying else f"while {active_name}:"
         result: list[Sym] = []
         self.loop_body(header, slots, lambda: result.append(run(act)), loc, written=written,
-                       extra=lambda: [(active_name, result[0], "bool", varying)])
+                       extra=lambda: [(active_name, result[0], "bool", varying)], iter_names={active_name})
 
     def while_stmt(self, s: ir.While) -> None:
         test0 = None if s.do else self.cond(self.ev(s.test), s.loc)
@@ -637,7 +637,10 @@ class Loops:
             return self.em.broadcast(code, v, self.ctx)
         return code if v.op != "const" else f"tl.full([], {code}, {tl_of(ct)})"
 
-    def loop_body(self, header: str, slots, run, loc: ir.Loc, extra=None, written: set[int] | None = None) -> None:
+    def loop_body(self, header: str, slots, run, loc: ir.Loc, extra=None, written: set[int] | None = None,
+                  iter_names: set[str] = frozenset()) -> None:
+        """`iter_names`: the loop's own variables besides the carried `slots` (a for loop's counter), which carry.py's
+        race checks take as different in two iterations."""
         em = self.em
         em.line(header)
         header_at = len(em.lines)
@@ -651,7 +654,7 @@ class Loops:
         plans = written.carry if isinstance(written, SharedWritten) else []
         pending: dict[int, list] = {}
         for p in plans:  # the carried arrays' content as this iteration leaves it (carry.py)
-            pending[id(p.arr)] = carry.check(self, p.arr, loc)
+            pending[id(p.arr)] = carry.check(self, p.arr, loc, {py for _, py, _, _, _ in slots} | iter_names)
             recs = p.arr.records[p.arr.boundary:]
             for j in range(p.chunks):
                 new = carry.content(self, p.arr, recs, j, carry.CONTENT_EPOCH)
