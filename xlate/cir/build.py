@@ -158,7 +158,7 @@ def function_source(unit: KernelUnit, fn: Function, lines: LineIndex | None = No
             names = {name for name, _, _ in local}
             macros = [m for m in macros if m.name not in names]
             macros += [Macro(name, params, body, fn.span) for name, params, body in local]
-        expanded = _typeof_copies(cpre.expand(cpre.normalise(chosen), macros))
+        expanded = _typeof_copies(cpre.expand(cpre.normalise(chosen, unit.text), macros))
     except cpre.ExpansionError as exc:
         raise BuildError(str(exc), lines.loc(fn.span.start_byte + len(to_bytes(fn_text[: exc.offset])))) from None
     root = parse_c(to_bytes(expanded.text), unit.path).root

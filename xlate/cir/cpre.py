@@ -31,6 +31,10 @@ CG_TYPES = [
     (re.compile(r"\bcg\s*::\s*coalesced_group\b"), "__xl_coalesced"),
 ]
 CG_ALIAS = re.compile(r"\bnamespace\s+(\w+)\s*=\s*(?:::)?\s*cooperative_groups\s*;")
+# `using namespace cooperative_groups;`: its type names spelled bare get the same plain names
+CG_USING = re.compile(r"\busing\s+namespace\s+(?:::)?\s*(?:cooperative_groups|cg)\s*;")
+CG_BARE_TYPES = [(re.compile(r"(?<![\w:.>])" + rx.pattern.removeprefix(r"\bcg\s*::\s*")), repl)
+                 for rx, repl in CG_TYPES[1:]]
 LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(")
 
 
@@ -277,15 +281,18 @@ def _collect_args(seq: list[tuple[str, str]], j: int, orig: int) -> tuple[list[l
     raise ExpansionError("unterminated macro invocation", orig)
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, scope: str = "") -> str:
     """Length-preserving spelling fixes applied before expansion (cooperative-groups namespace aliases and types,
-    __launch_bounds__)."""
+    __launch_bounds__). `scope`: the text around `text` (the file of a function), whose namespace aliases and
+    `using namespace cooperative_groups;` hold in `text` too."""
+    file_aliases = [m.group(1) for m in CG_ALIAS.finditer(scope)]
     for m in list(CG_ALIAS.finditer(text)):
         text = text[: m.start()] + _pad("", m.group(0)) + text[m.end() :]  # the declaration says nothing more
-        alias = m.group(1)
+        file_aliases.append(m.group(1))
+    for alias in dict.fromkeys(file_aliases):
         if alias != "cg" and len(alias) >= 2:
             text = re.sub(rf"\b{alias}\s*::", lambda a: _pad("cg::", a.group(0)), text)
-    for rx, repl in CG_TYPES:
+    for rx, repl in CG_TYPES + (CG_BARE_TYPES if CG_USING.search(text) or CG_USING.search(scope) else []):
         text = rx.sub(lambda m, r=repl: _pad(m.expand(r), m.group(0)), text)
     m = LAUNCH_BOUNDS.search(text)
     while m:

@@ -54,6 +54,17 @@ NUMERIC_LIMITS = re.compile(r"(?:(?:cuda::)?std::)?numeric_limits<(.+)>::(\w+)")
 INT_LITERAL_MACRO = re.compile(r"(U?INT)(8|16|32|64)_C")
 CG_REDUCE_OPS = {"plus": "sum", "greater": "max", "less": "min"}  # cg::reduce's functors, as token operators
 SHUFFLE = re.compile(r"__shfl(?:_(up|down|xor))?(_sync)?")  # __shfl_down_sync: kind down, a mask argument first
+CG_NAMESPACES = ("cg::", "cooperative_groups::")  # `namespace cg = cooperative_groups;` is the usual alias
+CG_UNQUALIFIED = ("this_thread_block", "this_grid", "tiled_partition")  # names distinctive enough without one
+
+
+def cg_function(fn: str) -> str:
+    """The cooperative-groups function a call names (`cg::this_grid`, `cooperative_groups::this_grid`, or
+    `this_grid` under `using namespace`), '' for any other call."""
+    for ns in CG_NAMESPACES:
+        if fn.startswith(ns):
+            return fn[len(ns):]
+    return fn if fn in CG_UNQUALIFIED else ""
 
 
 class Intrinsics:
@@ -91,11 +102,14 @@ class Intrinsics:
             return comm.shuffle(self, v, kind, arg, width, e.loc)
         if lowering is not None:
             raise LiftError("XL2003", f"warp intrinsic {fn}", e.loc)
-        if fn in ("cg::reduce", "cooperative_groups::reduce") and len(e.args) == 3:
+        cg = cg_function(fn)
+        if cg == "reduce" and fn != "reduce" and len(e.args) == 3:
             return self.cg_reduce(e)
-        if fn in ("cg::this_thread_block",):
+        if cg == "this_thread_block":
             return CGroup("block", self.real_bx * self.real_by if self.real_bx is not None else 0)
-        if fn == "cg::tiled_partition":
+        if cg == "this_grid":
+            return CGroup("grid")
+        if cg == "tiled_partition":
             if not e.targs or not e.targs[0].isdigit():
                 raise LiftError("XL2003", "tiled_partition with a run-time size", e.loc)
             size = int(e.targs[0])
@@ -599,6 +613,8 @@ class Intrinsics:
             return self.cub_warp_method(obj, e)
         if isinstance(obj, CubBlockIO):
             return self.cub_io_method(obj, e)
+        if isinstance(obj, CGroup) and obj.kind == "grid":
+            return self.grid_method(e)
         if isinstance(obj, CGroup):
             linear = self.linear_tid()
             m = e.method
@@ -623,6 +639,29 @@ class Intrinsics:
                 return comm.shuffle(self, v, kind, arg, obj.size, e.loc)
             raise LiftError("XL2003", f"cooperative-groups member {m}()", e.loc)
         raise LiftError("XL2001", f"method call .{e.method}()", e.loc)
+
+    def grid_method(self, e: ir.MethodCall) -> Sym:
+        """`cg::this_grid()`'s members: the thread's rank in the grid (its block's linear index times the block's
+        threads, plus its rank in the block, as CUDA numbers them: x fastest), the grid's threads and blocks. A grid
+        barrier (`sync`) has no Triton equivalent: refused."""
+        m = e.method
+        dims = [(self.builtin(ir.Builtin(e.loc, "blockIdx", a)), self.builtin(ir.Builtin(e.loc, "gridDim", a)))
+                for a in "xyz"]
+        threads = S.op("mul", "unsigned int", S.op("mul", "unsigned int", self.block_dim("x"), self.block_dim("y")),
+                       self.block_dim("z"))
+        blocks = S.op("mul", "unsigned int", S.op("mul", "unsigned int", dims[0][1], dims[1][1]), dims[2][1])
+        if m in ("thread_rank", "block_rank"):
+            # x + X * (y + Y * z)
+            rank = S.op("add", "unsigned int", dims[0][0], S.op("mul", "unsigned int", dims[0][1],
+                        S.op("add", "unsigned int", dims[1][0], S.op("mul", "unsigned int", dims[1][1], dims[2][0]))))
+            if m == "block_rank":
+                return rank
+            return S.op("add", "unsigned int", S.op("mul", "unsigned int", rank, threads), self.linear_tid())
+        if m in ("size", "num_threads"):
+            return S.op("mul", "unsigned int", blocks, threads)
+        if m == "num_blocks":
+            return blocks
+        raise LiftError("XL2003", f"cooperative-groups grid member {m}()", e.loc)
 
     def cg_reduce(self, e: ir.Call) -> Any:
         """cg::reduce(tile, v, cg::plus<T>{}) (or greater: max, less: min): every thread of the tile gets the

@@ -99,7 +99,7 @@ class FieldArray:
 
 @dataclass
 class CGroup:
-    kind: str  # block | tile
+    kind: str  # block | tile | grid
     size: int = 0
 
 
