@@ -155,3 +155,85 @@ def test_gpu_atomic_add_reaches_like_atomic_add(tmp_path):
     path.write_text(with_atomic_add)
     again = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "accumulate_rows")
     assert again.spec is not None and reach == again.spec.param("grad_rows").dims == ["rows * width - width + 3"]
+
+
+SHMEM_CONSTANT = """
+#include <cstdint>
+#include <cstdlib>
+__global__ void halve(float* x, int n) {
+  extern __shared__ float stage[];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 0.5f;
+}
+__global__ void window(const float* in, float* out, int n) {
+  extern __shared__ float win[];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  win[threadIdx.x] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  if (i < n) out[i] = win[threadIdx.x] + win[(threadIdx.x + 1) % blockDim.x];
+}
+void launch(float* x, const float* in, float* out, int n) {
+  dim3 threads(128);
+  dim3 grid((n + threads.x - 1) / threads.x);
+  int64_t no_shared = 0;
+  halve<<<grid, threads, no_shared>>>(x, n);
+  const size_t window_bytes = 128 * sizeof(float);
+  window<<<grid, threads, window_bytes>>>(in, out, n);
+}
+int main(int argc, char** argv) {
+  int n = atoi(argv[1]);
+  float *x, *in, *out;
+  cudaMalloc(&x, n * sizeof(float));
+  cudaMalloc(&in, n * sizeof(float));
+  cudaMalloc(&out, n * sizeof(float));
+  launch(x, in, out, n);
+  return 0;
+}
+"""
+
+
+def test_a_program_constant_given_only_as_dynamic_shared_memory_is_that_many_bytes(tmp_path):
+    """`int64_t no_shared = 0;` (PyTorch extensions' `shmem_size = 0`) and `const size_t bytes = 128 *
+    sizeof(float)` passed as the launch's shared memory are exact: drawing them as sizes (1..4096) would hand the
+    kernel's `extern __shared__` array other sizes than the program's, or none at all where it passes 0."""
+    path = tmp_path / "main.cu"
+    path.write_text(textwrap.dedent(SHMEM_CONSTANT).lstrip())
+    unit = parse_string(path.read_text(), str(path), "cuda")
+    halve = resolve_spec(unit, "halve")
+    assert halve.complete, halve.holes
+    assert halve.annotation() == "x: inout[n], n: size(1..4096), grid: cdiv(n, 128), block: 128, shmem: 0"
+    window = resolve_spec(unit, "window")
+    assert window.complete, window.holes
+    assert window.annotation() == ("in: in[n], out: out[n], n: size(1..4096), grid: cdiv(n, 128), block: 128, "
+                                   "shmem: 512")
+
+
+GRID_RANK = """
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void axpy_rank(const float* x, float* y, float a, unsigned int n) {
+  auto idx = cg::this_grid().thread_rank();
+  if (idx >= n) return;
+  y[idx] = a * x[idx] + y[idx];
+}
+__global__ void tile_rank(float* y, unsigned int n) {
+  cg::thread_block b = cg::this_thread_block();
+  unsigned int i = blockIdx.x * b.size() + b.thread_rank();
+  if (i < n) y[i] = 1.0f;
+}
+"""
+
+
+def test_cooperative_groups_ranks_are_thread_indices(tmp_path):
+    """`cg::this_grid().thread_rank()` is the global thread index (on the one-dimensional launch its guard gives),
+    and a block's `size()` and `thread_rank()` are blockDim and threadIdx: the guards bound them as they would
+    `blockIdx.x * blockDim.x + threadIdx.x` (before, the rank was an unknown value and the launch one thread)."""
+    path = tmp_path / "main.cu"
+    path.write_text(textwrap.dedent(GRID_RANK).lstrip())
+    unit = parse_string(path.read_text(), str(path), "cuda")
+    for kernel, expected in (
+            ("axpy_rank", "x: in[n], y: inout[n], a: scalar, n: size(1..4096), grid: cdiv(n, 256), block: 256"),
+            ("tile_rank", "y: out[n], n: size(1..4096), grid: cdiv(n, 256), block: 256")):
+        res = resolve_spec(unit, kernel)
+        assert res.complete, res.holes
+        assert res.annotation() == expected

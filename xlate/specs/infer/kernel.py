@@ -49,6 +49,17 @@ TID = [builtin("t", a) for a in "xyz"]
 BID = [builtin("b", a) for a in "xyz"]
 
 
+# cooperative groups' handles: `cg::this_grid()`, `cg::this_thread_block()` (any namespace spelling)
+CG_HANDLES = {"this_grid": "grid", "this_thread_block": "block"}
+
+
+@dataclass(frozen=True)
+class Group:
+    """A cooperative-groups handle (`auto g = cg::this_grid();`): its members are thread-index arithmetic."""
+
+    kind: str  # grid | block
+
+
 @dataclass
 class KPtr:
     param: str  # the kernel parameter it points into ("" for shared/local arrays)
@@ -1340,6 +1351,9 @@ class KernelInterpreter(Evaluator):
                     env[name].shared = f"{name}:{size}"
                 continue
             value = self.ev(value_node, env) if value_node is not None else None
+            if isinstance(value, Group) and not indirect:  # `auto g = cg::this_grid();`
+                env[name] = value
+                continue
             if isinstance(value, KPtr) and not indirect and "auto" in type_text.split():
                 env[name] = value  # `auto count = count_ + b * n`: the pointer itself, its writes are count_'s
                 if value.shared and not value.param:
@@ -1623,9 +1637,36 @@ class KernelInterpreter(Evaluator):
             obj = fn.child_by_field_name("argument")
             op = next((text(c) for c in fn.children if text(c) in (".", "->")), ".")
             base = self.ev(obj, env)
+            if isinstance(base, Group):
+                return self.group_member(base, text(fn.child_by_field_name("field")))
             if op == "->" and isinstance(base, KPtr):
                 self.touch(base, sp.Integer(0), node, False)
+        elif fn is not None:
+            group = CG_HANDLES.get("".join(text(fn).split()).rpartition("::")[2])
+            args = node.child_by_field_name("arguments")
+            if group is not None and (args is None or not args.named_children):
+                return Group(group)  # type: ignore[return-value]
         return super().call(node, env)
+
+    def group_member(self, g: Group, member: str) -> Value:
+        """Cooperative groups' ranks and sizes as CUDA numbers them (x fastest): a thread's rank in its block is
+        tx + Bx * (ty + By * tz), in the grid its block's rank times the block's threads plus that. Only the x
+        builtins count as used (a launch guessed for a kernel that numbers its threads by rank is one-dimensional;
+        the y and z terms vanish on it)."""
+        in_block = TID[0] + BLOCK[0] * (TID[1] + BLOCK[1] * TID[2])
+        threads = BLOCK[0] * BLOCK[1] * BLOCK[2]
+        block_rank = BID[0] + GRID[0] * (BID[1] + GRID[1] * BID[2])
+        values = {("block", "thread_rank"): in_block, ("block", "size"): threads, ("block", "num_threads"): threads,
+                  ("grid", "thread_rank"): block_rank * threads + in_block, ("grid", "block_rank"): block_rank,
+                  ("grid", "size"): GRID[0] * GRID[1] * GRID[2] * threads,
+                  ("grid", "num_threads"): GRID[0] * GRID[1] * GRID[2] * threads,
+                  ("grid", "num_blocks"): GRID[0] * GRID[1] * GRID[2]}
+        e = values.get((g.kind, member))
+        if e is None:
+            return Num(self.fresh("l", "group"))
+        self.facts.uses |= {f"{k}x" for k, syms in (("t", TID), ("b", BID), ("B", BLOCK), ("G", GRID))
+                            if syms[0] in e.free_symbols}
+        return Num(e)
 
     def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
         self.block(body, env)  # a function-like macro holding statements (`CHECK_BOUNDS(i, n)`): run them here
@@ -1715,7 +1756,7 @@ class KernelInterpreter(Evaluator):
                 if isinstance(x, Num) and isinstance(y, Num) and y.e.is_number and not x.flt:
                     d = self._thread_def(x.e) if isinstance(x.e, sp.Symbol) else sp.expand(x.e)
                     for axis in range(3):
-                        if d is not None and (_is_global_index(d, axis) or sp.expand(d - BID[axis]) == 0):
+                        if d is not None and (_is_global_index(d, axis, self._flat()) or sp.expand(d - BID[axis]) == 0):
                             self.facts.single_guards.add(axis)
             return
         flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
@@ -1755,7 +1796,7 @@ class KernelInterpreter(Evaluator):
         params = {s.name[3:] for s in sp.sympify(bound).free_symbols if s.name.startswith("_P_")}
         defs = self._thread_def(target)
         for axis in range(3):
-            if defs is not None and _is_global_index(defs, axis):
+            if defs is not None and _is_global_index(defs, axis, self._flat()):
                 self.facts.thread_guards.setdefault(axis, bound)
                 self.facts.guards |= params
             elif defs is not None and sp.expand(defs - BID[axis]) == 0:
@@ -1764,6 +1805,11 @@ class KernelInterpreter(Evaluator):
         if defs is not None and defs.free_symbols & set(TID + BID):
             self.facts.guards |= params
         self.facts.index_params |= params
+
+    def _flat(self) -> bool:
+        """The kernel reads no y or z builtin itself: a rank over every axis is its x index on the 1-D launch a
+        guess gives it."""
+        return not any(u[-1] in "yz" for u in self.facts.uses)
 
     def _thread_def(self, s: sp.Symbol) -> sp.Expr | None:
         if s in TID or s in BID:
@@ -2277,8 +2323,17 @@ def _mutable_references(fd: FuncDef) -> set[int]:
     return out
 
 
-def _is_global_index(d: sp.Expr, axis: int) -> bool:
-    return sp.expand(d - (BID[axis] * BLOCK[axis] + TID[axis])) == 0
+# the y and z builtins on a one-dimensional launch
+_FLAT = {**{s: sp.Integer(0) for s in (TID[1], TID[2], BID[1], BID[2])},
+         **{s: sp.Integer(1) for s in (BLOCK[1], BLOCK[2], GRID[1], GRID[2])}}
+
+
+def _is_global_index(d: sp.Expr, axis: int, flat: bool = False) -> bool:
+    """`d` is blockIdx * blockDim + threadIdx along `axis`; with `flat` (a kernel that reads no y or z builtin
+    itself), also a rank over all axes that is that on a one-dimensional launch (`cg::this_grid().thread_rank()`)."""
+    if sp.expand(d - (BID[axis] * BLOCK[axis] + TID[axis])) == 0:
+        return True
+    return flat and axis == 0 and sp.expand(d.xreplace(_FLAT) - (BID[0] * BLOCK[0] + TID[0])) == 0
 
 
 

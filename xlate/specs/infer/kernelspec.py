@@ -267,6 +267,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     if mapper is not None:
         widths = {a.align for a in kf.accesses if a.align > 1}
         for name, root in mapper.m.free.items():
+            if _launch_constant(inf, name, root):
+                continue
             v = root.value if root.value is not None and float(root.value) >= 1 else None
             hi = int(v) if v is not None and float(v) == int(v) else root.hi or DEFAULT_SIZE_HI
             if v is not None and root.kind in ("local", "constant", "macro") and hi in widths and root.name in kf.names_used:
@@ -315,6 +317,25 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     # the `__device__`/`__constant__` variables it reads and writes (xlate/specs/infer/globals.py)
     infer_globals(fn, program, facts[2] if len(facts) > 2 else None, inf)
     return inf
+
+
+def _launch_constant(inf: Inference, name: str, root: Any) -> bool:
+    """A program constant that only the dynamic shared memory reads (`size_t shmem = 0;` or `= 128` before
+    `k<<<g, b, shmem>>>`) is that many bytes, not a size to draw: the kernel's `extern __shared__` arrays are
+    exactly as large as the program makes them. Written into the `shmem` item; True where it was."""
+    shm = inf.items.get("shmem")
+    value = root.value
+    if shm is None or value is None or root.kind not in ("local", "constant", "macro"):
+        return False
+    if float(value) != int(value) or int(value) < 0:
+        return False
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    if any(word.search(text) for key, (text, _) in inf.items.items() if key != "shmem"):
+        return False
+    text, origin = shm
+    inf.items["shmem"] = (word.sub(str(int(value)), text), replace(origin, detail=(
+        f"{origin.detail}; {root.name} = {int(value)}" if origin.detail else f"{root.name} = {int(value)}")))
+    return True
 
 
 MAX_BLOCK_THREADS = 1024
