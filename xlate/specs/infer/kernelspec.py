@@ -261,6 +261,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     _positive_divisors(fn, inf, dim_exprs, kf.body_text)
     if mapper is not None and launch is not None:
         _host_divides(launch, mapper, inf)
+        _host_multiples(mapper, inf)
 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
     template_axes = _choice_template_items(fn, launch, inf, mapper)
@@ -962,6 +963,26 @@ def _host_divides(launch: Launch, mapper: Mapper, inf: Inference) -> None:
         return
     inf.add_where(conds, Origin(
         "host", launch.where, "the program returns before the launch unless these divide"))
+
+
+def _host_multiples(mapper: Mapper, inf: Inference) -> None:
+    """`upper = tiles * 64` passed for a size: the program only launches with multiples of 64, and a kernel
+    working in 64-wide tiles with no tail handling relies on it. Said as `where: upper % 64 == 0` (drawn as
+    multiples directly) rather than drawing sizes the program never passes. The factor must be the program's
+    number (a constant or macro it fixes), not a block or value drawn apart."""
+    conds = []
+    for big, ps in mapper.m.composite:
+        name = mapper.m.names.get(ps.name)
+        item = inf.items.get(name or "")
+        if name is None or name in mapper.m.derived or item is None or not item[0].startswith(f"{name}: size("):
+            continue
+        coeff, _ = sp.factor_terms(sp.expand(big.xreplace(mapper.constants))).as_coeff_Mul()
+        hi = re.match(rf"{re.escape(name)}: size\(\d+\.\.(\d+)\)$", item[0])
+        if coeff.is_Integer and int(coeff) > 1 and (hi is None or int(hi.group(1)) >= int(coeff)):
+            conds.append(f"{name} % {int(coeff)} == 0")  # (a range with no multiple in it is left as it is)
+    if conds:
+        inf.add_where(conds, Origin("host", mapper.launch.where,
+                                    "the program computes these sizes as multiples of its constants"))
 
 
 def _exact_division(grid: list[sp.Expr], mapper: Mapper) -> str:
