@@ -683,7 +683,7 @@ class KernelFacts:
             if a.align <= 1:
                 continue
             w = a.align
-            forms = self._forms(a.index)
+            forms = self._forms(_element_index(a.index, w))
             if forms is None:
                 continue
             needs: list[tuple[int, frozenset]] = []
@@ -2083,6 +2083,17 @@ def _is_size(x: sp.Symbol) -> bool:
     """A symbol the spec draws: a kernel parameter or a size of its own (not a local, a thread index, a load)."""
     return x.name.startswith("_P_") or not (x.name.startswith(("v_", "l_", "L_", "U_", "D_", "__", "sizeof("))
                                             or x in TID or x in BID or x in GRID or x in BLOCK)
+
+
+def _element_index(index: sp.Expr, w: int) -> sp.Expr:
+    """The element a vector view's index stands for: `((half2*)x)[e >> 1]` loads the pair holding element e,
+    which is the pair starting at e only when e is even; the program keeps it so (rows of an even width), or
+    two threads' pairs overlap. `w * (e / w)` is read as `e`, whose terms then need the alignment."""
+    quotients = {q: q.args[0] / w for q in index.atoms(FloorDiv) if q.args[1] == w}
+    if not quotients:
+        return index
+    out = sp.expand(index.xreplace(quotients))
+    return out if all(r.is_Integer for r in out.atoms(sp.Rational)) else index
 
 
 def _term_needs(e: sp.Expr, w: int, opaque_ok: bool) -> list[tuple[int, frozenset]] | None:
