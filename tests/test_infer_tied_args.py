@@ -143,25 +143,27 @@ def test_a_size_the_program_computes_as_a_multiple_of_its_constant_is_drawn_as_m
         assert len(written) == 1024 and max(written) < side * side
 
 
-def test_a_size_passed_as_it_is_read_adds_no_multiple(tmp_path):
-    """Only a factor the program multiplies by makes a multiple: a size read at run time and passed as is (or
-    plus a constant) is drawn as before."""
-    res = resolve(tmp_path, """
-    __global__ void fill(float* x, int n) {
-      int i = blockIdx.x * blockDim.x + threadIdx.x;
-      if (i < n) x[i] = 1.0f;
-    }
-    int main(int argc, char** argv) {
-      int k = atoi(argv[1]);
-      int n = k + 3;
-      float* d;
-      cudaMalloc((void**)&d, n * sizeof(float));
-      fill<<<(n + 255) / 256, 256>>>(d, n);
-    }
-    """, "fill")
-    assert "%" not in res.annotation()
-    assert item(res, "n") == "n: size(1..4096)"
-    usable(res)
+def test_a_size_passed_as_it_is_read_or_times_a_literal_adds_no_multiple(tmp_path):
+    """Only a factor the kernel's own constants give makes a multiple: a size read at run time and passed as is
+    (or plus a constant), or times a literal the kernel never names (`3 * k` for a guarded `n`), is drawn as
+    before, non-multiples included."""
+    for passed in ("k + 3", "3 * k"):
+        res = resolve(tmp_path, """
+        __global__ void fill(float* x, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) x[i] = 1.0f;
+        }
+        int main(int argc, char** argv) {
+          int k = atoi(argv[1]);
+          int n = PASSED;
+          float* d;
+          cudaMalloc((void**)&d, n * sizeof(float));
+          fill<<<(n + 255) / 256, 256>>>(d, n);
+        }
+        """.replace("PASSED", passed), "fill")
+        assert "%" not in res.annotation(), passed
+        assert item(res, "n") == "n: size(1..4096)"
+        usable(res)
 
 
 # -- a vector view indexed by the element it stands for -------------------------------------------------------

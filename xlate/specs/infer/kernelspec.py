@@ -966,20 +966,30 @@ def _host_divides(launch: Launch, mapper: Mapper, inf: Inference) -> None:
 
 
 def _host_multiples(mapper: Mapper, inf: Inference) -> None:
-    """`upper = tiles * 64` passed for a size: the program only launches with multiples of 64, and a kernel
-    working in 64-wide tiles with no tail handling relies on it. Said as `where: upper % 64 == 0` (drawn as
-    multiples directly) rather than drawing sizes the program never passes. The factor must be the program's
-    number (a constant or macro it fixes), not a block or value drawn apart."""
+    """`upper = tiles * TILE` passed for a size, with TILE a constant the kernel also names: the program only
+    launches with multiples of the kernel's own tile, and a kernel working in such tiles with no tail handling
+    relies on it. Said as `where: upper % 64 == 0` (drawn as multiples directly) rather than drawing sizes the
+    program never passes. Only the kernel's constants count: a literal factor (`rows * 3` passed for a guarded
+    `n`) says nothing of what the kernel needs, and a block or a value drawn apart is no constant at all."""
     conds = []
-    for big, ps in mapper.m.composite:
+    for _, ps in mapper.m.composite:
         name = mapper.m.names.get(ps.name)
         item = inf.items.get(name or "")
         if name is None or name in mapper.m.derived or item is None or not item[0].startswith(f"{name}: size("):
             continue
-        coeff, _ = sp.factor_terms(sp.expand(big.xreplace(mapper.constants))).as_coeff_Mul()
+        i = next(j for j, q in enumerate(mapper.fn.params) if q.name == name)
+        arg = mapper.launch.args[i] if i < len(mapper.launch.args) else None
+        if not isinstance(arg, Num):
+            continue
+        raw = sp.sympify(arg.e)  # as the program spells it: `tiles * TILE`, its constants by name
+        own, _ = sp.factor_terms(sp.expand(raw)).as_coeff_Mul()
+        coeff, _ = sp.factor_terms(sp.expand(raw.xreplace(mapper.constants))).as_coeff_Mul()
+        if not (own.is_Integer and coeff.is_Integer) or int(coeff) % int(own):
+            continue
+        k = int(coeff) // int(own)  # the part of the factor the kernel's constants give
         hi = re.match(rf"{re.escape(name)}: size\(\d+\.\.(\d+)\)$", item[0])
-        if coeff.is_Integer and int(coeff) > 1 and (hi is None or int(hi.group(1)) >= int(coeff)):
-            conds.append(f"{name} % {int(coeff)} == 0")  # (a range with no multiple in it is left as it is)
+        if k > 1 and (hi is None or int(hi.group(1)) >= k):
+            conds.append(f"{name} % {k} == 0")  # (a range with no multiple in it is left as it is)
     if conds:
         inf.add_where(conds, Origin("host", mapper.launch.where,
                                     "the program computes these sizes as multiples of its constants"))
