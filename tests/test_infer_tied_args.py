@@ -8,6 +8,7 @@ case strategy is drawn from on the CPU."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 from tests.spec_inference import resolve, usable
@@ -213,5 +214,69 @@ def test_a_pair_view_indexed_by_the_element_halved_needs_even_rows(tmp_path):
         pairs = [((z * cols * rows + r * cols + c) >> 1) for z in range(batch) for r in range(rows)
                  for t in range(128) for c in range(2 * t, cols, 256)]
         assert len(pairs) == len(set(pairs)) and max(pairs) < cols * rows * batch // 2
+        checked += 1
+    assert checked
+
+
+# -- fields of an element written at fixed offsets -------------------------------------------------------------
+
+FIELDS_PROGRAM = """
+__global__ void tint(const float* in, float* out, int w, int h, int ch, float k)
+{
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  float r = in[(y * w + x) * ch + 0];
+  float g = in[(y * w + x) * ch + 1];
+  float b = in[(y * w + x) * ch + 2];
+  out[w * ch * y + x * ch + 0] = k * r + g;
+  out[w * ch * y + x * ch + 1] = k * g + b;
+  out[w * ch * y + x * ch + 2] = k * b + r;
+}
+int main(int argc, char** argv)
+{
+  int w = atoi(argv[1]);
+  int h = atoi(argv[2]);
+  int ch = 4;
+  if (w % 16 != 0 || h % 16 != 0) return 1;
+  float *in, *out;
+  cudaMalloc((void**)&in, w * h * ch * sizeof(float));
+  cudaMalloc((void**)&out, w * h * ch * sizeof(float));
+  dim3 grid(w / 16, h / 16);
+  dim3 block(16, 16);
+  tint<<<grid, block>>>(in, out, w, h, ch, 0.5f);
+}
+"""
+
+
+def test_three_fields_written_per_element_need_a_stride_of_three(tmp_path):
+    """Each thread writes fields 0, 1 and 2 of its pixel, `ch` apart from the next pixel's: with ch = 1 or 2 (the
+    program's is 4) the pixels' fields overlap and neighbouring threads write one element. The channel count
+    starts at 3; the gate's cases write every element once, and the result is the kernel's own (NumPy)."""
+    res = resolve(tmp_path, FIELDS_PROGRAM, "tint")
+    assert item(res, "ch") == "ch: size(3..4)"
+    assert res.annotation() == ("in: in[ch * h * w], out: out[ch * h * w], w: size(1..4096), h: size(1..4096), "
+                                "ch: size(3..4), k: scalar(0.25..1), grid: (w / 16, h / 16), block: (16, 16), "
+                                "where: w % 16 == 0 and h % 16 == 0 and w % 16 == 0 and h % 16 == 0")
+    usable(res)
+    checked = 0
+    for sizes in drawn(res.spec):
+        w, h, ch = sizes["w"], sizes["h"], sizes["ch"]
+        assert ch >= 3 and w % 16 == 0 and h % 16 == 0
+        if w * h * ch > 1 << 16:
+            continue
+        src = np.arange(w * h * ch, dtype=np.float64) % 7
+        dst = np.full(w * h * ch, np.nan)
+        writes = np.zeros(w * h * ch, dtype=int)
+        for y in range(h):
+            for x in range(w):  # the kernel's threads, one pixel each
+                p = (y * w + x) * ch
+                r, g, b = src[p], src[p + 1], src[p + 2]
+                for f, v in enumerate((0.5 * r + g, 0.5 * g + b, 0.5 * b + r)):
+                    dst[w * ch * y + x * ch + f] = v
+                    writes[w * ch * y + x * ch + f] += 1
+        assert writes.max() == 1  # no element written by two threads
+        pix = src.reshape(h * w, ch)
+        want = np.stack([0.5 * pix[:, 0] + pix[:, 1], 0.5 * pix[:, 1] + pix[:, 2], 0.5 * pix[:, 2] + pix[:, 0]], 1)
+        assert np.allclose(dst.reshape(h * w, ch)[:, :3], want)
         checked += 1
     assert checked

@@ -518,6 +518,38 @@ class KernelFacts:
                 out.append((stride, sp.expand(mx + 1)))
         return list(dict.fromkeys(out))
 
+    def field_clauses(self) -> list[tuple[sp.Expr, sp.Expr]]:
+        """Fields of one element written at fixed offsets (`out[(y * w + x) * ch + 0]`, `... + 1`, `... + 2`):
+        element x's field 2 is element x + 1's field 0 unless the stride holds every field, `ch >= 3`. The
+        thread-dependent terms share the stride (a parameter, or a product of them); the offsets are numbers."""
+        if self.truncated:
+            return []
+        threads = {*TID, *BID}
+        const = {p.name for p in self.fn.params if p.is_const}
+        groups: dict[tuple[str, sp.Expr, sp.Expr], set[int]] = {}
+        for a in self.accesses:
+            if not a.write or a.atomic or a.param in const:
+                continue
+            d = sp.expand(a.index)
+            if self._reach(d) & set(self.loads):
+                continue
+            moving = [t for t in sp.Add.make_args(d) if self._reach(t) & threads]
+            rest = sp.expand(d - sp.Add(*moving))
+            if not moving or not rest.is_Integer:
+                continue
+            shared = set.intersection(*({f for f in sp.Mul.make_args(t) if isinstance(f, sp.Symbol)
+                                         and f.name.startswith("_P_")} for t in moving))
+            if not shared:
+                continue
+            stride = sp.Mul(*sorted(shared, key=str))
+            groups.setdefault((a.param, stride, sp.expand(sp.Add(*moving) / stride)), set()).add(int(rest))
+        out = []
+        for (_, stride, _), offsets in groups.items():
+            span = max(offsets) - min(offsets)
+            if span > 0 and not _never_negative(sp.expand(stride - 1 - span)):
+                out.append((stride, sp.Integer(span + 1)))
+        return out
+
     def index_ranges(self, lengths: dict[str, sp.Expr], grid: list[sp.Expr] | None,
                      block: list[sp.Expr] | None, segments: dict[str, str] | None = None
                      ) -> tuple[dict[str, tuple[sp.Expr, sp.Expr]], dict[str, str]]:

@@ -262,6 +262,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     if mapper is not None and launch is not None:
         _host_divides(launch, mapper, inf)
         _host_multiples(mapper, inf)
+    _raise_floors(inf)
 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
     template_axes = _choice_template_items(fn, launch, inf, mapper)
@@ -836,6 +837,9 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
         if p in ranges and q in ranges and p in lengths and ranges[q][0] != 0:
             fits += _clauses(mapper, [(sp.expand(ranges[p][1] - ranges[p][0]), sp.expand(ranges[q][0] * lengths[p]))])
     fits += _clauses(mapper, kf.stride_clauses(grid, block))
+    floors = _clauses(mapper, kf.field_clauses())
+    inf.floors.update(floors)
+    fits += floors
     if fits:
         inf.add_where(fits, Origin(
             "kernel", kf.where, "index values fit their ranges: no range is empty, index buffers written through hold "
@@ -846,6 +850,29 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
             del inf.items[q]
             inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
                             f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")
+
+
+def _raise_floors(inf: Inference) -> None:
+    """`where: ch >= 3` of a size drawn `size(1..4)` (the fields of an element: Inference.floors): its range
+    starts there (`size(3..4)`) rather than a filter that throws draws away. The other clauses stay."""
+    where = inf.items.get("where")
+    if where is None or not inf.floors:
+        return
+    kept = []
+    for c in where[0].split(":", 1)[1].strip().split(" and "):
+        m = re.fullmatch(r"([A-Za-z_]\w*) >= (\d+)", c)
+        item = inf.items.get(m.group(1)) if m else None
+        r = re.fullmatch(rf"{re.escape(m.group(1))}: size\((\d+)\.\.(\d+)\)", item[0]) if m and item else None
+        if c not in inf.floors or m is None or item is None or r is None or not int(r.group(1)) < int(
+                m.group(2)) <= int(r.group(2)):
+            kept.append(c)
+            continue
+        inf.items[m.group(1)] = (f"{m.group(1)}: size({m.group(2)}..{r.group(2)})", Origin(
+            item[1].kind, item[1].where, (item[1].detail + "; " if item[1].detail else "") + f"at least {m.group(2)}"))
+    if kept:
+        inf.items["where"] = (f"where: {' and '.join(kept)}", where[1])
+    else:
+        del inf.items["where"]
 
 
 def _input_buffer(inf: Inference, name: str) -> bool:
