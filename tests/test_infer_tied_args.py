@@ -195,6 +195,20 @@ int main(int argc, char** argv)
 """
 
 
+def test_a_pair_view_counted_by_a_loop_with_no_initializer_needs_even_rows_too(tmp_path):
+    """`int c = threadIdx.x * 2; for (; c < cols; c += ...)`: the loop counts from the value `c` holds, as
+    `for (int c = threadIdx.x * 2; ...)` does; read as a value it could not follow, the pair view's element was
+    unknown and nothing was required of `cols`."""
+    program = PAIRS_PROGRAM.replace("for (int c = threadIdx.x * 2; c < cols;",
+                                    "int c = threadIdx.x * 2;\n  for (; c < cols;")
+    assert "for (; c < cols;" in program
+    res = resolve(tmp_path, program, "shift_pairs")
+    assert res.annotation() == ("x: inout[cols * rows * batch], b: in[cols], cols: size(1..4096), "
+                                "rows: size(1..4096), batch: size(1..3), grid: (rows, batch), block: 128, "
+                                "where: cols % 2 == 0")
+    usable(res)
+
+
 def test_a_pair_view_indexed_by_the_element_halved_needs_even_rows(tmp_path):
     """`((half2*)x)[(base + c) >> 1]` loads the pair holding element `base + c`: that pair starts at the element
     only when `base = ... + r * cols` is even, so with an odd `cols` the last pair of one row is the first of the

@@ -1531,6 +1531,8 @@ class KernelInterpreter(Evaluator):
         elif init is not None and init.type == "assignment_expression":
             var = text(init.child_by_field_name("left"))
             start = self.ev(init.child_by_field_name("right"), env)
+        elif init is None and (name := _stepped_local(update, cond)) is not None and isinstance(env.get(name), Num):
+            var, start = name, env[name]  # `int y = t * 2; for (; y < w; y += s)`: counted from its value
         before = dict(env)
         self.havoc(body, env, skip=var)
         self.havoc(update, env, skip=var)
@@ -2115,6 +2117,23 @@ def _is_size(x: sp.Symbol) -> bool:
     """A symbol the spec draws: a kernel parameter or a size of its own (not a local, a thread index, a load)."""
     return x.name.startswith("_P_") or not (x.name.startswith(("v_", "l_", "L_", "U_", "D_", "__", "sizeof("))
                                             or x in TID or x in BID or x in GRID or x in BLOCK)
+
+
+def _stepped_local(update: ts.Node | None, cond: ts.Node | None) -> str | None:
+    """The variable a loop with no initializer counts with: the one its update steps (`y += s`, `y = y + s`,
+    `++y`) and its condition compares first (`y < w`)."""
+    if update is None or cond is None or cond.type != "binary_expression":
+        return None
+    if update.type == "update_expression":
+        target = update.child_by_field_name("argument")
+    elif update.type == "assignment_expression":
+        target = update.child_by_field_name("left")
+    else:
+        return None
+    left = cond.child_by_field_name("left")
+    if target is None or target.type != "identifier" or left is None or text(left) != text(target):
+        return None
+    return text(target)
 
 
 def _element_index(index: sp.Expr, w: int) -> sp.Expr:
