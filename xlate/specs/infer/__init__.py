@@ -23,6 +23,7 @@ class Inference:
     items: dict[str, tuple[str, Origin]] = field(default_factory=dict)
     holes: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    floors: set[str] = field(default_factory=set)  # `where` clauses `n >= 3` that may start n's range instead
 
     def add_where(self, clauses: list[str], origin: Origin) -> None:
         """Join `clauses` to the spec's `where` item (each once, in order); `origin` names the item if it is new."""

@@ -93,15 +93,8 @@ class Mapper:
                 arg_text = self.launch.arg_texts[i] if i < len(self.launch.arg_texts) else str(e)
                 self.m.values[p.name] = (concrete_float(v), where, arg_text)  # type: ignore[assignment]
         for p, e in pending:
-            rewritten = sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants)
-            for big, ps in self.m.composite:  # `g.ld = n + 6` passed before `g.last = n - 1`: last is ld - 7
-                if big.free_symbols & rewritten.free_symbols:
-                    rewritten = _solve_in(rewritten, big, ps)
-            if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols and (
-                    _is_int(p.base_type) or _undivided(rewritten)):  # `/` is C's integer division in a spec:
-                self.m.derived[p.name] = rewritten  # `dz = len / nz` for a float is no const the spec can write
-                continue
-            if self._tie(p, rewritten):
+            rewritten = self._over_composites(sp.sympify(e).xreplace(self.m.subs).xreplace(self.constants))
+            if self._derive(p, rewritten):
                 continue
             ps = param_symbol(p.name)
             self.m.composite.append((rewritten, ps))
@@ -109,6 +102,42 @@ class Mapper:
             if len(single) == 1:
                 root = self.roots[single[0]]
                 self.m.roots_used.setdefault(p.name, root)
+        self._retie(pending)
+
+    def _over_composites(self, rewritten: sp.Expr) -> sp.Expr:
+        for big, ps in self.m.composite:  # `g.ld = n + 6` passed before `g.last = n - 1`: last is ld - 7
+            if big.free_symbols & rewritten.free_symbols:
+                rewritten = _solve_in(rewritten, big, ps)
+        return rewritten
+
+    def _derive(self, p: Param, rewritten: sp.Expr) -> bool:
+        if not (rewritten.free_symbols - self._param_symbols()) and rewritten.free_symbols and (
+                _is_int(p.base_type) or _undivided(rewritten)):  # `/` is C's integer division in a spec:
+            self.m.derived[p.name] = rewritten  # `dz = len / nz` for a float is no const the spec can write
+            return True
+        return self._tie(p, rewritten)
+
+    def _retie(self, pending: list[tuple[Param, sp.Expr]]) -> None:
+        """An argument computed from program values that a later argument is passed as (`tiles = (pitch - 1) / 16`
+        passed before `pitch = side + 1`): tied to that argument once it is known (`tiles: const((pitch - 1) / 16)`)
+        rather than drawn apart from it. Only a tie that leaves no program value of its own is taken."""
+        for p, _ in pending:
+            ps = param_symbol(p.name)
+            mine = [c for c in self.m.composite if c[1] == ps]
+            if len(mine) != 1 or p.name in self.m.derived:
+                continue
+            others = [c for c in self.m.composite if c[1] != ps]
+            rewritten = mine[0][0]
+            for big, qs in others:
+                if big.free_symbols & rewritten.free_symbols:
+                    rewritten = _solve_in(rewritten, big, qs)
+            if rewritten == mine[0][0] or rewritten.free_symbols - self._param_symbols():
+                continue
+            saved, self.m.composite = self.m.composite, others
+            if self._derive(p, rewritten):
+                self.m.roots_used.pop(p.name, None)
+            else:
+                self.m.composite = saved
 
     def _tie(self, p: Param, rewritten: sp.Expr) -> bool:
         """`k<<<..>>>(.., NH, C / NH)`: an integer argument the host computes from another argument stays tied
@@ -305,7 +334,18 @@ def _undivided(e: sp.Expr) -> bool:
 def _solve_in(out: sp.Expr, big: sp.Expr, ps: sp.Symbol) -> sp.Expr:
     """`out` with a program expression the launch passes for a parameter (`total - skip` for m) written over the
     parameter where `out` holds a multiple of it (`4 * total - 4 * skip` -> `4 * m`), or a part of it
-    (`total` -> `m + skip`): the buffer stays tied to the parameter instead of a free size beside it."""
+    (`total` -> `m + skip`): the buffer stays tied to the parameter instead of a free size beside it. A rounded
+    quotient of the program's counts the argument holds (`cdiv(nodes, 64) - 1` passed for subm1) is solved for
+    as a whole (`64 * cdiv(nodes, 64)` -> `64 * subm1 + 64`)."""
+    quotients = {q: sp.Dummy(integer=True, positive=True) for q in big.atoms(FloorDiv, CeilDiv) if q.free_symbols}
+    if not quotients:
+        return _solve_linear(out, big, ps)
+    back = {d: q for q, d in quotients.items()}
+    solved = _solve_linear(out.xreplace(quotients), big.xreplace(quotients), ps).xreplace(back)
+    return out if solved.free_symbols & set(back) else solved
+
+
+def _solve_linear(out: sp.Expr, big: sp.Expr, ps: sp.Symbol) -> sp.Expr:
     for x in sorted(big.free_symbols, key=str):
         if x not in out.free_symbols or not big.is_polynomial(x) or sp.degree(big, x) != 1:
             continue
@@ -316,7 +356,14 @@ def _solve_in(out: sp.Expr, big: sp.Expr, ps: sp.Symbol) -> sp.Expr:
         if all(c.is_Integer for c in sp.Poly(cand, *cand.free_symbols).coeffs()) if cand.free_symbols and cand.is_polynomial(
                 *cand.free_symbols) else False:
             return cand
+        if cx in (1, -1) and _integer_polynomial(big) and cand.free_symbols:  # x = ps - rest exactly: a quotient
+            return cand  # over x (`(side + 1 - 1) / 16`) is one over the parameter (`(pitch - 1) / 16`)
     return out
+
+
+def _integer_polynomial(e: sp.Expr) -> bool:
+    syms = sorted(e.free_symbols, key=str)
+    return bool(syms) and e.is_polynomial(*syms) and all(c.is_Integer for c in sp.Poly(e, *syms).coeffs())
 
 
 def numpy_of(ctype: str) -> str | None:

@@ -529,6 +529,38 @@ class KernelFacts:
                 out.append((stride, sp.expand(mx + 1)))
         return list(dict.fromkeys(out))
 
+    def field_clauses(self) -> list[tuple[sp.Expr, sp.Expr]]:
+        """Fields of one element written at fixed offsets (`out[(y * w + x) * ch + 0]`, `... + 1`, `... + 2`):
+        element x's field 2 is element x + 1's field 0 unless the stride holds every field, `ch >= 3`. The
+        thread-dependent terms share the stride (a parameter, or a product of them); the offsets are numbers."""
+        if self.truncated:
+            return []
+        threads = {*TID, *BID}
+        const = {p.name for p in self.fn.params if p.is_const}
+        groups: dict[tuple[str, sp.Expr, sp.Expr], set[int]] = {}
+        for a in self.accesses:
+            if not a.write or a.atomic or a.param in const:
+                continue
+            d = sp.expand(a.index)
+            if self._reach(d) & set(self.loads):
+                continue
+            moving = [t for t in sp.Add.make_args(d) if self._reach(t) & threads]
+            rest = sp.expand(d - sp.Add(*moving))
+            if not moving or not rest.is_Integer:
+                continue
+            shared = set.intersection(*({f for f in sp.Mul.make_args(t) if isinstance(f, sp.Symbol)
+                                         and f.name.startswith("_P_")} for t in moving))
+            if not shared:
+                continue
+            stride = sp.Mul(*sorted(shared, key=str))
+            groups.setdefault((a.param, stride, sp.expand(sp.Add(*moving) / stride)), set()).add(int(rest))
+        out = []
+        for (_, stride, _), offsets in groups.items():
+            span = max(offsets) - min(offsets)
+            if span > 0 and not _never_negative(sp.expand(stride - 1 - span)):
+                out.append((stride, sp.Integer(span + 1)))
+        return out
+
     def index_ranges(self, lengths: dict[str, sp.Expr], grid: list[sp.Expr] | None,
                      block: list[sp.Expr] | None, segments: dict[str, str] | None = None
                      ) -> tuple[dict[str, tuple[sp.Expr, sp.Expr]], dict[str, str]]:
@@ -694,7 +726,7 @@ class KernelFacts:
             if a.align <= 1:
                 continue
             w = a.align
-            forms = self._forms(a.index)
+            forms = self._forms(_element_index(a.index, w))
             if forms is None:
                 continue
             needs: list[tuple[int, frozenset]] = []
@@ -1513,6 +1545,8 @@ class KernelInterpreter(Evaluator):
         elif init is not None and init.type == "assignment_expression":
             var = text(init.child_by_field_name("left"))
             start = self.ev(init.child_by_field_name("right"), env)
+        elif init is None and (name := _stepped_local(update, cond)) is not None and isinstance(env.get(name), Num):
+            var, start = name, env[name]  # `int y = t * 2; for (; y < w; y += s)`: counted from its value
         before = dict(env)
         self.havoc(body, env, skip=var)
         self.havoc(update, env, skip=var)
@@ -2129,6 +2163,34 @@ def _is_size(x: sp.Symbol) -> bool:
     """A symbol the spec draws: a kernel parameter or a size of its own (not a local, a thread index, a load)."""
     return x.name.startswith("_P_") or not (x.name.startswith(("v_", "l_", "L_", "U_", "D_", "__", "sizeof("))
                                             or x in TID or x in BID or x in GRID or x in BLOCK)
+
+
+def _stepped_local(update: ts.Node | None, cond: ts.Node | None) -> str | None:
+    """The variable a loop with no initializer counts with: the one its update steps (`y += s`, `y = y + s`,
+    `++y`) and its condition compares first (`y < w`)."""
+    if update is None or cond is None or cond.type != "binary_expression":
+        return None
+    if update.type == "update_expression":
+        target = update.child_by_field_name("argument")
+    elif update.type == "assignment_expression":
+        target = update.child_by_field_name("left")
+    else:
+        return None
+    left = cond.child_by_field_name("left")
+    if target is None or target.type != "identifier" or left is None or text(left) != text(target):
+        return None
+    return text(target)
+
+
+def _element_index(index: sp.Expr, w: int) -> sp.Expr:
+    """The element a vector view's index stands for: `((half2*)x)[e >> 1]` loads the pair holding element e,
+    which is the pair starting at e only when e is even; the program keeps it so (rows of an even width), or
+    two threads' pairs overlap. `w * (e / w)` is read as `e`, whose terms then need the alignment."""
+    quotients = {q: q.args[0] / w for q in index.atoms(FloorDiv) if q.args[1] == w}
+    if not quotients:
+        return index
+    out = sp.expand(index.xreplace(quotients))
+    return out if all(r.is_Integer for r in out.atoms(sp.Rational)) else index
 
 
 def _term_needs(e: sp.Expr, w: int, opaque_ok: bool) -> list[tuple[int, frozenset]] | None:

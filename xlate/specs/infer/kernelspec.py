@@ -261,6 +261,8 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     _positive_divisors(fn, inf, dim_exprs, kf.body_text)
     if mapper is not None and launch is not None:
         _host_divides(launch, mapper, inf)
+        _host_multiples(mapper, inf)
+    _raise_floors(inf)
 
     # -- sizes the kernel does not receive, launch axes, template arguments ----------------------------------------
     template_axes = _choice_template_items(fn, launch, inf, mapper)
@@ -856,6 +858,9 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
         if p in ranges and q in ranges and p in lengths and ranges[q][0] != 0:
             fits += _clauses(mapper, [(sp.expand(ranges[p][1] - ranges[p][0]), sp.expand(ranges[q][0] * lengths[p]))])
     fits += _clauses(mapper, kf.stride_clauses(grid, block))
+    floors = _clauses(mapper, kf.field_clauses())
+    inf.floors.update(floors)
+    fits += floors
     if fits:
         inf.add_where(fits, Origin(
             "kernel", kf.where, "index values fit their ranges: no range is empty, index buffers written through hold "
@@ -866,6 +871,29 @@ def _index_ranges(fn: Function, kf: KernelFacts, inf: Inference, lengths: dict[s
             del inf.items[q]
             inf.holes[q] = (f"cannot fuzz the values of '{q}' in '{fn.name}': {why}; annotate their range, e.g. "
                             f"'// xlate: {q}: in[n](0..m-1)' or '(perm)'")
+
+
+def _raise_floors(inf: Inference) -> None:
+    """`where: ch >= 3` of a size drawn `size(1..4)` (the fields of an element: Inference.floors): its range
+    starts there (`size(3..4)`) rather than a filter that throws draws away. The other clauses stay."""
+    where = inf.items.get("where")
+    if where is None or not inf.floors:
+        return
+    kept = []
+    for c in where[0].split(":", 1)[1].strip().split(" and "):
+        m = re.fullmatch(r"([A-Za-z_]\w*) >= (\d+)", c)
+        item = inf.items.get(m.group(1)) if m else None
+        r = re.fullmatch(rf"{re.escape(m.group(1))}: size\((\d+)\.\.(\d+)\)", item[0]) if m and item else None
+        if c not in inf.floors or m is None or item is None or r is None or not int(r.group(1)) < int(
+                m.group(2)) <= int(r.group(2)):
+            kept.append(c)
+            continue
+        inf.items[m.group(1)] = (f"{m.group(1)}: size({m.group(2)}..{r.group(2)})", Origin(
+            item[1].kind, item[1].where, (item[1].detail + "; " if item[1].detail else "") + f"at least {m.group(2)}"))
+    if kept:
+        inf.items["where"] = (f"where: {' and '.join(kept)}", where[1])
+    else:
+        del inf.items["where"]
 
 
 def _input_buffer(inf: Inference, name: str) -> bool:
@@ -983,6 +1011,36 @@ def _host_divides(launch: Launch, mapper: Mapper, inf: Inference) -> None:
         return
     inf.add_where(conds, Origin(
         "host", launch.where, "the program returns before the launch unless these divide"))
+
+
+def _host_multiples(mapper: Mapper, inf: Inference) -> None:
+    """`upper = tiles * TILE` passed for a size, with TILE a constant the kernel also names: the program only
+    launches with multiples of the kernel's own tile, and a kernel working in such tiles with no tail handling
+    relies on it. Said as `where: upper % 64 == 0` (drawn as multiples directly) rather than drawing sizes the
+    program never passes. Only the kernel's constants count: a literal factor (`rows * 3` passed for a guarded
+    `n`) says nothing of what the kernel needs, and a block or a value drawn apart is no constant at all."""
+    conds = []
+    for _, ps in mapper.m.composite:
+        name = mapper.m.names.get(ps.name)
+        item = inf.items.get(name or "")
+        if name is None or name in mapper.m.derived or item is None or not item[0].startswith(f"{name}: size("):
+            continue
+        i = next(j for j, q in enumerate(mapper.fn.params) if q.name == name)
+        arg = mapper.launch.args[i] if i < len(mapper.launch.args) else None
+        if not isinstance(arg, Num):
+            continue
+        raw = sp.sympify(arg.e)  # as the program spells it: `tiles * TILE`, its constants by name
+        own, _ = sp.factor_terms(sp.expand(raw)).as_coeff_Mul()
+        coeff, _ = sp.factor_terms(sp.expand(raw.xreplace(mapper.constants))).as_coeff_Mul()
+        if not (own.is_Integer and coeff.is_Integer) or int(coeff) % int(own):
+            continue
+        k = int(coeff) // int(own)  # the part of the factor the kernel's constants give
+        hi = re.match(rf"{re.escape(name)}: size\(\d+\.\.(\d+)\)$", item[0])
+        if k > 1 and (hi is None or int(hi.group(1)) >= k):
+            conds.append(f"{name} % {k} == 0")  # (a range with no multiple in it is left as it is)
+    if conds:
+        inf.add_where(conds, Origin("host", mapper.launch.where,
+                                    "the program computes these sizes as multiples of its constants"))
 
 
 def _exact_division(grid: list[sp.Expr], mapper: Mapper) -> str:
