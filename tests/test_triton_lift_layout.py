@@ -356,8 +356,9 @@ def test_canonical_form_sees_through_ring_arithmetic_only():
     assert S.canon(S.op("mul", "int", shifted, cols)) == S.canon(S.op("add", "int", S.op("mul", "int", cols, i(x)),
                                                                       S.op("mul", "int", cols, S.op("mul", "int", i(pid), S.const(32, "int")))))
     assert S.canon(plain) != S.canon(S.op("add", "int", plain, S.const(1, "int")))
-    # division is not ring arithmetic: (x * 2) / 2 is not x as far as the canonical form knows
-    assert S.canon(S.op("div", "int", S.op("mul", "int", i(x), S.const(2, "int")), S.const(2, "int"))) != S.canon(i(x))
+    # division is not ring arithmetic: (x / 2) * 2 is not x (an exact signed (x * 2) / 2 is folded to x when
+    # built, by sym._fold_known, not by the canonical form)
+    assert S.canon(S.op("mul", "int", S.op("div", "int", i(x), S.const(2, "int")), S.const(2, "int"))) != S.canon(i(x))
     assert S.poly(S.op("sub", "int", i(y), i(y))) == {}
     # a comparison keeps its operands' types: signed and unsigned compares differ
     a = S.op("lt", "bool", i(x), cols)

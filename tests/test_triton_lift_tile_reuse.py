@@ -37,7 +37,9 @@ __global__ void group_weights(const float* x, const float* w, float* y, int n) {
 def test_group_reads_of_a_shared_tile_gather_from_one_load(tmp_path):
     t = ported(GROUPS, "group_weights")
     b = body(t.text, "group_weights")
-    assert len(re.findall(r"tl\.load\(x", b)) == 1 and b.count("tl.gather(") == 4, b
+    # one load of the tile; each group member is picked from it in registers (comm.lane_gather: an aligned
+    # group's member is a row sum of the [BX / 4, 4] view, `_xl_group_member`, not a tl.gather)
+    assert len(re.findall(r"tl\.load\(x", b)) == 1 and b.count("_xl_group_member(") == 4, b
     n = 301
     x = rng(1).standard_normal(n).astype(np.float32)
     w = rng(2).standard_normal(4).astype(np.float32)
@@ -208,9 +210,10 @@ def test_merged_loads_compile_to_vector_accesses(tmp_path):
 
 
 def test_the_gathering_port_batches_blocks(tmp_path):
-    """Several CUDA blocks in one program (batching.py): each block's row of lanes gathers from its own row."""
+    """Several CUDA blocks in one program (batching.py): each block's row of lanes picks its group members from
+    its own row ([R, BX] rows through `_xl_group_member`)."""
     t = ported(GROUPS, "group_weights")
-    assert "tl.gather(tl.broadcast_to(" in t.text.split("def _group_weights_kernel_blocks(", 1)[1]
+    assert "_xl_group_member(" in t.text.split("def _group_weights_kernel_blocks(", 1)[1]
     batched = re.sub(r'"group_weights": \[\{"blocks": 1, "num_warps": \d+\}',
                      '"group_weights": [{"blocks": 4, "num_warps": 4}', t.text)
     assert batched != t.text

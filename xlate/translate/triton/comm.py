@@ -257,7 +257,43 @@ def _shuffled_data(L: Block, v: Sym | LaneTokens, src_x: Sym, loc: ir.Loc | None
     if not d.opaque and not _reads_data(d):
         return L.issue(S.substitute(d, {"x": src_x}), S.land(*L.full_pred()), loc)
     block = L.issue(d, S.land(*L.full_pred()), loc)
-    return S.op("gather", d.ctype, block, S.cast(src_x, "int"), fn="-1")
+    return lane_gather(L, d.ctype, block, S.cast(src_x, "int"), "-1")
+
+
+MAX_GROUP = 32  # lanes of an aligned group whose member is picked within a warp (tl.sum: shuffles, no barrier)
+
+
+def lane_gather(L: Block, ctype: str, block: Sym, index: Sym, mode: str) -> Sym:
+    """Element `index` of `block` along lane axis `mode` (`tl.gather`). Where every thread reads member j of its
+    own aligned group of w threads (index = (x / w) * w + j: a group's leader broadcasting, a dot product over
+    a group's elements), the gather is marked (w, j): emitted as the block seen as [BX / w, w] rows, member j
+    kept by an integer sum over the row (the others 0; a float's bit pattern summed) and spread back, which
+    Triton does with warp shuffles; its tl.gather goes through shared memory with barriers. Exact for integer
+    and floating types; a template or bool type keeps tl.gather."""
+    plain = S.op("gather", ctype, block, index, fn=mode)
+    group = _aligned_group(L, index) if mode == "-1" and L.by == 1 and L.nlanes == L.bx else None
+    if group is None or ctype == "bool" or ctyping.is_symbolic(ctype) or plain.op != "gather":
+        return plain
+    return Sym("gather", ctype, plain.args, name=mode, value=group)
+
+
+def _aligned_group(L: Block, index: Sym) -> tuple[int, int] | None:
+    """(w, j) where `index` is (x / w) * w + j on every thread, w a power of two up to MAX_GROUP dividing the
+    block, 0 <= j < w; None otherwise (or where the index is not thread arithmetic)."""
+    if index.opaque or not index.concrete or not L.nlanes:
+        return None
+    try:
+        idx = np.asarray(concrete(L, index)).astype(np.int64)
+    except (NotConcrete, ZeroDivisionError):
+        return None
+    lane = np.arange(L.nlanes, dtype=np.int64)
+    w = 2
+    while w <= min(MAX_GROUP, L.bx) and L.bx % w == 0:
+        j = int(idx[0])
+        if 0 <= j < w and np.array_equal(idx, (lane // w) * w + j):
+            return w, j
+        w *= 2
+    return None
 
 
 def _reads_data(v: Sym) -> bool:
@@ -1070,7 +1106,7 @@ def _carried_chain(L: Block, rec: WriteRec, sol: dict[str, Sym], eqs: list[Sym],
         t = S.cast(sol["x"], "int")
         inside = S.land(S.op("ge", "bool", t, S.const(0, "int")), S.op("lt", "bool", t, S.const(axes["x"], "int")))
         conds.append(inside)
-        value = S.op("gather", value.ctype, value, S.where(inside, t, S.const(0, "int"), "int"), fn="-1")
+        value = lane_gather(L, value.ctype, value, S.where(inside, t, S.const(0, "int"), "int"), "-1")
     kept, state = _simplify_conds(L, conds)
     return (None if state == "never" else kept), value
 
@@ -1097,7 +1133,7 @@ def _lane_gather(L: Block, rec: WriteRec, value: Sym, sol: dict[str, Sym], axes:
     inside = S.land(S.op("ge", "bool", index, S.const(0, "int")), S.op("lt", "bool", index, S.const(bound, "int")))
     index = S.where(inside, index, S.const(0, "int"), "int")
     block = L.issue(value, S.land(*rec.pred), loc)
-    return S.op("gather", value.ctype, block, index, fn=mode)
+    return lane_gather(L, value.ctype, block, index, mode)
 
 
 def _gathered(L: Block, rec: WriteRec, sol: dict[str, Sym], axes: dict[str, int], loc: ir.Loc | None) -> Sym | None:
@@ -1132,7 +1168,7 @@ def _gathered(L: Block, rec: WriteRec, sol: dict[str, Sym], axes: dict[str, int]
     if clamp:
         index = S.where(inside, index, S.const(0, "int"), "int")
     block = L.issue(src, S.land(*rec.pred), loc)
-    return S.op("gather", src.ctype, block, index, fn=mode)
+    return lane_gather(L, src.ctype, block, index, mode)
 
 
 def _same_value_write(L: Block, rec: WriteRec, r: SharedRead, axes: dict[str, int]) -> list[Sym] | None:

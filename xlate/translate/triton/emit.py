@@ -337,9 +337,18 @@ class Emitter:
             if ctx.name != "default":
                 raise ValueError(f"cannot emit a lane gather in the {ctx.name} lanes")
             whole = frozenset({"x", "y"} if "," in ctx.shape else {"x"})
+            if isinstance(s.value, tuple) and ctx.shape == "[BX]":  # member j of aligned groups (comm.lane_gather)
+                return self._group_member(s, ctx, *s.value), False
             src, idx = (self.code(x, ctx, x.ctype) if x.lanes >= whole else self.full(x, ctx) for x in a)
             return f"tl.gather({src}, {idx}, {s.name})", False
         raise ValueError(f"cannot emit sym op {o}")
+
+    def _group_member(self, s: Sym, ctx: Ctx, w: int, j: int) -> str:
+        """Member j of each aligned group of w lanes of block s.args[0], for every lane of the group: the module's
+        `_xl_group_member` helper (math.yaml), which a batched kernel's [R, BX] rows also take."""
+        src = self.code(s.args[0], ctx, s.args[0].ctype) if s.args[0].lanes >= {"x"} else self.full(s.args[0], ctx)
+        self.helpers.add("_xl_group_member")
+        return f"_xl_group_member({src}, {w}, {j})"
 
     def full(self, s: Sym, ctx: Ctx) -> str:
         """`s` as a tensor of the full lane shape (a uniform or partially varying value is broadcast)."""
@@ -459,6 +468,9 @@ def math_wrappers(names: set[str]) -> tuple[list[str], list[tuple[str, str, str]
     wrappers: list[tuple[str, str, str]] = []
     helpers: list[str] = []
     for n in sorted(names):
+        if n.startswith("_xl_"):  # a helper the kernel calls itself (the lane-group pick)
+            helpers.extend(h for h in [n] if h not in helpers)
+            continue
         e = math_entry(n)
         if e is None or "gpu" not in e:
             continue

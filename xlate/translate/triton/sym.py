@@ -258,7 +258,107 @@ def _simplify(name: str, ctype: str, args: tuple[Sym, ...]) -> Sym | None:
         return args[1] if args[0].value else args[2]
     if name == "cast" and a is not None and a.ctype == ctype:
         return a
+    if b is not None and len(args) == 2:
+        return _fold_known(name, ctype, a, b)
     return None
+
+
+def _fold_known(name: str, ctype: str, a: Sym, b: Sym) -> Sym | None:
+    """Integer identities a uniform index or address test meets once unrolled: an exact signed division
+    ((x * 8) / 8, (x * 8 + 3) / 8 for x >= 0), an (in)equality of values a constant apart, a mask below the
+    value's known trailing zero bits (an alignment test of a multiple), a sign test of a non-negative value.
+    Signed overflow is undefined in C, so x * 8 / 8 is x wherever the source is defined; unsigned values wrap,
+    and are left alone."""
+    if name == "div" and b.is_const and ctyping.is_int(ctype) and ctype != "bool" and a.ctype == ctype:
+        if int(b.value) == 1:
+            return a
+        return None if ctyping.is_unsigned(ctype) else _exact_div(a, int(b.value), ctype)
+    if name in ("eq", "ne") and a.ctype == b.ctype and ctyping.is_int(a.ctype) and a.ctype != "bool":
+        diff = _poly_diff(a, b)
+        if diff is not None and set(diff) <= {()}:
+            return const(int((not diff) == (name == "eq")), ctype)
+    if name == "and" and ctyping.is_int(ctype) and ctype != "bool":
+        for x, m in ((a, b), (b, a)):
+            if m.is_const and 0 <= int(m.value) < 1 << min(_trailing_zeros(x, 8), 62) and x.ctype == ctype:
+                return const(0, ctype)
+    if name in ("ge", "lt") and b.is_const and ctyping.is_int(b.ctype) and int(b.value) == 0 \
+            and ctyping.is_int(a.ctype) and a.ctype != "bool" and _sure_nonneg(a, 8):
+        return const(int(name == "ge"), ctype)
+    return None
+
+
+def _sure_nonneg(s: Sym, depth: int) -> bool:
+    """`s` >= 0 for every thread: thread indices, non-negative constants and loop counters, and sums, products
+    and quotients of them (signed overflow being undefined); not a cast that may wrap (an unsigned value other
+    than a thread index made signed of the same width, or any narrowing)."""
+    if ctyping.is_unsigned(s.ctype) or s.op in ("lane", "red"):
+        return True
+    if s.is_const:
+        return isinstance(s.value, int | np.integer) and s.value >= 0
+    if s.op in ("uni", "var"):
+        return s.nonneg
+    if depth <= 0 or not ctyping.is_int(s.ctype) or s.ctype == "bool":
+        return False
+    if s.op in NONNEG_OPS:
+        return all(_sure_nonneg(x, depth - 1) for x in s.args)
+    if s.op == "cast":
+        if s.args[0].op in ("lane", "red") and ctyping.bits(s.ctype) >= 16:
+            return True  # a thread index (< 1024) fits any such type
+        src = s.args[0].ctype
+        widens = ctyping.is_int(src) and src != "bool" and ctyping.bits(s.ctype) > ctyping.bits(src)
+        same_sign = ctyping.is_int(src) and not ctyping.is_unsigned(src) and ctyping.bits(s.ctype) >= ctyping.bits(src)
+        return (widens or same_sign) and _sure_nonneg(s.args[0], depth - 1)
+    return False
+
+
+def _exact_div(a: Sym, c: int, ctype: str) -> Sym | None:
+    """(x * k) / c -> x * (k / c) where c divides k, and (x * c + d) / c -> x for 0 <= d < c and x >= 0 (C's
+    truncating division is exact, or floors a non-negative value); None otherwise."""
+    if c <= 0:
+        return None
+    rest = 0
+    if a.op in ("add", "sub") and a.args[1].is_const and a.ctype == ctype:
+        rest = int(a.args[1].value) * (1 if a.op == "add" else -1)
+        a = a.args[0]
+    if a.op != "mul" or a.ctype != ctype:
+        return None
+    x, k = (a.args[0], a.args[1]) if a.args[1].is_const else (a.args[1], a.args[0])
+    if not k.is_const or x.ctype != ctype or int(k.value) <= 0 or int(k.value) % c:
+        return None
+    if rest and not (0 < rest < c and x.nonneg):
+        return None
+    return op("mul", ctype, x, const(int(k.value) // c, ctype))
+
+
+def _poly_diff(a: Sym, b: Sym) -> dict[tuple[int, ...], int] | None:
+    """poly(a) - poly(b) (coefficients modulo the type's width), None where either is too large to compare."""
+    pa, pb = poly(a), poly(b)
+    if pa is None or pb is None:
+        return None
+    mod = 1 << ctyping.bits(a.ctype)
+    out = dict(pa)
+    for m, c in pb.items():
+        out[m] = out.get(m, 0) - c
+    return {m: c % mod for m, c in out.items() if c % mod}
+
+
+def _trailing_zeros(s: Sym, depth: int) -> int:
+    """Low bits known zero in every value of integer `s` (two's complement, so also after a sign-extending or
+    truncating cast); 0 where unknown. `depth` bounds the walk (DAGs share nodes)."""
+    if s.is_const and isinstance(s.value, int | np.integer) and not isinstance(s.value, bool):
+        v = int(s.value)
+        return 64 if v == 0 else (v & -v).bit_length() - 1
+    if depth <= 0 or not ctyping.is_int(s.ctype) or s.ctype == "bool":
+        return 0
+    if s.op == "mul":
+        return sum(_trailing_zeros(x, depth - 1) for x in s.args)
+    if s.op in ("add", "sub"):
+        return min(_trailing_zeros(x, depth - 1) for x in s.args)
+    if s.op == "shl" and s.args[1].is_const:
+        return _trailing_zeros(s.args[0], depth - 1) + int(s.args[1].value)
+    if s.op == "cast" and ctyping.is_int(s.args[0].ctype) and s.args[0].ctype != "bool":
+        return min(_trailing_zeros(s.args[0], depth - 1), ctyping.bits(s.ctype))
+    return 0
 
 
 def cast(a: Sym, ctype: str) -> Sym:
