@@ -35,6 +35,12 @@ BUILTINS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "B", "gridDim": "G"}
 MAX_INLINE = 4
 # atomics under other names: PyTorch's (ATen/cuda/Atomic.cuh) and HIP's unsafe/safe variants
 ATOMIC_PREFIXES = ("gpuAtomic", "fastAtomic", "unsafeAtomic", "safeAtomic")
+# namespaced functions and methods that take their arguments by value (a call of one changes no local it is
+# handed): the math library's, and cooperative groups' (its functions and the methods of its groups and tiles)
+BY_VALUE_CALLS = frozenset({"min", "max", "abs", "fabs", "sqrt", "pow", "exp", "log", "floor", "ceil", "round",
+                            "fmin", "fmax", "clamp", "shfl", "shfl_down", "shfl_up", "shfl_xor", "any", "all",
+                            "ballot", "match_any", "match_all", "sync", "thread_rank", "size", "num_threads"})
+BY_VALUE_NAMESPACES = ("cg::", "cooperative_groups::", "std::")
 STATEMENT_BUDGET = 20000
 KERNEL_EVAL_BUDGET = 60000  # expression nodes: macro-heavy stencils expand exponentially
 
@@ -71,6 +77,7 @@ class Var:
     hi: sp.Expr | None = None  # exclusive, from a loop header
     via: set[str] = field(default_factory=set)  # parameters its value was computed from before it was havocked
     step: sp.Expr | None = None  # a counted loop's variable: what each iteration adds to it (from defs[0] on)
+    cause: str = ""  # why it is unbounded, where that is worth saying (a call not followed set it)
 
 
 @dataclass
@@ -121,6 +128,9 @@ class KernelFacts:
     multiples: dict[sp.Symbol, int] = field(default_factory=dict)
     aligned: set[int] = field(default_factory=set)  # id() of the accesses the multiples align
     body_text: str = ""
+    # index buffers whose values reach an address xlate could not evaluate (`c + g * K` with K unknown): buffer ->
+    # (the buffer addressed, the expression): no range of theirs is known to keep that access inside
+    lost: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)
 
     # -- launch ---------------------------------------------------------------------------------------------
     def block_ok(self, v: int) -> bool:
@@ -562,7 +572,7 @@ class KernelFacts:
                 low = settle(_minval(a.index, a.bounds, self))
             if length is None or m is None or low is None:
                 for q in owners:
-                    bad.setdefault(q, why)
+                    bad.setdefault(q, self._unbounded_why(a, length, m, low) or why)
                 continue
             us = sorted((x for x in m.free_symbols if x.name.startswith("U_")), key=lambda x: x.name)
             ds = sorted((x for x in low.free_symbols if x.name.startswith("D_")), key=lambda x: x.name)
@@ -582,6 +592,9 @@ class KernelFacts:
                     bad.setdefault(q, why)
                 else:
                     his.setdefault(q, []).append(cap)
+        for q, (param, expr, unknown) in self.lost.items():
+            bad.setdefault(q, f"its values index '{param}' through '{expr}', which xlate cannot evaluate" + (
+                f" (no value known for {', '.join(repr(n) for n in unknown)})" if unknown else ""))
         # a template-typed buffer was followed as integers on a guess: where no range is found it stays as before
         # (no range) rather than a hole; where one is found it is the range integers need
         guessed = {ld.param for ld in self.loads.values() if ld.guessed}
@@ -597,6 +610,29 @@ class KernelFacts:
             if p in out and q not in bad:
                 out[q] = (out[q][0], sp.Min(out[q][1], out[p][1])) if q in out else (sp.Integer(0), out[p][1])
         return out, bad
+
+    def _unbounded_why(self, a: Access, length: sp.Expr | None, m: sp.Expr | None, low: sp.Expr | None) -> str | None:
+        """Why the values reaching `a`'s index get no range, named after what stops it: the buffer's unknown
+        length, or the local whose value has no bound (`out[td + off]` with td set by a call not followed)."""
+        if length is None:
+            return f"its values index '{a.param}', whose length xlate does not know"
+        if m is None:
+            for s in sorted(self._reach(a.last), key=str):
+                var = self.vars.get(s)
+                if s in a.bounds or s in self.loads or _is_final(s) or s in TID or s in BID or (
+                        var is not None and not var.unbounded):
+                    continue  # bounded, or made of other symbols (those are in the reach too)
+                local = re.fullmatch(r"[vl]_(.+)_\d+", s.name)
+                if local is None:
+                    continue
+                if local.group(1) == "staged":
+                    return (f"its values index '{a.param}' after a round trip through a __shared__ array whose stores "
+                            "xlate cannot match to one form")
+                cause = var.cause if var is not None and var.cause else "a value xlate cannot bound"
+                return f"its values index '{a.param}' together with '{local.group(1)}', {cause}"
+        if low is None:
+            return f"its values index '{a.param}' where xlate cannot keep the index non-negative"
+        return None
 
     @staticmethod
     def _segment_ends(m: sp.Expr | None, segments: dict[str, str], tied: dict[str, str]) -> sp.Expr | None:
@@ -1427,6 +1463,8 @@ class KernelInterpreter(Evaluator):
             return Num(self.new_var(name, [value.e]))
         if not initialised:
             return Num(self.new_var(name, [], unbounded=True), flt) if not flt else Num(self.fresh("l", name), True)
+        if type_text.replace("const", "").strip() == "bool":  # `bool ok = (i < n) && ...;`: 0 or 1, whatever it tests
+            return Num(self.new_var(name, [sp.Integer(0), sp.Integer(1)]))
         return Num(self.new_var(name, [], unbounded=True)) if not flt else Num(self.fresh("l", name), True)
 
     def effect(self, e: ts.Node, env: dict[str, Any]) -> None:
@@ -1454,6 +1492,8 @@ class KernelInterpreter(Evaluator):
                     sign = 1 if op == "+=" else -1
                     value = KPtr(old.param, old.offset + sign * value.e * old.width, old.width, old.shared, old.elem_size, old.align)
                 elif op != "=":
+                    if isinstance(old, KPtr) and old.param and op in ("+=", "-="):
+                        self._lost(old.param, right, env)
                     value = None
                 if isinstance(old, KPtr) or (old is None and op == "=" and isinstance(value, KPtr)):
                     # (a pointer declared first and set later, `float* p; ... p = dist + x;`, is followed as well)
@@ -1626,6 +1666,31 @@ class KernelInterpreter(Evaluator):
             if op == "->" and isinstance(base, KPtr):
                 self.touch(base, sp.Integer(0), node, False)
         return super().call(node, env)
+
+    def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
+        """A call xlate does not follow. A method (`scan.ExclusiveSum(x, x)`) or a namespaced function
+        (`cub::Sum(x)`) may take its arguments by reference: the locals handed to it are unknown values after it
+        (kept, a block scan's output read as its 0/1 input). Free functions are left alone: CUDA's intrinsics and
+        the math library take values."""
+        fn = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        method = name.rsplit(".", 1)[-1].rsplit("->", 1)[-1].split("::")[-1].split("<")[0]
+        if fn is not None and args is not None and (fn.type == "field_expression" or "::" in name) and (
+                method not in BY_VALUE_CALLS) and (method == "swap" or not name.startswith(BY_VALUE_NAMESPACES)):
+            params = {p.name for p in self.fn.params}
+            call = " ".join(text(node).split())
+            call = call if len(call) <= 50 else call[:47] + "..."
+            for a in args.named_children:
+                local = text(a)
+                old = env.get(local)
+                if a.type != "identifier" or local in params or local in self._frozen or not isinstance(old, Num):
+                    continue
+                if old.flt:
+                    env[local] = Num(self.fresh("l", local), True)
+                else:
+                    env[local] = Num(self.new_var(local, [], unbounded=True))
+                    self.facts.vars[env[local].e].cause = f"set by '{call}', a call xlate does not follow"
+        return super().unknown_call(name, node, vals, env)
 
     def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
         self.block(body, env)  # a function-like macro holding statements (`CHECK_BOUNDS(i, n)`): run them here
@@ -1849,6 +1914,9 @@ class KernelInterpreter(Evaluator):
             self.facts.unknown = True
             self.facts.accesses.append(Access(base.param, sp.Symbol("L_unknown", integer=True), sp.Symbol(
                 "L_unknown", integer=True), dict(self.bounds), write, self._where(node)))
+            self._lost(base.param, _first_named(idx_nodes) if idx_nodes is not None else None, env)
+        elif isinstance(base, KPtr) and base.shared and write:
+            self._array_writes[base.shared] += 1  # a store at an index not followed is a store all the same
         return self.load_value(base, node)
 
     def touch(self, p: KPtr, index: sp.Expr, node: ts.Node, write: bool, address: bool = False) -> Value:
@@ -1952,7 +2020,7 @@ class KernelInterpreter(Evaluator):
         if not forms or any(f is None for f in forms) or src._staged_writes[p.shared] != src._array_writes[p.shared]:
             return None
         names = "|".join(re.escape(n) for n in {p.shared.split(":")[0].split("#")[0], *src._array_names[p.shared]})
-        if re.search(r"[(,]\s*&?\s*(" + names + r")\b\s*(\[[^\]]*\]\s*)?[,)]", self.facts.body_text):
+        if _handed_to_call(names, self.facts.body_text):
             return None  # the array or a view of it is handed to a call (an atomic, a helper): it may write there
         if len({f for f, _ in forms}) != 1:
             return None
@@ -1976,6 +2044,41 @@ class KernelInterpreter(Evaluator):
             self.touch(base, idx.e, node, True, address=True)
             return KPtr(base.param, base.offset + idx.e * base.width, base.width, base.shared, base.elem_size, base.align)
         return None
+
+    def binary(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        op = text(node.child_by_field_name("operator"))
+        if op not in ("+", "-"):
+            return super().binary(node, env)
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        a, b = self.ev(left, env), self.ev(right, env)
+        out = self.combine(op, a, b)
+        if out is None:  # `p + g * K` with K unknown: the pointer is lost, and with it what g's values reach
+            for ptr, other in ((a, right), (b, left)):
+                if isinstance(ptr, KPtr) and ptr.param:
+                    self._lost(ptr.param, other, env)
+        return out
+
+    def _lost(self, param: str, node: ts.Node | None, env: dict[str, Any]) -> None:
+        """An offset into `param` xlate cannot evaluate (`node`): the integer buffers whose loaded values it is
+        computed from can no longer be given a range that keeps the access inside `param`."""
+        if node is None:
+            return
+        names = [text(n) for n in walk_tree(node) if n.type == "identifier" and not (
+            n.parent is not None and n.parent.type == "call_expression" and n.parent.child_by_field_name("function") == n)]
+        owners: set[str] = set()
+        for n in dict.fromkeys(names):
+            v = env.get(n)
+            if isinstance(v, Num) and not v.flt:
+                owners |= {self.facts.loads[x].param for x in self.facts.loads_in(v.e)
+                           if x in self.facts.loads and not self.facts.loads[x].flt and x not in self._tickets}
+        if not owners:
+            return
+        unknown = [n for n in dict.fromkeys(names) if env.get(n) is None and n not in self._values and not isinstance(
+            self.name(n, node, env), Num)]
+        expr = " ".join(text(node).split())
+        expr = expr if len(expr) <= 60 else expr[:57] + "..."
+        for q in sorted(owners):
+            self.facts.lost.setdefault(q, (param, expr, unknown))
 
     def combine(self, op: str, a: Value, b: Value) -> Value:
         if op in ("+", "-"):
@@ -2275,6 +2378,19 @@ def _mutable_references(fd: FuncDef) -> set[int]:
                 r"\w+", text(p)[: d.start_byte - p.start_byte]):
             out.add(i)
     return out
+
+
+_NAMED_CAST = re.compile(r"\b(?:reinterpret|static|const)_cast\s*<[^;{}()]*>\s*$")
+
+
+def _handed_to_call(names: str, body: str) -> bool:
+    """One of `names` (an array or its views) or the address of one of its elements is an argument of a call:
+    `f(a)`, `atomicAdd(&a[k], v)`. A named cast (`reinterpret_cast<float3*>(&a[n])`, a view of the same array
+    further on) is not a call: it writes nothing."""
+    for m in re.finditer(r"[(,]\s*&?\s*(" + names + r")\b\s*(\[[^\]]*\]\s*)?[,)]", body):
+        if not (body[m.start()] == "(" and _NAMED_CAST.search(body, 0, m.start())):
+            return True
+    return False
 
 
 def _is_global_index(d: sp.Expr, axis: int) -> bool:
