@@ -954,12 +954,24 @@ _CACHE: dict[tuple[str, float, int], SourceFile] = {}
 _LOCK = threading.Lock()
 
 
+# a pointer cast of a parenthesised name: `(float *)(p) + 3 * g` reads to the grammar as a cast of `+3` to a type
+# `p`, times g; `(float *) p  + 3 * g` (the same bytes but the parentheses) reads as written
+_CAST_OF_NAME = re.compile(rb"(\(\s*(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^<>()]*>)?\s*(?:const\s*)?\*+\s*(?:const\s*)?\))"
+                           rb"(\s*)\((\s*[A-Za-z_]\w*\s*)\)")
+
+
+def _unparen_cast_operands(data: bytes) -> bytes:
+    """`(T *)(name)` as `(T *) name `: one byte for one, so every node keeps its line and column."""
+    return _CAST_OF_NAME.sub(lambda m: m.group(1) + m.group(2) + b" " + m.group(3) + b" ", data)
+
+
 def parse_source(path: str, data: bytes) -> SourceFile:
     """Parse bytes with the front end's CUDA reading (a superset of the C++ host files use): qualifier macros
-    blanked, conditionals that split a statement flattened, grammar gaps contained (xlate.parse.frontend)."""
+    blanked, conditionals that split a statement flattened, grammar gaps contained (xlate.parse.frontend); a
+    pointer cast's parenthesised operand unwrapped (_unparen_cast_operands)."""
     from xlate.parse.frontend import parse_c
 
-    cp = parse_c(data, path, "cuda")
+    cp = parse_c(_unparen_cast_operands(data), path, "cuda")
     return SourceFile(path, cp.view, cp.tree, list(cp.blanked))
 
 
