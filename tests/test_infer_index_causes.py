@@ -150,3 +150,52 @@ def test_a_bool_local_is_zero_or_one(tmp_path):
     res = resolve(tmp_path, program(FLAG, "shift<<<(n + 127) / 128, 128>>>(d_ids, d_w, d_v, d_out, n)"), "shift")
     # v holds m + 5: ids[i] + 1 <= m + 4
     assert res.items["ids"][0] == "ids: in[n](0..m + 3)"
+
+
+CAST = """
+__global__ void scatter3(const int* ids, const float* w, const float* v, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int g = ids[i];
+  float* dst = (float*)(out) + 3 * g;
+  atomicAdd(dst + 2, w[i % 7]);
+}
+"""
+
+
+def test_a_pointer_cast_of_a_parenthesised_name_keeps_its_accesses(tmp_path):
+    res = resolve(tmp_path, program(CAST, "scatter3<<<(n + 127) / 128, 128>>>(d_ids, d_w, d_v, d_out, n)"),
+                  "scatter3")
+    # `(float*)(out) + 3 * g` is a cast, then a sum (the grammar alone reads a cast of +3 to a type `out`): the
+    # atomic reaches out[3 * g + 2] < n, so g <= (n - 3) / 3, and out is read and written
+    assert res.items["ids"][0] == "ids: in[n](0..(n - 3) / 3)"
+    assert res.items["out"][0] == "out: inout[n]"
+
+
+INSTANTIATED = """
+template <int kDim>
+__global__ void gather_rows(const int* ids, const float* table, float* out, int count) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= count) return;
+  const float* row = table + ids[r] * kDim;
+  for (int k = 0; k < kDim; ++k) out[r * kDim + k] = row[k];
+}
+
+template <int kDim>
+void gather_all(const int* ids, const float* table, float* out, int count) {
+  gather_rows<kDim><<<(count + 99) / 100, 100>>>(ids, table, out, count);
+}
+
+template void gather_all<3>(const int*, const float*, float*, int);
+template void gather_all<5>(const int*, const float*, float*, int);
+"""
+
+
+def test_a_template_value_the_spec_draws_is_a_size_of_the_kernel(tmp_path):
+    res = resolve(tmp_path, INSTANTIATED, "gather_rows")
+    # kDim is an axis of instantiations (3 or 5): the row a thread copies is ids[r] * kDim .. + kDim - 1, so table
+    # holds kDim rows past the largest id, and out kDim values a row (read with kDim unknown, neither had a length)
+    assert res.complete, res.holes
+    assert res.annotation() == (
+        "ids: in[count](0..ids_max), table: in[kDim * ids_max + kDim], out: out[count * kDim], count: size(1..4096), "
+        "ids_max: size(1..4096), kDim: choice(3|5), grid: cdiv(count, 100), block: 100")

@@ -1161,8 +1161,10 @@ def _symbol_extreme(s: sp.Symbol, bounds: dict[sp.Symbol, sp.Expr], facts: Kerne
 
 
 class KernelInterpreter(Evaluator):
-    def __init__(self, program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None):
+    def __init__(self, program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None,
+                 open_values: frozenset[str] = frozenset()):
         super().__init__(program)
+        self._open = open_values  # template values the spec draws: `g * CDIM` is over a size, not unknown
         self._bindings = dict(bindings or {})  # the launch's template arguments: the types a vector view is read with
         self._local_types: dict[str, str] = {}  # `using pack_t = uint4;` inside the kernel
         self._values = {t.name: int(self._bindings[t.name]) for t in fn.template_params if t.kind != "type" and re.fullmatch(
@@ -1886,6 +1888,8 @@ class KernelInterpreter(Evaluator):
             return Num(sp.Integer(32))
         if name not in env and name in self._values:  # `idx * VEC` launched as k<float, 2>
             return Num(sp.Integer(self._values[name]))
+        if name not in env and name in self._open:
+            return Num(param_symbol(name))
         v = super().name(name, node, env)
         if v is None and name not in env:
             v = self._file_constant(name)
@@ -2409,20 +2413,22 @@ def _cache_key(path: str, name: str, text_hash: int) -> int:
     return hash((path, name, text_hash))
 
 
-def kernel_facts(program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None) -> KernelFacts:
-    """What the kernel's code says; `bindings`: the launch's template arguments (the types its vector views read)."""
+def kernel_facts(program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None,
+                 open_values: frozenset[str] = frozenset()) -> KernelFacts:
+    """What the kernel's code says; `bindings`: the launch's template arguments (the types its vector views read);
+    `open_values`: template value parameters the spec draws (`CDIM: choice(1|3)`), read as symbols of their own."""
     base = fn.name.split("<")[0].strip()
     line = fn.span.line if fn.span is not None else 0
     mine = [f for f in program.functions.get(base, []) if f.space == "kernel"]
     fd = next((f for f in mine if f.path == unit.path and abs(f.node.start_point[0] + 1 - line) <= 3), None) or next(
         (f for f in mine if f.path == unit.path), None) or (mine[0] if mine else None)
-    interp = KernelInterpreter(program, fn, unit, bindings)
+    interp = KernelInterpreter(program, fn, unit, bindings, open_values)
     if fd is None:
         interp.facts.unknown = True
         return interp.facts
     facts = _run(interp, fd, unit)
     if interp._staged:  # stores into __shared__ arrays: run again, each load of one reading any store to it
-        again = KernelInterpreter(program, fn, unit, bindings)
+        again = KernelInterpreter(program, fn, unit, bindings, open_values)
         again._prior = interp
         facts = _run(again, fd, unit)
     _value_ranges(facts)
