@@ -199,3 +199,42 @@ def test_a_template_value_the_spec_draws_is_a_size_of_the_kernel(tmp_path):
     assert res.annotation() == (
         "ids: in[count](0..ids_max), table: in[kDim * ids_max + kDim], out: out[count * kDim], count: size(1..4096), "
         "ids_max: size(1..4096), kDim: choice(3|5), grid: cdiv(count, 100), block: 100")
+
+
+LENS = """
+#include <array>
+#include <cstdlib>
+struct Lens {
+  static constexpr int Degree = 4;
+  enum class Kind { Odd, Even };
+  Kind kind;
+  std::array<float, Degree> poly;
+  float top;
+};
+
+__global__ void warp(const float* x, float* y, Lens lens, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = x[i];
+  float s = lens.kind == Lens::Kind::Odd ? lens.top : 0.f;
+  for (int k = 0; k < Lens::Degree; ++k) s = s * v + lens.poly[k];
+  y[i] = s;
+}
+
+int main(int argc, char** argv) {
+  int n = atoi(argv[1]);
+  float *x, *y;
+  Lens lens{};
+  cudaMalloc(&x, n * sizeof(float));
+  cudaMalloc(&y, n * sizeof(float));
+  warp<<<(n + 127) / 128, 128>>>(x, y, lens, n);
+}
+"""
+
+
+def test_a_struct_with_a_nested_enum_and_a_std_array_is_a_record(tmp_path):
+    res = resolve(tmp_path, LENS, "warp")
+    # the nested enum's definition holds no bytes, the member of its type is an int; std::array<float, Degree> is
+    # Degree floats in a row, Degree the struct's own constant; comparing kind with an enumerator picks a branch
+    assert res.complete, res.holes
+    assert res.items["lens"][0] == "lens: scalar as {kind: int32, poly: float32[4], top: float32}"
