@@ -238,3 +238,24 @@ def test_a_struct_with_a_nested_enum_and_a_std_array_is_a_record(tmp_path):
     # Degree floats in a row, Degree the struct's own constant; comparing kind with an enumerator picks a branch
     assert res.complete, res.holes
     assert res.items["lens"][0] == "lens: scalar as {kind: int32, poly: float32[4], top: float32}"
+
+
+DEFINED = """
+namespace walk {
+template <int kDepth>
+__device__ int depth_of(int node, const float* w) { return node % kDepth + (w[0] > 0.f); }
+}
+__global__ void mark(const int* ids, const float* w, const float* v, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int root = ids[i];
+  int d = walk::depth_of<4>(root, w);
+  out[i] = v[root] + (float)d;
+}
+"""
+
+
+def test_a_namespaced_function_the_program_defines_changes_only_its_reference_parameters(tmp_path):
+    res = resolve(tmp_path, program(DEFINED, "mark<<<(n + 127) / 128, 128>>>(d_ids, d_w, d_v, d_out, n)"), "mark")
+    # depth_of takes root by value: v[root] still bounds ids (v holds m + 5)
+    assert res.items["ids"][0] == "ids: in[n](0..m + 4)"

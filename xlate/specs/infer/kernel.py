@@ -1672,8 +1672,9 @@ class KernelInterpreter(Evaluator):
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
         """A call xlate does not follow. A method (`scan.ExclusiveSum(x, x)`) or a namespaced function
         (`cub::Sum(x)`) may take its arguments by reference: the locals handed to it are unknown values after it
-        (kept, a block scan's output read as its 0/1 input). Free functions are left alone: CUDA's intrinsics and
-        the math library take values."""
+        (kept, a block scan's output read as its 0/1 input), still computed from what they were (an index value
+        handed to it stays one). Where the program defines the callee, only its non-const reference parameters
+        count. Free functions are left alone: CUDA's intrinsics and the math library take values."""
         fn = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         method = name.rsplit(".", 1)[-1].rsplit("->", 1)[-1].split("::")[-1].split("<")[0]
@@ -1682,15 +1683,19 @@ class KernelInterpreter(Evaluator):
             params = {p.name for p in self.fn.params}
             call = " ".join(text(node).split())
             call = call if len(call) <= 50 else call[:47] + "..."
-            for a in args.named_children:
+            actual = [a for a in args.named_children if a.type != "comment"]
+            defs = [fd for fd in self.program.functions.get(method, []) if len(fd.params) == len(actual)]
+            refs = set().union(*(_mutable_references(fd) for fd in defs)) if defs else set(range(len(actual)))
+            for k, a in enumerate(actual):
                 local = text(a)
                 old = env.get(local)
-                if a.type != "identifier" or local in params or local in self._frozen or not isinstance(old, Num):
+                if k not in refs or a.type != "identifier" or local in params or local in self._frozen or not isinstance(
+                        old, Num):
                     continue
                 if old.flt:
                     env[local] = Num(self.fresh("l", local), True)
                 else:
-                    env[local] = Num(self.new_var(local, [], unbounded=True))
+                    env[local] = Num(self.new_var(local, [old.e], unbounded=True))
                     self.facts.vars[env[local].e].cause = f"set by '{call}', a call xlate does not follow"
         return super().unknown_call(name, node, vals, env)
 
