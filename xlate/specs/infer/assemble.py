@@ -61,9 +61,16 @@ class Mapper:
                           if r.name in self.pinned and r.kind in ("macro", "constant") and r.value is not None
                           and float(r.value) == int(r.value)}
         self.pnames = {p.name for p in fn.params}
+        self.open_values: set[str] = set()  # template value parameters the spec draws under their own name (open)
         for p in fn.params:
             self.m.names[param_symbol(p.name).name] = p.name
         self._map_scalars()
+
+    def open_value(self, name: str) -> None:
+        """A template value parameter the spec draws as an item of its own name (`CDIM: choice(1|3)`): the kernel's
+        facts name it as a parameter, and it is written as that item."""
+        self.open_values.add(name)
+        self.m.names[param_symbol(name).name] = name
 
     def _map_scalars(self) -> None:
         args = self.launch.args
@@ -183,7 +190,7 @@ class Mapper:
         return ok
 
     def _param_symbols(self) -> set[sp.Symbol]:
-        return {param_symbol(n) for n in self.pnames}
+        return {param_symbol(n) for n in self.pnames | self.open_values}
 
     # -- rewriting --------------------------------------------------------------------------------------------
     def rewrite(self, e: sp.Expr, allow_free: bool = True) -> tuple[sp.Expr | None, list[str]]:

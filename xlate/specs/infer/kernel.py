@@ -35,6 +35,12 @@ BUILTINS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "B", "gridDim": "G"}
 MAX_INLINE = 4
 # atomics under other names: PyTorch's (ATen/cuda/Atomic.cuh) and HIP's unsafe/safe variants
 ATOMIC_PREFIXES = ("gpuAtomic", "fastAtomic", "unsafeAtomic", "safeAtomic")
+# namespaced functions and methods that take their arguments by value (a call of one changes no local it is
+# handed): the math library's, and cooperative groups' (its functions and the methods of its groups and tiles)
+BY_VALUE_CALLS = frozenset({"min", "max", "abs", "fabs", "sqrt", "pow", "exp", "log", "floor", "ceil", "round",
+                            "fmin", "fmax", "clamp", "shfl", "shfl_down", "shfl_up", "shfl_xor", "any", "all",
+                            "ballot", "match_any", "match_all", "sync", "thread_rank", "size", "num_threads"})
+BY_VALUE_NAMESPACES = ("cg::", "cooperative_groups::", "std::")
 STATEMENT_BUDGET = 20000
 KERNEL_EVAL_BUDGET = 60000  # expression nodes: macro-heavy stencils expand exponentially
 
@@ -82,6 +88,7 @@ class Var:
     hi: sp.Expr | None = None  # exclusive, from a loop header
     via: set[str] = field(default_factory=set)  # parameters its value was computed from before it was havocked
     step: sp.Expr | None = None  # a counted loop's variable: what each iteration adds to it (from defs[0] on)
+    cause: str = ""  # why it is unbounded, where that is worth saying (a call not followed set it)
 
 
 @dataclass
@@ -132,6 +139,9 @@ class KernelFacts:
     multiples: dict[sp.Symbol, int] = field(default_factory=dict)
     aligned: set[int] = field(default_factory=set)  # id() of the accesses the multiples align
     body_text: str = ""
+    # index buffers whose values reach an address xlate could not evaluate (`c + g * K` with K unknown): buffer ->
+    # (the buffer addressed, the expression): no range of theirs is known to keep that access inside
+    lost: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)
 
     # -- launch ---------------------------------------------------------------------------------------------
     def block_ok(self, v: int) -> bool:
@@ -605,7 +615,7 @@ class KernelFacts:
                 low = settle(_minval(a.index, a.bounds, self))
             if length is None or m is None or low is None:
                 for q in owners:
-                    bad.setdefault(q, why)
+                    bad.setdefault(q, self._unbounded_why(a, length, m, low) or why)
                 continue
             us = sorted((x for x in m.free_symbols if x.name.startswith("U_")), key=lambda x: x.name)
             ds = sorted((x for x in low.free_symbols if x.name.startswith("D_")), key=lambda x: x.name)
@@ -625,6 +635,9 @@ class KernelFacts:
                     bad.setdefault(q, why)
                 else:
                     his.setdefault(q, []).append(cap)
+        for q, (param, expr, unknown) in self.lost.items():
+            bad.setdefault(q, f"its values index '{param}' through '{expr}', which xlate cannot evaluate" + (
+                f" (no value known for {', '.join(repr(n) for n in unknown)})" if unknown else ""))
         # a template-typed buffer was followed as integers on a guess: where no range is found it stays as before
         # (no range) rather than a hole; where one is found it is the range integers need
         guessed = {ld.param for ld in self.loads.values() if ld.guessed}
@@ -640,6 +653,29 @@ class KernelFacts:
             if p in out and q not in bad:
                 out[q] = (out[q][0], sp.Min(out[q][1], out[p][1])) if q in out else (sp.Integer(0), out[p][1])
         return out, bad
+
+    def _unbounded_why(self, a: Access, length: sp.Expr | None, m: sp.Expr | None, low: sp.Expr | None) -> str | None:
+        """Why the values reaching `a`'s index get no range, named after what stops it: the buffer's unknown
+        length, or the local whose value has no bound (`out[td + off]` with td set by a call not followed)."""
+        if length is None:
+            return f"its values index '{a.param}', whose length xlate does not know"
+        if m is None:
+            for s in sorted(self._reach(a.last), key=str):
+                var = self.vars.get(s)
+                if s in a.bounds or s in self.loads or _is_final(s) or s in TID or s in BID or (
+                        var is not None and not var.unbounded):
+                    continue  # bounded, or made of other symbols (those are in the reach too)
+                local = re.fullmatch(r"[vl]_(.+)_\d+", s.name)
+                if local is None:
+                    continue
+                if local.group(1) == "staged":
+                    return (f"its values index '{a.param}' after a round trip through a __shared__ array whose stores "
+                            "xlate cannot match to one form")
+                cause = var.cause if var is not None and var.cause else "a value xlate cannot bound"
+                return f"its values index '{a.param}' together with '{local.group(1)}', {cause}"
+        if low is None:
+            return f"its values index '{a.param}' where xlate cannot keep the index non-negative"
+        return None
 
     @staticmethod
     def _segment_ends(m: sp.Expr | None, segments: dict[str, str], tied: dict[str, str]) -> sp.Expr | None:
@@ -1168,8 +1204,10 @@ def _symbol_extreme(s: sp.Symbol, bounds: dict[sp.Symbol, sp.Expr], facts: Kerne
 
 
 class KernelInterpreter(Evaluator):
-    def __init__(self, program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None):
+    def __init__(self, program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None,
+                 open_values: frozenset[str] = frozenset()):
         super().__init__(program)
+        self._open = open_values  # template values the spec draws: `g * CDIM` is over a size, not unknown
         self._bindings = dict(bindings or {})  # the launch's template arguments: the types a vector view is read with
         self._local_types: dict[str, str] = {}  # `using pack_t = uint4;` inside the kernel
         self._values = {t.name: int(self._bindings[t.name]) for t in fn.template_params if t.kind != "type" and re.fullmatch(
@@ -1473,6 +1511,8 @@ class KernelInterpreter(Evaluator):
             return Num(self.new_var(name, [value.e]))
         if not initialised:
             return Num(self.new_var(name, [], unbounded=True), flt) if not flt else Num(self.fresh("l", name), True)
+        if type_text.replace("const", "").strip() == "bool":  # `bool ok = (i < n) && ...;`: 0 or 1, whatever it tests
+            return Num(self.new_var(name, [sp.Integer(0), sp.Integer(1)]))
         return Num(self.new_var(name, [], unbounded=True)) if not flt else Num(self.fresh("l", name), True)
 
     def effect(self, e: ts.Node, env: dict[str, Any]) -> None:
@@ -1500,6 +1540,8 @@ class KernelInterpreter(Evaluator):
                     sign = 1 if op == "+=" else -1
                     value = KPtr(old.param, old.offset + sign * value.e * old.width, old.width, old.shared, old.elem_size, old.align)
                 elif op != "=":
+                    if isinstance(old, KPtr) and old.param and op in ("+=", "-="):
+                        self._lost(old.param, right, env)
                     value = None
                 if isinstance(old, KPtr) or (old is None and op == "=" and isinstance(value, KPtr)):
                     # (a pointer declared first and set later, `float* p; ... p = dist + x;`, is followed as well)
@@ -1702,6 +1744,36 @@ class KernelInterpreter(Evaluator):
                             if syms[0] in e.free_symbols}
         return Num(e)
 
+    def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
+        """A call xlate does not follow. A method (`scan.ExclusiveSum(x, x)`) or a namespaced function
+        (`cub::Sum(x)`) may take its arguments by reference: the locals handed to it are unknown values after it
+        (kept, a block scan's output read as its 0/1 input), still computed from what they were (an index value
+        handed to it stays one). Where the program defines the callee, only its non-const reference parameters
+        count. Free functions are left alone: CUDA's intrinsics and the math library take values."""
+        fn = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        method = name.rsplit(".", 1)[-1].rsplit("->", 1)[-1].split("::")[-1].split("<")[0]
+        if fn is not None and args is not None and (fn.type == "field_expression" or "::" in name) and (
+                method not in BY_VALUE_CALLS) and (method == "swap" or not name.startswith(BY_VALUE_NAMESPACES)):
+            params = {p.name for p in self.fn.params}
+            call = " ".join(text(node).split())
+            call = call if len(call) <= 50 else call[:47] + "..."
+            actual = [a for a in args.named_children if a.type != "comment"]
+            defs = [fd for fd in self.program.functions.get(method, []) if len(fd.params) == len(actual)]
+            refs = set().union(*(_mutable_references(fd) for fd in defs)) if defs else set(range(len(actual)))
+            for k, a in enumerate(actual):
+                local = text(a)
+                old = env.get(local)
+                if k not in refs or a.type != "identifier" or local in params or local in self._frozen or not isinstance(
+                        old, Num):
+                    continue
+                if old.flt:
+                    env[local] = Num(self.fresh("l", local), True)
+                else:
+                    env[local] = Num(self.new_var(local, [old.e], unbounded=True))
+                    self.facts.vars[env[local].e].cause = f"set by '{call}', a call xlate does not follow"
+        return super().unknown_call(name, node, vals, env)
+
     def run_statements(self, body: ts.Node, env: dict[str, Any]) -> None:
         self.block(body, env)  # a function-like macro holding statements (`CHECK_BOUNDS(i, n)`): run them here
 
@@ -1901,6 +1973,8 @@ class KernelInterpreter(Evaluator):
             return Num(sp.Integer(32))
         if name not in env and name in self._values:  # `idx * VEC` launched as k<float, 2>
             return Num(sp.Integer(self._values[name]))
+        if name not in env and name in self._open:
+            return Num(param_symbol(name))
         v = super().name(name, node, env)
         if v is None and name not in env:
             v = self._file_constant(name)
@@ -1929,6 +2003,9 @@ class KernelInterpreter(Evaluator):
             self.facts.unknown = True
             self.facts.accesses.append(Access(base.param, sp.Symbol("L_unknown", integer=True), sp.Symbol(
                 "L_unknown", integer=True), dict(self.bounds), write, self._where(node)))
+            self._lost(base.param, _first_named(idx_nodes) if idx_nodes is not None else None, env)
+        elif isinstance(base, KPtr) and base.shared and write:
+            self._array_writes[base.shared] += 1  # a store at an index not followed is a store all the same
         return self.load_value(base, node)
 
     def touch(self, p: KPtr, index: sp.Expr, node: ts.Node, write: bool, address: bool = False) -> Value:
@@ -2032,7 +2109,7 @@ class KernelInterpreter(Evaluator):
         if not forms or any(f is None for f in forms) or src._staged_writes[p.shared] != src._array_writes[p.shared]:
             return None
         names = "|".join(re.escape(n) for n in {p.shared.split(":")[0].split("#")[0], *src._array_names[p.shared]})
-        if re.search(r"[(,]\s*&?\s*(" + names + r")\b\s*(\[[^\]]*\]\s*)?[,)]", self.facts.body_text):
+        if _handed_to_call(names, self.facts.body_text):
             return None  # the array or a view of it is handed to a call (an atomic, a helper): it may write there
         if len({f for f, _ in forms}) != 1:
             return None
@@ -2056,6 +2133,41 @@ class KernelInterpreter(Evaluator):
             self.touch(base, idx.e, node, True, address=True)
             return KPtr(base.param, base.offset + idx.e * base.width, base.width, base.shared, base.elem_size, base.align)
         return None
+
+    def binary(self, node: ts.Node, env: dict[str, Any]) -> Value:
+        op = text(node.child_by_field_name("operator"))
+        if op not in ("+", "-"):
+            return super().binary(node, env)
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        a, b = self.ev(left, env), self.ev(right, env)
+        out = self.combine(op, a, b)
+        if out is None:  # `p + g * K` with K unknown: the pointer is lost, and with it what g's values reach
+            for ptr, other in ((a, right), (b, left)):
+                if isinstance(ptr, KPtr) and ptr.param:
+                    self._lost(ptr.param, other, env)
+        return out
+
+    def _lost(self, param: str, node: ts.Node | None, env: dict[str, Any]) -> None:
+        """An offset into `param` xlate cannot evaluate (`node`): the integer buffers whose loaded values it is
+        computed from can no longer be given a range that keeps the access inside `param`."""
+        if node is None:
+            return
+        names = [text(n) for n in walk_tree(node) if n.type == "identifier" and not (
+            n.parent is not None and n.parent.type == "call_expression" and n.parent.child_by_field_name("function") == n)]
+        owners: set[str] = set()
+        for n in dict.fromkeys(names):
+            v = env.get(n)
+            if isinstance(v, Num) and not v.flt:
+                owners |= {self.facts.loads[x].param for x in self.facts.loads_in(v.e)
+                           if x in self.facts.loads and not self.facts.loads[x].flt and x not in self._tickets}
+        if not owners:
+            return
+        unknown = [n for n in dict.fromkeys(names) if env.get(n) is None and n not in self._values and not isinstance(
+            self.name(n, node, env), Num)]
+        expr = " ".join(text(node).split())
+        expr = expr if len(expr) <= 60 else expr[:57] + "..."
+        for q in sorted(owners):
+            self.facts.lost.setdefault(q, (param, expr, unknown))
 
     def combine(self, op: str, a: Value, b: Value) -> Value:
         if op in ("+", "-"):
@@ -2385,6 +2497,19 @@ def _mutable_references(fd: FuncDef) -> set[int]:
     return out
 
 
+_NAMED_CAST = re.compile(r"\b(?:reinterpret|static|const)_cast\s*<[^;{}()]*>\s*$")
+
+
+def _handed_to_call(names: str, body: str) -> bool:
+    """One of `names` (an array or its views) or the address of one of its elements is an argument of a call:
+    `f(a)`, `atomicAdd(&a[k], v)`. A named cast (`reinterpret_cast<float3*>(&a[n])`, a view of the same array
+    further on) is not a call: it writes nothing."""
+    for m in re.finditer(r"[(,]\s*&?\s*(" + names + r")\b\s*(\[[^\]]*\]\s*)?[,)]", body):
+        if not (body[m.start()] == "(" and _NAMED_CAST.search(body, 0, m.start())):
+            return True
+    return False
+
+
 # the y and z builtins on a one-dimensional launch
 _FLAT = {**{s: sp.Integer(0) for s in (TID[1], TID[2], BID[1], BID[2])},
          **{s: sp.Integer(1) for s in (BLOCK[1], BLOCK[2], GRID[1], GRID[2])}}
@@ -2398,7 +2523,6 @@ def _is_global_index(d: sp.Expr, axis: int, flat: bool = False) -> bool:
     return flat and axis == 0 and sp.expand(d.xreplace(_FLAT) - (BID[0] * BLOCK[0] + TID[0])) == 0
 
 
-
 def _decl(d: ts.Node | None) -> tuple[str, bool, list[ts.Node | None]]:
     from xlate.specs.infer.host import _declarator
 
@@ -2410,20 +2534,22 @@ def _cache_key(path: str, name: str, text_hash: int) -> int:
     return hash((path, name, text_hash))
 
 
-def kernel_facts(program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None) -> KernelFacts:
-    """What the kernel's code says; `bindings`: the launch's template arguments (the types its vector views read)."""
+def kernel_facts(program: Program, fn: Function, unit: KernelUnit, bindings: dict[str, str] | None = None,
+                 open_values: frozenset[str] = frozenset()) -> KernelFacts:
+    """What the kernel's code says; `bindings`: the launch's template arguments (the types its vector views read);
+    `open_values`: template value parameters the spec draws (`CDIM: choice(1|3)`), read as symbols of their own."""
     base = fn.name.split("<")[0].strip()
     line = fn.span.line if fn.span is not None else 0
     mine = [f for f in program.functions.get(base, []) if f.space == "kernel"]
     fd = next((f for f in mine if f.path == unit.path and abs(f.node.start_point[0] + 1 - line) <= 3), None) or next(
         (f for f in mine if f.path == unit.path), None) or (mine[0] if mine else None)
-    interp = KernelInterpreter(program, fn, unit, bindings)
+    interp = KernelInterpreter(program, fn, unit, bindings, open_values)
     if fd is None:
         interp.facts.unknown = True
         return interp.facts
     facts = _run(interp, fd, unit)
     if interp._staged:  # stores into __shared__ arrays: run again, each load of one reading any store to it
-        again = KernelInterpreter(program, fn, unit, bindings)
+        again = KernelInterpreter(program, fn, unit, bindings, open_values)
         again._prior = interp
         facts = _run(again, fd, unit)
     _value_ranges(facts)

@@ -54,6 +54,11 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
     kf = kernel_facts(program, fn, unit, bindings)
     elem_size = _elem_sizer(program)
     mapper = Mapper(fn, launch, roots, kf.names_used, elem_size) if launch is not None else None
+    opened = _open_values(fn, launch, value_axes, mapper)
+    if opened:  # read again with them as sizes: `c + g * CDIM` bounds g instead of losing the access
+        kf = kernel_facts(program, fn, unit, bindings, frozenset(opened))
+        for name in opened:
+            mapper.open_value(name)  # type: ignore[union-attr]
     if launch is not None:
         inf.notes.append(f"launch followed: {launch.where}: {launch.text}" + (
             f" (through {' -> '.join(launch.chain)})" if len(launch.chain) > 1 else ""))
@@ -1282,6 +1287,25 @@ def _used_as_class(tname: str, fn: Function, body: str) -> bool:
     values = [p.name for p in fn.params if normalise_ctype(p.base_type).replace("const ", "").strip() == tname]
     values += re.findall(rf"\b{t}\s*[&*]?\s+([A-Za-z_]\w*)\s*[{{(=;]", body)
     return any(re.search(rf"\b{re.escape(v)}\s*(?:\.|->)\s*(?:template\s+)?[A-Za-z_]", body) for v in values)
+
+
+def _open_values(fn: Function, launch: Launch | None, axes: list[tvalues.ValueAxis], mapper: Mapper | None) -> set[str]:
+    """Template value parameters the spec draws as items of their own name: a program choice named like the
+    parameter (`k<CDIM>` in a launcher instantiated for several CDIMs, `CDIM: choice(1|3)`) or an axis of launches
+    that differ only in it (tvalues). Their values are the spec's, so the kernel may be read over them; only
+    positive ones (a size, a width), as the parameters are: a flag that may be 0 stays unknown, both branches of
+    `if (kFlag)` read."""
+    if launch is None or mapper is None:
+        return set()
+    out = {ax.name for ax in axes if len(ax.when) > 1 and min(ax.when) >= 1}
+    for i, t in enumerate(fn.template_params):
+        e = launch.template_choices.get(i)
+        if t.kind != "value" or e is None:
+            continue
+        r, _ = mapper.rewrite(e)
+        if r is not None and mapper.text(r) == t.name and min(mapper.m.axes.get(t.name) or [0]) >= 1:
+            out.add(t.name)
+    return out
 
 
 def _choice_template_items(fn: Function, launch: Launch | None, inf: Inference, mapper: Mapper | None) -> set[str]:

@@ -4,6 +4,7 @@ definitions, file-scope declarations."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -478,6 +479,8 @@ class Program:
         if members is None:
             return None, f"'{name}' has members under a #if xlate cannot decide"
         binding = {**binding, **_member_aliases(members, binding)}
+        consts = _static_constants(members)  # `static constexpr int N = 6;`: array sizes may name it
+        binding = {**binding, **_nested_enums(members)}  # `enum class Kind { A, B }; Kind kind;`: an int member
         for fd in members:
             if "virtual" in text(fd).split("(")[0].split():
                 return None, f"'{name}' has virtual methods"
@@ -490,6 +493,8 @@ class Program:
             decls = fd.children_by_field_name("declarator")
             if any(c.type == "storage_class_specifier" for c in fd.children) or any(d.type == "function_declarator" for d in decls):
                 continue
+            if not decls:
+                continue  # a nested type's definition (`enum class Kind { A, B };`): no bytes of the object
             if any(c.type == "bitfield_clause" for c in fd.children):
                 return None, f"'{name}' has bit-fields"
             pointer = next((d for d in decls if d.type in ("pointer_declarator", "reference_declarator")), None)
@@ -497,6 +502,9 @@ class Program:
                                                                            "sized_type_specifier", "template_type",
                                                                            "qualified_identifier", "struct_specifier"))
             ftype = binding.get(ftype.strip(), ftype.strip())
+            if consts and "<" in ftype:  # `std::array<float, N>` with N the struct's own constant
+                head_, _, targs = ftype.partition("<")
+                ftype = head_ + "<" + re.sub(r"\b[A-Za-z_]\w*\b", lambda m: str(consts.get(m.group(0), m.group(0))), targs)
             if pointer is not None:
                 const = any(c.type == "type_qualifier" and text(c) == "const" for c in fd.children)
                 fields_of = self._pointer_fields(decls, ftype, const) if pointers else None
@@ -516,7 +524,13 @@ class Program:
             base = self.resolve_type(ftype)
             info = ctypes_table().get(base)
             shape0: list[int] = []
-            if info is not None and info.get("numpy"):
+            library = _library_layout(base) if info is None and base.split("<")[0].split("::")[-1] not in (
+                self.struct_nodes) else None
+            library_info = ctypes_table().get(self.resolve_type(library[0])) if library is not None else None
+            if library is not None and library_info is not None and library_info.get("numpy"):
+                ftext = str(library_info["numpy"])  # `std::array<float, 6>`, `glm::vec3`: numbers laid out in order
+                shape0 = [library[1]]
+            elif info is not None and info.get("numpy"):
                 ftext = str(info["numpy"])
             elif info is not None and info.get("scalar") and ctypes_table().get(str(info["scalar"]), {}).get("numpy"):
                 lanes = int(info.get("lanes", 1))  # a vector type: its lanes, aligned as CUDA aligns it
@@ -865,6 +879,32 @@ def _constant_int(expr: str, known: dict[str, int]) -> int | None:
         return None
 
 
+def _nested_enums(members: list[ts.Node]) -> dict[str, str]:
+    """The enums a struct defines inside itself: name -> the underlying type (`int` unless it says `: uint8_t`)."""
+    out: dict[str, str] = {}
+    for fd in members:
+        spec = fd.child_by_field_name("type") if fd.type == "field_declaration" else None
+        name = spec.child_by_field_name("name") if spec is not None and spec.type == "enum_specifier" else None
+        if name is not None:
+            base = spec.child_by_field_name("base")  # type: ignore[union-attr]
+            out[text(name)] = text(base) if base is not None else "int"
+    return out
+
+
+def _static_constants(members: list[ts.Node]) -> dict[str, int]:
+    """A struct's `static constexpr int N = 6;` members: name -> value (numbers only)."""
+    out: dict[str, int] = {}
+    for fd in members:
+        value = fd.child_by_field_name("default_value") if fd.type == "field_declaration" else None
+        name = fd.child_by_field_name("declarator") if value is not None else None
+        if name is None or name.type != "field_identifier" or not any(
+                c.type == "storage_class_specifier" and text(c) == "static" for c in fd.children):
+            continue
+        with contextlib.suppress(ValueError):
+            out[text(name)] = int(text(value).rstrip("uUlL"), 0)
+    return out
+
+
 def _library_layout(ctype: str) -> tuple[str, int] | None:
     """(scalar C type, lanes) of a library type spelt `ctype` (`glm::vec<3, float>`, `Eigen::Vector3f`) from
     xlate/data/library_types.yaml, or None. A template argument that is not a positive literal (Eigen::Dynamic,
@@ -954,12 +994,24 @@ _CACHE: dict[tuple[str, float, int], SourceFile] = {}
 _LOCK = threading.Lock()
 
 
+# a pointer cast of a parenthesised name: `(float *)(p) + 3 * g` reads to the grammar as a cast of `+3` to a type
+# `p`, times g; `(float *) p  + 3 * g` (the same bytes but the parentheses) reads as written
+_CAST_OF_NAME = re.compile(rb"(\(\s*(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^<>()]*>)?\s*(?:const\s*)?\*+\s*(?:const\s*)?\))"
+                           rb"(\s*)\((\s*[A-Za-z_]\w*\s*)\)")
+
+
+def _unparen_cast_operands(data: bytes) -> bytes:
+    """`(T *)(name)` as `(T *) name `: one byte for one, so every node keeps its line and column."""
+    return _CAST_OF_NAME.sub(lambda m: m.group(1) + m.group(2) + b" " + m.group(3) + b" ", data)
+
+
 def parse_source(path: str, data: bytes) -> SourceFile:
     """Parse bytes with the front end's CUDA reading (a superset of the C++ host files use): qualifier macros
-    blanked, conditionals that split a statement flattened, grammar gaps contained (xlate.parse.frontend)."""
+    blanked, conditionals that split a statement flattened, grammar gaps contained (xlate.parse.frontend); a
+    pointer cast's parenthesised operand unwrapped (_unparen_cast_operands)."""
     from xlate.parse.frontend import parse_c
 
-    cp = parse_c(data, path, "cuda")
+    cp = parse_c(_unparen_cast_operands(data), path, "cuda")
     return SourceFile(path, cp.view, cp.tree, list(cp.blanked))
 
 

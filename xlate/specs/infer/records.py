@@ -35,7 +35,8 @@ def _is_literal(node: ts.Node | None, program: Program | None = None) -> bool:
     if node is not None and node.type == "identifier" and program is not None:
         m = program.macros.get(text(node))
         return m is not None and m.params is None
-    return node is not None and node.type in ("number_literal", "true", "false", "char_literal")
+    # `Lens::Kind::A`, `Cfg::kMax`: an enumerator or a static constant of a scope, fixed when the kernel runs
+    return node is not None and node.type in ("number_literal", "true", "false", "char_literal", "qualified_identifier")
 
 
 def _within(node: ts.Node, outer: ts.Node | None) -> bool:
