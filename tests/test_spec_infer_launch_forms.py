@@ -237,3 +237,42 @@ def test_cooperative_groups_ranks_are_thread_indices(tmp_path):
         res = resolve_spec(unit, kernel)
         assert res.complete, res.holes
         assert res.annotation() == expected
+
+
+PER_IMAGE = """
+#include <cooperative_groups.h>
+#include <cstdlib>
+namespace cg = cooperative_groups;
+__global__ void per_image(const float* src, float* dst, int h, int w) {
+  auto block = cg::this_thread_block();
+  int img = block.group_index().x;
+  int r = block.group_index().y * 8 + block.thread_index().y;
+  int c = block.group_index().z * 8 + block.thread_index().x;
+  src += img * h * w;
+  dst += img * h * w;
+  if (r < h && c < w) dst[r * w + c] = 2.0f * src[r * w + c];
+}
+int main(int argc, char** argv) {
+  int images = atoi(argv[1]), h = atoi(argv[2]), w = atoi(argv[3]), len = atoi(argv[4]);
+  float *src, *dst;
+  cudaMalloc(&src, len * sizeof(float));
+  cudaMalloc(&dst, images * h * w * sizeof(float));
+  dim3 grid(images, (h + 7) / 8, (w + 7) / 8);
+  dim3 block(8, 8);
+  per_image<<<grid, block>>>(src, dst, h, w);
+  return 0;
+}
+"""
+
+
+def test_cooperative_groups_block_and_thread_indices_are_the_builtins(tmp_path):
+    """`block.group_index().x` is blockIdx.x and `block.thread_index().y` threadIdx.y: the per-image pointer move
+    `src += img * h * w` is followed, so the length the program allocates apart (`len`) is raised to what the
+    kernel reaches (before, `src: in[len]`, and a case with len < images * h * w read past the buffer)."""
+    path = tmp_path / "main.cu"
+    path.write_text(PER_IMAGE)
+    res = resolve_spec(parse_string(path.read_text(), str(path), "cuda"), "per_image")
+    assert res.complete, res.holes
+    assert res.annotation() == ("src: in[max(len, h * w * images)], dst: out[h * w * images], h: size(1..4096), "
+                                "w: size(1..4096), images: size(1..4096), len: size(1..4096), "
+                                "grid: (images, cdiv(h, 8), cdiv(w, 8)), block: (8, 8)")

@@ -28,7 +28,7 @@ from xlate.specs.infer.ceval import (
 )
 from xlate.specs.infer.program import FuncDef, Program, text
 from xlate.specs.infer.sym import CeilDiv, FloorDiv, concrete, to_text
-from xlate.specs.infer.values import Num, Value
+from xlate.specs.infer.values import Dim3, Num, Value
 from xlate.specs.model import Origin, normalise_ctype
 
 BUILTINS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "B", "gridDim": "G"}
@@ -1737,6 +1737,9 @@ class KernelInterpreter(Evaluator):
                   ("grid", "size"): GRID[0] * GRID[1] * GRID[2] * threads,
                   ("grid", "num_threads"): GRID[0] * GRID[1] * GRID[2] * threads,
                   ("grid", "num_blocks"): GRID[0] * GRID[1] * GRID[2]}
+        if g.kind == "block" and member in ("group_index", "thread_index", "dim_threads", "group_dim"):
+            syms = {"group_index": BID, "thread_index": TID, "dim_threads": BLOCK, "group_dim": GRID}[member]
+            return Dim3((syms[0], syms[1], syms[2]))  # its .x/.y/.z: field_value
         e = values.get((g.kind, member))
         if e is None:
             return Num(self.fresh("l", "group"))
@@ -1958,6 +1961,14 @@ class KernelInterpreter(Evaluator):
         if kind is not None and fld in ("x", "y", "z"):
             self.facts.uses.add(kind + fld)
             return Num(builtin(kind, fld))
+        if arg is not None and arg.type == "call_expression" and fld in ("x", "y", "z"):
+            dims = self.ev(arg, env)  # `block.group_index().y`: blockIdx.y
+            if isinstance(dims, Dim3):
+                e = dims.dims["xyz".index(fld)]
+                for k, syms in (("t", TID), ("b", BID), ("B", BLOCK), ("G", GRID)):
+                    if e in syms:
+                        self.facts.uses.add(k + fld)
+                return Num(e)
         # p[i].x, p->x: the element is touched (vector and struct elements)
         op = next((text(c) for c in node.children if text(c) in (".", "->")), ".")
         base = self.ev(arg, env)
