@@ -9,7 +9,6 @@ on sizes that are not multiples of the block, outputs poisoned and buffers betwe
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from xlate.backends.base import ScalarArg
 
 from tests.test_triton_lift import port
