@@ -111,9 +111,10 @@ class Mapper:
                 self.m.roots_used.setdefault(p.name, root)
         self._retie(pending)
 
-    def _over_composites(self, rewritten: sp.Expr) -> sp.Expr:
-        for big, ps in self.m.composite:  # `g.ld = n + 6` passed before `g.last = n - 1`: last is ld - 7
-            if big.free_symbols & rewritten.free_symbols:
+    def _over_composites(self, rewritten: sp.Expr, composites: list[tuple[sp.Expr, sp.Expr]] | None = None
+                         ) -> sp.Expr:
+        for big, ps in self.m.composite if composites is None else composites:
+            if big.free_symbols & rewritten.free_symbols:  # `g.ld = n + 6` passed before `g.last = n - 1`: ld - 7
                 rewritten = _solve_in(rewritten, big, ps)
         return rewritten
 
@@ -134,10 +135,7 @@ class Mapper:
             if len(mine) != 1 or p.name in self.m.derived:
                 continue
             others = [c for c in self.m.composite if c[1] != ps]
-            rewritten = mine[0][0]
-            for big, qs in others:
-                if big.free_symbols & rewritten.free_symbols:
-                    rewritten = _solve_in(rewritten, big, qs)
+            rewritten = self._over_composites(mine[0][0], others)
             if rewritten == mine[0][0] or rewritten.free_symbols - self._param_symbols():
                 continue
             saved, self.m.composite = self.m.composite, others

@@ -1743,8 +1743,7 @@ class KernelInterpreter(Evaluator):
         e = values.get((g.kind, member))
         if e is None:
             return Num(self.fresh("l", "group"))
-        self.facts.uses |= {f"{k}x" for k, syms in (("t", TID), ("b", BID), ("B", BLOCK), ("G", GRID))
-                            if syms[0] in e.free_symbols}
+        self.facts.uses |= {x.name for x in e.free_symbols if x.name.endswith("x")}  # a builtin's name is its use
         return Num(e)
 
     def unknown_call(self, name: str, node: ts.Node, vals: list[Value], env: dict[str, Any]) -> Value:
@@ -1965,9 +1964,8 @@ class KernelInterpreter(Evaluator):
             dims = self.ev(arg, env)  # `block.group_index().y`: blockIdx.y
             if isinstance(dims, Dim3):
                 e = dims.dims["xyz".index(fld)]
-                for k, syms in (("t", TID), ("b", BID), ("B", BLOCK), ("G", GRID)):
-                    if e in syms:
-                        self.facts.uses.add(k + fld)
+                if e in (*TID, *BID, *BLOCK, *GRID):
+                    self.facts.uses.add(e.name)  # a builtin's name (`by`) is its use
                 return Num(e)
         # p[i].x, p->x: the element is touched (vector and struct elements)
         op = next((text(c) for c in node.children if text(c) in (".", "->")), ".")

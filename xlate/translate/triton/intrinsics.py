@@ -54,16 +54,14 @@ NUMERIC_LIMITS = re.compile(r"(?:(?:cuda::)?std::)?numeric_limits<(.+)>::(\w+)")
 INT_LITERAL_MACRO = re.compile(r"(U?INT)(8|16|32|64)_C")
 CG_REDUCE_OPS = {"plus": "sum", "greater": "max", "less": "min"}  # cg::reduce's functors, as token operators
 SHUFFLE = re.compile(r"__shfl(?:_(up|down|xor))?(_sync)?")  # __shfl_down_sync: kind down, a mask argument first
-CG_NAMESPACES = ("cg::", "cooperative_groups::")  # `namespace cg = cooperative_groups;` is the usual alias
 CG_UNQUALIFIED = ("this_thread_block", "this_grid", "tiled_partition")  # names distinctive enough without one
 
 
 def cg_function(fn: str) -> str:
-    """The cooperative-groups function a call names (`cg::this_grid`, `cooperative_groups::this_grid`, or
-    `this_grid` under `using namespace`), '' for any other call."""
-    for ns in CG_NAMESPACES:
-        if fn.startswith(ns):
-            return fn[len(ns):]
+    """The cooperative-groups function a call names (`cg::this_grid`, or `this_grid` under `using namespace`), ''
+    for any other call. The front end spells the namespace and its aliases `cg::` (cpre.normalise)."""
+    if fn.startswith("cg::"):
+        return fn[len("cg::"):]
     return fn if fn in CG_UNQUALIFIED else ""
 
 
@@ -103,7 +101,7 @@ class Intrinsics:
         if lowering is not None:
             raise LiftError("XL2003", f"warp intrinsic {fn}", e.loc)
         cg = cg_function(fn)
-        if cg == "reduce" and fn != "reduce" and len(e.args) == 3:
+        if cg == "reduce" and len(e.args) == 3:
             return self.cg_reduce(e)
         if cg == "this_thread_block":
             return CGroup("block", self.real_bx * self.real_by if self.real_bx is not None else 0)
