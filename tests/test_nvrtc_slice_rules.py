@@ -200,3 +200,22 @@ def test_host_function_after_a_device_qualifier_macro_definition_is_still_host(t
     sliced = device_slice(unit, unit.text, system_dirs=system_include_dirs())
     assert "make(int n)" not in sliced and "sq(float v)" in sliced
     assert build(src, "square").compile.ok
+
+
+def test_a_macro_that_instantiates_a_host_launcher_is_left_out_of_the_slice(tmp_path):
+    """PyTorch-extension style: a host launcher template instantiated for each width by a macro
+    (`#define FOR_WIDTH(W) template void launch<W>(...);` then `FOR_WIDTH(5)`). The slice blanks the host
+    template, and the macro's uses then named a template NVRTC never saw ("launch is not a template"): the
+    gate called the source uncompilable. A macro that instantiates the kernel itself stays."""
+    (tmp_path / "widths.cu").write_text(
+        "template <int W>\n__global__ void widen(const float* a, float* b, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) b[i] = a[i] * W;\n}\n"
+        "template <int W>\nvoid launch(const float* a, float* b, int n) { widen<W><<<(n + 63) / 64, 64>>>(a, b, n); }\n"
+        "template void launch<2>(const float*, float*, int);\n"
+        "#define FOR_WIDTH(W) template void launch<W>(const float*, float*, int);\n"
+        "FOR_WIDTH(3)\nFOR_WIDTH(5);\n"
+        "#define KERNEL_FOR(W) template __global__ void widen<W>(const float*, float*, int);\n"
+        "KERNEL_FOR(7)\n"
+    )
+    for w in ("2", "3", "5", "7"):
+        assert build(tmp_path / "widths.cu", "widen", [w]).compile.ok

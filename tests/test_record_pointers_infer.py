@@ -160,14 +160,19 @@ def test_an_output_field_written_in_a_device_function_and_a_drawn_float_field():
 
 
 def test_holes_say_why_a_pointer_struct_is_not_fuzzed():
-    why = {k: _res(k).holes for k in ("gather", "gather_via", "loose_copy", "raw_zero", "unlaunched", "histogram")}
+    why = {k: _res(k).holes for k in ("gather", "gather_via", "loose_copy", "unlaunched", "histogram")}
     assert "a value read through field l.idx indexes a buffer" in why["gather"]["l"]
     assert "a value read through field l.idx indexes a buffer" in why["gather_via"]["l"]  # inside a device function
     assert "field q.src (c * r) uses c, r, which the kernel does not receive" in why["loose_copy"]["q"]
-    assert "'Raw' holds a pointer or reference" in why["raw_zero"]["w"]  # void*: no element type to draw
     assert "no launch that fills them" in why["unlaunched"]["io"]
     # an offset added to a pointer (no subscript): still an index whose values need a range
     assert "a value read through field c.row flows into 'j', which is passed to 'atomicAdd'" in why["histogram"]["c"]
+
+
+def test_a_void_pointer_field_takes_the_type_the_kernel_casts_it_to():
+    res = _res("raw_zero")  # `((char*)w.bytes)[i]` of n floats' allocation: 4 * n chars
+    assert res.complete, res.holes
+    assert res.annotation().startswith("w: scalar as {bytes: out[4 * n] as int8, n: int32 const(n)}")
 
 
 def test_a_base_class_contributes_its_members_first():
@@ -294,7 +299,8 @@ def test_a_tensor_info_handed_to_library_code_keeps_its_layout_and_is_compared_a
 
 def test_an_index_tensor_info_whose_values_offset_a_pointer_is_a_hole():
     holes = _ext("bump_kernel").holes
-    assert set(holes) == {"index"} and "index.data flows into 'k', which is passed to 'atomicAdd'" in holes["index"]
+    assert set(holes) == {"index", "out"} and "index.data flows into 'k', which is passed to 'atomicAdd'" in holes["index"]
+    assert "accessed through a pointer moved by 'k'" in holes["out"]  # `out + k`: no length is known to cover it
 
 
 def test_the_extension_compiles_through_nvrtc_with_the_tensor_info_shim(tmp_path):

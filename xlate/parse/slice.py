@@ -145,6 +145,7 @@ def _slice(unit: KernelUnit, text: str, hip: bool, project: Sequence[str], syste
         data_bytes[at:at] = b"__host__ __device__ "
     out = _blank_aliases_of([c for c in host_classes(unit, original) if c not in used_classes],
                             to_text(bytes(data_bytes)))
+    out = blank_host_instantiation_macros(out, {h.name.rsplit("::", 1)[-1] for h in unit.host_functions})
     out = blank_host_members(out)
     # HIP has CUDA's execution spaces (an unannotated member is host code) and NVRTC, which compiles a HIP port's
     # slice on NVIDIA, refuses `register` as well: the same rules for both
@@ -470,6 +471,36 @@ CPP_WORDS = frozenset(["alignas", "alignof", "asm", "auto", "bool", "break", "ca
 
 HOST_WORD = re.compile(r"\b__host__\b")
 DECL_START = re.compile(r"[;{}]|\b(?:public|private|protected)\s*:(?!:)|^[ \t]*#[^\n]*\n", re.M)
+
+
+MACRO_WITH_PARAMS = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)\n]*\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+EXPLICIT_INSTANTIATION = re.compile(r"\s*template\s+(?!<)[^;{<]*?\b([A-Za-z_]\w*)\s*<")
+
+
+def blank_host_instantiation_macros(text: str, host_names: set[str]) -> str:
+    """Blank the file-scope uses of a macro that instantiates a host function template explicitly
+    (`#define FOR(W) template void launch<W>(const float*, int);` then `FOR(5)`): the slice has blanked that host
+    template, so each use would name a template NVRTC never saw ("launch is not a template"). A macro that
+    instantiates a kernel or a device function is left alone."""
+    macros = set()
+    for m in MACRO_WITH_PARAMS.finditer(text):
+        inst = EXPLICIT_INSTANTIATION.match(m.group(2).replace("\\\n", " "))
+        if inst is not None and inst.group(1) in host_names:
+            macros.add(m.group(1))
+    if not macros:
+        return text
+    out = list(text)
+    use = re.compile(r"^[ \t]*(" + "|".join(map(re.escape, sorted(macros))) + r")[ \t]*\(", re.M)
+    for m in use.finditer(text):
+        end = _match(text, m.end() - 1, "(", ")")
+        if end < 0:
+            continue
+        rest = re.match(r"[ \t]*;?", text[end:])
+        end += rest.end() if rest else 0
+        for i in range(m.start(), end):
+            if out[i] not in "\r\n":
+                out[i] = " "
+    return "".join(out)
 
 
 def _match(text: str, i: int, open_: str, close: str) -> int:

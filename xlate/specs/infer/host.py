@@ -50,6 +50,8 @@ class Root:
     values: list[int] = field(default_factory=list)  # choice / loop: every value it takes
     detail: str = ""
     hi: int | None = None  # the largest value to draw where the program gives none (a tensor's dimension)
+    # loop: the values it takes, inclusive, over other program values (`for (b = w - 1; b >= 1; b--)`: (1, w - 1))
+    span: tuple[sp.Expr, sp.Expr] | None = None
 
 
 @dataclass
@@ -139,6 +141,20 @@ class HostInterpreter(TensorModel, Evaluator):
         if isinstance(e, sp.Expr) and e.free_symbols and self.const_values:
             e = e.xreplace(self.const_values)
         return concrete(e)
+
+    def combine(self, op: str, a: Value, b: Value) -> Value:
+        """`1 << lg` with `lg` a variable of the program: the power of two of that value, not the number its
+        present value gives, so a size the program computes so (`domain = 1 << lg`) stays tied to the exponent the
+        kernel may receive too (drawn apart, a bit-reversal over lg bits indexes past a domain drawn smaller). A
+        macro or a constant stays a number: its power is the program's fixed size (`1 << BLOOM_BITS` words of a
+        table the kernel hashes into)."""
+        if op == "<<" and isinstance(a, Num) and isinstance(b, Num) and not a.flt and not b.flt and (
+                a.e.is_Integer and int(a.e) >= 1 and isinstance(b.e, sp.Symbol) and b.e in self.roots) and (
+                self.roots[b.e].kind not in ("macro", "constant")):
+            c = self.concrete(b.e)
+            if c is not None and 0 <= c < 63:
+                return Num(a.e * sp.Pow(2, b.e))
+        return super().combine(op, a, b)
 
     def named_constant(self, name: str, value: Num, where: str, kind: str = "constant", detail: str = "") -> Num:
         """A value the program spells by name (a macro, a `const int`, `int n = 1024;`): kept as a symbol carrying
@@ -789,6 +805,8 @@ class HostInterpreter(TensorModel, Evaluator):
             else:
                 frame.env[var] = Num(self.fresh(var, "loop", where, self.concrete(start.e) if isinstance(start, Num) else None,
                                                 detail=text(cond)))
+                self.roots[frame.env[var].e].span = _loop_span(var, start, cond, update, node.child_by_field_name(
+                    "body"), self, frame.env)
         frame.in_branch += 1
         self._enter(True)
         try:
@@ -1585,6 +1603,34 @@ def _single_return(fd: FuncDef) -> bool:
     stmts = [c for c in body.named_children if c.type != "comment"]
     return bool(stmts) and stmts[-1].type == "return_statement" and all(
         s.type in ("declaration", "return_statement") for s in stmts)
+
+
+def _loop_span(var: str, start: Value, cond: ts.Node | None, update: ts.Node | None, body: ts.Node | None,
+               ev: Evaluator, env: dict[str, Any]) -> tuple[sp.Expr, sp.Expr] | None:
+    """The values a counted loop's variable takes, inclusive, where its start or bound is no number: `for (b = 1;
+    b <= w; b++)` gives (1, w), `for (b = w - 1; b >= 1; b--)` gives (1, w - 1). Only steps of one (every value
+    in between is taken) and a variable the body leaves alone; None otherwise."""
+    if not isinstance(start, Num) or start.flt or cond is None or update is None or cond.type != "binary_expression":
+        return None
+    step = _step(update, var, ev, env)
+    assigned = {text(n.child_by_field_name("left" if n.type == "assignment_expression" else "argument"))
+                for n in (walk_tree(body) if body is not None else ())
+                if n.type in ("assignment_expression", "update_expression")}
+    named = {text(n) for n in walk_tree(cond) if n.type == "identifier"}
+    if step is None or abs(step(0)) != 1 or assigned & named:  # ++, --, += 1, -= 1: no value in between skipped;
+        return None  # the variable and its bound left alone by the body
+    op = text(cond.child_by_field_name("operator"))
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    if text(right) == var:  # `w > b`: read as `b < w`
+        left, right, op = right, left, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, "")
+    bound = ev.ev(right, env)
+    if text(left) != var or not isinstance(bound, Num) or bound.flt:
+        return None
+    b, up = bound.e, step(0) > 0
+    last = {("<", True): b - 1, ("<=", True): b, (">", False): b + 1, (">=", False): b}.get((op, up))
+    if last is None:
+        return None
+    return (sp.expand(start.e), sp.expand(last)) if up else (sp.expand(last), sp.expand(start.e))
 
 
 def _step(update: ts.Node, var: str, ev: Evaluator, env: dict[str, Any]):

@@ -142,6 +142,10 @@ class KernelFacts:
     # index buffers whose values reach an address xlate could not evaluate (`c + g * K` with K unknown): buffer ->
     # (the buffer addressed, the expression): no range of theirs is known to keep that access inside
     lost: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)
+    # buffers accessed through a pointer moved by an amount xlate cannot evaluate (`p += f(n)`): buffer -> that
+    # amount. No length is known to cover those accesses, so the host's allocation (sized for the program's own
+    # sizes, not the drawn ones) is no proof either
+    moved: dict[str, str] = field(default_factory=dict)
 
     # -- launch ---------------------------------------------------------------------------------------------
     def block_ok(self, v: int) -> bool:
@@ -1236,6 +1240,7 @@ class KernelInterpreter(Evaluator):
         self._array_names: collections.defaultdict[str, set[str]] = collections.defaultdict(set)  # views' names
         self._staged_from: collections.defaultdict[str, set[str]] = collections.defaultdict(set)
         self._tickets: set[sp.Symbol] = set()  # what atomics returned: counters other threads move, not contents
+        self._moves: dict[sp.Symbol, str] = {}  # offsets of pointers moved by amounts not evaluated -> the amount
 
     def fresh(self, prefix: str, name: str) -> sp.Symbol:
         self._n += 1
@@ -1540,9 +1545,11 @@ class KernelInterpreter(Evaluator):
                     sign = 1 if op == "+=" else -1
                     value = KPtr(old.param, old.offset + sign * value.e * old.width, old.width, old.shared, old.elem_size, old.align)
                 elif op != "=":
-                    if isinstance(old, KPtr) and old.param and op in ("+=", "-="):
+                    if isinstance(old, KPtr) and old.param and op in ("+=", "-=") and not isinstance(value, KPtr):
                         self._lost(old.param, right, env)
-                    value = None
+                        value = self._moved(old, right, -1 if op == "-=" else 1)
+                    else:
+                        value = None
                 if isinstance(old, KPtr) or (old is None and op == "=" and isinstance(value, KPtr)):
                     # (a pointer declared first and set later, `float* p; ... p = dist + x;`, is followed as well)
                     env[name] = value if isinstance(value, KPtr) else None
@@ -1758,8 +1765,7 @@ class KernelInterpreter(Evaluator):
         if fn is not None and args is not None and (fn.type == "field_expression" or "::" in name) and (
                 method not in BY_VALUE_CALLS) and (method == "swap" or not name.startswith(BY_VALUE_NAMESPACES)):
             params = {p.name for p in self.fn.params}
-            call = " ".join(text(node).split())
-            call = call if len(call) <= 50 else call[:47] + "..."
+            call = _snippet(node, 50)
             actual = [a for a in args.named_children if a.type != "comment"]
             defs = [fd for fd in self.program.functions.get(method, []) if len(fd.params) == len(actual)]
             refs = set().union(*(_mutable_references(fd) for fd in defs)) if defs else set(range(len(actual)))
@@ -2024,6 +2030,7 @@ class KernelInterpreter(Evaluator):
         if p.param:
             self.facts.accesses.append(Access(p.param, first, last, dict(self.bounds), write, self._where(node),
                                               self._atomic, p.align))
+            self._note_moved(p)
             self.facts.index_params |= self._params_through_locals(sp.expand(p.offset + index))  # row pointers too
         elif p.shared and ":" in p.shared:
             size = int(p.shared.split(":")[1])
@@ -2154,7 +2161,27 @@ class KernelInterpreter(Evaluator):
             for ptr, other in ((a, right), (b, left)):
                 if isinstance(ptr, KPtr) and ptr.param:
                     self._lost(ptr.param, other, env)
+            if isinstance(a, KPtr) and a.param and not isinstance(b, KPtr):
+                return self._moved(a, right, -1 if op == "-" else 1)
+            if isinstance(b, KPtr) and b.param and op == "+" and not isinstance(a, KPtr):
+                return self._moved(b, left, 1)
         return out
+
+    def _moved(self, p: KPtr, amount: ts.Node | None, sign: int) -> KPtr:
+        """`p` moved by `amount`, which xlate cannot evaluate (`p += f(n)`): still a pointer into its buffer, at
+        an offset nothing bounds. Its accesses are kept (what indexes through it is not drawn freely) and mark the
+        buffer moved (touch)."""
+        expr = _snippet(amount, 60) if amount is not None else "?"
+        s = self.new_var("moved", [], unbounded=True)
+        self.facts.vars[s].cause = f"moved by '{expr}', which xlate cannot evaluate"
+        self._moves[s] = expr
+        return KPtr(p.param, p.offset + sign * s * p.width, p.width, p.shared, p.elem_size, p.align)
+
+    def _note_moved(self, p: KPtr) -> None:
+        """Mark `p`'s buffer as reached through a move not evaluated (KernelFacts.moved), naming the shortest."""
+        moves = sorted((self._moves[x] for x in p.offset.free_symbols if x in self._moves), key=len)
+        if moves:
+            self.facts.moved.setdefault(p.param, moves[0])
 
     def _lost(self, param: str, node: ts.Node | None, env: dict[str, Any]) -> None:
         """An offset into `param` xlate cannot evaluate (`node`): the integer buffers whose loaded values it is
@@ -2173,8 +2200,7 @@ class KernelInterpreter(Evaluator):
             return
         unknown = [n for n in dict.fromkeys(names) if env.get(n) is None and n not in self._values and not isinstance(
             self.name(n, node, env), Num)]
-        expr = " ".join(text(node).split())
-        expr = expr if len(expr) <= 60 else expr[:57] + "..."
+        expr = _snippet(node, 60)
         for q in sorted(owners):
             self.facts.lost.setdefault(q, (param, expr, unknown))
 
@@ -2228,6 +2254,8 @@ class KernelInterpreter(Evaluator):
                 if isinstance(v, KPtr) and v.param:
                     self.facts.unknown = True
                     self.facts.opaque.add(v.param)  # its accesses happen where we cannot see them
+                    # handed on after a move not evaluated: wherever it reaches, no length covers it
+                    self._note_moved(v)
         return False, None
 
     def inline_device(self, fd: FuncDef, vals: list[Value]) -> Value:
@@ -2284,6 +2312,12 @@ def _is_size(x: sp.Symbol) -> bool:
     """A symbol the spec draws: a kernel parameter or a size of its own (not a local, a thread index, a load)."""
     return x.name.startswith("_P_") or not (x.name.startswith(("v_", "l_", "L_", "U_", "D_", "__", "sizeof("))
                                             or x in TID or x in BID or x in GRID or x in BLOCK)
+
+
+def _snippet(node: ts.Node, limit: int) -> str:
+    """The source text of `node` on one line, cut to `limit` characters (a message quotes it)."""
+    s = " ".join(text(node).split())
+    return s if len(s) <= limit else s[:limit - 3] + "..."
 
 
 def _stepped_local(update: ts.Node | None, cond: ts.Node | None) -> str | None:

@@ -132,6 +132,11 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 "only buffers of numbers (or of structs of numbers) can be generated")) + "; annotate the kernel by "
                 "hand or test it through a wrapper")
             continue
+        if p.name in kf.moved:  # the host's allocation fits the program's sizes, not necessarily a drawn one
+            inf.holes[p.name] = (f"cannot infer the length of '{p.name}' in '{fn.name}': it is accessed through a "
+                                 f"pointer moved by '{kf.moved[p.name]}', which xlate cannot evaluate; annotate it, "
+                                 f"e.g. '// xlate: {p.name}: {role}[n]'")
+            continue
         length = None
         origin = None
         why = "no launch of it was found"
@@ -255,7 +260,7 @@ def infer_from_program(unit: KernelUnit, fn: Function, program: Program, facts: 
                 inf.items[p.name] = (f"{p.name}: scalar({values[0]}..{values[-1]})", origin)
             continue
         callable_ = p.is_template_dependent and re.search(rf"\b{re.escape(p.name)}\s*\(", kf.body_text)
-        item = _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if not callable_ and (
+        item = _loop_size(p, mapper, used, kf, inf) or _scalar_item(p, fn, mapper, launch, roots, used, kf, unit, program.resolve_type) if not callable_ and (
             not p.is_template_dependent or _template_type_generable(p, fn, launch, program.resolve_type, _is_struct(program))) else None
         if item is None:
             inf.holes[p.name] = (f"cannot fuzz parameter '{p.name}' of type '{p.type}' in '{fn.name}': annotate it "
@@ -1232,6 +1237,37 @@ def _scalar_item(p: Param, fn: Function, mapper: Mapper | None, launch: Launch |
     if p.name in kf.index_params:
         return f"{p.name}: scalar(0..1)", Origin("kernel", "", "used in indexing: kept in [0, 1]")
     return f"{p.name}: scalar", Origin("default")
+
+
+def _loop_size(p: Param, mapper: Mapper | None, used: set[sp.Symbol], kf: KernelFacts, inf: Inference
+               ) -> tuple[str, Origin] | None:
+    """A size the host passes from a counted loop's variable whose ends are other values of the program
+    (`for (b = w - 1; b >= 1; b--) k<<<b, 16>>>(.., w, b)`): the values the loop gives it, its numeric ends as its
+    range and the others as `where` clauses over the spec's items (`b <= w - 1`). Drawn past the loop's bound, a
+    kernel that relies on it indexes outside its buffers; drawn as the loop's first value only, it is tested on
+    one launch of many. None where the ends are not the spec's to write."""
+    root = mapper.m.roots_used.get(p.name) if mapper is not None else None
+    ps = param_symbol(p.name)
+    if mapper is None or root is None or root.kind != "loop" or root.span is None or p.name in mapper.m.derived or (
+            not _is_int_type(normalise_ctype(p.base_type))) or (ps not in used and p.name not in kf.guards):
+        return None
+    free, axes = dict(mapper.m.free), dict(mapper.m.axes)
+    ends = [mapper.rewrite(e)[0] for e in root.span]
+    lo, hi = ends
+    if lo is None or hi is None or ps in lo.free_symbols | hi.free_symbols:
+        mapper.m.free, mapper.m.axes = free, axes  # no sizes of its own left behind
+        return None
+    clo, chi = concrete(lo), concrete(hi)
+    first, last = max(1, clo) if clo is not None else 1, chi if chi is not None else DEFAULT_SIZE_HI
+    if last < first:
+        mapper.m.free, mapper.m.axes = free, axes
+        return None
+    clauses = ([f"{p.name} >= {mapper.text(lo)}"] if clo is None else []) + (
+        [f"{p.name} <= {mapper.text(hi)}"] if chi is None else [])
+    origin = Origin("host", root.where, f"{root.name} runs from {root.span[0]} to {root.span[1]} ({root.detail})")
+    if clauses:
+        inf.add_where(clauses, origin)
+    return f"{p.name}: size({first}..{last})", origin
 
 
 def _int_limits(ctype: str) -> tuple[int, int] | None:

@@ -38,6 +38,7 @@ from xlate.specs.model import Origin, normalise_ctype
 from xlate.specs.records import Field, Pointee, Record, _base_dtype, parse_record, record_text
 
 WRAPPERS = ("parenthesized_expression", "cast_expression")
+CASTS = ("reinterpret_cast", "static_cast", "const_cast")  # `reinterpret_cast<float*>(p.x)`: the same buffer
 MAX_FOLLOW = 3  # local pointers followed (`const float* row = x.data + off; row[j]`)
 
 
@@ -45,7 +46,7 @@ def pointer_record(program: Program, fn: Function, p: Param, launch: Any, mapper
                    ) -> tuple[str | None, str, Origin | None]:
     """(record text, "", origin) for struct parameter `p` holding pointers to numbers; (None, why, None) when it
     cannot be fuzzed soundly; (None, "", None) when `p`'s struct holds no such pointers."""
-    record, why = program.record_of(p.base_type, pointers=True)
+    record, why = program.record_of(p.base_type, pointers=_field_casts(program, fn, p) or True)
     if record is None:
         return None, why, None
     rec = parse_record(record)
@@ -56,7 +57,10 @@ def pointer_record(program: Program, fn: Function, p: Param, launch: Any, mapper
     index = fn.params.index(p)
     arg = launch.args[index] if index < len(launch.args) else None
     if not isinstance(arg, Obj):
-        return None, "it holds pointers, and the launch passes a value xlate does not follow", None
+        given = launch.arg_texts[index] if index < len(launch.arg_texts) else ""
+        return None, (f"it holds pointers, and the launch passes {f'{given!r}, ' if given else ''}a value xlate does "
+                      "not follow (no struct the host fills field by field, nor one a library call fills from a "
+                      "tensor xlate follows)"), None
     struct = program.resolve_type(normalise_ctype(p.base_type)).split("<")[0].split("::")[-1].strip()
     numbers = number_fields(record)
     risky = risky_fields(program, fn.name, numbers, p.name, struct, number_fields(record, "f"))
@@ -84,6 +88,62 @@ def pointer_record(program: Program, fn: Function, p: Param, launch: Any, mapper
         return None, why, None
     origin = Origin("host", launch.where, f"{p.name}: a {struct} the host fills before {launch.text}")
     return record_text(Record(tuple(fields), rec.align)), "", origin
+
+
+def _field_casts(program: Program, fn: Function, p: Param) -> dict[str, set[str]]:
+    """field -> the pointee types the kernel (and the device functions it hands `p` to) casts `p.field` to:
+    `(float*)p.x_ptr`, `reinterpret_cast<const float*>(p.x_ptr)` give {"x_ptr": {"float"}}; a use of the field
+    that is no such cast adds "" (a `void*` field used so has no one type); a test against null adds nothing."""
+    fd = program.function(fn.name, "kernel")
+    if fd is None:
+        return {}
+    struct = program.resolve_type(normalise_ctype(p.base_type)).split("<")[0].split("::")[-1].strip()
+    callees = _callees(program, fd)
+    typed = {p.name, *_typed_names(program, callees, struct, {p.name})}
+    out: dict[str, set[str]] = {}
+    for f in callees:
+        body = f.node.child_by_field_name("body")
+        for n in _walk(body) if body is not None else []:
+            if n.type == "field_expression" and _root_name(n.child_by_field_name("argument")) in typed:
+                pointee = _cast_pointee(n)
+                if pointee is not None:
+                    out.setdefault(text(n.child_by_field_name("field")), set()).add(pointee)
+    return out
+
+
+def _cast_pointee(node: ts.Node) -> str | None:
+    """The pointee type of the pointer cast applied to `node` (`float` of `(const float*)x`); "" for another use;
+    None for a test against null (`x == nullptr`, `if (x)`, `!x`), which reads no element."""
+    cur = node
+    while cur.parent is not None and cur.parent.type == "parenthesized_expression":
+        cur = cur.parent
+    parent = cur.parent
+    if parent is not None and (parent.type == "condition_clause" or (
+            parent.type == "conditional_expression" and cur == parent.child_by_field_name("condition")) or (
+            parent.type == "unary_expression" and text(parent.child_by_field_name("operator")) == "!") or (
+            parent.type == "binary_expression" and text(parent.child_by_field_name("operator")) in ("==", "!="))):
+        return None
+    written = None
+    if parent is not None and parent.type == "cast_expression":
+        written = parent.child_by_field_name("type")
+    elif _cast_call(parent) is not None:
+        written = _cast_call(parent)
+    if written is None or written.type != "type_descriptor":
+        return ""
+    declarator = written.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "abstract_pointer_declarator" or declarator.named_child_count:
+        return ""  # no pointer, or a pointer to pointers
+    return normalise_ctype(text(written.child_by_field_name("type")))
+
+
+def _cast_call(args: ts.Node | None) -> ts.Node | None:
+    """The type written in `reinterpret_cast<T*>(...)` whose argument list `args` is; None for another call."""
+    call = args.parent if args is not None and args.type == "argument_list" else None
+    fn = call.child_by_field_name("function") if call is not None else None
+    if fn is None or fn.type != "template_function" or text(fn.child_by_field_name("name")) not in CASTS:
+        return None
+    targs = fn.child_by_field_name("arguments")
+    return targs.named_children[0] if targs is not None and len(targs.named_children) == 1 else None
 
 
 def _handed_to_unread(program: Program, fn: Function, pname: str, struct: str) -> str:
@@ -215,6 +275,9 @@ def _pointer_uses(node: ts.Node, body: ts.Node, program: Program, flt: bool, dep
         if parent.type in WRAPPERS or (parent.type == "binary_expression" and text(
                 parent.child_by_field_name("operator")) in ("+", "-")):
             cur = parent  # pointer arithmetic: the same buffer
+            continue
+        if _cast_call(parent) is not None:
+            cur = parent.parent  # `reinterpret_cast<float*>(p.x)`: the same buffer
             continue
         if parent.type == "subscript_expression" and cur == parent.child_by_field_name("argument"):
             return _element_use(parent, body, program, flt)

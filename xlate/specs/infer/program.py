@@ -438,14 +438,17 @@ class Program:
         info = ctypes_table().get(scalar)
         return (scalar, found[1]) if info is not None and info.get("numpy") is not None else None
 
-    def record_of(self, ctype: str, depth: int = 0, pointers: bool = False) -> tuple[str | None, str]:
+    def record_of(self, ctype: str, depth: int = 0, pointers: bool | dict[str, set[str]] = False,
+                  ) -> tuple[str | None, str]:
         """A struct of numbers as a spec record type (xlate/specs/records.py): `({S: float32, T: int32}, "")`,
         fields in declaration order with their fixed arrays (`float m[3]` -> `m: float32[3]`), nested structs,
         vector types (`float4 v` -> `v: float32[4] align(16)`), `alignas`/`__align__`, template arguments bound
         (`Pair<float>`). `(None, why)` when it is not plain numbers: a pointer or reference member, a bit-field,
         a base class, virtual methods, a type we do not know. With `pointers`, a pointer member to numbers is a
         pointer field `data: in[1] as float32` (a placeholder buffer: its role and length come from the kernel and
-        the host, xlate/specs/infer/pointer_records.py); a pointer to anything else, or a reference, is still why not."""
+        the host, xlate/specs/infer/pointer_records.py); a pointer to anything else, or a reference, is still why not.
+        `pointers` may map field names to the pointer types the kernel casts them to (`reinterpret_cast<float*>(
+        p.x_ptr)`): a `void*` field cast to one number type is a pointer field of that type."""
         from xlate.specs.model import ctypes_table
 
         t = normalise_ctype(ctype)
@@ -507,9 +510,12 @@ class Program:
                 ftype = head_ + "<" + re.sub(r"\b[A-Za-z_]\w*\b", lambda m: str(consts.get(m.group(0), m.group(0))), targs)
             if pointer is not None:
                 const = any(c.type == "type_qualifier" and text(c) == "const" for c in fd.children)
-                fields_of = self._pointer_fields(decls, ftype, const) if pointers else None
+                casts = pointers if isinstance(pointers, dict) else {}
+                fields_of = self._pointer_fields(decls, ftype, const, casts) if pointers else None
                 if fields_of is None:
                     return None, f"'{name}' holds a pointer or reference ('{text(pointer)}')"
+                if isinstance(fields_of, str):
+                    return None, f"'{name}' holds {fields_of}"
                 fields.extend(fields_of)
                 continue
             falign = _alignment(" ".join(text(c) for c in fd.children if c.type == "type_qualifier"), self)
@@ -586,7 +592,7 @@ class Program:
         return record, ""
 
     def _base_fields(self, clause: ts.Node, name: str, binding: dict[str, str], depth: int,
-                     pointers: bool) -> tuple[list[str], str]:
+                     pointers: bool | dict[str, set[str]]) -> tuple[list[str], str]:
         """The data members a single non-virtual base class contributes, first, when they lay out in the derived
         struct as in a struct of their own followed by the derived members: a base without tail padding (the
         Itanium ABI may put derived members into a non-POD base's tail padding) and without an `alignas` of its
@@ -609,12 +615,16 @@ class Program:
             return [], f"'{name}' derives from '{btype}', which has tail padding (its layout in '{name}' may differ)"
         return split_top(record[1 : record.rindex("}")]), ""
 
-    def _pointer_fields(self, decls: list[ts.Node], ftype: str, const: bool) -> list[str] | None:
+    def _pointer_fields(self, decls: list[ts.Node], ftype: str, const: bool,
+                        casts: dict[str, set[str]]) -> list[str] | str | None:
         """`const float* data, *w;` as placeholder pointer fields (`data: in[1] as float32`: `in` for a const
         pointee, else `inout`); None where a declarator is not one plain pointer (a pointer to pointers, a
-        reference, an array of pointers) or the pointee is not a number type."""
+        reference, an array of pointers) or the pointee is not a number type. A `void*` field takes the one number
+        type `casts` names for it (the kernel's); why not, as a string, where it has none, several or another."""
         from xlate.specs.model import ctypes_table
 
+        if self.resolve_type(ftype) == "void":
+            return self._void_pointer_fields(decls, const, casts)
         info = ctypes_table().get(self.resolve_type(ftype))
         dtype = info.get("numpy") if info is not None else None
         if not dtype:
@@ -629,6 +639,33 @@ class Program:
             if inner is None or inner.type != "field_identifier":
                 return None  # `float** p`, `float* p[4]`
             out.append(f"{text(inner)}: {'in' if const else 'inout'}[1] as {dtype}")
+        return out
+
+    def _void_pointer_fields(self, decls: list[ts.Node], const: bool, casts: dict[str, set[str]]) -> list[str] | str:
+        """`void* x_ptr;` fields as pointers to the number type the kernel casts each to (bytes where it never uses
+        one); why not, as a string."""
+        from xlate.specs.model import ctypes_table
+
+        out = []
+        for d in decls:
+            inner = d.child_by_field_name("declarator") if d.type == "pointer_declarator" else None
+            if inner is None or inner.type != "field_identifier":
+                return f"an untyped pointer or reference ('{text(d)}')"
+            name = text(inner)
+            if name not in casts:  # the kernel never touches it: its bytes
+                out.append(f"{name}: {'in' if const else 'inout'}[1] as uint8")
+                continue
+            types = sorted(casts[name])
+            if len(types) != 1:
+                return (f"an untyped pointer '{name}' (void*) the kernel "
+                        + (f"casts to several types ({', '.join(t + '*' for t in types)})" if types
+                           else "does not cast to a pointer of one type") + ": its elements have no type xlate knows")
+            info = ctypes_table().get(self.resolve_type(types[0]))
+            dtype = info.get("numpy") if info is not None else None
+            if not dtype:
+                return (f"an untyped pointer '{name}' (void*) the kernel casts to {types[0]}*, which is no number type "
+                        "xlate resolves (a template's type, a struct)")
+            out.append(f"{name}: {'in' if const else 'inout'}[1] as {dtype}")
         return out
 
     def _array_size(self, size: str, binding: dict[str, str]) -> int | None:
@@ -909,11 +946,18 @@ def _library_layout(ctype: str) -> tuple[str, int] | None:
     """(scalar C type, lanes) of a library type spelt `ctype` (`glm::vec<3, float>`, `Eigen::Vector3f`) from
     xlate/data/library_types.yaml, or None. A template argument that is not a positive literal (Eigen::Dynamic,
     a name) gives no fixed layout."""
+    found = library_type(ctype)
+    return None if found is None else (found[0], found[1])
+
+
+def library_type(ctype: str) -> tuple[str, int, list[str]] | None:
+    """(scalar C type, lanes, lane member names) of a library type spelt `ctype` (xlate/data/library_types.yaml);
+    the names are empty for a type whose lanes are no members (a matrix, a quaternion). None: no such type."""
     table = data("library_types.yaml")
     t = re.sub(r"\b(const|volatile|struct|class)\b", " ", ctype).strip().removeprefix("::")
     row = table["names"].get(t)
     if row is not None:
-        return str(row["scalar"]), int(row["lanes"])
+        return str(row["scalar"]), int(row["lanes"]), _lane_names(row, int(row["lanes"]))
     m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
     row = table["templates"].get(m.group(1)) if m else None
     if m is None or row is None:
@@ -927,7 +971,14 @@ def _library_layout(ctype: str) -> tuple[str, int] | None:
     if len(values) != len(params) - 1:
         return None
     lanes = sp.sympify(str(row["lanes"]), locals={n: sp.Symbol(n) for n in params}).subs(values)
-    return (bound[row["scalar"]], int(lanes)) if lanes.is_Integer and lanes > 0 else None
+    if not lanes.is_Integer or lanes <= 0:
+        return None
+    return bound[row["scalar"]], int(lanes), _lane_names(row, int(lanes))
+
+
+def _lane_names(row: dict[str, Any], lanes: int) -> list[str]:
+    names = list(row.get("fields", []))
+    return names[:lanes] if lanes <= len(names) else []
 
 
 def _alignment(head: str, program: Program) -> int:

@@ -196,4 +196,6 @@ def _text(e: sp.Expr, names: dict[str, str]) -> tuple[str, int]:
             return " * ".join([b] * int(exp)), _MUL
         if exp.is_Integer and int(exp) < 0:
             return f"1 / {_paren(_text(base ** -exp, names), _ATOM)}", _MUL
+        if base == 2 and not exp.is_number:  # `1 << lg`: a power of two of a size
+            return f"(1 << {_paren(_text(exp, names), _ADD)})", _ATOM
     raise ValueError(f"cannot write {e} in the spec language")
