@@ -11,6 +11,10 @@ PY_RESERVED = frozenset({
     "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "tl", "triton", "torch", "range", "min",
     "max", "abs", "float", "int", "bool", "print", "len", "math", "libdevice", "os", "BX", "BY", "T", "match", "case",
     "type", "id", "sum", "list", "dict", "str",
+    # the argument binder Triton's JIT generates for each kernel takes `**options` and reads these names from its
+    # globals: a parameter spelt like one breaks the launch (`duplicate argument 'options'`) or the binding
+    "options", "backend", "specialize_impl", "JITCallable", "params", "specialization", "grid", "warmup",
+    "num_warps", "num_stages", "num_ctas",
 })
 
 

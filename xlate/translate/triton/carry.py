@@ -74,18 +74,38 @@ def chunks_of(L: Block, arr: SharedArr) -> int | None:
     """How many lane-sized tensors hold `arr`; None where it cannot be carried (a block sized at launch or of
     several rows, an array of unknown or large size (an extern array is as large as a constant shmem of the
     spec), of a template type, or filled by a staging loop)."""
-    if not L.nlanes or L.by > 1 or arr.staged is not None or len(arr.dims) != 1:
-        return None
+    k = _chunks(L, arr)
+    return k if isinstance(k, int) else None
+
+
+def obstacle(L: Block, arr: SharedArr) -> str | None:
+    """Why a run-time loop cannot carry `arr` (for the refusal to name), None where it can be."""
+    k = _chunks(L, arr)
+    return k if isinstance(k, str) else None
+
+
+def _chunks(L: Block, arr: SharedArr) -> int | str:
+    """chunks_of, or the reason it is None."""
+    if not L.nlanes:
+        return "the block is sized at launch"
+    if L.by > 1:
+        return "the block has several rows"
+    if arr.staged is not None:
+        return "a staging loop fills it"
+    if len(arr.dims) != 1:
+        return "it has several dimensions"
     if ctyping.is_symbolic(arr.ctype) or ctyping.row(arr.ctype) is None:
-        return None
+        return "its element type is a template type"
     size = arr.dims[0]
     shmem = getattr(getattr(L, "kc", None), "shmem", None)
     if size is None and shmem:  # an extern array: the launch's dynamic shared memory, a constant in the spec
         size = shmem // max(1, ctyping.bits(arr.ctype) // 8)
     if size is None:
-        return None
+        return "its size is the launch's dynamic shared memory, not a constant"
     k = -(-int(size) // L.nlanes)
-    return k if 0 < k <= MAX_CHUNKS else None
+    if k <= 0:
+        return "it is empty"
+    return k if k <= MAX_CHUNKS else f"it holds more than {MAX_CHUNKS} times the block's threads"
 
 
 def element(L: Block, j: int) -> Sym:
@@ -369,4 +389,5 @@ def _lane_values(L: Block, ri: Sym, wi: Sym) -> tuple[np.ndarray, np.ndarray] | 
         return None
 
 
+comm.carry_obstacle = obstacle
 comm.on_carried_use = lambda L, r, rec: used(L, r, rec, r.loc)

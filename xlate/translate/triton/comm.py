@@ -19,7 +19,8 @@ A pattern that is neither (or a read of another thread's write without a barrier
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,8 @@ def _is_identity(value: float, op: str) -> bool:
 def combine(a: Tok, b: Tok, op: str) -> Tok:
     if a.bad or b.bad:
         return BAD
+    if op in ("max", "min") and any(t.const is not None and not _is_identity(t.const, op) for t in (a, b)):
+        return _floored(a, b, op)
     if a.const is not None:
         if not _is_identity(a.const, op):
             return BAD
@@ -70,6 +73,25 @@ def combine(a: Tok, b: Tok, op: str) -> Tok:
         else:
             masks[rid] = m
     return Tok(op, masks)
+
+
+def _floored(a: Tok, b: Tok, op: str) -> Tok:
+    """A max (min) that takes a constant besides per-thread values: the threads past a block's warps reading
+    `-1e20f` instead of a warp's partial maximum. Both are idempotent, so the token is the op of its values and
+    of the largest (smallest) constant, and a value seen twice does not matter."""
+    if a.op not in (None, op) or b.op not in (None, op):
+        return BAD
+    consts = [t.const for t in (a, b) if t.const is not None]
+    masks = dict(a.masks)
+    for rid, m in b.masks.items():
+        masks[rid] = masks.get(rid, 0) | m
+    return Tok(op, masks, max(consts) if op == "max" else min(consts))
+
+
+def floor_sym(op: str, red: Sym, const: float, ctype: str) -> Sym:
+    """max(red, const) (min): fmaxf's choice where red is NaN, the constant."""
+    c = S.const(const, ctype)
+    return S.where(S.op("gt" if op == "max" else "lt", "bool", red, c), red, c, ctype)
 
 
 class NotTokenizable(Exception):
@@ -237,26 +259,61 @@ def shuffle(L: Block, v: Any, kind: str, arg: Any, width: int, loc: ir.Loc | Non
     alt = None
     if L.by == 1 and (isinstance(v, Sym) or (isinstance(v, LaneTokens) and v.alt is not None)):
         src_x = _source_lane(kind, arg, width, n)
+        made = list(L.full_pred())
 
-        def alt(v: Any = v, src_x: Sym = src_x) -> Sym:  # no reduction or scan: the source's value
-            return _shuffled_data(L, v, src_x, loc)
+        def alt(v: Any = v, src_x: Sym = src_x, src: np.ndarray = src, made: list[Sym] = made) -> Sym:
+            return _shuffled_data(L, v, src_x, src, made, loc)  # no reduction or scan: the source's value
 
     return LaneTokens([t.toks[int(s)] for s in src], t.ctype, alt=alt)
 
 
-def _shuffled_data(L: Block, v: Sym | LaneTokens, src_x: Sym, loc: ir.Loc | None) -> Sym:
+# The lanes on which a value being built must be right, where that is not the threads of the statement that
+# needs it. An exchange's data is built lazily, when a later statement asks for it (`if (tid == 0) out = v;`
+# after a butterfly), and a shuffle reads its operand at its source lanes: built for the asking threads alone
+# (lane 0), one lane's reduction stands for its segment's and the gather at lanes 16, 8, ... reads garbage (a
+# two-level block max lifted that way took one warp's maximum for the block's). None: the statement's threads.
+_NEEDED: list[np.ndarray | None] = []
+
+
+@contextmanager
+def needing(lanes: np.ndarray | None) -> Iterator[None]:
+    _NEEDED.append(lanes)
+    try:
+        yield
+    finally:
+        _NEEDED.pop()
+
+
+def needed_lanes(L: Block) -> np.ndarray:
+    """The lanes a value now being built must be right on (see _NEEDED)."""
+    if _NEEDED and _NEEDED[-1] is not None:
+        return _NEEDED[-1]
+    try:
+        return active_lanes(L, [c for c in L.full_pred() if c.concrete])
+    except NotTokenizable:
+        return np.ones(L.nlanes, dtype=bool)
+
+
+def _shuffled_data(L: Block, v: Sym | LaneTokens, src_x: Sym, src: np.ndarray, made: list[Sym],
+                   loc: ir.Loc | None) -> Sym:
     """The value a shuffle reads, where it forms no reduction or scan: thread-index arithmetic recomputed for the
     source lane; loaded data, or what an earlier exchange produced, taken from the block the threads computed at
     the source lane (`tl.gather`): recomputing it would load again, and would nest a chain of exchanges (a
     sorting network's) once per step, doubling the expression each time. A value that cannot be recomputed
     for another lane (a segment's reduction, a loop-carried register) is gathered likewise: the names it reads
     are not reassigned before the gather (a loop updates its carried variables after its body)."""
-    d = v if isinstance(v, Sym) else v.alt()
+    if isinstance(v, Sym):
+        d = v
+    else:
+        sources = np.zeros(L.nlanes, dtype=bool)
+        sources[src[needed_lanes(L)]] = True
+        with needing(sources):
+            d = v.alt()
     if d.lanes - {"x", "*"} or L.st.red_axes or L.st.defer:
         raise LiftError("XL2010", "values exchanged between threads form no complete reduction, scan or gather", loc)
     if not d.opaque and not _reads_data(d):
         return L.issue(S.substitute(d, {"x": src_x}), S.land(*L.full_pred()), loc)
-    block = L.issue(d, S.land(*L.full_pred()), loc)
+    block = L.issue(d, S.land(*made), loc)  # the block as the threads that shuffled computed it (the sources)
     return lane_gather(L, d.ctype, block, S.cast(src_x, "int"), "-1")
 
 
@@ -579,7 +636,10 @@ def materialize(L: Block, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None
                 rec = L.st.records[rid]
                 if m == full and first.op in ("sum", "max", "min"):
                     L.idiom(f"block {first.op} over {full.bit_count()} threads" + (f" ({note})" if note else ""), loc)
-                    return reduce_sym(first.op, guarded(L, rec.value, first.op), lt.ctype)
+                    red = reduce_sym(first.op, guarded(L, rec.value, first.op), lt.ctype)
+                    if first.const is not None and not _is_identity(first.const, first.op):
+                        return floor_sym(first.op, red, first.const, lt.ctype)
+                    return red
                 if m & (m - 1) == 0 and first.op is None:
                     j = m.bit_length() - 1
                     return value_at(L, rec, j, loc)
@@ -593,16 +653,46 @@ def materialize(L: Block, lt: LaneTokens, active: np.ndarray, loc: ir.Loc | None
             rid = scan[1]
             L.idiom(f"block {scan[0]} scan over {full.bit_count()} threads", loc)
             return scan_sym(scan[0], guarded(L, L.st.records[rid].value, "sum"), L)
-        g = _gather(L, lt, idx, loc)
+        g = _gather(L, lt, idx, loc) if L.by == 1 else None
         if g is not None:
             return g
+    failed: LiftError | None = None  # the data path's refusal, where it has one
     if lt.alt is not None:
         try:
             return lt.alt()
         except LiftError as exc:
-            if exc.code != "XL2004":
+            if exc.code not in ("XL2004", "XL2010"):
                 raise
-    raise LiftError("XL2010", "values exchanged between threads form no complete reduction, scan or gather", loc)
+            failed = exc
+    if L.by != 1 and not any(t.bad for t in toks):  # tried last: a port the data path lifted stays as it was
+        g = _gather_rows(L, lt, idx, loc)
+        if g is not None:
+            return g
+    if failed is not None and failed.code == "XL2010":
+        raise failed
+    raise LiftError("XL2010", "values exchanged between threads form no complete reduction, scan or gather: "
+                    + _what_threads_hold(toks, full, L.by != 1), loc)
+
+
+def _what_threads_hold(toks: list[Tok], full: int, rows: bool) -> str:
+    """What the threads that use an exchanged value hold, by kind (the refusal says why no idiom fits)."""
+    kinds: dict[str, int] = {}
+    for t in toks:
+        if t.bad:
+            kind = "a value that counts one thread twice or mixes operators"
+        elif not t.masks:
+            kind = "a constant"
+        elif t.op is None:
+            kind = "one thread's value"
+        elif len(t.masks) == 1 and next(iter(t.masks.values())) == full:
+            kind = f"the complete {t.op} over the block"
+        else:
+            kind = f"a partial {t.op}"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    held = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    gather = " (the threads that read one write at one shift do not fill a box of the block)" \
+        if rows and "one thread's value" in kinds else ""
+    return f"of the {len(toks)} threads that use it, {held}{gather}"
 
 
 def thread_bits(L: Block) -> int:
@@ -720,11 +810,10 @@ def value_at(L: Block, rec: WriteRec, j: int, loc: ir.Loc | None) -> Sym:
     raise LiftError("XL2004", "one thread's value read by all threads cannot be recomputed (it depends on a loop-carried value)", loc)
 
 
-def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sym | None:
-    """Every active thread reads one other thread's per-thread value: a where-chain of shifted recomputations."""
-    if L.by != 1:
-        return None
-    groups: dict[tuple[int, int], list[int]] = {}
+def _single_sources(lt: LaneTokens, idx: np.ndarray) -> list[tuple[int, int, int]] | None:
+    """(reader lane, record, writer lane) for each active thread, where each reads one value one thread stored;
+    None where a thread's value combines several or is a constant."""
+    out = []
     for lane_i in idx:
         t = lt.toks[lane_i]
         if t.op is not None or t.const is not None or len(t.masks) != 1:
@@ -732,8 +821,20 @@ def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sy
         rid, m = next(iter(t.masks.items()))
         if m & (m - 1):
             return None
-        src = m.bit_length() - 1
-        groups.setdefault((rid, src - int(lane_i)), []).append(int(lane_i))
+        out.append((int(lane_i), rid, m.bit_length() - 1))
+    return out
+
+
+def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sym | None:
+    """Every active thread reads one other thread's per-thread value: a where-chain of shifted recomputations."""
+    if L.by != 1:
+        return None
+    sources = _single_sources(lt, idx)
+    if sources is None:
+        return None
+    groups: dict[tuple[int, int], list[int]] = {}
+    for lane_i, rid, src in sources:
+        groups.setdefault((rid, src - lane_i), []).append(lane_i)
     result: Sym | None = None
     for (rid, off), lanes in sorted(groups.items(), key=lambda kv: kv[1][0]):
         lo, hi = lanes[0], lanes[-1] + 1
@@ -750,6 +851,48 @@ def _gather(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sy
                 return None
             shifted = S.Sym("cast", "unsigned int", (S.op("add", "int", S.cast(lane_x, "int"), S.const(off, "int")),), nonneg=True)
             v = L.issue(S.substitute(v, {"x": shifted}), S.land(*L.full_pred(), inside), loc)
+        result = v if result is None else S.where(inside, v, result, lt.ctype)
+    return result
+
+
+def _gather_rows(L: Block, lt: LaneTokens, idx: np.ndarray, loc: ir.Loc | None) -> Sym | None:
+    """`_gather` in a block of several rows (a 3-D halo tile read at its neighbours): the threads that read the
+    same write at the same shift (dx, dy, dz) from themselves must fill a box of threads, each box one
+    recomputation of the stored value at (x + dx, y + dy, z + dz) under the box's bounds (the y lanes hold
+    y + by * z)."""
+    dims = (L.block_dim("y"), L.block_dim("z"))
+    if not all(d.is_const for d in dims) or int(dims[0].value) * int(dims[1].value) != L.by:
+        return None  # y lanes padded past the block's rows (or a block sized at launch)
+    by, bz = int(dims[0].value), int(dims[1].value)
+    env = lane_env(L)
+    lx, ly = env["x"].astype(np.int64), env["y"].astype(np.int64)
+    coords = np.stack([lx, ly % by, ly // by], axis=1)
+    sources = _single_sources(lt, idx)
+    if sources is None:
+        return None
+    groups: dict[tuple[int, int, int, int], list[int]] = {}
+    for lane_i, rid, src in sources:
+        d = coords[src] - coords[lane_i]
+        groups.setdefault((rid, int(d[0]), int(d[1]), int(d[2])), []).append(lane_i)
+    y_lane = S.cast(S.lane("y"), "int")
+    axis_of = {0: S.cast(S.lane("x"), "int"), 1: S.op("mod", "int", y_lane, S.const(by, "int")),
+               2: S.op("div", "int", y_lane, S.const(by, "int"))}
+    result: Sym | None = None
+    for (rid, dx, dy, dz), lanes in sorted(groups.items(), key=lambda kv: kv[1][0]):
+        c = coords[lanes]
+        lo, hi = c.min(axis=0), c.max(axis=0) + 1
+        if len(lanes) != int(np.prod(hi - lo)):  # distinct threads inside the box: they fill it
+            return None
+        v = L.st.records[rid].value
+        if not isinstance(v, Sym) or ((dx or dy or dz) and v.opaque):
+            return None
+        inside = S.land(*(S.op(cmp, "bool", axis_of[a], S.const(int(b), "int"))
+                          for a in range(3) if (lo[a], hi[a]) != (0, (L.bx, by, bz)[a])
+                          for cmp, b in (("ge", lo[a]), ("lt", hi[a]))))
+        moved = {a: S.Sym("cast", "unsigned int", (S.op("add", "int", S.cast(S.lane(a), "int"), S.const(d, "int")),),
+                          nonneg=True) for a, d in (("x", dx), ("y", dy + by * dz)) if d}
+        if moved:
+            v = L.issue(S.substitute(v, moved), S.land(*L.full_pred(), inside), loc)
         result = v if result is None else S.where(inside, v, result, lt.ctype)
     return result
 
@@ -864,6 +1007,115 @@ def _solve_mixed(coefs: dict[str, int], r: Sym, w: Sym, rest: Sym,
     return {ia: S.op("mod", "int", u, S.const(m, "int")), oa: S.op("div", "int", u, S.const(m, "int"))}, eqs
 
 
+def _writer_extents(L: Block, rec: WriteRec, threads: dict[str, int]) -> dict[str, int]:
+    """Per lane axis, one past the highest lane of a thread that can make write `rec` (its thread-index conditions:
+    `if (ty >= 10) return;` leaves ty < 10): a pitch of 10 then gives each element one writer, though the block
+    has more threads along y. Conditions not decided from thread indices alone are dropped: they only remove
+    writers. The writer's condition is re-checked for the thread solved (forward), so a lane past it never counts."""
+    if not L.nlanes:
+        return threads
+    act = np.ones(L.nlanes, dtype=bool)
+    for c in rec.pred:
+        act &= _maybe_true(L, c)
+    if not act.any():
+        return threads
+    env = lane_env(L)
+    return {a: min(n, int(env[a][act].max()) + 1) if a in env else n for a, n in threads.items()}
+
+
+def _why_no_writer(L: Block, rec: WriteRec, axes: dict[str, int]) -> str:
+    """Why `solve` finds no unique writer for write `rec`, in the user's terms (the refusal names it)."""
+    for w in rec.idx:
+        if not w.lanes:
+            continue
+        aff = S.affine(w)
+        if aff is None:
+            return _non_affine_part(w)
+        coefs = {a: c for a, c in aff[0].items() if a in axes}
+        if any(not isinstance(c, int) for c in coefs.values()):
+            return "it scales the thread index by a run-time value"
+        if len(coefs) == 2:
+            (ia, ic), (oa, oc) = sorted(coefs.items(), key=lambda kv: abs(kv[1]))
+            extent = _writer_extents(L, rec, {ia: axes[ia]}).get(ia, axes[ia])
+            if ic > 0 and oc > 0 and oc % ic == 0 and oc // ic < extent:
+                return (f"two threads store one element (the step {oc // ic} along {_AXIS_NAME[oa]} is less than "
+                        f"the {extent} writing threads along {_AXIS_NAME[ia]})")
+            return "it combines two thread axes in a way that is not a row pitch"
+        if len(coefs) > 2:
+            return "it combines more than two thread axes"
+    named = {a for w in rec.idx for a in (S.affine(w) or ({}, None))[0]}
+    for a, n in axes.items():
+        if n > 1 and a not in named:
+            return (f"the threads along {_AXIS_NAME[a]} store the same element with values that may differ "
+                    "(which one lands is unspecified)")
+    return "no thread index names the element written"
+
+
+_AXIS_NAME = {"x": "x", "y": "y (and z)"}
+_SPLITTING = {"div": "/", "mod": "%", "shr": ">>", "shl": "<<", "and": "&", "or": "|", "xor": "^"}
+
+
+def _non_affine_part(w: Sym) -> str:
+    """The operation that keeps a thread-index subscript from being affine."""
+    stack = [w]
+    seen: set[int] = set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen or not x.lanes:
+            continue
+        seen.add(id(x))
+        if x.op in _SPLITTING:
+            return f"it applies `{_SPLITTING[x.op]}` to the thread index (the elements' writers are not a linear map)"
+        if x.op == "where":
+            return "it picks between subscripts per thread (a select on the thread index)"
+        if x.op == "mul" and not any(a.is_const for a in x.args):
+            return "it multiplies the thread index by a run-time value"
+        if x.op in ("load", "call", "var") or x.opaque:
+            return "it depends on values the threads load or compute at run time"
+        stack.extend(x.args)
+    return "it is not linear in the thread index"
+
+
+MAX_ATOMS = 4  # conditions not decided from thread indices, each tried true and false (2^4 evaluations at most)
+
+
+def _maybe_true(L: Block, c: Sym) -> np.ndarray:
+    """The threads for which `c` may hold, whatever the conditions in it that thread indices alone do not decide
+    (`!(i >= n || (ty >= 10 && i < n))` may hold only where ty < 10): each such condition is tried both ways."""
+    atoms: dict[tuple, Sym] = {}
+
+    def collect(x: Sym) -> None:
+        if x.op in S.LOGIC:
+            for a in x.args:
+                collect(a)
+        elif not x.concrete:
+            atoms.setdefault(x.key(), x)
+
+    def value(x: Sym, assign: dict[tuple, bool]) -> np.ndarray:
+        if x.op == "lnot":
+            return ~value(x.args[0], assign)
+        if x.op == "land":
+            return value(x.args[0], assign) & value(x.args[1], assign)
+        if x.op == "lor":
+            return value(x.args[0], assign) | value(x.args[1], assign)
+        if not x.concrete:
+            return np.full(L.nlanes, assign[x.key()])
+        return concrete(L, x).astype(bool)
+
+    collect(c)
+    anywhere = np.ones(L.nlanes, dtype=bool)
+    if len(atoms) > MAX_ATOMS:
+        return anywhere
+    keys = list(atoms)
+    out = np.zeros(L.nlanes, dtype=bool)
+    try:
+        for bits in range(1 << len(keys)):
+            out |= value(c, {k: bool(bits >> i & 1) for i, k in enumerate(keys)})
+    except (NotConcrete, ZeroDivisionError):
+        return anywhere
+    return out
+
+
 def _reads_own_write(L: Block, sol: dict[str, Sym], r: SharedRead) -> bool:
     """Whether every thread that makes the read is the writer it solved for (`if (t == 0) { s = a; b = s; }`)."""
     try:
@@ -952,7 +1204,8 @@ def stored_data(L: Block, rec: WriteRec) -> Sym:
         L.st.pred = list(rec.pred)
         _STORED_DEPTH[0] += 1
         try:
-            lt.data = lt.alt()
+            with needing(None):  # right on the threads that stored it: the write's own conditions
+                lt.data = lt.alt()
         except LiftError as exc:
             if exc.code not in ("XL2004", "XL2010"):
                 raise
@@ -984,7 +1237,7 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     for rec in reversed(recs):
         if read_span is not None and _disjoint(L, rec, read_span):
             continue  # a thread-index write elsewhere in the array (another sub-array): cheaper than solving
-        solved = solve(rec.idx, r.idx, axes, rec, threads)
+        solved = solve(rec.idx, r.idx, axes, rec, _writer_extents(L, rec, threads))
         if isinstance(rec.value, LaneTokens) and solved is not None and _misses(L, solved, axes, r):
             continue
         if isinstance(rec.value, LaneTokens):
@@ -992,7 +1245,8 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
         if solved is None:
             same = _same_value_write(L, rec, r, axes)
             if same is None:
-                raise _Unsolvable("the write index is not an invertible affine map of the thread index")
+                raise _Unsolvable("the write index is not an invertible affine map of the thread index: "
+                                  + _why_no_writer(L, rec, axes))
             kept, state = _simplify_conds(L, same)
             if state == "never":
                 continue
@@ -1061,9 +1315,14 @@ def forward(L: Block, r: SharedRead, recs: list[WriteRec]) -> Sym:
     chain = _merge_same(L, chain, r)
     covered = covered or any(not kept for kept, _ in chain)
     if not covered and r.before_loop:
-        raise _Unsolvable("some elements may come from an earlier loop iteration")
+        why = carry_obstacle(L, arr) if carry_obstacle is not None else None
+        raise _Unsolvable("some elements may come from an earlier loop iteration"
+                          + (f" (a run-time loop carries a shared array as block tensors, not this one: {why})" if why else ""))
     # Elements no write covers are uninitialised shared memory in CUDA: any value is a faithful result.
-    result: Sym = S.const(0, arr.ctype if not ctyping.is_symbolic(arr.ctype) else "float")
+    # (of the array's type: a template element type's 0 is cast to it, where a float 0.0 made tl.where promote
+    # an int8 minimum to float, and its cast to uint32 turned -128 into 0)
+    result: Sym = (S.const(0, arr.ctype) if not ctyping.is_symbolic(arr.ctype)
+                   else S.cast(S.const(0, "int"), arr.ctype))
     for kept, value in reversed(chain):
         valid = S.land(*kept)
         masked_load = value.op == "load" and value.temp is None and value.ctype == result.ctype
@@ -1084,9 +1343,10 @@ def live_records(recs: list[WriteRec]) -> tuple[list[WriteRec], bool]:
     return recs, False
 
 
-# carry.py (which imports this module, and alone makes carried content) sets this: what a read of carried
-# content notes for its loop's barrier check
+# carry.py (which imports this module, and alone makes carried content) sets these: what a read of carried
+# content notes for its loop's barrier check, and why an array cannot be carried (for the refusal)
 on_carried_use: Callable[[Block, SharedRead, WriteRec], None] | None = None
+carry_obstacle: Callable[[Block, SharedArr], str | None] | None = None
 
 
 def carried_use(L: Block, r: SharedRead, rec: WriteRec) -> None:

@@ -469,7 +469,8 @@ def math_wrappers(names: set[str]) -> tuple[list[str], list[tuple[str, str, str]
     helpers: list[str] = []
     for n in sorted(names):
         if n.startswith("_xl_"):  # a helper the kernel calls itself (the lane-group pick)
-            helpers.extend(h for h in [n] if h not in helpers)
+            if n not in helpers:
+                helpers.append(n)
             continue
         e = math_entry(n)
         if e is None or "gpu" not in e:

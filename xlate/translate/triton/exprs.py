@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.translate.triton import comm
@@ -54,11 +52,7 @@ class Expressions:
         if isinstance(v, SharedRead):
             return comm.data_view(self, v)
         if isinstance(v, LaneTokens):
-            try:
-                act = comm.active_lanes(self, [c for c in self.full_pred() if c.concrete])
-            except comm.NotTokenizable:
-                act = np.ones(self.nlanes, dtype=bool)
-            return comm.materialize(self, v, act, loc)
+            return comm.materialize(self, v, comm.needed_lanes(self), loc)
         if isinstance(v, NullPtr):
             raise v.refuse("uses a number made of", loc)
         if isinstance(v, PtrVal):
@@ -93,6 +87,9 @@ class Expressions:
         if self.vec_info(base) or self.record_fields(base) is not None:
             if isinstance(v, StructVal) and v.ctype == base:
                 return v
+            moved = self.vector_conversion(v, base, loc)
+            if moved is not None:  # `vec3 a = glm::make_vec3(doubles)`: a library vector of another lane type
+                return moved
             raise LiftError("XL2012", f"value assigned to a {base}", loc)
         if base.startswith("__xl_"):
             if isinstance(v, CGroup):
@@ -421,11 +418,17 @@ class Expressions:
                     return self.inline(f, ir.Call(loc, f.name, (ir.Name(loc, "lhs"), ir.Name(loc, "rhs"))))
                 finally:
                     self.pop_scope()
+            lanes = self.lanewise(op, a, b, loc)
+            if lanes is not None:  # `u - s * v` of glm vectors: lane by lane
+                return lanes
         if isinstance(a, NullPtr) or isinstance(b, NullPtr):
             return self.null_test(op, a, b, loc)
         if isinstance(a, AddrVal) or isinstance(b, AddrVal):
             return self.alignment_test(op, a, b, loc)
         if isinstance(a, LocalPtr) or isinstance(b, LocalPtr):
+            null = b if isinstance(a, LocalPtr) else a
+            if op in ("==", "!=") and isinstance(null, Sym) and null.is_const and null.value == 0:
+                return S.const(int(op == "!="), "bool")  # the address of a local is never the null pointer
             return self.ptr_arith(op, a, b, loc)
         if isinstance(a, PtrVal) or isinstance(b, PtrVal):
             null = b if isinstance(a, PtrVal) else a
@@ -636,6 +639,8 @@ class Expressions:
             return self.read_at(v, [S.const(0, "int")], e.loc)
         if e.op == "!":
             return S.lnot(self.cond(v, e.loc))
+        if e.op == "-" and self.lanewise_info(v) is not None:
+            return self.lanewise_neg(v, e.loc)
         d = self.data(v, e.loc)
         if e.op == "-":
             return S.op("neg", ctyping.promote(d.ctype), d)

@@ -168,6 +168,9 @@ class Intrinsics:
         paired = self.lanewise_call(fn, e)
         if paired is not None:
             return paired
+        built = self.library_vector_call(fn, e)
+        if built is not None:  # `vec3(x, y, z)`, `glm::dot(a, b)`: a library's vectors (libvectors.py)
+            return built
         made = self.constructor(fn, e)
         if made is not None:  # `Position(x, y)`: a struct of the program built by its constructor
             return self.inline(made, e)
@@ -182,7 +185,7 @@ class Intrinsics:
         if literal is not None and len(e.args) == 1:  # UINT32_C(x): x as a constant of that type
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
-        raise LiftError("XL2008", f"call of '{fn}'", e.loc)
+        raise self.library_refusal(fn, e.loc) or LiftError("XL2008", f"call of '{fn}'", e.loc)
 
     def to_fp8(self, e: ir.Call) -> Sym:
         """__nv_cvt_float_to_fp8(x, saturation, format): the conversion maps/math.yaml names for the two constant
@@ -742,6 +745,8 @@ class Intrinsics:
         names: list[str] = []
         args = list(e.args)
         for k, ((name, ct), a) in enumerate(zip(f.params, e.args)):
+            if ct.ptr == 1 and isinstance(a, ir.Cond):  # `opt ? &local : nullptr` with `opt` known here
+                a = args[k] = self.constant_branch(a, e.loc)
             if ct.ptr != 1 or name in f.refs or not (isinstance(a, ir.Unary) and a.op == "&"):
                 continue
             if self.local_lvalue(a.arg, e.loc) is None:
@@ -757,6 +762,20 @@ class Intrinsics:
             return f, e
         params = [(n, replace(ct, ptr=0) if n in names else ct) for n, ct in f.params]
         return replace(f, params=params, refs=f.refs | frozenset(names)), replace(e, args=tuple(args))
+
+    def constant_branch(self, c: ir.Cond, loc: ir.Loc) -> ir.Expr:
+        """The branch of `c` its test picks where the test is a constant here (`buf == nullptr` of a buffer);
+        `c` itself otherwise (also where the test has effects, which the branch alone would drop)."""
+        if ir.has_effects(c.test):
+            return c
+        with self.st.dry_run():
+            try:
+                test = self.cond(self.ev(c.test), loc)
+            except (LiftError, S.NotConcrete):
+                return c
+        if not test.is_const:
+            return c
+        return c.then if test.value else c.other
 
     def template_args(self, f: ir.FunctionIR, e: ir.Call, vals: list[Any]) -> dict[str, str]:
         """The types a template device function is called with: written at the call (`f<float>(x)`), else deduced
@@ -918,6 +937,8 @@ def _deref_param(body: tuple[ir.Stmt, ...], name: str) -> tuple[ir.Stmt, ...] | 
         nonlocal ok
         if isinstance(x, ir.Unary) and x.op == "*" and isinstance(x.arg, ir.Name) and x.arg.id == name:
             return x.arg
+        if isinstance(x, ir.Binary) and x.op in ("==", "!=") and _null_test_of(x, name):
+            return ir.Num(x.loc, int(x.op == "!="), "bool")  # the address of a local is never the null pointer
         if isinstance(x, ir.Index) and isinstance(x.base, ir.Name) and x.base.id == name and \
                 isinstance(x.index, ir.Num) and x.index.value == 0:
             return x.base
@@ -944,6 +965,13 @@ def _deref_param(body: tuple[ir.Stmt, ...], name: str) -> tuple[ir.Stmt, ...] | 
 
     out = walk(body)
     return out if ok else None
+
+
+def _null_test_of(x: ir.Binary, name: str) -> bool:
+    """Whether `x` compares the pointer `name` with the null pointer (`p != nullptr`, `NULL == p`)."""
+    sides = (x.left, x.right)
+    return any(isinstance(a, ir.Name) and a.id == name and isinstance(b, ir.Num) and b.value == 0
+               for a, b in (sides, sides[::-1]))
 
 
 @functools.lru_cache(maxsize=256)

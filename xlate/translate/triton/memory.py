@@ -562,7 +562,9 @@ class Memory:
             # thread only: the thread-index condition that picks it stays
             return S.land(*conds)
         lane_conds = [c for c in conds if c.concrete and c.lanes]
-        if not lane_conds:
+        if not lane_conds or any(not c.uniform for c in conds if c not in lane_conds):
+            # another condition that differs between threads (`if (t == 0) { if (sum > cut[b]) ... }`, cut[b]
+            # loaded by thread 0 alone) decides the store on each thread by its own value: the one thread stays
             return S.land(*conds)
         try:
             act = comm.concrete(self, S.land(*lane_conds)).astype(bool)

@@ -100,6 +100,9 @@ class Statements:
     def decl(self, s: ir.Decl) -> None:
         loc = s.loc
         base = self.resolve_type(s.ctype.base, loc)
+        matrix = self.library_matrix_refusal(s.ctype.base, loc)
+        if matrix is not None:  # `mat3 covar;`: a glm matrix, no lane-by-lane value
+            raise matrix
         if s.ref:
             r = self.reference(s.init, loc) if s.init is not None and not s.dims else None
             if r is None:
@@ -197,6 +200,8 @@ class Statements:
         if ct.ptr:
             raise LiftError("XL2001", "a pointer initialised with a braced list", loc)
         vinfo = self.vec_info(base)
+        if vinfo is not None and vinfo.get("lanewise"):  # `vec3{s}`: a library vector's constructor, no aggregate
+            return self.library_vector_call(base, ir.Call(loc, base, items))
         types = ({f: vinfo["scalar"] for f in vinfo["fields"]} if vinfo is not None else self.record_fields(base))
         if types is None:
             if ctyping.row(base) is None or len(items) > 1:

@@ -96,7 +96,21 @@ class StructLayouts:
                 if not tparams:
                     out["constructors"] = _constructors(node, name, set(out["fields"]))
                 return out
-        return None
+        return None if name in self._definitions() else self._library_vector(ctype)
+
+    def _library_vector(self, ctype: str) -> dict[str, Any] | None:
+        """A library's vector the program does not define (`glm::vec<3, float>`, through `using vec3 = ...`) whose
+        lanes are members (xlate/data/library_types.yaml `fields`): its lanes, and `lanewise` (its arithmetic is
+        lane by lane, a number broadcast to every lane)."""
+        from xlate.specs.infer.program import library_type
+
+        found = library_type(self.program.resolve_type(ctype))
+        if found is None or not found[2]:
+            return None
+        scalar = ctyping.canonical(self.program.resolve_type(found[0]))
+        if ctyping.row(scalar) is None or scalar == "bool":
+            return None
+        return {"scalar": scalar, "fields": found[2], "lanewise": True}
 
     def members(self, ctype: str) -> dict[str, str] | None:
         """A struct's value as the lifter keeps a local of it: field -> C type in declaration order, for a struct

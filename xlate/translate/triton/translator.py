@@ -180,7 +180,9 @@ class CudaToTriton:
             try:
                 lifter.lift()
             except LiftError as again:
-                raise (again if again.code == "XL2009" else exc) from None  # a race explains more than the pattern
+                if again.code == "XL2009":
+                    raise again from None  # a race explains more than the pattern
+                raise _carry_failed(exc, again) from None
             except (NotConcrete, NotTokenizable):
                 raise exc from None
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
@@ -206,6 +208,14 @@ class CudaToTriton:
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
                           params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables))
         return port, diags
+
+
+def _carry_failed(exc: LiftError, again: LiftError) -> LiftError:
+    """The refusal of a shared array a run-time loop writes, with why carrying it across the loop failed too."""
+    if again.what == exc.what:
+        return exc  # the array cannot be carried: the refusal says why
+    where = f" (line {again.loc.line})" if again.loc is not None and again.loc != exc.loc else ""
+    return LiftError(exc.code, f"{exc.what}; carried across the loop instead: {again.what}{where}", exc.loc)
 
 
 def _constant_shmem(text: str) -> int | None:

@@ -1,0 +1,205 @@
+"""A library's vectors whose lanes are members (glm's `vec<3, float>`, xlate/data/library_types.yaml `fields`): their
+arithmetic lane by lane with a number broadcast to every lane, their constructors, and the library functions
+`vector_functions` names (glm::make_vec3, glm::dot, ...). A library type without member lanes (a glm matrix or
+quaternion) has no value here: code using it is refused, naming the type."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from xlate.cir import ctype as ctyping
+from xlate.cir import ir
+from xlate.resources import data
+from xlate.translate.triton import sym as S
+from xlate.translate.triton.sym import Sym
+from xlate.translate.triton.tables import math_entry
+from xlate.translate.triton.values import LiftError, PtrVal, StructVal
+
+LANEWISE_OPS = ("+", "-", "*", "/")
+
+
+@functools.cache
+def vector_functions() -> dict[str, dict[str, Any]]:
+    return dict(data("library_types.yaml").get("vector_functions") or {})
+
+
+@functools.cache
+def library_namespaces() -> frozenset[str]:
+    """The namespaces of the libraries xlate/data/library_types.yaml describes (`glm`, `Eigen`, ...)."""
+    table = data("library_types.yaml")
+    names = [*table["names"], *table["templates"], *vector_functions()]
+    return frozenset(n.split("::")[0] for n in names if "::" in n)
+
+
+class LibraryVectors:
+    """Mixin of the lifter (needs vec_info, resolve_type, data, ev, binary_data, read_at, math_data)."""
+
+    def lanewise_info(self, v: Any) -> dict[str, Any] | None:
+        """The layout of `v` where it is a library vector whose arithmetic is lane by lane; None otherwise."""
+        if not isinstance(v, StructVal):
+            return None
+        info = self.vec_info(v.ctype)
+        return info if info is not None and info.get("lanewise") else None
+
+    def lanewise(self, op: str, a: Any, b: Any, loc: ir.Loc) -> StructVal | None:
+        """`u - s * v` of library vectors: `op` on each lane, a number on either side converted to the lane type
+        and used for every lane (glm's operators); None where neither operand is such a vector."""
+        ia, ib = self.lanewise_info(a), self.lanewise_info(b)
+        info = ia or ib
+        if info is None or op not in LANEWISE_OPS:
+            return None
+        if ia and ib and (ia["fields"] != ib["fields"] or ia["scalar"] != ib["scalar"]):
+            raise LiftError("XL2012", f"'{op}' of a {a.ctype} and a {b.ctype}", loc)
+        scalar = info["scalar"]
+
+        def lane(v: Any, f: str) -> Sym:
+            return S.cast(self.data(v.fields[f] if isinstance(v, StructVal) else v, loc), scalar)
+
+        out = {f: S.cast(self.binary_data(op, lane(a, f), lane(b, f), loc), scalar) for f in info["fields"]}
+        return StructVal((a if ia else b).ctype, out)
+
+    def vector_conversion(self, v: Any, base: str, loc: ir.Loc | None) -> StructVal | None:
+        """A library vector converted to another of as many lanes (glm converts implicitly between lane types),
+        each lane converted; None where `v` and `base` are not two such vectors."""
+        from xlate.specs.infer.program import library_type
+
+        want = self.vec_info(base)
+        if not isinstance(v, StructVal) or want is None or not want.get("lanewise"):
+            return None
+        have = self.lanewise_info(v)
+        names = have["fields"] if have is not None else (library_type(v.ctype) or (None, 0, []))[2]
+        if names != want["fields"]:
+            return None
+        return StructVal(base, {f: S.cast(self.data(v.fields[f], loc), want["scalar"]) for f in names})
+
+    def lanewise_neg(self, v: Any, loc: ir.Loc) -> StructVal | None:
+        info = self.lanewise_info(v)
+        if info is None:
+            return None
+        return StructVal(v.ctype, {f: S.cast(S.op("neg", ctyping.promote(x.ctype), x), info["scalar"])
+                                   for f, x in ((f, self.data(v.fields[f], loc)) for f in info["fields"])})
+
+    def library_vector_call(self, fn: str, e: ir.Call) -> Any | None:
+        """`vec3(x, y, z)`, `vec3(s)`, `vec3(v)`, `vec3()` of a library vector, and the library's vector functions
+        (`glm::dot(a, b)`); None where `fn` is neither."""
+        rule = vector_functions().get(fn.removeprefix("::"))
+        if rule is not None:
+            return self.vector_function(fn, rule, e)
+        ct = self.resolve_type(fn, e.loc)
+        info = self.vec_info(ct)
+        if info is None or not info.get("lanewise"):
+            return None
+        fields, scalar = info["fields"], info["scalar"]
+        args = [self.ev(a) for a in e.args]
+        if not args:
+            return StructVal(ct, {f: S.const(0, scalar) for f in fields})
+        if len(args) == 1 and isinstance(args[0], StructVal):
+            src = self.lanewise_info(args[0])
+            if src is None or src["fields"] != fields:
+                raise LiftError("XL2012", f"a {fn} built from a {args[0].ctype}", e.loc)
+            return StructVal(ct, {f: S.cast(self.data(args[0].fields[f], e.loc), scalar) for f in fields})
+        if any(isinstance(a, StructVal) for a in args):  # vec3(v2, z): lanes taken from several vectors
+            raise LiftError("XL2012", f"a {fn} built from vectors and numbers", e.loc)
+        if len(args) == 1:  # glm's scalar constructor: the number in every lane
+            args = args * len(fields)
+        if len(args) != len(fields):
+            raise LiftError("XL2012", f"{fn} with {len(args)} arguments, {len(fields)} lanes", e.loc)
+        return StructVal(ct, {f: S.cast(self.data(a, e.loc), scalar) for f, a in zip(fields, args)})
+
+    def vector_function(self, fn: str, rule: dict[str, Any], e: ir.Call) -> Any:
+        kind = rule["rule"]
+        if kind == "load":
+            return self.vector_load(fn, str(rule["result"]), e)
+        args = [self.ev(a) for a in e.args]
+        infos = [self.lanewise_info(a) for a in args]
+        want = 2 if kind in ("dot", "cross") else 1
+        if len(args) != want or None in infos or any(i != infos[0] for i in infos):
+            raise LiftError("XL2008", f"{fn} of {', '.join(getattr(a, 'ctype', 'a number') for a in args)}", e.loc)
+        info = infos[0]
+        if not ctyping.is_float(info["scalar"]):
+            raise LiftError("XL2008", f"{fn} of a vector of {info['scalar']}", e.loc)
+        if kind == "dot":
+            return self.lane_dot(args[0], args[1], info, e.loc)
+        if kind == "length":
+            return self.lane_sqrt(self.lane_dot(args[0], args[0], info, e.loc), e.loc)
+        if kind == "normalize":  # glm: v * inversesqrt(dot(v, v)), inversesqrt(x) = 1 / sqrt(x)
+            root = self.lane_sqrt(self.lane_dot(args[0], args[0], info, e.loc), e.loc)
+            inv = S.cast(self.binary_data("/", S.const(1.0, info["scalar"]), root, e.loc), info["scalar"])
+            return self.lanewise("*", args[0], inv, e.loc)
+        if kind == "cross" and info["fields"] == ["x", "y", "z"]:
+            return self.lane_cross(args[0], args[1], info, e.loc)
+        raise LiftError("XL2008", f"{fn} of a {args[0].ctype}", e.loc)
+
+    def vector_load(self, fn: str, result: str, e: ir.Call) -> StructVal:
+        """glm::make_vec3(p): the vector of p[0], p[1], p[2] (its lane type p's element type)."""
+        from xlate.specs.infer.program import library_type
+
+        p = self.ev(e.args[0]) if len(e.args) == 1 else None
+        if not isinstance(p, PtrVal):
+            raise LiftError("XL2008", f"{fn} of something other than one pointer", e.loc)
+        scalar = self.resolve_type(p.elem.base, e.loc)
+        if self.vec_info(scalar) is not None:
+            raise LiftError("XL2008", f"{fn} of a pointer to {p.elem.base}", e.loc)
+        ct = re.sub(r"\bT\b", scalar, result)
+        fields = (library_type(ct) or (None, 0, []))[2]
+        # a template type's lanes keep the type read (a vector declared of them converts them, vector_conversion)
+        vals = {f: self.data(self.read_at(p, [S.const(k, "int")], e.loc), e.loc) for k, f in enumerate(fields)}
+        return StructVal(ct, {f: S.cast(x, scalar) if ctyping.row(scalar) else x for f, x in vals.items()})
+
+    def lane_dot(self, a: StructVal, b: StructVal, info: dict[str, Any], loc: ir.Loc) -> Sym:
+        """glm's order: the products' lanes summed first to last, four lanes as (x + y) + (z + w)."""
+        scalar = info["scalar"]
+
+        def add(x: Sym, y: Sym) -> Sym:
+            return S.cast(self.binary_data("+", x, y, loc), scalar)
+
+        p = [S.cast(self.binary_data("*", self.data(a.fields[f], loc), self.data(b.fields[f], loc), loc), scalar)
+             for f in info["fields"]]
+        if len(p) == 4:
+            return add(add(p[0], p[1]), add(p[2], p[3]))
+        total = p[0]
+        for x in p[1:]:
+            total = add(total, x)
+        return total
+
+    def lane_sqrt(self, x: Sym, loc: ir.Loc) -> Sym:
+        name = "sqrtf" if x.ctype == "float" else "sqrt"
+        return S.cast(self.math_data(name, math_entry(name), [x], loc), x.ctype)
+
+    def lane_cross(self, a: StructVal, b: StructVal, info: dict[str, Any], loc: ir.Loc) -> StructVal:
+        scalar = info["scalar"]
+
+        def term(p: str, q: str) -> Sym:  # a.p * b.q - b.p * a.q, glm's order
+            x = self.binary_data("*", self.data(a.fields[p], loc), self.data(b.fields[q], loc), loc)
+            y = self.binary_data("*", self.data(b.fields[p], loc), self.data(a.fields[q], loc), loc)
+            return S.cast(self.binary_data("-", x, y, loc), scalar)
+
+        return StructVal(a.ctype, {"x": term("y", "z"), "y": term("z", "x"), "z": term("x", "y")})
+
+    def library_matrix_refusal(self, ctype: str, loc: ir.Loc) -> LiftError | None:
+        """The refusal of a value of a library type without member lanes (`mat3`, a glm matrix or quaternion:
+        its products, transposes and inverses are no lane-by-lane arithmetic); None for any other type."""
+        from xlate.specs.infer.program import library_type
+
+        real = ctyping.canonical(self.kc.typedefs(ctype)) if self.kc.typedefs is not None else ctype
+        found = library_type(real) or library_type(ctype)
+        if found is None or found[2]:
+            return None
+        spelt = ctype if real == ctype else f"{ctype} ({real})"
+        return LiftError("XL2012", f"{spelt} is a library matrix or quaternion of {found[1]} {found[0]}s: the "
+                                   "Triton lifter keeps values of a library's vectors only (x, y, z, w lanes, "
+                                   "xlate/data/library_types.yaml); port the kernel to CUDA or HIP", loc)
+
+    def library_refusal(self, fn: str, loc: ir.Loc) -> LiftError | None:
+        """The precise refusal of a call `fn` naming a library type without member lanes (`mat3(...)`, a glm
+        matrix) or a function of such a library without a rule (`glm::transpose`); None for anything else."""
+        matrix = self.library_matrix_refusal(fn, loc)
+        if matrix is not None:
+            return matrix
+        head = re.match(r"(?:::)?(\w+)::", fn)
+        if head is not None and head.group(1) in library_namespaces():
+            return LiftError("XL2008", f"call of '{fn}', a {head.group(1)} function with no rule (the lifted ones: "
+                                       f"xlate/data/library_types.yaml vector_functions)", loc)
+        return None
