@@ -175,9 +175,11 @@ class RunResult:
 #   timing           run(bench=...) returns kernel times from device events
 #   file_check       check_file() compile-checks a whole translation unit, host code included
 #   module_globals   run() fills and reads back module-scope variables (BufferArg.symbol, CompileOptions.module_globals)
-Capability = Literal["grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check", "module_globals"]
+#   launch_builds    a kernel is built at its first launch (a JIT): that run takes its build time too
+Capability = Literal["grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check", "module_globals",
+                     "launch_builds"]
 CAPABILITIES: tuple[Capability, ...] = ("grid_launch", "schedule_jitter", "sanitizer", "timing", "file_check",
-                                        "module_globals")
+                                        "module_globals", "launch_builds")
 
 
 @dataclass

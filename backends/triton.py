@@ -68,7 +68,7 @@ class TritonBackend(BackendDefaults):
     name = "triton"
     languages = ("triton",)
     # the launcher computes its own grid, or takes the launch's (grid=); module variables are its keyword arguments
-    capabilities: frozenset[Capability] = frozenset({"timing", "module_globals"})
+    capabilities: frozenset[Capability] = frozenset({"timing", "module_globals", "launch_builds"})
 
     def detect(self) -> ToolchainInfo:
         triton_v, torch_v = _version("triton"), _version("torch")
@@ -204,6 +204,33 @@ TORCH_DTYPES = {
 }
 
 
+def boolean_interpreter_masks() -> None:
+    """Make the Triton interpreter take a mask whose data is not bool. Its comparison of a boolean with an integer
+    (`(pid >= n) == 0`, the ports' form of `if (blockIdx.x >= n) return;`) is typed int1 but holds int32 data
+    (Triton 3.9), and its loads and stores then fail with "mask has unsupported dtype" where the compiled kernel
+    runs. The data is made bool before each masked load and store; nothing else of the interpreter changes."""
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    if getattr(builder, "_xlate_bool_masks", False):
+        return
+    load, store = builder.create_masked_load, builder.create_masked_store
+
+    def as_bool(mask: Any) -> Any:
+        if mask is None or np.asarray(mask.data).dtype == np.bool_:
+            return mask
+        return interpreter.TensorHandle(np.asarray(mask.data).astype(np.bool_), mask.dtype)
+
+    def masked_load(self: Any, ptrs: Any, mask: Any, *rest: Any) -> Any:
+        return load(self, ptrs, as_bool(mask), *rest)
+
+    def masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+        return store(self, ptrs, value, as_bool(mask), *rest)
+
+    builder.create_masked_load, builder.create_masked_store = masked_load, masked_store
+    builder._xlate_bool_masks = True
+
+
 class TritonRuntime:
     def __init__(self) -> None:
         import torch
@@ -211,6 +238,8 @@ class TritonRuntime:
 
         self.torch = torch
         self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
+        if self.interpret:
+            boolean_interpreter_masks()
         self.device = "cpu" if self.interpret else "cuda"
         self.tune = os.environ.get(TUNE_VARIABLE) != "0"  # the user's XLATE_TRITON_TUNE=0 holds for timed runs too
         self.specialise = os.environ.get(SPECIALISE_VARIABLE) != "0"

@@ -38,6 +38,9 @@ from xlate.verify.cases import (
 
 # Exception names a worker reports that mean "the candidate does not compile" rather than "it crashed".
 COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"}
+# seconds added to the first launch of a kernel a backend builds at launch (Triton's JIT): on the H200, with 15
+# gate workers sharing 16 cores, resnet's unrolled 2-D ports were killed at 60 s on their first case, still building
+LAUNCH_BUILD_SECONDS = 240.0
 
 
 def template_arguments(unit: KernelUnit, kernel: str, language: str, dtype: Callable[[TemplateParam], str],
@@ -140,6 +143,7 @@ class Side:
         self.backend = backend_for_language(self.language)
         self._artifacts: dict[tuple[tuple[str, ...], bool], Artifact] = {}
         self.jitter_failed = False
+        self._launched: set[int] = set()  # artifacts launched once (built, for a backend that builds at launch)
         self.compiles = 0  # builds that were not in the compile cache
         self.compile_seconds = 0.0
         self.jit_variants = 0  # variants a JIT backend (Triton) built at launch, as its worker counts them
@@ -157,6 +161,15 @@ class Side:
         except OSError:
             return None
         return include_macros(self.context_path, data, tuple(self.include_dirs))
+
+    def _timeout(self, art: Artifact) -> float:
+        """The run's limit: a JIT backend's first launch of an artifact builds it as well (Triton compiles a large
+        unrolled port for over a minute on a busy machine), so it gets the build allowance on top; a hang is
+        still killed, one allowance later."""
+        if "launch_builds" not in self.backend.capabilities or id(art) in self._launched:
+            return self.timeout
+        self._launched.add(id(art))
+        return self.timeout + LAUNCH_BUILD_SECONDS
 
     @property
     def specialisations(self) -> int:
@@ -254,7 +267,7 @@ class Side:
 
             run_art = art if pattern == 0 else self.repeat_artifact(case, spec, env, art)
             jittered = jittered or bool(run_art.meta.get("schedule_jitter"))
-            res = self.backend.run(run_art, args, LaunchConfig(grid, block, shmem), timeout=self.timeout)
+            res = self.backend.run(run_art, args, LaunchConfig(grid, block, shmem), timeout=self._timeout(run_art))
             total_seconds += res.seconds
             self.jit_variants = max(self.jit_variants, int(res.meta.get("compiles") or 0))
             if res.meta.get("platform"):
