@@ -152,11 +152,27 @@ def self_check(path: str, kernel: str, examples: int) -> dict[str, Any]:
     return row
 
 
+def spec_used(src: str, kernel: str) -> str | None:
+    """The annotation this xlate infers for the kernel, which is what the gate fuzzes under (the kernel list may
+    come from an older export); None where it cannot be read here (the gate's own error says why)."""
+    from spec_coverage import load_unit
+
+    from xlate.specs import resolve_spec
+
+    try:
+        return resolve_spec(load_unit(Path(src)), kernel).annotation()
+    except Exception:  # recorded by the steps below, which read the same file
+        return None
+
+
 def run_one(job: dict[str, Any], partial: Callable[[dict[str, Any]], None] = lambda row: None) -> dict[str, Any]:
     """The kernel's steps in order; `partial` gets the row after each step, so a kernel cut by its time limit
     keeps the verdicts it finished (a slow Triton port no longer takes its source's and HIP's with it)."""
     src = job["path"]
     out: dict[str, Any] = {k: job.get(k) for k in ("program", "file", "kernel", "spec")}
+    used = spec_used(src, job["kernel"])
+    if used is not None and used != job.get("spec"):  # the gate infers again: the row names the spec it used
+        out["spec"], out["spec_listed"] = used, job.get("spec")
     t0 = time.perf_counter()
     targets = job["targets"]
     try:

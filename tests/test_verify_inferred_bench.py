@@ -84,3 +84,19 @@ def test_each_worker_thread_keeps_one_gpu_and_the_gpus_share_the_threads(tmp_pat
 def test_auto_leaves_a_chosen_cuda_visible_devices_alone(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     assert verify_inferred.visible_gpus() == []
+
+
+def test_a_row_names_the_spec_the_gate_inferred_not_the_listed_one(tmp_path, monkeypatch):
+    # the kernel list may come from an export made before the inference changed; the gate infers again, so the
+    # row records that spec and keeps the listed one beside it
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float* out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) out[i] = 2.0f;\n}\n"
+                   "void go(float* out, int n) { k<<<(n + 127) / 128, 128>>>(out, n); }\n")
+    monkeypatch.setattr(verify_inferred, "check_source", lambda *a: {"outcome": "source ok"})
+    monkeypatch.setattr(verify_inferred, "port_and_verify", lambda src, k, target, *a, **kw: {"outcome": "verified"})
+    row = verify_inferred.run_one({**JOB, "path": str(src), "examples": 1, "sanitize": False})
+    assert row["spec"] == "out: out[n], n: size(1..4096), grid: cdiv(n, 128), block: 128"
+    assert row["spec_listed"] == JOB["spec"]
+    same = verify_inferred.run_one({**JOB, "spec": row["spec"], "path": str(src), "examples": 1, "sanitize": False})
+    assert same["spec"] == row["spec"] and "spec_listed" not in same
