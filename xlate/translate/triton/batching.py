@@ -82,6 +82,13 @@ class _Rewrite(ast.NodeTransformer):
         node.value = self.visit(node.value)  # its targets are names (checked by _bindings)
         return node
 
+    def visit_If(self, node: ast.If) -> ast.AST:
+        whole = _program_exit(node)
+        if whole is not None:  # every block of the program done: the test reduces over all of them (no axis)
+            whole.args = [self.visit(whole.args[0])]
+            return node
+        return self.generic_visit(node)
+
     def visit_For(self, node: ast.For) -> ast.AST:
         it = node.iter  # `range(...)` (checked by _bindings): its bounds are expressions like any other
         assert isinstance(it, ast.Call)
@@ -181,6 +188,23 @@ class _Rewrite(ast.NodeTransformer):
         raise NotBatchable(f"tl.{name}")
 
 
+def _program_exit(node: ast.stmt) -> ast.Call | None:
+    """The `tl.max` call of `if tl.max(X) == 0: return`, the lifter's exit of a program none of whose threads is
+    left (loops.exit_if_all_returned); None for any other statement. Its reduction has no axis: over all R
+    blocks of a batched program, which may end only when every one of them is done."""
+    if not (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
+            and isinstance(node.body[0], ast.Return) and node.body[0].value is None):
+        return None
+    t = node.test
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)
+            and _const(t.comparators[0], 0)):
+        return None
+    call = t.left
+    if tl_call(call, "max") and len(call.args) == 1 and not call.keywords:  # type: ignore[attr-defined]
+        return call  # type: ignore[return-value]
+    return None
+
+
 def _mentions(node: ast.AST, names: set[str]) -> bool:
     r = rules()
     for n in ast.walk(node):
@@ -259,6 +283,8 @@ def _check_control(fn: ast.FunctionDef, body: list[ast.stmt], per_block: set[str
     from xlate.translate.triton.rows import ragged_loop
 
     for s in body:
+        if _program_exit(s) is not None:
+            continue
         tests = [s.test] if isinstance(s, ast.If | ast.While) else [s.iter] if isinstance(s, ast.For) else []
         for t in tests:
             if _mentions(t, per_block):

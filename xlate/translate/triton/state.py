@@ -121,6 +121,9 @@ class LiftState:
     loop_ranges: dict[str, range] = field(default_factory=dict, metadata=COPY)
     load_runs: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # adjacent scalar loads (layout.py)
     params: list[str] = field(default_factory=list, metadata=COPY)  # the kernel's parameters, as Python names
+    # the threads that had returned at the last program exit test (loops.exit_if_all_returned): none new since,
+    # another test would only repeat it
+    exit_tested: tuple | None = field(default=None, metadata=VALUE)
     # numeric_limits of template types: constexpr name -> (type's constexpr, member); a dry run's entry stays (an
     # unread constexpr argument is harmless)
     limits: dict[str, tuple[str, str]] = field(default_factory=dict, metadata=SHARED)

@@ -1,0 +1,53 @@
+#!/bin/bash
+# device (H200): (1) re-verify the rule ports a lifter change touched, (2) time the verified Triton ports of the
+# programs of issue #16 against their CUDA sources, both on the exported corpus subset.
+# Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb;
+# .devcarry/infer_corpus is `bench/verify_inferred.py CORPUS --kernels LIST.json --export-subset` of the kernels to
+# re-verify and of the programs to time (verify_all.json, verify.json: the lists to re-verify); an earlier call's
+# journal put in .devcarry/state/ counts for the timing. Everything it writes goes to $OUT.
+#   VERIFY_TARGETS (triton)  VERIFY_BUDGET (240 s)  KTIMEOUT (150 s)  PROGRAMS (crs,...)  PER_PROGRAM (3)
+#   TIME_BUDGET (200 s)  JOBS (15 per GPU)
+set -u
+mkdir -p /tmp/bw && dpkg -x .whl/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
+source ci/device_setup.sh
+nvidia-smi --query-gpu=name,memory.used --format=csv,noheader
+python3 -c "import triton; print('triton', triton.__version__)"
+NGPU=$(nvidia-smi -L | grep -c '^GPU'); NGPU=$(( NGPU > 0 ? NGPU : 1 ))
+DEFAULT_JOBS=$(( 15 * NGPU < $(nproc) - 1 ? 15 * NGPU : $(nproc) - 1 ))
+CORPUS=.devcarry/infer_corpus
+# verify_all.json (if there): every step (source, HIP, Triton); verify.json: VERIFY_TARGETS only. One journal.
+for pass in all one; do
+  list="$CORPUS/verify.json"; targets="${VERIFY_TARGETS:-triton}"
+  if [ $pass = all ]; then list="$CORPUS/verify_all.json"; targets=source,hip,triton; fi
+  [ -f "$list" ] && [ "${VERIFY_BUDGET:-240}" != 0 ] || continue
+  timeout $(( ${VERIFY_BUDGET:-240} + ${KTIMEOUT:-150} + 30 )) python3 bench/verify_inferred.py "$CORPUS" \
+    --kernels "$list" --targets "$targets" -j "${JOBS:-$DEFAULT_JOBS}" --budget "${VERIFY_BUDGET:-240}" \
+    --timeout "${KTIMEOUT:-150}" --out "$OUT/verify_inferred.json" > "$OUT/verify_$pass.log" 2>&1
+  echo "verify $pass exit $?"; tail -12 "$OUT/verify_$pass.log"
+done
+# the journal the timing reads: the committed one with this run's steps over it (a target this run checked wins)
+python3 - "$OUT/verify_inferred.jsonl" > /tmp/journal.jsonl <<'EOF'
+import json, sys
+rows = {}
+import glob
+# the committed journal, then an earlier call's (.devcarry/state/, carried back), then this call's
+for path in ["bench/results/verify_inferred_h200_current.jsonl", *sorted(glob.glob(".devcarry/state/*.jsonl")),
+             sys.argv[1]]:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        continue
+    for line in lines:
+        if line.strip():
+            r = json.loads(line)
+            key = (r["program"], r["file"], r["kernel"])
+            rows[key] = {**rows.get(key, {}), **r}
+for r in rows.values():
+    print(json.dumps(r))
+EOF
+if [ "${TIME_BUDGET:-200}" != 0 ]; then
+  timeout $(( ${TIME_BUDGET:-200} + 120 )) python3 bench/time_inferred.py "$CORPUS" --journal /tmp/journal.jsonl \
+    --targets triton --programs "${PROGRAMS:-crs}" --per-program "${PER_PROGRAM:-3}" --max-seconds 3 \
+    --budget "${TIME_BUDGET:-200}" --timeout 100 --out "$OUT/time_inferred_triton.json" > "$OUT/time.log" 2>&1
+  echo "time exit $?"; tail -30 "$OUT/time.log"
+fi
