@@ -976,6 +976,26 @@ def library_type(ctype: str) -> tuple[str, int, list[str]] | None:
     return bound[row["scalar"]], int(lanes), _lane_names(row, int(lanes))
 
 
+def library_matrix(ctype: str) -> tuple[str, int, int] | None:
+    """(scalar C type, columns, rows) of a library's column-major matrix spelt `ctype` (a `matrix` row of
+    xlate/data/library_types.yaml: glm's `mat3`, `mat<3, 2, float>`); None for any other type."""
+    table = data("library_types.yaml")
+    t = re.sub(r"\b(const|volatile|struct|class)\b", " ", ctype).strip().removeprefix("::")
+    row = table["names"].get(t)
+    if row is not None:
+        shape = row.get("matrix")
+        return (str(row["scalar"]), int(shape[0]), int(shape[1])) if shape else None
+    m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
+    row = table["templates"].get(m.group(1)) if m else None
+    if m is None or row is None or not row.get("matrix"):
+        return None
+    bound = dict(zip(row["params"], _template_args(m.group(2))))
+    dims = [bound.get(str(p), "") for p in row["matrix"]]
+    if not all(re.fullmatch(r"\d+", d) for d in dims) or row["scalar"] not in bound:
+        return None
+    return bound[row["scalar"]], int(dims[0]), int(dims[1])
+
+
 def _lane_names(row: dict[str, Any], lanes: int) -> list[str]:
     names = list(row.get("fields", []))
     return names[:lanes] if lanes <= len(names) else []

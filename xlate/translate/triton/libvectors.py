@@ -1,7 +1,8 @@
 """A library's vectors whose lanes are members (glm's `vec<3, float>`, xlate/data/library_types.yaml `fields`): their
 arithmetic lane by lane with a number broadcast to every lane, their constructors, and the library functions
-`vector_functions` names (glm::make_vec3, glm::dot, ...). A library type without member lanes (a glm matrix or
-quaternion) has no value here: code using it is refused, naming the type."""
+`vector_functions` names (glm::make_vec3, glm::dot, ...). Matrices are libmatrices.py's; a library type with
+neither member lanes nor a matrix shape (a glm quaternion) has no value here: code using it is refused, naming
+the type."""
 
 from __future__ import annotations
 
@@ -50,6 +51,9 @@ class LibraryVectors:
         info = ia or ib
         if info is None or op not in LANEWISE_OPS:
             return None
+        product = self.matrix_arith(op, a, b, loc)  # a matrix times a matrix or a vector (libmatrices.py)
+        if product is not None:
+            return product
         if ia and ib and (ia["fields"] != ib["fields"] or ia["scalar"] != ib["scalar"]):
             raise LiftError("XL2012", f"'{op}' of a {a.ctype} and a {b.ctype}", loc)
         scalar = info["scalar"]
@@ -93,6 +97,8 @@ class LibraryVectors:
             return None
         fields, scalar = info["fields"], info["scalar"]
         args = [self.ev(a) for a in e.args]
+        if info.get("matrix"):
+            return self.matrix_construct(fn, ct, info, args, e.loc)
         if not args:
             return StructVal(ct, {f: S.const(0, scalar) for f in fields})
         if len(args) == 1 and isinstance(args[0], StructVal):
@@ -113,6 +119,8 @@ class LibraryVectors:
         if kind == "load":
             return self.vector_load(fn, str(rule["result"]), e)
         args = [self.ev(a) for a in e.args]
+        if kind in ("transpose", "determinant", "inverse", "outer", "compmult"):
+            return self.matrix_function(kind, fn, args, e.loc)
         infos = [self.lanewise_info(a) for a in args]
         want = 2 if kind in ("dot", "cross") else 1
         if len(args) != want or None in infos or any(i != infos[0] for i in infos):
@@ -133,8 +141,10 @@ class LibraryVectors:
         raise LiftError("XL2008", f"{fn} of a {args[0].ctype}", e.loc)
 
     def vector_load(self, fn: str, result: str, e: ir.Call) -> StructVal:
-        """glm::make_vec3(p): the vector of p[0], p[1], p[2] (its lane type p's element type)."""
-        from xlate.specs.infer.program import library_type
+        """glm::make_vec3(p): the vector of p[0], p[1], p[2] (its lane type p's element type); glm::make_mat3(p)
+        the matrix of p[0..8], column after column."""
+        from xlate.specs.infer.program import library_matrix, library_type
+        from xlate.translate.triton.libmatrices import matrix_fields
 
         p = self.ev(e.args[0]) if len(e.args) == 1 else None
         if not isinstance(p, PtrVal):
@@ -143,7 +153,8 @@ class LibraryVectors:
         if self.vec_info(scalar) is not None:
             raise LiftError("XL2008", f"{fn} of a pointer to {p.elem.base}", e.loc)
         ct = re.sub(r"\bT\b", scalar, result)
-        fields = (library_type(ct) or (None, 0, []))[2]
+        shape = library_matrix(ct)
+        fields = matrix_fields(shape[1], shape[2]) if shape else (library_type(ct) or (None, 0, []))[2]
         # a template type's lanes keep the type read (a vector declared of them converts them, vector_conversion)
         vals = {f: self.data(self.read_at(p, [S.const(k, "int")], e.loc), e.loc) for k, f in enumerate(fields)}
         return StructVal(ct, {f: S.cast(x, scalar) if ctyping.row(scalar) else x for f, x in vals.items()})
@@ -179,18 +190,18 @@ class LibraryVectors:
         return StructVal(a.ctype, {"x": term("y", "z"), "y": term("z", "x"), "z": term("x", "y")})
 
     def library_matrix_refusal(self, ctype: str, loc: ir.Loc) -> LiftError | None:
-        """The refusal of a value of a library type without member lanes (`mat3`, a glm matrix or quaternion:
-        its products, transposes and inverses are no lane-by-lane arithmetic); None for any other type."""
-        from xlate.specs.infer.program import library_type
+        """The refusal of a value of a library type without member lanes and no matrix (a glm quaternion: its
+        algebra is not lifted); None for any other type (a matrix: libmatrices.py)."""
+        from xlate.specs.infer.program import library_matrix, library_type
 
         real = ctyping.canonical(self.kc.typedefs(ctype)) if self.kc.typedefs is not None else ctype
         found = library_type(real) or library_type(ctype)
-        if found is None or found[2]:
+        if found is None or found[2] or library_matrix(real) or library_matrix(ctype):
             return None
         spelt = ctype if real == ctype else f"{ctype} ({real})"
-        return LiftError("XL2012", f"{spelt} is a library matrix or quaternion of {found[1]} {found[0]}s: the "
-                                   "Triton lifter keeps values of a library's vectors only (x, y, z, w lanes, "
-                                   "xlate/data/library_types.yaml); port the kernel to CUDA or HIP", loc)
+        return LiftError("XL2012", f"{spelt} is a library quaternion or other type of {found[1]} {found[0]}s: the "
+                                   "Triton lifter keeps values of a library's vectors and matrices only "
+                                   "(xlate/data/library_types.yaml); port the kernel to CUDA or HIP", loc)
 
     def library_refusal(self, fn: str, loc: ir.Loc) -> LiftError | None:
         """The precise refusal of a call `fn` naming a library type without member lanes (`mat3(...)`, a glm

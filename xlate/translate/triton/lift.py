@@ -26,6 +26,7 @@ from xlate.translate.triton.emit import Ctx, Emitter, sanitize, tl_of
 from xlate.translate.triton.exprs import Expressions
 from xlate.translate.triton.intrinsics import Intrinsics
 from xlate.translate.triton.layout import Layout
+from xlate.translate.triton.libmatrices import LibraryMatrices
 from xlate.translate.triton.libvectors import LibraryVectors
 from xlate.translate.triton.loops import Loops
 from xlate.translate.triton.memory import Memory
@@ -49,7 +50,7 @@ BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": 
 LIFTER_NAMES = frozenset({"pid_x", "pid_y", "pid_z", "lane_x", "lane_y", BLOCK_ARG})  # what every kernel body binds
 
 
-class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Records, Intrinsics, LibraryVectors, Cub,
+class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Records, Intrinsics, LibraryVectors, LibraryMatrices, Cub,
              Scopes):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
 

@@ -123,6 +123,10 @@ class Memory:
                     return StructVal(base.elem.base, {f: self.shared_read(base.base, (o,), loc) for f, o in lanes})
                 return self.shared_read(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), loc)
             return self.global_load(base, idx[0], loc)
+        if isinstance(base, StructVal):  # `v[i]` of a glm vector, `m[c][r]` of a glm matrix
+            lane = self.lane_read(base, idx, loc)
+            if lane is not None:
+                return lane
         raise LiftError("XL2001", f"indexing a {type(base).__name__}", loc)
 
     def shared_lanes(self, p: PtrVal, i: Sym, loc: ir.Loc) -> list[tuple[str, Sym]] | None:
@@ -317,6 +321,9 @@ class Memory:
                         cond = hit if rel is None else S.land(rel, hit)
                         slots[j] = self.select(cond, new, slots.get(j, S.const(0, base.ctype)), loc)
                 self.rebind(base_e.id, replace(base, slots=slots))
+                return
+            if isinstance(base, StructVal) and isinstance(base_e, ir.Name) and self.lane_write(base_e.id, base, idx,
+                                                                                              val, loc):
                 return
             self.write_at(base, idx, val, loc)
             return

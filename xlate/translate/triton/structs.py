@@ -102,14 +102,19 @@ class StructLayouts:
         """A library's vector the program does not define (`glm::vec<3, float>`, through `using vec3 = ...`) whose
         lanes are members (xlate/data/library_types.yaml `fields`): its lanes, and `lanewise` (its arithmetic is
         lane by lane, a number broadcast to every lane)."""
-        from xlate.specs.infer.program import library_type
+        from xlate.specs.infer.program import library_matrix, library_type
+        from xlate.translate.triton.libmatrices import matrix_fields
 
-        found = library_type(self.program.resolve_type(ctype))
-        if found is None or not found[2]:
+        real = self.program.resolve_type(ctype)
+        found, shape = library_type(real), library_matrix(real)
+        if found is None or not (found[2] or shape):
             return None
         scalar = ctyping.canonical(self.program.resolve_type(found[0]))
         if ctyping.row(scalar) is None or scalar == "bool":
             return None
+        if shape is not None:  # a column-major matrix: its numbers column after column (libmatrices.py)
+            return {"scalar": scalar, "fields": matrix_fields(shape[1], shape[2]), "lanewise": True,
+                    "matrix": (shape[1], shape[2])}
         return {"scalar": scalar, "fields": found[2], "lanewise": True}
 
     def members(self, ctype: str) -> dict[str, str] | None:
