@@ -180,3 +180,50 @@ def test_quaternions_and_4x4_inverses_are_refused_by_name():
     why = {d.kernel: d.message for d in t.blocking}
     assert "glm::quat is a library quaternion" in why["spin"], why["spin"]
     assert "glm::inverse of a 4x4 matrix" in why["big_inverse"], why["big_inverse"]
+
+
+CALLS = HEAD + """
+enum Projection { PERSPECTIVE = 0, ORTHOGRAPHIC = 1 };
+
+struct Ray { vec3 dir; bool valid; };
+
+__device__ Ray toward(const vec3 p) {
+    return {p / length(p), p.z > 0.f};             // a braced return; glm's length found by its argument
+}
+
+// xlate: p: in[3 * n], mode: scalar(0..1) as int32, out: out[4 * n], n: size(1..4096), grid: cdiv(n, 128),
+// xlate: block: 128
+__global__ void project(const float *p, int mode, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    vec3 v = glm::make_vec3(p + 3 * i);
+    Ray r = toward(v);
+    vec2 uv;
+    switch (mode) {
+    case Projection::PERSPECTIVE: uv = vec2({v.x / v.z, v.y / v.z}); break;   // an enumerator by its enum's name
+    default: uv = vec2({v.x, v.y}); break;
+    }
+    vec2 e = glm::exp(uv * 0.1f);                  // glm's math of a vector, lane by lane
+    out[4 * i] = glm::atan(uv.y, uv.x);            // glm::atan of two numbers is atan2
+    out[4 * i + 1] = e.x + e.y;
+    out[4 * i + 2] = r.dir.x + r.dir.y * 2.f;
+    out[4 * i + 3] = r.valid ? 1.f : 0.f;
+}
+"""
+
+
+def test_glm_calls_braced_values_and_qualified_enumerators(tmp_path):
+    t = port(CALLS)
+    assert t.kernels == ["project"], [d.format() for d in t.diagnostics]
+    n = 157
+    p = rng(9).standard_normal(3 * n).astype(np.float32)
+    v = p.reshape(n, 3).astype(np.float64)
+    for mode in (0, 1):
+        out = run(t.text, "project", [buf("p", p), ScalarArg("mode", mode, "int32"),
+                                      buf("out", poisoned(4 * n, np.float32)), ScalarArg("n", n, "int32")], tmp_path)
+        uv = v[:, :2] / v[:, 2:3] if mode == 0 else v[:, :2]
+        d = v / np.linalg.norm(v, axis=1, keepdims=True)
+        want = np.stack([np.arctan2(uv[:, 1], uv[:, 0]), np.exp(uv * 0.1).sum(axis=1), d[:, 0] + 2 * d[:, 1],
+                         (v[:, 2] > 0).astype(np.float64)], axis=1)
+        np.testing.assert_allclose(out["out"].reshape(n, 4), want, rtol=1e-4, atol=1e-4)
+        guards_intact(out, "out")

@@ -729,8 +729,12 @@ class Program:
         return out
 
     def _enumerators(self, f: SourceFile, node: ts.Node) -> None:
-        """`enum { NOCTANT = 8, NDIM };`: each enumerator is a named constant, read like an object-like macro."""
+        """`enum { NOCTANT = 8, NDIM };`: each enumerator is a named constant, read like an object-like macro; an
+        enumerator of a named enum also under its qualified name (`Camera::PINHOLE`, which C++ allows for plain
+        enums too and requires of scoped ones)."""
         prev: str | None = None
+        owner = node.parent.child_by_field_name("name") if node.parent is not None and (
+            node.parent.type == "enum_specifier") else None
         for e in node.named_children:
             if e.type != "enumerator":
                 continue
@@ -739,6 +743,8 @@ class Program:
             body = text(value) if value is not None else (f"({prev}) + 1" if prev is not None else "0")
             if name:
                 self._candidates.append((MacroDef(name, None, body, f.path, f.line(e)), True))
+                if owner is not None:
+                    self._candidates.append((MacroDef(f"{text(owner)}::{name}", None, body, f.path, f.line(e)), True))
             prev = name
 
     def _macro(self, f: SourceFile, node: ts.Node) -> None:

@@ -713,6 +713,10 @@ class Expressions:
         return self.load_scalar(p, off, vinfo["scalar"], e.loc)
 
     def cast(self, e: ir.Cast) -> Any:
+        if isinstance(e.arg, ir.Call) and e.arg.fn == ir.BRACED and not e.to.ptr:
+            # `vec2({x, y})`, `T{...}` read as a conversion: the type takes the list, as a declaration would
+            base = self.resolve_type(e.to.base, e.loc)
+            return self.braced(base, e.to, e.arg.args, e.loc)
         v = self.ev(e.arg)
         base = self.resolve_type(e.to.base, e.loc)
         if e.to.ptr:

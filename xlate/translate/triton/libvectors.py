@@ -14,6 +14,7 @@ from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 from xlate.resources import data
 from xlate.translate.triton import sym as S
+from xlate.translate.triton.exprs import has_effects
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.tables import math_entry
 from xlate.translate.triton.values import LiftError, PtrVal, StructVal
@@ -67,13 +68,16 @@ class LibraryVectors:
     def vector_conversion(self, v: Any, base: str, loc: ir.Loc | None) -> StructVal | None:
         """A library vector converted to another of as many lanes (glm converts implicitly between lane types),
         each lane converted; None where `v` and `base` are not two such vectors."""
-        from xlate.specs.infer.program import library_type
+        from xlate.specs.infer.program import library_matrix, library_type
+        from xlate.translate.triton.libmatrices import matrix_fields
 
         want = self.vec_info(base)
         if not isinstance(v, StructVal) or want is None or not want.get("lanewise"):
             return None
         have = self.lanewise_info(v)
-        names = have["fields"] if have is not None else (library_type(v.ctype) or (None, 0, []))[2]
+        shape = library_matrix(v.ctype) if have is None else None  # of a template type: `mat<3, 3, scalar_t>`
+        names = have["fields"] if have is not None else matrix_fields(shape[1], shape[2]) if shape else \
+            (library_type(v.ctype) or (None, 0, []))[2]
         if names != want["fields"]:
             return None
         return StructVal(base, {f: S.cast(self.data(v.fields[f], loc), want["scalar"]) for f in names})
@@ -94,8 +98,11 @@ class LibraryVectors:
         ct = self.resolve_type(fn, e.loc)
         info = self.vec_info(ct)
         if info is None or not info.get("lanewise"):
-            return None
+            rule = self.argument_dependent(fn, e) if "::" not in fn else None
+            return self.vector_function(fn, rule, e) if rule is not None else None
         fields, scalar = info["fields"], info["scalar"]
+        if len(e.args) == 1 and isinstance(e.args[0], ir.Call) and e.args[0].fn == ir.BRACED:
+            e = ir.Call(e.loc, e.fn, e.args[0].args)  # `vec2({x, y})`: the list's values are the arguments
         args = [self.ev(a) for a in e.args]
         if info.get("matrix"):
             return self.matrix_construct(fn, ct, info, args, e.loc)
@@ -114,10 +121,29 @@ class LibraryVectors:
             raise LiftError("XL2012", f"{fn} with {len(args)} arguments, {len(fields)} lanes", e.loc)
         return StructVal(ct, {f: S.cast(self.data(a, e.loc), scalar) for f, a in zip(fields, args)})
 
+    def argument_dependent(self, fn: str, e: ir.Call) -> dict[str, Any] | None:
+        """The rule of `ns::fn` for an unqualified call `fn(v, ...)` with an argument of library `ns`'s vectors or
+        matrices, which C++ finds by argument-dependent lookup (`length(ray)` of a glm vector); None otherwise.
+        Arguments with side effects are not evaluated here (the call would evaluate them again)."""
+        if any(has_effects(a) or (isinstance(a, ir.Call) and a.fn == ir.BRACED) for a in e.args):
+            return None
+        for a in e.args:
+            v = self.ev(a)
+            if self.lanewise_info(v) is None:
+                continue
+            real = ctyping.canonical(self.kc.typedefs(v.ctype)) if self.kc.typedefs is not None else v.ctype
+            ns = real.removeprefix("::").split("::")[0] if "::" in real else None
+            rule = vector_functions().get(f"{ns}::{fn}") if ns else None
+            if rule is not None:
+                return rule
+        return None
+
     def vector_function(self, fn: str, rule: dict[str, Any], e: ir.Call) -> Any:
         kind = rule["rule"]
         if kind == "load":
             return self.vector_load(fn, str(rule["result"]), e)
+        if kind == "math":
+            return self.library_math(fn, rule, e)
         args = [self.ev(a) for a in e.args]
         if kind in ("transpose", "determinant", "inverse", "outer", "compmult"):
             return self.matrix_function(kind, fn, args, e.loc)
@@ -139,6 +165,47 @@ class LibraryVectors:
         if kind == "cross" and info["fields"] == ["x", "y", "z"]:
             return self.lane_cross(args[0], args[1], info, e.loc)
         raise LiftError("XL2008", f"{fn} of a {args[0].ctype}", e.loc)
+
+    def library_math(self, fn: str, rule: dict[str, Any], e: ir.Call) -> Any:
+        """`glm::atan(y, x)` of numbers: the CUDA math function the rule names for that many arguments, lifted as
+        the source's own call of it; of library vectors (all of one layout, numbers broadcast), lane by lane."""
+        name = (rule.get("names") or {}).get(len(e.args))
+        if name is None:
+            raise LiftError("XL2008", f"{fn} with {len(e.args)} arguments", e.loc)
+        args = [self.ev(a) for a in e.args]
+        infos = [self.lanewise_info(a) for a in args]
+        shaped = [i for i in infos if i is not None]
+        types = {i["scalar"] for i in shaped} | {self.data(a, e.loc).ctype for a in args if not isinstance(a, StructVal)}
+        if types <= {"float"} and math_entry(name + "f") is not None:
+            name += "f"  # glm's float overload is the float function (atan2f), not the double one
+        if not shaped:
+            self.push_scope()
+            try:  # the values bound to names: the call sees them as the source's arguments, evaluated once
+                names = []
+                for k, (a, v) in enumerate(zip(e.args, args)):
+                    tmp = f"__xl_glm_arg{k}"
+                    self.bind(tmp, ir.CType(self.data(v, e.loc).ctype), self.data(v, e.loc))
+                    names.append(ir.Name(a.loc, tmp))
+                return self.ev(ir.Call(e.loc, name, tuple(names)))
+            finally:
+                self.pop_scope()
+        if any(i["fields"] != shaped[0]["fields"] or i.get("matrix") for i in shaped):
+            raise LiftError("XL2008", f"{fn} of {', '.join(getattr(a, 'ctype', 'a number') for a in args)}", e.loc)
+        info = shaped[0]
+        lanes = {}
+        for f in info["fields"]:
+            self.push_scope()
+            try:
+                names = []
+                for k, (a, v) in enumerate(zip(e.args, args)):
+                    x = S.cast(self.data(v.fields[f] if isinstance(v, StructVal) else v, e.loc), info["scalar"])
+                    tmp = f"__xl_glm_arg{k}"
+                    self.bind(tmp, ir.CType(x.ctype), x)
+                    names.append(ir.Name(a.loc, tmp))
+                lanes[f] = S.cast(self.data(self.ev(ir.Call(e.loc, name, tuple(names))), e.loc), info["scalar"])
+            finally:
+                self.pop_scope()
+        return StructVal(next(a for a in args if isinstance(a, StructVal)).ctype, lanes)
 
     def vector_load(self, fn: str, result: str, e: ir.Call) -> StructVal:
         """glm::make_vec3(p): the vector of p[0], p[1], p[2] (its lane type p's element type); glm::make_mat3(p)

@@ -252,7 +252,12 @@ class Statements:
             conds.append(S.lnot(f.done))
         rel = S.land(*conds)
         if s.value is not None:
-            v = self.convert(self.ev(s.value), f.ret, s.loc)
+            if isinstance(s.value, ir.Call) and s.value.fn == ir.BRACED and not f.ret.ptr:
+                # `return {a, b};`: the function's return type takes the list, as a declaration of it would
+                base = self.resolve_type(f.ret.base, s.loc)
+                v = self.convert(self.braced(base, f.ret, s.value.args, s.loc), f.ret, s.loc)
+            else:
+                v = self.convert(self.ev(s.value), f.ret, s.loc)
             f.value = self.select(rel, v, f.value, s.loc) if f.value is not None else v
         f.done = S.op("lor", "bool", f.done, rel)
 

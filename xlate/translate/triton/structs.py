@@ -120,7 +120,7 @@ class StructLayouts:
     def members(self, ctype: str) -> dict[str, str] | None:
         """A struct's value as the lifter keeps a local of it: field -> C type in declaration order, for a struct
         (no template) of numbers, `bool`s, fixed arrays of numbers of one dimension (`m[k]`, each a field) and
-        nested such structs or CUDA vectors (the field's type is theirs). None for anything else, and for a
+        nested such structs, CUDA vectors or library vectors and matrices (the field's type is theirs). None for anything else, and for a
         struct with a constructor or a default member initialiser: a local declared without a value would not
         start as the zero the lifter gives it."""
         if ctype not in self._members:
@@ -153,7 +153,8 @@ class StructLayouts:
                 return None
             ftype = ctyping.canonical(self.program.resolve_type(_text(fd.child_by_field_name("type"))))
             number = ctyping.row(ftype) is not None
-            if not number and ctyping.vector(ftype) is None and self.members(ftype) is None:
+            if not number and ctyping.vector(ftype) is None and self.members(ftype) is None and \
+                    self._library_vector(ftype) is None:  # a glm vector or matrix field: a value of its own
                 return None
             for d in fd.children_by_field_name("declarator"):
                 if d.type == "field_identifier":
