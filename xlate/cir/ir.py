@@ -232,6 +232,7 @@ class FunctionIR:
     # every template parameter in order, (name, kind: type | value), and a value parameter's C type
     template_params: tuple[tuple[str, str, str], ...] = ()
     defaults: tuple[Expr | None, ...] = ()  # each parameter's default argument (`int off = 0`), None where none
+    path: str = ""  # the file it was read from, where that is not the kernel's (its locs are that file's)
 
     def takes(self, nargs: int) -> bool:
         """Whether a call with `nargs` arguments fits: the trailing parameters left out have defaults."""

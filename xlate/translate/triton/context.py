@@ -172,7 +172,7 @@ class ProgramNames:
             if fn is None:
                 continue
             try:
-                return build_function(ProgramNames(other, self.program).build_unit(), fn)
+                return replace(build_function(ProgramNames(other, self.program).build_unit(), fn), path=path)
             except BuildError:
                 continue
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
 from dataclasses import fields, replace
 from typing import Any
@@ -728,7 +729,17 @@ class Intrinsics:
                     self.bind(name, ct, self.convert(v, ct, e.loc))
             fc = FnCtx(key, f.ret, len(self.st.pred), loops=self.st.runtime_loops)
             self.st.fstack.append(fc)
-            self.stmts(f.body)
+            try:
+                self.stmts(f.body)
+            except LiftError as exc:
+                if f.path:  # a function of another file: its line and column are that file's, not the kernel's
+                    if exc.origin is None:
+                        at = f":{exc.loc.line}:{exc.loc.col}" if exc.loc is not None else ""
+                        exc.origin = f"{os.path.basename(f.path)}{at}"
+                        exc.what = f"{exc.what} (at {exc.origin}, in '{f.name}', called here)"
+                        exc.args = (exc.what,)
+                    exc.loc = e.loc  # the call in the kernel's file
+                raise
             self.st.fstack.pop()
             finals = [(target, self.lookup(name).val) for name, target in copy_out]
         finally:

@@ -21,6 +21,7 @@ class LiftError(Exception):
         self.code = code
         self.what = what
         self.loc = loc
+        self.origin: str | None = None  # file:line:col of the construct, where it is in another file
 
 
 @dataclass
