@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import keyword
 import math
 import re
@@ -663,12 +664,14 @@ def _free_size(name: str, spec, names: dict[str, str]) -> str | None:
 
 
 def _param_item(p) -> str:
+    """The spec language's item (language.param_item: value orders, distinct values and permutations kept; a
+    record element type, a module global), with what a launcher needs besides."""
+    from xlate.specs.language import param_item
+
     if p.is_buffer:
-        rng = f"({p.lo}..{p.hi})" if p.lo is not None and p.hi is not None else ""
-        lanes = [str(p.lanes)] if p.lanes > 1 else []  # float2 elements: the launcher's tensor holds components
-        scope = "global " if p.module_global else ""  # a launcher keyword: the gate passes it by name
-        record = f" as {p.ctype}" if is_record(p.ctype) else ""  # a byte tensor in the record's C layout
-        return f"{p.name}: {scope}{p.role}[{', '.join([*p.dims, *lanes])}]{rng}{record}"
+        if p.lanes > 1:  # float2 elements: the launcher's tensor holds components
+            p = dataclasses.replace(p, dims=[*p.dims, str(p.lanes)])
+        return param_item(p)
     if p.role == "size":
         return f"{p.name}: size({p.lo}..{p.hi})"
     if p.role == "scalar":
@@ -756,6 +759,8 @@ def _annotation(fn: Function, spec, renames: dict[str, str] | None = None) -> st
         items.append(renamed("grid: " + (spec.grid[0] if len(spec.grid) == 1 else "(" + ", ".join(spec.grid) + ")")))
     if "block" not in named:
         items.append(renamed("block: " + (spec.block[0] if len(spec.block) == 1 else "(" + ", ".join(spec.block) + ")")))
+    if "where" not in named:  # the cases the source is defined on: without them the port's own fuzzing draws others
+        items.extend(renamed(f"where: {w}") for w in spec.where)
     out, cur = [], ""
     for item in items:
         piece = item if not cur else cur + ", " + item
