@@ -1,10 +1,11 @@
 #!/bin/bash
 # device (H200): (1) re-verify the rule ports a lifter change touched, (2) time the verified Triton ports of the
 # programs of issue #16 against their CUDA sources, both on the exported corpus subset.
-# Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb;
-# .devcarry/infer_corpus is `bench/verify_inferred.py CORPUS --kernels LIST.json --export-subset` of the kernels to
-# re-verify and of the programs to time (verify_all.json, verify.json: the lists to re-verify); an earlier call's
-# journal put in .devcarry/state/ counts for the timing. Everything it writes goes to $OUT.
+# Here, first: `python bench/verify_inferred.py CORPUS --kernels LIST.json --export-subset .devcarry/infer_corpus` for
+# the union of the lists, then copy them in as verify.json (bench/data/rerun_triton_stop35.json: the Triton ports the
+# stop-35 lifter change touched) and verify_all.json (bench/data/rerun_stale_stop35.json: stale rows).
+# Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb.
+# An earlier call's journal put in .devcarry/state/ counts for the timing. Everything it writes goes to $OUT.
 #   VERIFY_TARGETS (triton)  VERIFY_BUDGET (240 s)  KTIMEOUT (150 s)  PROGRAMS (crs,...)  PER_PROGRAM (3)
 #   TIME_BUDGET (200 s)  JOBS (15 per GPU)
 set -u
