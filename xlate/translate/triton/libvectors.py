@@ -15,6 +15,7 @@ from xlate.cir import ir
 from xlate.resources import data
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.exprs import has_effects
+from xlate.translate.triton.state import Binding
 from xlate.translate.triton.sym import Sym
 from xlate.translate.triton.tables import math_entry
 from xlate.translate.triton.values import LiftError, PtrVal, StructVal
@@ -179,33 +180,28 @@ class LibraryVectors:
         if types <= {"float"} and math_entry(name + "f") is not None:
             name += "f"  # glm's float overload is the float function (atan2f), not the double one
         if not shaped:
-            self.push_scope()
-            try:  # the values bound to names: the call sees them as the source's arguments, evaluated once
-                names = []
-                for k, (a, v) in enumerate(zip(e.args, args)):
-                    tmp = f"__xl_glm_arg{k}"
-                    self.bind(tmp, ir.CType(self.data(v, e.loc).ctype), self.data(v, e.loc))
-                    names.append(ir.Name(a.loc, tmp))
-                return self.ev(ir.Call(e.loc, name, tuple(names)))
-            finally:
-                self.pop_scope()
+            return self._call_on_values(name, [self.data(v, e.loc) for v in args], e)
         if any(i["fields"] != shaped[0]["fields"] or i.get("matrix") for i in shaped):
             raise LiftError("XL2008", f"{fn} of {', '.join(getattr(a, 'ctype', 'a number') for a in args)}", e.loc)
         info = shaped[0]
-        lanes = {}
-        for f in info["fields"]:
-            self.push_scope()
-            try:
-                names = []
-                for k, (a, v) in enumerate(zip(e.args, args)):
-                    x = S.cast(self.data(v.fields[f] if isinstance(v, StructVal) else v, e.loc), info["scalar"])
-                    tmp = f"__xl_glm_arg{k}"
-                    self.bind(tmp, ir.CType(x.ctype), x)
-                    names.append(ir.Name(a.loc, tmp))
-                lanes[f] = S.cast(self.data(self.ev(ir.Call(e.loc, name, tuple(names))), e.loc), info["scalar"])
-            finally:
-                self.pop_scope()
+        lanes = {f: S.cast(self.data(self._call_on_values(name, [
+            S.cast(self.data(v.fields[f] if isinstance(v, StructVal) else v, e.loc), info["scalar"]) for v in args], e),
+            e.loc), info["scalar"]) for f in info["fields"]}
         return StructVal(next(a for a in args if isinstance(a, StructVal)).ctype, lanes)
+
+    def _call_on_values(self, name: str, values: list[Sym], e: ir.Call) -> Any:
+        """The source's own call `name(...)` of values already computed (bound to names only the call sees, so
+        each is evaluated once)."""
+        self.push_scope()
+        try:
+            names = []
+            for k, (a, v) in enumerate(zip(e.args, values)):
+                tmp = f"__xl_arg{k}"
+                self.st.scopes[-1][tmp] = Binding(ir.CType(v.ctype), v, len(self.st.pred))
+                names.append(ir.Name(a.loc, tmp))
+            return self.ev(ir.Call(e.loc, name, tuple(names)))
+        finally:
+            self.pop_scope()
 
     def vector_load(self, fn: str, result: str, e: ir.Call) -> StructVal:
         """glm::make_vec3(p): the vector of p[0], p[1], p[2] (its lane type p's element type); glm::make_mat3(p)
