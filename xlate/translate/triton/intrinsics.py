@@ -186,6 +186,9 @@ class Intrinsics:
         if literal is not None and len(e.args) == 1:  # UINT32_C(x): x as a constant of that type
             ct = ctyping.canonical(f"{literal.group(1).lower()}{literal.group(2)}_t")
             return S.cast(self.data(self.ev(e.args[0]), e.loc), ct)
+        found = self.argument_dependent_call(fn, e)
+        if found is not None:  # `length(v)` of a glm vector: glm::length, by argument-dependent lookup
+            return found
         raise self.library_refusal(fn, e.loc) or LiftError("XL2008", f"call of '{fn}'", e.loc)
 
     def to_fp8(self, e: ir.Call) -> Sym:

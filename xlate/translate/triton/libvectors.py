@@ -99,8 +99,7 @@ class LibraryVectors:
         ct = self.resolve_type(fn, e.loc)
         info = self.vec_info(ct)
         if info is None or not info.get("lanewise"):
-            rule = self.argument_dependent(fn, e) if "::" not in fn else None
-            return self.vector_function(fn, rule, e) if rule is not None else None
+            return None
         fields, scalar = info["fields"], info["scalar"]
         if len(e.args) == 1 and isinstance(e.args[0], ir.Call) and e.args[0].fn == ir.BRACED:
             e = ir.Call(e.loc, e.fn, e.args[0].args)  # `vec2({x, y})`: the list's values are the arguments
@@ -122,9 +121,15 @@ class LibraryVectors:
             raise LiftError("XL2012", f"{fn} with {len(args)} arguments, {len(fields)} lanes", e.loc)
         return StructVal(ct, {f: S.cast(self.data(a, e.loc), scalar) for f, a in zip(fields, args)})
 
+    def argument_dependent_call(self, fn: str, e: ir.Call) -> Any | None:
+        """An unqualified call `fn(v, ...)` nothing else names, with an argument of library `ns`'s vectors or
+        matrices: `ns::fn`, as C++ finds it by argument-dependent lookup (`length(ray)` of a glm vector); None
+        where there is no such function."""
+        rule = self.argument_dependent(fn, e) if "::" not in fn else None
+        return self.vector_function(fn, rule, e) if rule is not None else None
+
     def argument_dependent(self, fn: str, e: ir.Call) -> dict[str, Any] | None:
-        """The rule of `ns::fn` for an unqualified call `fn(v, ...)` with an argument of library `ns`'s vectors or
-        matrices, which C++ finds by argument-dependent lookup (`length(ray)` of a glm vector); None otherwise.
+        """The rule of `ns::fn` for a call with an argument of library `ns`'s vectors or matrices; None otherwise.
         Arguments with side effects are not evaluated here (the call would evaluate them again)."""
         if any(has_effects(a) or (isinstance(a, ir.Call) and a.fn == ir.BRACED) for a in e.args):
             return None
