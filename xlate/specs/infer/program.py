@@ -956,23 +956,33 @@ def _library_layout(ctype: str) -> tuple[str, int] | None:
     return None if found is None else (found[0], found[1])
 
 
-def library_type(ctype: str) -> tuple[str, int, list[str]] | None:
-    """(scalar C type, lanes, lane member names) of a library type spelt `ctype` (xlate/data/library_types.yaml);
-    the names are empty for a type whose lanes are no members (a matrix, a quaternion). None: no such type."""
+def _library_row(ctype: str) -> tuple[dict[str, Any], dict[str, str] | None] | None:
+    """The xlate/data/library_types.yaml row of a library type spelt `ctype`, with its template arguments by
+    parameter name (None for a `names` row); None: no such type, or a template given fewer arguments than it has
+    parameters (extra trailing ones, glm's qualifier or Eigen's options, do not change the layout)."""
     table = data("library_types.yaml")
     t = re.sub(r"\b(const|volatile|struct|class)\b", " ", ctype).strip().removeprefix("::")
     row = table["names"].get(t)
     if row is not None:
-        return str(row["scalar"]), int(row["lanes"]), _lane_names(row, int(row["lanes"]))
+        return row, None
     m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
     row = table["templates"].get(m.group(1)) if m else None
     if m is None or row is None:
         return None
-    params: list[str] = row["params"]
     args = _template_args(m.group(2))
-    if len(args) < len(params):
-        return None  # extra trailing arguments (glm's qualifier, Eigen's options) do not change the layout
-    bound = dict(zip(params, args))
+    return (row, dict(zip(row["params"], args))) if len(args) >= len(row["params"]) else None
+
+
+def library_type(ctype: str) -> tuple[str, int, list[str]] | None:
+    """(scalar C type, lanes, lane member names) of a library type spelt `ctype` (xlate/data/library_types.yaml);
+    the names are empty for a type whose lanes are no members (a matrix, a quaternion). None: no such type."""
+    found = _library_row(ctype)
+    if found is None:
+        return None
+    row, bound = found
+    if bound is None:
+        return str(row["scalar"]), int(row["lanes"]), _lane_names(row, int(row["lanes"]))
+    params: list[str] = row["params"]
     values = {sp.Symbol(n): int(v) for n, v in bound.items() if n != row["scalar"] and re.fullmatch(r"\d+", v)}
     if len(values) != len(params) - 1:
         return None
@@ -985,19 +995,14 @@ def library_type(ctype: str) -> tuple[str, int, list[str]] | None:
 def library_matrix(ctype: str) -> tuple[str, int, int] | None:
     """(scalar C type, columns, rows) of a library's column-major matrix spelt `ctype` (a `matrix` row of
     xlate/data/library_types.yaml: glm's `mat3`, `mat<3, 2, float>`); None for any other type."""
-    table = data("library_types.yaml")
-    t = re.sub(r"\b(const|volatile|struct|class)\b", " ", ctype).strip().removeprefix("::")
-    row = table["names"].get(t)
-    if row is not None:
-        shape = row.get("matrix")
-        return (str(row["scalar"]), int(shape[0]), int(shape[1])) if shape else None
-    m = re.fullmatch(r"([A-Za-z_][\w:]*)\s*<(.*)>", t)
-    row = table["templates"].get(m.group(1)) if m else None
-    if m is None or row is None or not row.get("matrix"):
+    found = _library_row(ctype)
+    if found is None or not found[0].get("matrix"):
         return None
-    bound = dict(zip(row["params"], _template_args(m.group(2))))
+    row, bound = found
+    if bound is None:
+        return str(row["scalar"]), int(row["matrix"][0]), int(row["matrix"][1])
     dims = [bound.get(str(p), "") for p in row["matrix"]]
-    if not all(re.fullmatch(r"\d+", d) for d in dims) or row["scalar"] not in bound:
+    if not all(re.fullmatch(r"\d+", d) for d in dims):
         return None
     return bound[row["scalar"]], int(dims[0]), int(dims[1])
 

@@ -38,7 +38,7 @@ def matrix_type(scalar: str, columns: int, rows: int) -> str:
 
 
 class LibraryMatrices:
-    """Mixin of the lifter (needs lanewise_info, vec_info, data, binary_data, select, rebind, lookup, rel_pred)."""
+    """Mixin of the lifter (needs lanewise_info, data, binary_data, select, set_var, pick_lane, em)."""
 
     # -- shapes ----------------------------------------------------------------------------------------------
 
@@ -84,18 +84,6 @@ class LibraryMatrices:
 
     # -- subscripts ------------------------------------------------------------------------------------------
 
-    def _mat_pick(self, cands: list[Any], i: Sym, what: str, loc: ir.Loc) -> Any:
-        """cands[i]: a constant index picks, a run-time one selects (an index out of range reads the last)."""
-        if i.is_const:
-            k = int(i.value)
-            if not 0 <= k < len(cands):
-                raise LiftError("XL2001", f"index {k} outside {what} of {len(cands)}", loc)
-            return cands[k]
-        out = cands[-1]
-        for k in range(len(cands) - 2, -1, -1):
-            out = self.select(S.op("eq", "bool", S.cast(i, "int"), S.const(k, "int")), cands[k], out, loc)
-        return out
-
     def lane_read(self, v: StructVal, idx: list[Sym], loc: ir.Loc) -> Any | None:
         """`v[i]` of a library vector, `m[c]` and `m[c][r]` of a matrix; None where `v` is neither."""
         info = self.lanewise_info(v)
@@ -105,15 +93,16 @@ class LibraryMatrices:
         if shape is None:
             if len(idx) != 1:
                 raise LiftError("XL2001", f"a {v.ctype} indexed with {len(idx)} subscripts", loc)
-            return self._mat_pick([v.fields[f] for f in info["fields"]], idx[0], f"the lanes of a {v.ctype}", loc)
+            return self.pick_lane([v.fields[f] for f in info["fields"]], idx[0], f"the lanes of a {v.ctype}", loc)
         columns, rows = shape
         if len(idx) > 2:
             raise LiftError("XL2001", f"a {v.ctype} indexed with {len(idx)} subscripts", loc)
         cols = [self._mat_column(v, c, loc) for c in range(columns)]
-        col = self._mat_pick(cols, idx[0], f"the columns of a {v.ctype}", loc)
+        col = self.pick_lane(cols, idx[0], f"the columns of a {v.ctype}", loc)
         if len(idx) == 1:
             return col
-        return self._mat_pick([col.fields[VECTOR_LANES[r]] for r in range(rows)], idx[1], f"a column of a {v.ctype}", loc)
+        return self.pick_lane([col.fields[VECTOR_LANES[r]] for r in range(rows)], idx[1], f"a column of a {v.ctype}",
+                              loc)
 
     def lane_write(self, name: str, v: StructVal, idx: list[Sym], val: Any, loc: ir.Loc) -> bool:
         """`v[i] = x`, `m[c] = col`, `m[c][r] = x` of a local; False where `v` is no library vector or matrix."""
@@ -126,11 +115,10 @@ class LibraryMatrices:
         else:
             columns, rows = shape
             targets = [[f"c{c}r{r}" for r in range(rows)] for c in range(columns)]
-            if len(idx) == 2:
+            if len(idx) == 2:  # one element: its number in memory order (constant where both subscripts are)
                 targets = [[f"c{c}r{r}"] for c in range(columns) for r in range(rows)]
                 idx = [S.op("add", "int", S.op("mul", "int", S.cast(idx[0], "int"), S.const(rows, "int")),
-                            S.cast(idx[1], "int"))] if not (idx[0].is_const and idx[1].is_const) else \
-                    [S.const(int(idx[0].value) * rows + int(idx[1].value), "int")]
+                            S.cast(idx[1], "int"))]
         if len(idx) != 1:
             raise LiftError("XL2001", f"a {v.ctype} assigned through {len(idx)} subscripts", loc)
         if len(targets[0]) == 1:

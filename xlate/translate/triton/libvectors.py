@@ -257,7 +257,7 @@ class LibraryVectors:
 
         return StructVal(a.ctype, {"x": term("y", "z"), "y": term("z", "x"), "z": term("x", "y")})
 
-    def library_matrix_refusal(self, ctype: str, loc: ir.Loc) -> LiftError | None:
+    def library_type_refusal(self, ctype: str, loc: ir.Loc) -> LiftError | None:
         """The refusal of a value of a library type without member lanes and no matrix (a glm quaternion: its
         algebra is not lifted); None for any other type (a matrix: libmatrices.py)."""
         from xlate.specs.infer.program import library_matrix, library_type
@@ -272,11 +272,12 @@ class LibraryVectors:
                                    "(xlate/data/library_types.yaml); port the kernel to CUDA or HIP", loc)
 
     def library_refusal(self, fn: str, loc: ir.Loc) -> LiftError | None:
-        """The precise refusal of a call `fn` naming a library type without member lanes (`mat3(...)`, a glm
-        matrix) or a function of such a library without a rule (`glm::transpose`); None for anything else."""
-        matrix = self.library_matrix_refusal(fn, loc)
-        if matrix is not None:
-            return matrix
+        """The precise refusal of a call `fn` naming a library type neither kept as lanes nor as a matrix
+        (`glm::quat(...)`) or a function of such a library without a rule (`glm::distance`); None for anything
+        else."""
+        refused = self.library_type_refusal(fn, loc)
+        if refused is not None:
+            return refused
         head = re.match(r"(?:::)?(\w+)::", fn)
         if head is not None and head.group(1) in library_namespaces():
             return LiftError("XL2008", f"call of '{fn}', a {head.group(1)} function with no rule (the lifted ones: "

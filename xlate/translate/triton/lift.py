@@ -50,8 +50,8 @@ BOXED = {"double": "torch.float64", "__half": "torch.float16", "__nv_bfloat16": 
 LIFTER_NAMES = frozenset({"pid_x", "pid_y", "pid_z", "lane_x", "lane_y", BLOCK_ARG})  # what every kernel body binds
 
 
-class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Records, Intrinsics, LibraryVectors, LibraryMatrices, Cub,
-             Scopes):
+class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Records, Intrinsics, LibraryVectors,
+             LibraryMatrices, Cub, Scopes):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
 
     def __init__(self, fir: ir.FunctionIR, kc: KernelContext, path: str):

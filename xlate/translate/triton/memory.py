@@ -84,14 +84,7 @@ class Memory:
             if len(idx) != 1:
                 raise LiftError("XL2001", f"member array '{base.name}' indexed with {len(idx)} subscripts", loc)
             lanes = [base.struct.fields[f"{base.name}[{k}]"] for k in range(base.count)]
-            if idx[0].is_const:
-                if not 0 <= int(idx[0].value) < base.count:
-                    raise LiftError("XL2001", f"index {idx[0].value} outside member array '{base.name}'", loc)
-                return lanes[int(idx[0].value)]
-            out = self.data(lanes[-1], loc)  # a run-time lane index: a select over the lanes
-            for k in range(base.count - 2, -1, -1):
-                out = self.select(S.op("eq", "bool", S.cast(idx[0], "int"), S.const(k, "int")), lanes[k], out, loc)
-            return out
+            return self.pick_lane(lanes, idx[0], f"member array '{base.name}'", loc)
         if isinstance(base, SharedArr):
             return self.shared_read(base, tuple(S.cast(i, "int") for i in idx), loc)
         if isinstance(base, ConstArray):
@@ -128,6 +121,18 @@ class Memory:
             if lane is not None:
                 return lane
         raise LiftError("XL2001", f"indexing a {type(base).__name__}", loc)
+
+    def pick_lane(self, lanes: list[Any], i: Sym, what: str, loc: ir.Loc) -> Any:
+        """lanes[i] of a value kept as lanes (a member array, a glm vector's lanes or a matrix's columns): a
+        constant index picks one (outside them, a refusal naming `what`), a run-time one selects over them."""
+        if i.is_const:
+            if not 0 <= int(i.value) < len(lanes):
+                raise LiftError("XL2001", f"index {i.value} outside {what}", loc)
+            return lanes[int(i.value)]
+        out = lanes[-1] if isinstance(lanes[-1], StructVal) else self.data(lanes[-1], loc)
+        for k in range(len(lanes) - 2, -1, -1):
+            out = self.select(S.op("eq", "bool", S.cast(i, "int"), S.const(k, "int")), lanes[k], out, loc)
+        return out
 
     def shared_lanes(self, p: PtrVal, i: Sym, loc: ir.Loc) -> list[tuple[str, Sym]] | None:
         """(field, element) of each lane of element `i` of a vector view of a shared array; None where `p` points

@@ -100,9 +100,9 @@ class Statements:
     def decl(self, s: ir.Decl) -> None:
         loc = s.loc
         base = self.resolve_type(s.ctype.base, loc)
-        matrix = self.library_matrix_refusal(s.ctype.base, loc)
-        if matrix is not None:  # `mat3 covar;`: a glm matrix, no lane-by-lane value
-            raise matrix
+        refused = self.library_type_refusal(s.ctype.base, loc)
+        if refused is not None:  # `glm::quat q;`: a library type kept neither as lanes nor as a matrix
+            raise refused
         if s.ref:
             r = self.reference(s.init, loc) if s.init is not None and not s.dims else None
             if r is None:

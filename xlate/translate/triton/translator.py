@@ -665,25 +665,15 @@ def _free_size(name: str, spec, names: dict[str, str]) -> str | None:
 
 def _param_item(p) -> str:
     """The spec language's item (language.param_item: value orders, distinct values and permutations kept; a
-    record element type, a module global), with what a launcher needs besides."""
+    record element type, a module global), with the lanes a launcher takes for a vector element or value."""
+    from xlate.specs import normalise_ctype
     from xlate.specs.language import param_item
 
-    if p.is_buffer:
-        if p.lanes > 1:  # float2 elements: the launcher's tensor holds components
-            p = dataclasses.replace(p, dims=[*p.dims, str(p.lanes)])
-        return param_item(p)
-    if p.role == "size":
-        return f"{p.name}: size({p.lo}..{p.hi})"
-    if p.role == "scalar":
-        lanes = ""
-        if p.lanes > 1:  # a by-value vector: the launcher takes its lanes, and the port's own spec must say so
-            from xlate.specs import normalise_ctype
-
-            lanes = f" as {ctype.numpy_name(normalise_ctype(p.ctype)) or 'float32'}[{p.lanes}]"
-        return f"{p.name}: scalar" + (f"({p.lo}..{p.hi})" if p.lo is not None else "") + lanes
-    if p.is_null:
-        return f"{p.name}: null"
-    return f"{p.name}: const({p.const})"
+    if p.is_buffer and p.lanes > 1:  # float2 elements: the launcher's tensor holds components
+        p = dataclasses.replace(p, dims=[*p.dims, str(p.lanes)])
+    if p.role == "scalar" and p.lanes > 1:  # a by-value vector: the launcher takes its lanes, and its spec says so
+        return param_item(p, f"{ctype.numpy_name(normalise_ctype(p.ctype)) or 'float32'}[{p.lanes}]")
+    return param_item(p)
 
 
 def _numpy_name(p, template_types: set[str]) -> str | None:
