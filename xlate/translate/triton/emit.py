@@ -413,8 +413,11 @@ def eliminate_dead(lines: list[str]) -> list[str]:
             for w in WORD.findall(m.group(2) if m else ln):
                 if w != target:
                     reads[w] = reads.get(w, 0) + 1
-        dead = {m.group(1) for ln in lines
-                if (m := ASSIGN.match(ln)) and not m.group(2).startswith("tl.atomic") and not reads.get(m.group(1))}
+        assigned = [m for ln in lines if (m := ASSIGN.match(ln))]
+        # a name an atomic assigns anywhere stays with all its assignments: dropping the atomic's line with the
+        # name's other, pure ones (`old = tl.full(...)` before a guarded atomicCAS) lost the atomic
+        atomic = {m.group(1) for m in assigned if m.group(2).startswith("tl.atomic")}
+        dead = {m.group(1) for m in assigned if m.group(1) not in atomic and not reads.get(m.group(1))}
         if not dead:
             break
         lines = [ln for ln in lines if not ((m := ASSIGN.match(ln)) and m.group(1) in dead)]
