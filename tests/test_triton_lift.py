@@ -419,7 +419,7 @@ def test_intrinsic_lowerings_name_kinds_of_the_one_list():
     assert set(table["categories"]) <= set(cats.values())
     for name in table["names"]:
         assert cats.get(name.removeprefix("cg::")), name
-    assert intrinsic_lowering("__barrier_sync") == "barrier" and intrinsic_lowering("__threadfence_block") == "none"
+    assert intrinsic_lowering("__barrier_sync") == "barrier" and intrinsic_lowering("__threadfence_block") == "fence"
     assert intrinsic_lowering("__shfl_xor") == "shuffle" and intrinsic_lowering("expf") is None
 
 

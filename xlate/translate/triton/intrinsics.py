@@ -58,6 +58,31 @@ SHUFFLE = re.compile(r"__shfl(?:_(up|down|xor))?(_sync)?")  # __shfl_down_sync: 
 CG_UNQUALIFIED = ("this_thread_block", "this_grid", "tiled_partition")  # names distinctive enough without one
 
 
+def reaches_fence(fir: ir.FunctionIR, kc: KernelContext) -> bool:
+    """Whether the kernel or a device function it calls (followed by name, every overload) calls a memory fence.
+    CUDA's atomics are relaxed; Triton's are acquire-release unless told otherwise, which fences around each
+    one. The port's atomics are relaxed unless the kernel fences: code that
+    publishes data with `__threadfence(); atomicAdd(&done, 1)` keeps Triton's ordering, which the fence (lowered
+    to nothing) relies on."""
+    seen: set[int] = {id(fir)}
+    todo = [fir]
+    while todo:
+        for node in ir.walk(todo.pop().body):
+            if not isinstance(node, ir.Call):
+                continue
+            if intrinsic_lowering(node.fn) == "fence":
+                return True
+            callees = list(kc.overloads.get(node.fn, [])) or ([kc.devices[node.fn]] if node.fn in kc.devices else [])
+            if not callees and kc.program_device is not None and intrinsic_lowering(node.fn) is None:
+                other = kc.program_device(node.fn, len(node.args))
+                callees = [other] if other is not None else []
+            for f in callees:
+                if id(f) not in seen:
+                    seen.add(id(f))
+                    todo.append(f)
+    return False
+
+
 def cg_function(fn: str) -> str:
     """The cooperative-groups function a call names (`cg::this_grid`, or `this_grid` under `using namespace`), ''
     for any other call. The front end spells the namespace and its aliases `cg::` (cpre.normalise)."""
@@ -75,6 +100,7 @@ class Intrinsics:
     by: int
     nlanes: int
     shared_globals: set[str]
+    atomic_order: str
 
     def call(self, e: ir.Call) -> Any:
         fn = e.fn
@@ -82,7 +108,7 @@ class Intrinsics:
         if lowering == "barrier":
             self.barrier(e.loc, warp=fn == "__syncwarp")
             return S.const(0, "int")
-        if lowering == "none":
+        if lowering in ("none", "fence"):  # a fence: the kernel's atomics were given their order (reaches_fence)
             return S.const(0, "int")
         shuffle = SHUFFLE.fullmatch(fn) if lowering == "shuffle" else None
         if shuffle is not None:
@@ -247,7 +273,7 @@ class Intrinsics:
         m = "" if always else em.code(mask, ctx, "bool")
         old = em.fresh("old")
         if always:
-            em.line(f"{old} = tl.atomic_cas({base} + {_paren(off)}, {c}, {v})")
+            em.line(f"{old} = tl.atomic_cas({base} + {_paren(off)}, {c}, {v}{self.atomic_order})")
         else:
             em.line(f"{old} = tl.full({shape}, 0, {dt})")
             offs = em.fresh("cas_off")
@@ -256,9 +282,9 @@ class Intrinsics:
             em.level += 1
             if lanes:  # the others at an active thread's element (offsets into the buffer are not negative)
                 em.line(f"{offs} = tl.where({m}, {offs}, tl.max(tl.where({m}, {offs}, -1)))")
-                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, tl.where({m}, {v}, {c}))")
+                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, tl.where({m}, {v}, {c}){self.atomic_order})")
             else:
-                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, {v})")
+                em.line(f"{old} = tl.atomic_cas({base} + {offs}, {c}, {v}{self.atomic_order})")
             em.level -= 1
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, ct, lanes)

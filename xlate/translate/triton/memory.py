@@ -44,6 +44,7 @@ class Memory:
     st: LiftState
     ctx: Ctx
     shared_globals: set[str]
+    atomic_order: str
 
     def issue(self, value: Sym, mask: Sym, loc: ir.Loc | None) -> Sym:
         """Issue the not-yet-issued loads of a recomputed value (forwarding) under `mask`, in program order."""
@@ -685,7 +686,7 @@ class Memory:
             else:
                 code = em.broadcast(code, v, self.ctx)
         m = "" if mask.is_const else f", mask={em.code(mask, self.ctx, 'bool')}"
-        old = em.assign("old", f"{at['tl']}({addr}, {code}{m})")
+        old = em.assign("old", f"{at['tl']}({addr}, {code}{m}{self.atomic_order})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         return S.var(old, p.elem.base, bool(v.lanes or p.offset.lanes or mask.lanes))
 
@@ -709,7 +710,8 @@ class Memory:
         some = S.op("ne", "bool", total, S.const(comm.identity(op, ct), ct))
         em = self.em
         addr = em._address(p.base, p.offset, None, self.ctx)
-        em.assign("old", f"{at['tl']}({addr}, {em.code(total, self.ctx, ct)}, mask={em.code(some, self.ctx, 'bool')})")
+        em.assign("old", f"{at['tl']}({addr}, {em.code(total, self.ctx, ct)}, "
+                  f"mask={em.code(some, self.ctx, 'bool')}{self.atomic_order})")
         self.st.store_epoch[p.root] = self.st.store_epoch.get(p.root, 0) + 1
         self.idiom(f"{e.fn} by every thread at one address -> one atomic of the block {op}", e.loc)
         return S.const(0, ct)  # unused (checked above)
