@@ -302,25 +302,45 @@ def batches(repeat: int, rounds: int = 5) -> list[int]:
     return [repeat // rounds + (1 if i < repeat % rounds else 0) for i in range(rounds)]
 
 
-def timed_launches(launch: Callable[[], Any], start: Any, stop: Any, elapsed_ms: Callable[[Any, Any], float],
-                   bench: dict[str, int]) -> list[float]:
-    """Seconds per launch, one sample per batch, after `bench["warmup"]` untimed launches. `start`/`stop` are
-    the runtime's GPU events (anything with record() and synchronize()), `elapsed_ms` their difference.
+# captures `batch` launches as one CUDA graph; returns its replay, or None where the launches cannot be captured
+GraphCapture = Callable[[Callable[[], Any], int], "Callable[[], Any] | None"]
 
-    Each batch is launched back to back between two events: the GPU never idles waiting for the host, so a
-    Python launcher's latency (tens of microseconds for Triton) is not counted as kernel time, and the median
-    of the samples still rejects an outlier batch."""
+
+def timed_launches(launch: Callable[[], Any], start: Any, stop: Any, elapsed_ms: Callable[[Any, Any], float],
+                   bench: dict[str, int], capture: GraphCapture | None = None) -> tuple[list[float], str]:
+    """(seconds per launch, one sample per batch; how the batches were launched), after `bench["warmup"]` untimed
+    launches. `start`/`stop` are the runtime's GPU events (anything with record() and synchronize()),
+    `elapsed_ms` their difference.
+
+    Each batch runs back to back between two events, so the median of the samples rejects an outlier batch.
+    Launched one by one from the host ("stream"), a kernel shorter than its launcher's host latency (Triton's
+    Python launcher: tens of microseconds) leaves the GPU waiting and the host's time is measured, not the
+    kernel's. With `bench["graph"]` and a runtime that can `capture`, each batch is captured once as a CUDA graph
+    and replayed ("graph"): only the GPU's time between the kernels remains. A launcher that cannot be captured
+    (it synchronises or copies to the host) is timed from the stream."""
     for _ in range(bench.get("warmup", 3)):
         launch()
+    sizes = batches(bench["repeat"])
+    graphs: dict[int, Callable[[], Any]] = {}
+    if bench.get("graph") and capture is not None:
+        for n in sorted(set(sizes)):
+            replay = capture(launch, n)
+            if replay is None:
+                graphs.clear()
+                break
+            graphs[n] = replay
     times: list[float] = []
-    for batch in batches(bench["repeat"]):
+    for batch in sizes:
         start.record()
-        for _ in range(batch):
-            launch()
+        if graphs:
+            graphs[batch]()
+        else:
+            for _ in range(batch):
+                launch()
         stop.record()
         stop.synchronize()
         times.append(elapsed_ms(start, stop) / 1e3 / batch)
-    return times
+    return times, "graph" if graphs else "stream"
 
 
 def compile_cache_dir(backend: str) -> Path:

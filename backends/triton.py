@@ -307,9 +307,11 @@ class TritonRuntime:
         sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
         repeat = (bench or {}).get("repeat", 0)
         times: list[float] = []
+        path = "single"
         if repeat and self.device == "cuda":
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            times = timed_launches(lambda: fn(*call, **kw), start, stop, lambda a, b: a.elapsed_time(b), bench or {})
+            times, path = timed_launches(lambda: fn(*call, **kw), start, stop, lambda a, b: a.elapsed_time(b),
+                                         bench or {}, _torch_graph)
         else:
             t0 = time.perf_counter()
             fn(*call, **kw)
@@ -317,12 +319,29 @@ class TritonRuntime:
             times.append(time.perf_counter() - t0)
         # a timing-only call (bench "discard_outputs") brings nothing back: hundreds of MB per call otherwise
         out = {} if (bench or {}).get("discard_outputs") else {name: self._numpy(t, likes[name]) for name, t in full.items()}
-        meta = {"compiles": self.compiles(module), "interpreter": self.interpret, "times": times if repeat else []}
+        meta = {"compiles": self.compiles(module), "interpreter": self.interpret, "times": times if repeat else [],
+                "launch_path": path}
         for attr, key in (("_XL_CHOSEN", "launch_configs"), ("_XL_TIMINGS", "launch_timings")):
             found = getattr(module, attr, None)  # launcher -> the configuration it ran; -> what its timing measured
             if isinstance(found, dict) and found:
                 meta[key] = {str(k): v for k, v in found.items()}
         return out, sorted(times)[len(times) // 2], meta
+
+
+def _torch_graph(launch: Any, n: int) -> Any:
+    """`n` launches of a port's launcher captured as one CUDA graph (Triton launches on torch's current stream,
+    the capture's); its replay, or None where the launcher cannot be captured (it reads a result back)."""
+    import torch
+
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            for _ in range(n):
+                launch()
+    except Exception:
+        torch.cuda.synchronize()
+        return None
+    return graph.replay
 
 
 def _takes_grid(fn: Any) -> bool:

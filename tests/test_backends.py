@@ -267,10 +267,31 @@ def test_timed_launches_times_back_to_back_batches():
         def synchronize(self) -> None:
             pass
 
-    times = timed_launches(lambda: log.append("launch"), Event("start"), Event("stop"),
-                           lambda a, b: 10.0, {"warmup": 2, "repeat": 12})
+    times, path = timed_launches(lambda: log.append("launch"), Event("start"), Event("stop"),
+                                 lambda a, b: 10.0, {"warmup": 2, "repeat": 12})
     assert batches(12) == [3, 3, 2, 2, 2] and batches(3) == [1, 1, 1]
     assert log[:2] == ["launch", "launch"]  # warm-up, untimed
     assert log[2:7] == ["start", "launch", "launch", "launch", "stop"]
     assert log.count("launch") == 14 and log.count("start") == 5
+    assert times == [10.0 / 1e3 / n for n in (3, 3, 2, 2, 2)] and path == "stream"
+
+    # with graphs asked for: each batch size captured once (after the warm-up), every batch a replay
+    log.clear()
+    captured: list[int] = []
+
+    def capture(launch, n):
+        captured.append(n)
+        return lambda: log.append(f"replay {n}")
+
+    times, path = timed_launches(lambda: log.append("launch"), Event("start"), Event("stop"), lambda a, b: 10.0,
+                                 {"warmup": 1, "repeat": 12, "graph": 1}, capture)
+    assert path == "graph" and captured == [2, 3]
+    assert log == ["launch", "start", "replay 3", "stop", "start", "replay 3", "stop"] + [
+        "start", "replay 2", "stop"] * 3
     assert times == [10.0 / 1e3 / n for n in (3, 3, 2, 2, 2)]
+
+    # a launcher that cannot be captured (capture gives None): launched from the stream, and said so
+    log.clear()
+    times, path = timed_launches(lambda: log.append("launch"), Event("start"), Event("stop"), lambda a, b: 10.0,
+                                 {"warmup": 0, "repeat": 3, "graph": 1}, lambda launch, n: None)
+    assert path == "stream" and log == ["start", "launch", "stop"] * 3

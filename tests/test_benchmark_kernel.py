@@ -110,6 +110,37 @@ def test_batched_device_times_are_calibrated_and_interleaved(monkeypatch):
     assert r["source_s"] == pytest.approx(100e-6, rel=3e-3)
 
 
+def test_both_sides_replay_graphs_or_neither(monkeypatch):
+    """A side whose launches cannot be captured as a CUDA graph: both are timed from the stream (a graph on one
+    side only would compare a kernel's GPU time with another's host latency), and the result says so."""
+    _triton_runs()
+    from xlate.backends.base import RunResult, batches
+    from xlate.backends.triton import TritonBackend
+
+    real = TritonBackend.run
+    port_text = SAXPY.read_text().replace('"""Triton port', '"""The port')
+    asked: list[tuple[str, int]] = []
+
+    def fake(self, artifact, args, launch, *, timeout=120.0, bench=None, wrapper=None):
+        if bench is None:
+            return real(self, artifact, args, launch, timeout=timeout)
+        side = "port" if "The port" in Path(artifact.path).read_text() else "source"
+        asked.append((side, bench["graph"]))
+        path = "graph" if bench["graph"] and side == "source" else "stream"
+        per_launch = {"source": 10e-6, "port": 20e-6}[side]
+        return RunResult("ok", {}, seconds=per_launch, meta={"times": [per_launch] * len(batches(bench["repeat"])),
+                                                             "launch_path": path})
+
+    monkeypatch.setattr(TritonBackend, "run", fake)
+    r = benchmark_kernel(str(SAXPY), port_text, "triton", "saxpy", plan=Plan(batch_seconds=0.01), device=TINY_L2,
+                         interpreter_ok=True)
+    assert r["status"] == "ok", r
+    assert asked[:2] == [("source", 1), ("port", 1)]  # the probe asks both for graphs
+    assert all(g == 0 for _, g in asked[2:]) and len(asked) > 4  # then neither, calibration included
+    assert r["launch_path"] == "stream"
+    assert any("port cannot be captured as a CUDA graph" in c for c in r["caveats"])
+
+
 def test_beyond_the_range_outputs_are_checked_and_the_range_used_when_they_differ(tmp_path):
     _triton_runs()
     src = tmp_path / "src.py"
@@ -189,6 +220,18 @@ def test_on_a_gpu_cuda_vs_triton_is_timed_at_gpu_filling_sizes():
     assert r["working_set_bytes"] >= 4 * facts.l2_bytes and r["fills_gpu"]
     assert r["batched"] == {"source": True, "port": True}
     assert 10 < r["bandwidth"]["source"]["pct_of_copy"] < 130
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_launch_bound_kernel_is_timed_from_cuda_graphs():
+    """saxpy on a few hundred elements (one block, a few microseconds): both sides replay CUDA graphs, so Triton's
+    Python launcher (tens of microseconds) is not what is timed."""
+    facts = device_facts()
+    r = benchmark_kernel(str(KERNELS / "saxpy.cu"), SAXPY.read_text(), "triton", "saxpy", device=facts, budget=512,
+                         beyond_range=False)
+    assert r["status"] == "ok", r
+    assert r["launch_path"] == "graph" and not any("CUDA graph" in c for c in r["caveats"]), r
+    assert r["source_s"] < 8e-6 and r["port_s"] < 8e-6, r
 
 
 @pytest.mark.parametrize("backend", ["cuda", "hip"])

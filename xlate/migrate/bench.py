@@ -216,6 +216,8 @@ def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, p
         except CompileError as exc:
             return {"status": "failed", "reason": f"{label} does not compile: {exc.log.strip()[-500:]}"}
     batched = {"source": True, "port": True}
+    # both sides replay CUDA graphs where both can (a short kernel is timed, not its host launcher), else neither
+    graphs = {"on": True, "paths": {}}
 
     def call(label: str, bench: dict[str, int] | None) -> Any:
         res = sides[label].backend.run(arts[label], _args(spec, case, env, inputs), launch, timeout=timeout, bench=bench)
@@ -224,7 +226,9 @@ def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, p
         return res
 
     def samples(label: str, launches: int) -> list[float]:
-        res = call(label, {"warmup": 2, "repeat": launches, "discard_outputs": 1})  # outputs were checked once
+        bench = {"warmup": 2, "repeat": launches, "discard_outputs": 1, "graph": int(graphs["on"])}
+        res = call(label, bench)  # outputs were checked once
+        graphs["paths"][label] = res.meta.get("launch_path") or "stream"
         times = [float(t) for t in res.meta.get("times") or []] or [float(res.seconds)]
         if len(times) < min(plan.batches, launches):  # one launch timed with the host clock (HIP on AMD, interpreters)
             batched[label] = False
@@ -238,12 +242,16 @@ def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, p
         mismatch = str(exc)
     if mismatch:
         return {"status": "failed", "reason": mismatch, "first_run": True, "sizes": dict(case.sizes), "beyond_range": beyond}
+
+    def calibrate() -> dict[str, int]:
+        probe = {label: statistics.median(samples(label, plan.batches)) for label in sides}
+        return {label: repeat or launches_per_batch(probe[label], plan) * plan.batches for label in sides}
+
     try:
-        if repeat:
-            per_call = {label: repeat for label in sides}
-        else:
-            per_call = {label: launches_per_batch(statistics.median(samples(label, plan.batches)), plan) * plan.batches
-                        for label in sides}
+        per_call = calibrate()
+        if len(set(graphs["paths"].values())) > 1:  # one side could not be captured: both from the stream
+            graphs["on"] = False
+            per_call = calibrate()
         rounds = interleave(lambda label: samples(label, per_call[label]), plan, time.monotonic)
     except _RunFailed as exc:
         return {"status": "failed", "reason": str(exc)}
@@ -253,8 +261,14 @@ def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, p
     working_set = sum(buffer_length(p, env, case, spec) * ctype_dtype(p.ctype, case, spec).itemsize for p in spec.buffers)
     caveats = [f"{label} ({sides[label].backend.name}) times single launches with the host clock"
                for label, ok in batched.items() if not ok]
+    paths = graphs["paths"]
+    if not graphs["on"]:
+        caveats.append("launched one by one from the host: the " + " and ".join(
+            label for label, path in paths.items() if path != "graph") + " cannot be captured as a CUDA graph, so "
+            "a kernel shorter than its launcher's host latency is timed at that latency")
     return {"status": "ok", **stats, "sizes": dict(case.sizes), "dtypes": dict(case.dtypes), "beyond_range": beyond,
             "launches_per_call": per_call, "batched": batched, "caveats": caveats,
+            "launch_path": "graph" if set(paths.values()) == {"graph"} else "stream",
             "platforms": {label: side.platform for label, side in sides.items()},
             "bytes_moved": _bytes_moved(spec, case, env), "working_set_bytes": working_set}
 
