@@ -7,7 +7,7 @@
 # Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb.
 # An earlier call's journal put in .devcarry/state/ counts for the timing. Everything it writes goes to $OUT.
 #   VERIFY_TARGETS (triton)  VERIFY_BUDGET (240 s)  KTIMEOUT (150 s)  PROGRAMS (crs,...)  PER_PROGRAM (3)
-#   TIME_BUDGET (200 s)  JOBS (15 per GPU)
+#   TIME_BUDGET (200 s)  JOBS (15 per GPU)  GPU_TESTS (pytest -m gpu selection run first, e.g. a file or "-k graph")
 set -u
 mkdir -p /tmp/bw && dpkg -x .whl/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
 source ci/device_setup.sh
@@ -16,6 +16,10 @@ python3 -c "import triton; print('triton', triton.__version__)"
 NGPU=$(nvidia-smi -L | grep -c '^GPU'); NGPU=$(( NGPU > 0 ? NGPU : 1 ))
 DEFAULT_JOBS=$(( 15 * NGPU < $(nproc) - 1 ? 15 * NGPU : $(nproc) - 1 ))
 CORPUS=.devcarry/infer_corpus
+if [ -n "${GPU_TESTS:-}" ]; then
+  timeout 240 python3 -m pytest -q -rfs --tb=short -m gpu -p no:cacheprovider --timeout 200 $GPU_TESTS \
+    > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; tail -5 "$OUT/gpu_tests.log"
+fi
 # verify_all.json (if there): every step (source, HIP, Triton); verify.json: VERIFY_TARGETS only. One journal.
 for pass in all one; do
   list="$CORPUS/verify.json"; targets="${VERIFY_TARGETS:-triton}"

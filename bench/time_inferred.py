@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=float, default=0.0, help="stop starting kernels after this many seconds")
     ap.add_argument("--gpus", default="auto", help="comma-separated GPU ids, each timing one kernel at a time, or "
                     "'auto' (every GPU nvidia-smi lists, unless CUDA_VISIBLE_DEVICES is set)")
+    ap.add_argument("--extra-ports", help="JSON list of {program, file, kernel, target, label, port}: port files "
+                    "made elsewhere (a variant of the lifter), timed against their sources in the same run, as "
+                    "target 'TARGET+LABEL' (relative paths: from the corpus)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "time_inferred_h200.json"))
     argv = sys.argv[1:] if argv is None else argv
     modes = {"--port": port_one, "--one": time_one, "--reference": lambda p: measure_reference(p["max_seconds"])}
@@ -173,6 +176,20 @@ def main(argv: list[str] | None = None) -> int:
     # the ports first, in parallel (CPU work); then the timing, one kernel at a time
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         ported = dict(zip(jobs, pool.map(lambda j: run_isolated(["--port"], j, args.timeout), jobs.values())))
+    for extra in json.loads(Path(args.extra_ports).read_text()) if args.extra_ports else []:
+        row = {"program": extra["program"], "file": extra["file"], "kernel": extra["kernel"]}
+        target = f"{extra['target']}+{extra['label']}"
+        key = journal_key(row, target)
+        if key in done:
+            continue
+        port = Path(extra["port"]) if Path(extra["port"]).is_absolute() else corpus / extra["port"]
+        todo.append((row, target))
+        jobs[key] = {"path": str(program_dir(corpus, row["program"]) / row["file"]), "kernel": row["kernel"],
+                     "target": extra["target"], "max_seconds": args.max_seconds, "timeout": args.timeout,
+                     "out": str(port)}
+        ported[key] = {"status": "ok"} if port.is_file() else {"status": "failed", "reason": f"no file {port}"}
+        if target not in targets:
+            targets.append(target)
     print(f"ported {sum(p.get('status') == 'ok' for p in ported.values())} of {len(jobs)} in "
           f"{time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
     ref0 = run_isolated(["--reference"], {"max_seconds": args.max_seconds}, 300)
