@@ -5,7 +5,8 @@
 # the union of the lists, then copy them in as verify.json (bench/data/rerun_triton_stop35.json: the Triton ports the
 # stop-35 lifter change touched) and verify_all.json (bench/data/rerun_stale_stop35.json: stale rows).
 # Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb.
-# An earlier call's journal put in .devcarry/state/ counts for the timing. Everything it writes goes to $OUT.
+# An earlier call's journal put in .devcarry/state/ counts for the timing; $CORPUS/extra_ports.json (if there): port
+# files of a lifter variant timed beside the ports (time_inferred.py --extra-ports). Everything goes to $OUT.
 #   VERIFY_TARGETS (triton)  VERIFY_BUDGET (240 s)  KTIMEOUT (150 s)  PROGRAMS (crs,...)  PER_PROGRAM (3)
 #   TIME_BUDGET (200 s)  JOBS (15 per GPU)  GPU_TESTS (pytest -m gpu selection run first, e.g. a file or "-k graph")
 set -u
@@ -53,6 +54,7 @@ EOF
 if [ "${TIME_BUDGET:-200}" != 0 ]; then
   timeout $(( ${TIME_BUDGET:-200} + 120 )) python3 bench/time_inferred.py "$CORPUS" --journal /tmp/journal.jsonl \
     --targets triton --programs "${PROGRAMS:-crs}" --per-program "${PER_PROGRAM:-3}" --max-seconds 3 \
-    --budget "${TIME_BUDGET:-200}" --timeout 100 --out "$OUT/time_inferred_triton.json" > "$OUT/time.log" 2>&1
+    --budget "${TIME_BUDGET:-200}" --timeout 100 --out "$OUT/time_inferred_triton.json" \
+    $([ -f "$CORPUS/extra_ports.json" ] && echo --extra-ports "$CORPUS/extra_ports.json") > "$OUT/time.log" 2>&1
   echo "time exit $?"; tail -30 "$OUT/time.log"
 fi
