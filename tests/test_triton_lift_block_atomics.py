@@ -160,4 +160,4 @@ def test_blocks_without_an_active_thread_touch_no_address(tmp_path):
     guards_intact(out, "sums")
     # the two extra blocks name sums[blocks] and sums[blocks + 1]: their total is 0 and their atomic is masked off
     # (an atomic of 0 would show nothing on the interpreter, but on a GPU it would access past the buffer)
-    assert re.search(r"tl\.atomic_add\(sums \+ pid_x, (\w+), mask=\1 != 0\)", body(t.text, "sums_past_the_end"))
+    assert re.search(r'tl\.atomic_add\(sums \+ pid_x, (\w+), mask=\1 != 0, sem="relaxed"\)', body(t.text, "sums_past_the_end"))
