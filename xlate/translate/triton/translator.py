@@ -21,6 +21,7 @@ from typing import Any
 
 from xlate.cir import ctype, ir
 from xlate.cir.build import BuildError, LineIndex, build_function, parse_number
+from xlate.cir.hoist import hoist_loop_atomics
 from xlate.cir.privatize import privatize_shared_slots
 from xlate.diagnostics import make
 from xlate.errors import SpecError
@@ -33,11 +34,13 @@ from xlate.translate.triton.comm import NotTokenizable
 from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.exprs import _split_targs
+from xlate.translate.triton.intrinsics import reaches_fence
 from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BLOCK_ARG, BOXED, LIFTER_NAMES, Lifter
 from xlate.translate.triton.state import KernelContext, ModuleVar
 from xlate.translate.triton.structs import StructLayouts, record_dtypes, record_refusal
 from xlate.translate.triton.sym import NotConcrete
+from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry, vector_entry
 from xlate.translate.triton.values import ConstArray, LiftError
 
 __all__ = ["GRID_KEYWORD", "CudaToTriton"]
@@ -170,6 +173,9 @@ class CudaToTriton:
                            file_shared=_file_shared(unit.text), shmem=_constant_shmem(spec.shmem), records=records,
                            members=_struct_members(unit))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
+        hoisted: list[tuple[str, ir.Loc]] = []
+        if not reaches_fence(fir, kc):  # a fence orders a kernel's atomics where they are
+            fir, hoisted = hoist_loop_atomics(fir, _reaches_only_its_arguments)
         lifter = Lifter(fir, kc, unit.path)
         try:
             lifter.lift()
@@ -188,6 +194,8 @@ class CudaToTriton:
                 raise exc from None
         body = "\n".join(eliminate_dead(lifter.em.lines)) or "    pass"
         diags: list[Diagnostic] = []
+        for text, loc in hoisted:
+            diags.append(_diag("XL2022", text, unit.path, loc, fn.name))
         for text, loc in lifter.st.notes:
             diags.append(_diag("XL2021", text, unit.path, loc or loc0, fn.name))
         for name in sorted(lifter.st.uses_const):
@@ -904,3 +912,10 @@ def render(source: str, ports: list[KernelPort]) -> str:
 
 def _diag(code: str, what: str, path: str, loc: ir.Loc, kernel: str | None) -> Diagnostic:
     return make(code, path, loc.line, loc.col, kernel=kernel, rule=f"triton:{code}", what=what)
+
+
+def _reaches_only_its_arguments(fn: str) -> bool:
+    """A call that reaches no memory but through its arguments: the math library, intrinsics, vector
+    constructors, atomics (hoist_loop_atomics: not a device function, which could reach any buffer)."""
+    return (math_entry(fn) is not None or vector_entry(fn) is not None or atomic_entry(fn) is not None
+            or fn.startswith("atomic") or intrinsic_lowering(fn) in ("barrier", "none", "shuffle"))
