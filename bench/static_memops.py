@@ -1,7 +1,8 @@
 """Static memory traffic of Triton ports, CPU only (issue #16): each port's one-block-per-program kernel is compiled
 for an H200 (sm_90, Triton's bundled ptxas; no GPU needed) and its PTX global memory instructions are counted
 (`ld.global`, `st.global`, `atom.global`/`red.global`) with its barriers (`bar.sync`: a block reduction, a
-masked loop's test), and the `tl.load`/`tl.store` calls of the Python text beside them. A count is per program (one CUDA block) of the kernel's straight-line code: a load
+masked loop's test), its memory fences (`fence.*`/`membar.*`) and its acquire-release atomics, and in the machine
+code (Triton's bundled nvdisasm) the memory barriers (`MEMBAR`, `CCTL`, `FENCE`) an atomic's order costs, and the `tl.load`/`tl.store` calls of the Python text beside them. A count is per program (one CUDA block) of the kernel's straight-line code: a load
 in a loop counts once. Two runs of the same kernels before and after a lifter change show what it removed.
 
     python bench/static_memops.py PORT.py [PORT.py ...] [--aligned] [--json OUT]
@@ -33,6 +34,7 @@ TRITON_TYPES = {"float32": "fp32", "float64": "fp64", "float16": "fp16", "bfloat
 COMPILE = r'''
 import importlib.util, json, re, sys
 import triton
+import triton.backends.nvidia
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -52,7 +54,21 @@ out = {}
 for kind in ("ld.global", "st.global", "atom.global", "red.global"):
     out[kind] = len(re.findall(re.escape(kind) + r"[.\w]*\s", ptx))
 out["bar.sync"] = len(re.findall(r"\bbar\.sync\b", ptx))
+out["fence"] = len(re.findall(r"^\s*(?:@%p\d+\s+)?(?:fence|membar)\.", ptx, re.M))  # memory fences (an atomic's order)
+out["atom.acq_rel"] = len(re.findall(r"\b(?:atom|red)\.[.\w]*acq_rel", ptx))
 out["ptx_lines"] = ptx.count("\n")
+# the machine code (Triton's bundled nvdisasm): an acquire-release atomic is one PTX instruction but memory
+# barriers around it in SASS (MEMBAR, cache invalidations CCTL); a relaxed one is the atomic alone
+import os, subprocess, tempfile
+nvdisasm = os.path.join(os.path.dirname(triton.backends.nvidia.__file__), "bin", "nvdisasm")
+if os.path.exists(nvdisasm) and ck.asm.get("cubin"):
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(ck.asm["cubin"])
+        f.flush()
+        sass = subprocess.run([nvdisasm, f.name], capture_output=True, text=True).stdout
+    for op, rx in (("MEMBAR", r"MEMBAR"), ("CCTL", r"CCTL"), ("FENCE", r"FENCE"), ("ATOM", r"ATOMG?"),
+                   ("RED", r"REDG?"), ("BAR", r"BAR")):
+        out["sass." + op] = len(re.findall(r"\b" + rx + r"\b", sass))
 print(json.dumps(out))
 '''
 
