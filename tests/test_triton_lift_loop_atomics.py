@@ -182,3 +182,42 @@ __global__ void per_block(const int* x, int* per, int n) {
     padded[:n] = x & 3
     assert out["per"].tolist() == padded.reshape(blocks, 64).sum(axis=1).tolist()
     guards_intact(out, "per")  # the two blocks past the data write nothing
+
+
+def test_max_and_min_keep_the_threads_extreme(tmp_path):
+    """atomicMax/atomicMin in a loop: the thread's largest/smallest operand (converted as the atomic converts it),
+    from the type's lowest/highest value, one atomic after the loop; signed and unsigned, 32 and 64 bits. The
+    three buffers are of three element types: two writable buffers of one type could be one (not hoisted)."""
+    src = """
+// xlate: x: in[n], hi: inout[4](-2147483648..-2147483648), lo: inout[4](9223372036854775807..9223372036854775807), um: inout[1](0..0), n: size(1..3000), grid: cdiv(n, 64), block: 64
+__global__ void extremes(const int* x, int* hi, long long* lo, unsigned int* um, int n) {
+    int t = blockIdx.x * 64 + threadIdx.x;
+    for (int i = t; i < n; i += 640) {
+        atomicMax(&hi[blockIdx.x % 4], x[i] - 2000000);  // all below 0: an identity of 0 would lose them
+        atomicMin(lo + blockIdx.x % 4, (long long)x[i] * 5000 + 10000000000LL - t);  // all above 0
+        atomicMax(um, (unsigned int)x[i]);
+    }
+}
+"""
+    t = port(src)
+    assert t.kernels == ["extremes"], [d.format() for d in t.diagnostics]
+    assert sum(d.code == "XL2022" for d in t.diagnostics) == 3
+    assert len(atomic_depths(t.text, "extremes")) == 3 and all(d == 0 for d in atomic_depths(t.text, "extremes"))
+    n = 1500
+    x = rng(5).integers(-10**6, 10**6, n).astype(np.int32)
+    imin = np.iinfo(np.int32).min
+    out = run(t.text, "extremes", [buf("x", x), buf("hi", np.full(4, imin, np.int32)), buf("lo", np.full(4, 2**63 - 1, np.int64)),
+                                   buf("um", np.zeros(1, np.uint32)), ScalarArg("n", n, "int32")], tmp_path)
+    hi, lo = np.full(4, imin, np.int64), [2**63 - 1] * 4
+    um = 0
+    for tt in range(-(-n // 64) * 64):
+        for i in range(tt, n, 640):
+            b = tt // 64 % 4
+            hi[b] = max(hi[b], int(x[i]) - 2000000)
+            lo[b] = min(lo[b], int(x[i]) * 5000 + 10**10 - tt)
+            um = max(um, int(x[i]) % 2**32)
+    assert out["hi"].tolist() == hi.tolist() and out["lo"].tolist() == lo
+    assert int(out["um"][0]) == um
+    for name in ("hi", "lo", "um"):
+        guards_intact(out, name)
+

@@ -3,13 +3,15 @@
     for (i = ...; i < n; i += stride) { ...; if (c) atomicAdd(&dist[k], count); }
 
 is, for every thread, `{ int t = 0; for (...) { ...; if (c) t += count; } if (t != 0) atomicAdd(&dist[k], t); }`.
-Integer add, or and xor give the same value in any order and grouping, and the atomic's result is unused, so the
+Integer add, or, xor, max and min give the same value in any order and grouping, and the atomic's result is unused, so the
 buffer ends the same; an atomic of the identity changes nothing, so skipping it is exact and touches no address
 the source does not touch (a loop that runs no iteration touches none). The Triton lifter then combines the
 block's totals into one atomic per program (memory.py), where a per-iteration atomic was a block reduction and
 an atomic in every iteration.
 
-It applies to a loop (for, while, do) and an atomicAdd/atomicSub/atomicOr/atomicXor statement in its body (under
+atomicMax/atomicMin likewise keep the thread's largest/smallest operand (from the type's lowest/highest value).
+
+It applies to a loop (for, while, do) and an atomicAdd/Sub/Or/Xor/Max/Min statement in its body (under
 ifs and blocks, or left by this rewrite after an inner loop) when: the target is an integer buffer parameter at
 an address of names the loop does not assign (no memory read, no call); the loop mentions that buffer nowhere
 else and has no return; nothing the loop writes or reads through another pointer can be the buffer (a buffer of
@@ -28,9 +30,12 @@ from typing import Any
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
 
-# atomic -> the compound assignment that accumulates its operand (identity 0 for each)
-HOISTABLE = {"atomicAdd": "+=", "atomicSub": "+=", "atomicOr": "|=", "atomicXor": "^=",
-             "atomicAdd_block": "+=", "atomicSub_block": "+=", "atomicOr_block": "|=", "atomicXor_block": "^="}
+# atomic -> how the thread's total takes its operand: a compound assignment (identity 0), or the larger/smaller
+# of the two (identity the type's lowest/highest value)
+HOISTABLE = {"atomicAdd": "+=", "atomicSub": "+=", "atomicOr": "|=", "atomicXor": "^=", "atomicMax": ">",
+             "atomicMin": "<"}
+HOISTABLE |= {f"{name}_block": how for name, how in HOISTABLE.items()}
+LITERAL_TYPES = ("int", "unsigned int", "long long", "unsigned long long")  # the atomics' 32/64-bit integers
 PURE_EXPRS = (ir.Name, ir.Num, ir.Builtin, ir.Binary, ir.Cond, ir.Cast)
 NOTE = "{fn} in a loop at one address -> one {fn} of the thread's total after the loop"
 
@@ -96,14 +101,23 @@ class _Rewrite:
                 continue  # the buffer is read, written or passed elsewhere in the loop
             if not self.others_apart(parts, root, elem, atomic):
                 continue
+            how = HOISTABLE[call.fn]
+            identity = _identity(how, elem, call.loc)
+            if identity is None or (how in "<>" and ir.has_effects(call.args[1], calls=True)):
+                continue  # max/min read the operand twice: only one without effects
             self.count += 1
             total = f"__xl_total_{self.count}"
             loc = call.loc
-            accumulate = ir.ExprStmt(atomic.loc, ir.Assign(loc, ir.Name(loc, total), HOISTABLE[call.fn], call.args[1]))
-            loop = _replace_stmt(loop, atomic, accumulate)
-            before.append(ir.Decl(loop.loc, ir.CType(elem), total, ir.Num(loop.loc, 0, "int")))
-            after.append(ir.If(loop.loc, ir.Binary(loc, "!=", ir.Name(loc, total), ir.Num(loc, 0, "int")),
-                               (ir.ExprStmt(atomic.loc, dataclasses.replace(call, args=(call.args[0], ir.Name(loc, total)))),)))
+            acc = ir.Name(loc, total)
+            if how in "<>":  # total = ((T)v > total) ? (T)v : total, the operand converted as the atomic does
+                v = ir.Cast(loc, ir.CType(elem), call.args[1])
+                update = ir.Assign(loc, acc, "=", ir.Cond(loc, ir.Binary(loc, how, v, acc), v, acc))
+            else:
+                update = ir.Assign(loc, acc, how, call.args[1])
+            loop = _replace_stmt(loop, atomic, ir.ExprStmt(atomic.loc, update))
+            before.append(ir.Decl(loop.loc, ir.CType(elem), total, identity))
+            after.append(ir.If(loop.loc, ir.Binary(loc, "!=", acc, identity),
+                               (ir.ExprStmt(atomic.loc, dataclasses.replace(call, args=(call.args[0], acc))),)))
             self.notes.append((NOTE.format(fn=call.fn), loc))
             parts = (loop.body, loop.test, head)
         return ir.BlockStmt(loop.loc, (*before, loop, *after)) if before else loop
@@ -159,6 +173,17 @@ class _Rewrite:
 
     def pointer(self, name: str) -> bool:
         return (name in self.params and self.params[name].ptr > 0) or name in self.local_pointers
+
+
+def _identity(how: str, elem: str, loc: ir.Loc) -> ir.Num | None:
+    """The value that leaves the buffer unchanged: 0, or the lowest (max) / highest (min) value of `elem`."""
+    if how not in "<>":
+        return ir.Num(loc, 0, "int")
+    if elem not in LITERAL_TYPES:
+        return None
+    bits = ctyping.bits(elem)
+    lo, hi = (0, 2**bits - 1) if ctyping.is_unsigned(elem) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    return ir.Num(loc, lo if how == ">" else hi, elem)
 
 
 def _atomic_statements(stmts: tuple[ir.Stmt, ...]) -> list[ir.ExprStmt]:
