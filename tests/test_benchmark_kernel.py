@@ -74,26 +74,37 @@ def test_mechanics_on_the_interpreter():
     assert r["batched"] == {"source": False, "port": False} and len(r["caveats"]) == 2
 
 
-def test_batched_device_times_are_calibrated_and_interleaved(monkeypatch):
-    """The GPU branch with a runtime that returns batched event times (as CuPy's and Triton's on a GPU do):
-    the real first runs (outputs checked), then scripted times: source 100 us, port 87 us per launch."""
+def _scripted_timings(monkeypatch, timed) -> str:
+    """Triton runs with real first runs (outputs checked) and scripted timed calls: `timed(side, bench)` gives the
+    seconds per launch and the launch path of a call. Returns the port's text (saxpy's, another artifact)."""
     _triton_runs()
     from xlate.backends.base import RunResult, batches
     from xlate.backends.triton import TritonBackend
 
     real = TritonBackend.run
-    port_text = SAXPY.read_text().replace('"""Triton port', '"""The port')  # same code, another artifact
-    calls: list[tuple[str, int]] = []
 
     def fake(self, artifact, args, launch, *, timeout=120.0, bench=None, wrapper=None):
         if bench is None:
             return real(self, artifact, args, launch, timeout=timeout)
         side = "port" if "The port" in Path(artifact.path).read_text() else "source"
-        calls.append((side, bench["repeat"]))
-        per_launch = {"source": 100e-6, "port": 87e-6}[side] * (1 + 0.001 * (len(calls) % 3))
-        return RunResult("ok", {}, seconds=per_launch, meta={"times": [per_launch] * len(batches(bench["repeat"]))})
+        per_launch, path = timed(side, bench)
+        return RunResult("ok", {}, seconds=per_launch,
+                         meta={"times": [per_launch] * len(batches(bench["repeat"])), "launch_path": path})
 
     monkeypatch.setattr(TritonBackend, "run", fake)
+    return SAXPY.read_text().replace('"""Triton port', '"""The port')
+
+
+def test_batched_device_times_are_calibrated_and_interleaved(monkeypatch):
+    """The GPU branch with a runtime that returns batched event times (as CuPy's and Triton's on a GPU do):
+    the real first runs (outputs checked), then scripted times: source 100 us, port 87 us per launch."""
+    calls: list[tuple[str, int]] = []
+
+    def timed(side: str, bench: dict) -> tuple[float, str]:
+        calls.append((side, bench["repeat"]))
+        return {"source": 100e-6, "port": 87e-6}[side] * (1 + 0.001 * (len(calls) % 3)), "stream"
+
+    port_text = _scripted_timings(monkeypatch, timed)
     plan = Plan(batch_seconds=0.01)
     r = benchmark_kernel(str(SAXPY), port_text, "triton", "saxpy", plan=plan, device=TINY_L2, interpreter_ok=True)
     assert r["status"] == "ok", r
@@ -113,25 +124,13 @@ def test_batched_device_times_are_calibrated_and_interleaved(monkeypatch):
 def test_both_sides_replay_graphs_or_neither(monkeypatch):
     """A side whose launches cannot be captured as a CUDA graph: both are timed from the stream (a graph on one
     side only would compare a kernel's GPU time with another's host latency), and the result says so."""
-    _triton_runs()
-    from xlate.backends.base import RunResult, batches
-    from xlate.backends.triton import TritonBackend
-
-    real = TritonBackend.run
-    port_text = SAXPY.read_text().replace('"""Triton port', '"""The port')
     asked: list[tuple[str, int]] = []
 
-    def fake(self, artifact, args, launch, *, timeout=120.0, bench=None, wrapper=None):
-        if bench is None:
-            return real(self, artifact, args, launch, timeout=timeout)
-        side = "port" if "The port" in Path(artifact.path).read_text() else "source"
+    def timed(side: str, bench: dict) -> tuple[float, str]:
         asked.append((side, bench["graph"]))
-        path = "graph" if bench["graph"] and side == "source" else "stream"
-        per_launch = {"source": 10e-6, "port": 20e-6}[side]
-        return RunResult("ok", {}, seconds=per_launch, meta={"times": [per_launch] * len(batches(bench["repeat"])),
-                                                             "launch_path": path})
+        return {"source": 10e-6, "port": 20e-6}[side], "graph" if bench["graph"] and side == "source" else "stream"
 
-    monkeypatch.setattr(TritonBackend, "run", fake)
+    port_text = _scripted_timings(monkeypatch, timed)
     r = benchmark_kernel(str(SAXPY), port_text, "triton", "saxpy", plan=Plan(batch_seconds=0.01), device=TINY_L2,
                          interpreter_ok=True)
     assert r["status"] == "ok", r
