@@ -255,6 +255,10 @@ class Loops:
                 self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
                 return  # a per-thread exit value of a variable that outlives the loop: the masked loop keeps it
             aff = S.affine(start) if ctyping.is_int(start.ctype) else None
+            if aff is None and ctyping.is_int(start.ctype) and start.lanes and start.concrete:
+                # a start the thread index gives but no affine map of it (`lane % 32`, a warp's thread rank): all of
+                # it is the lanes' part, from 0 (checked not negative below, as any lane part)
+                aff = ({}, S.const(0, "int"))
             if aff is not None and step.nonneg and not (step.is_const and step.value <= 0):
                 coefs, rest = aff
                 if coefs and not coefs.keys() & self.st.red_axes.keys():  # thread lanes only, no tl.dot axis
