@@ -25,6 +25,11 @@ def port(src: str, path: str = "k.cu"):
     return CudaToTriton().translate(unit, src, TranslateOptions())
 
 
+def kernel_body(text: str, kernel: str) -> str:
+    """The text of `kernel`'s jitted Triton function in a port (its `_<kernel>_kernel`), up to the next def."""
+    return text.split(f"def _{kernel}_kernel(", 1)[1].split("\ndef ", 1)[0]
+
+
 def run(text: str, kernel: str, args: list, tmp_path: Path) -> dict[str, np.ndarray]:
     b = get_backend("triton")
     f = tmp_path / f"{kernel}_triton.py"

@@ -12,7 +12,7 @@ import re
 import numpy as np
 from xlate.backends.base import ScalarArg
 
-from tests.test_triton_lift import port
+from tests.test_triton_lift import kernel_body, port
 from tests.test_triton_realworld_patterns import buf, guards_intact, rng, run
 
 SRC = """
@@ -64,8 +64,7 @@ KERNELS = ["float_total", "bins_and_max", "claim", "fenced_count", "unfenced_nex
 
 
 def atomics(text: str, kernel: str) -> list[str]:
-    body = text.split(f"def _{kernel}_kernel(", 1)[1].split("\ndef ", 1)[0]
-    return re.findall(r"tl\.atomic_\w+\(.*", body)
+    return re.findall(r"tl\.atomic_\w+\(.*", kernel_body(text, kernel))
 
 
 def test_atomics_are_relaxed_unless_the_kernel_fences(tmp_path):

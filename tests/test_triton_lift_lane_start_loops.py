@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from xlate.backends.base import ScalarArg
 
+from tests.test_triton_lift import kernel_body as body
 from tests.test_triton_lift import port
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
 
@@ -37,9 +38,6 @@ __global__ void data_start(const float* x, const int* k, float* y, int n) {
 }
 """
 
-
-def body(text: str, kernel: str) -> str:
-    return text.split(f"def _{kernel}_kernel(", 1)[1].split("\ndef ", 1)[0]
 
 
 def test_a_warp_rank_start_is_a_range(tmp_path):

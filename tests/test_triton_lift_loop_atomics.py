@@ -12,6 +12,7 @@ import re
 import numpy as np
 from xlate.backends.base import ScalarArg
 
+from tests.test_triton_lift import kernel_body as body
 from tests.test_triton_lift import port
 from tests.test_triton_realworld_patterns import buf, guards_intact, rng, run
 
@@ -89,9 +90,6 @@ __global__ void while_counts(const int* x, int* out, int n, int m) {
 KERNELS = ["mismatches", "nested", "histogram", "returns_inside", "maybe_aliased", "float_sum", "fenced",
            "while_counts"]
 
-
-def body(text: str, kernel: str) -> str:
-    return text.split(f"def _{kernel}_kernel(", 1)[1].split("\ndef ", 1)[0]
 
 
 def atomic_depths(text: str, kernel: str) -> list[int]:
