@@ -2,8 +2,12 @@
 # device (H200): (1) re-verify the rule ports a lifter change touched, (2) time the verified Triton ports of the
 # programs of issue #16 against their CUDA sources, both on the exported corpus subset.
 # Here, first: `python bench/verify_inferred.py CORPUS --kernels LIST.json --export-subset .devcarry/infer_corpus` for
-# the union of the lists, then copy them in as verify.json (bench/data/rerun_triton_stop35.json: the Triton ports the
-# stop-35 lifter change touched) and verify_all.json (bench/data/rerun_stale_stop35.json: stale rows).
+# the union of the lists (and of the timed programs' kernels), then copy them in as verify.json
+# (bench/data/rerun_triton_stop36.json: the Triton ports the stop-35 and stop-36 lifter changes touched) and
+# verify_all.json (bench/data/rerun_stale_stop35.json: stale rows). Stop 36's plan: call 1 GPU_TESTS=
+# "tests/test_benchmark_kernel.py tests/test_triton_lift_atomic_order.py" TIME_BUDGET=0; call 2 VERIFY_BUDGET=0 with
+# call 1's journal in .devcarry/state/, PROGRAMS=crs,fma,all-pairs-distance,dp,convolutionSeparable,aop,epistasis,
+# accuracy,layernorm,bitonic-sort and the tile-reload variants (bench/experiments) in extra_ports.json.
 # Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb.
 # An earlier call's journal put in .devcarry/state/ counts for the timing; $CORPUS/extra_ports.json (if there): port
 # files of a lifter variant timed beside the ports (time_inferred.py --extra-ports). Everything goes to $OUT.
