@@ -5,7 +5,7 @@
 # the union of the lists (and of the timed programs' kernels), then copy them in as verify.json
 # (bench/data/rerun_triton_stop36.json: the Triton ports the stop-35 and stop-36 lifter changes touched) and
 # verify_all.json (bench/data/rerun_stale_stop35.json: stale rows). Stop 36's plan: call 1 GPU_TESTS=
-# "tests/test_benchmark_kernel.py tests/test_triton_lift_atomic_order.py" TIME_BUDGET=0; call 2 VERIFY_BUDGET=0 with
+# tests/test_benchmark_kernel.py TIME_BUDGET=0 (the relaxed atomics are checked by the re-verification); call 2 VERIFY_BUDGET=0 with
 # call 1's journal in .devcarry/state/, PROGRAMS=crs,fma,all-pairs-distance,dp,convolutionSeparable,aop,epistasis,
 # accuracy,layernorm,bitonic-sort and the tile-reload variants (bench/experiments) in extra_ports.json.
 # Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb.
