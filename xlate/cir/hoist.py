@@ -35,6 +35,7 @@ from xlate.cir import ir
 HOISTABLE = {"atomicAdd": "+=", "atomicSub": "+=", "atomicOr": "|=", "atomicXor": "^=", "atomicMax": ">",
              "atomicMin": "<"}
 HOISTABLE |= {f"{name}_block": how for name, how in HOISTABLE.items()}
+MAX_MIN = (">", "<")  # the atomics whose total is the largest / smallest operand
 LITERAL_TYPES = ("int", "unsigned int", "long long", "unsigned long long")  # the atomics' 32/64-bit integers
 PURE_EXPRS = (ir.Name, ir.Num, ir.Builtin, ir.Binary, ir.Cond, ir.Cast)
 NOTE = "{fn} in a loop at one address -> one {fn} of the thread's total after the loop"
@@ -103,13 +104,13 @@ class _Rewrite:
                 continue
             how = HOISTABLE[call.fn]
             identity = _identity(how, elem, call.loc)
-            if identity is None or (how in "<>" and ir.has_effects(call.args[1], calls=True)):
+            if identity is None or (how in MAX_MIN and ir.has_effects(call.args[1], calls=True)):
                 continue  # max/min read the operand twice: only one without effects
             self.count += 1
             total = f"__xl_total_{self.count}"
             loc = call.loc
             acc = ir.Name(loc, total)
-            if how in "<>":  # total = ((T)v > total) ? (T)v : total, the operand converted as the atomic does
+            if how in MAX_MIN:  # total = ((T)v > total) ? (T)v : total, the operand converted as the atomic does
                 v = ir.Cast(loc, ir.CType(elem), call.args[1])
                 update = ir.Assign(loc, acc, "=", ir.Cond(loc, ir.Binary(loc, how, v, acc), v, acc))
             else:
@@ -177,7 +178,7 @@ class _Rewrite:
 
 def _identity(how: str, elem: str, loc: ir.Loc) -> ir.Num | None:
     """The value that leaves the buffer unchanged: 0, or the lowest (max) / highest (min) value of `elem`."""
-    if how not in "<>":
+    if how not in MAX_MIN:
         return ir.Num(loc, 0, "int")
     if elem not in LITERAL_TYPES:
         return None

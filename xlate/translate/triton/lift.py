@@ -24,7 +24,7 @@ from xlate.translate.triton import sym as S
 from xlate.translate.triton.cub import Cub
 from xlate.translate.triton.emit import Ctx, Emitter, sanitize, tl_of
 from xlate.translate.triton.exprs import Expressions
-from xlate.translate.triton.intrinsics import Intrinsics, reaches_fence
+from xlate.translate.triton.intrinsics import Intrinsics
 from xlate.translate.triton.layout import Layout
 from xlate.translate.triton.libmatrices import LibraryMatrices
 from xlate.translate.triton.libvectors import LibraryVectors
@@ -76,8 +76,8 @@ class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Re
         # module variable it writes may be written in a device function: counted whatever its role)
         self.shared_globals = read_and_written_params(fir) | {v.name for v in kc.module_vars.values() if not v.readonly}
         self.discarding: ir.Expr | None = None  # the expression statement being evaluated for its effects only
-        # the memory order of every atomic the port issues (intrinsics.reaches_fence): "" keeps Triton's default
-        self.atomic_order = "" if reaches_fence(fir, kc) else ', sem="relaxed"'
+        # the memory order of every atomic the port issues: "" keeps Triton's default (kc.fenced)
+        self.atomic_order = "" if kc.fenced else ', sem="relaxed"'
 
     @property
     def em(self) -> Emitter:

@@ -50,6 +50,9 @@ class KernelContext:
     records: dict[str, Any] = field(default_factory=dict)
     # locals of the program's structs of mixed numbers (structs.py StructLayouts.members): field -> C type
     members: Callable[[str], dict[str, str] | None] | None = None
+    # the kernel or a device function it calls fences (intrinsics.reaches_fence): its atomics keep Triton's
+    # acquire-release order and stay where they are; True unless the translator found no fence
+    fenced: bool = True
 
 
 @dataclass(frozen=True)

@@ -173,8 +173,9 @@ class CudaToTriton:
                            file_shared=_file_shared(unit.text), shmem=_constant_shmem(spec.shmem), records=records,
                            members=_struct_members(unit))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
+        kc.fenced = reaches_fence(fir, kc)
         hoisted: list[tuple[str, ir.Loc]] = []
-        if not reaches_fence(fir, kc):  # a fence orders a kernel's atomics where they are
+        if not kc.fenced:  # a fence orders a kernel's atomics where they are
             fir, hoisted = hoist_loop_atomics(fir, _reaches_only_its_arguments)
         lifter = Lifter(fir, kc, unit.path)
         try:
