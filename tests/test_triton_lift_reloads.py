@@ -1,7 +1,10 @@
-"""A global element read again at the same address under the same mask, with no store, atomic or barrier since
-and in the same loop body, is the value already loaded (nvcc keeps it in a register; the port issued one load
-per mention). A buffer the kernel also writes is read again each time. Ports run under the Triton interpreter
-against NumPy."""
+"""A global element read again at the same address, with no store, atomic or barrier since and in the same loop
+body, is the value already loaded, as nvcc keeps it in a register (memory.py `earlier_load`; the port issued one
+load per mention): under the same predicate, or a narrower one (`a[i] > a[j] && up || a[i] < a[j] && !up`, then
+the swap: six loads in a chain of masks became two), its threads past the narrower predicate zeroed as the masked
+load would read them; from a buffer the kernel writes too. Every read is issued again where another thread's store
+may be awaited on purpose: the kernel or what it calls reads `volatile` memory (a parameter, a local pointer, a
+cast, `__ldcv`) or fences. Ports run under the Triton interpreter against NumPy, sizes off the block."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import re
 import numpy as np
 from xlate.backends.base import ScalarArg
 
-from tests.test_triton_lift import port
+from tests.test_triton_lift import kernel_body, port
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
 
 SRC = """
@@ -38,10 +41,6 @@ __global__ void read_write_read(float* x, float* y, int n) {
     y[i] = x[i] - before;
 }
 """
-
-
-def kernel_body(text: str, kernel: str) -> str:
-    return text.split(f"def _{kernel}_kernel(", 1)[1].split("\ndef ", 1)[0]
 
 
 def test_an_element_read_again_is_loaded_once(tmp_path):
@@ -80,3 +79,109 @@ def test_a_buffer_the_kernel_writes_is_read_again(tmp_path):
     np.testing.assert_allclose(out["x"], x * 2 + 1, rtol=1e-6)
     np.testing.assert_allclose(out["y"], (x * 2 + 1) - x, rtol=1e-5, atol=1e-6)
     guards_intact(out, "y")
+
+
+SWAP_STEP = """
+// xlate: a: inout[n], n: size(2..3000), half: size(1..64), grid: cdiv(n, 128), block: 128
+__global__ void QUAL(int QPTR a, int n, int half) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = (i / half) % 2 == 0 ? i + half : -1;
+    bool up = (i / (2 * half)) % 2 == 0;
+    if (j >= 0 && j < n) {
+        BODY
+    }
+}
+"""
+COMPARE_SWAP = """if ((a[i] > a[j] && up) || (a[i] < a[j] && !up)) {
+            int t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+        }"""
+
+
+def swap_step(name: str, ptr: str = "*", body: str = COMPARE_SWAP) -> str:
+    return SWAP_STEP.replace("QUAL", name).replace("QPTR", ptr).replace("BODY", body)
+
+
+def reference_step(a: np.ndarray, half: int) -> np.ndarray:
+    out = a.astype(np.int64)
+    for i in range(len(a)):
+        j = i + half if (i // half) % 2 == 0 else -1
+        up = (i // (2 * half)) % 2 == 0
+        if 0 <= j < len(a) and ((out[i] > out[j] and up) or (out[i] < out[j] and not up)):
+            out[i], out[j] = out[j], out[i]
+    return out
+
+
+def loads(text: str, kernel: str) -> int:
+    return len(re.findall(r"tl\.load\(", kernel_body(text, kernel)))
+
+
+def run_step(text: str, kernel: str, a: np.ndarray, half: int, tmp_path) -> np.ndarray:
+    out = run(text, kernel, [buf("a", a.copy()), ScalarArg("n", len(a), "int32"), ScalarArg("half", half, "int32")],
+              tmp_path)
+    guards_intact(out, "a")
+    return out["a"]
+
+
+def test_a_compare_and_swap_loads_each_element_once(tmp_path):
+    t = port(swap_step("step"))
+    assert t.kernels == ["step"], [d.format() for d in t.diagnostics]
+    assert loads(t.text, "step") == 2, kernel_body(t.text, "step")  # a[i] and a[j], not six
+    for n, half, seed in ((1001, 1, 1), (777, 4, 2), (2049, 64, 3), (5, 2, 4)):
+        a = rng(seed).integers(-50, 50, n).astype(np.int32)  # ties included
+        assert run_step(t.text, "step", a, half, tmp_path).tolist() == reference_step(a, half).tolist(), (n, half)
+
+
+def test_a_read_under_a_narrower_predicate_is_the_earlier_load(tmp_path):
+    # x[i] is loaded under `i < n`; read again under `i < n && x[i] > 0` it is that load (its threads past the
+    # narrower predicate zeroed): the block sum counts only the positive ones
+    src = """
+// xlate: x: in[n], total: out[cdiv(n, 64)], n: size(1..4000), grid: cdiv(n, 64), block: 64
+__global__ void positive_sums(const float* x, float* total, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x, i = blockIdx.x * 64 + t;
+    float v = 0.0f;
+    if (i < n) {
+        v = x[i] * 0.0f;
+        if (x[i] > 0.0f) v = x[i];
+    }
+    s[t] = v;
+    __syncthreads();
+    for (int k = 32; k > 0; k >>= 1) {
+        if (t < k) s[t] += s[t + k];
+        __syncthreads();
+    }
+    if (t == 0) total[blockIdx.x] = s[0];
+}
+"""
+    t = port(src)
+    assert t.kernels == ["positive_sums"], [d.format() for d in t.diagnostics]
+    assert loads(t.text, "positive_sums") == 1, kernel_body(t.text, "positive_sums")
+    n = 1000
+    x = rng(5).standard_normal(n).astype(np.float32)
+    out = run(t.text, "positive_sums", [buf("x", x), buf("total", np.full(16, np.nan, np.float32)),
+                                        ScalarArg("n", n, "int32")], tmp_path)
+    want = np.add.reduceat(np.where(x > 0, x, 0).astype(np.float64), np.arange(0, n, 64))
+    np.testing.assert_allclose(out["total"], want, rtol=1e-5, atol=1e-5)
+
+
+def test_volatile_memory_or_a_fence_keeps_every_read(tmp_path):
+    kernels = {
+        "volatile_param": swap_step("volatile_param", "volatile *"),
+        "volatile_local": swap_step("volatile_local", "*", COMPARE_SWAP.replace("a[", "v[")).replace(
+            "bool up", "volatile int* v = a;\n    bool up"),
+        "volatile_cast": swap_step("volatile_cast", "*", COMPARE_SWAP.replace("(a[i] > a[j]", "(((volatile int*)a)[i] > a[j]")),
+        "ldcv": swap_step("ldcv", "*", COMPARE_SWAP.replace("(a[i] > a[j]", "(__ldcv(&a[i]) > a[j]")),
+        "fenced": swap_step("fenced", "*", "__threadfence();\n        " + COMPARE_SWAP),
+        "plain": swap_step("plain"),
+    }
+    t = port("\n".join(kernels.values()))
+    assert t.kernels == list(kernels), [d.format() for d in t.diagnostics]
+    assert loads(t.text, "plain") == 2
+    for k in kernels:
+        if k != "plain":
+            assert loads(t.text, k) >= 5, (k, kernel_body(t.text, k))
+    a = rng(6).integers(-9, 9, 999).astype(np.int32)
+    for k in kernels:
+        assert run_step(t.text, k, a, 8, tmp_path).tolist() == reference_step(a, 8).tolist(), k

@@ -264,11 +264,13 @@ class Builder:
 
     def ctype(self, node: ts.Node, declarator: ts.Node | None = None) -> ir.CType:
         """The type of a declaration/parameter/type_descriptor node, with the pointer depth of `declarator`."""
-        const = False
+        const = volatile = False
         base: str | None = None
         for c in node.children:
             if c.type == "type_qualifier" and self.text(c) == "const":
                 const = True
+            elif c.type == "type_qualifier" and self.text(c) == "volatile":
+                volatile = True
             elif c.type in TYPE_NODES and base is None and c != declarator:
                 base = self._type_name(c)
         tnode = node.child_by_field_name("type")
@@ -281,8 +283,9 @@ class Builder:
         while d is not None and d.type in ("pointer_declarator", "abstract_pointer_declarator", "reference_declarator"):
             if d.type != "reference_declarator":
                 ptr += 1
+            volatile = volatile or any(c.type == "type_qualifier" and self.text(c) == "volatile" for c in d.children)
             d = d.child_by_field_name("declarator") or next((c for c in d.named_children if c.type.endswith("declarator")), None)
-        return ir.CType(base, ptr, const)
+        return ir.CType(base, ptr, const, volatile)
 
     def _type_name(self, node: ts.Node) -> str:
         t = " ".join(self.text(node).split())

@@ -21,11 +21,13 @@ class Loc:
 
 @dataclass(frozen=True)
 class CType:
-    """A C type: base spelling (canonical, or a template/typedef name), pointer depth, constness of the pointee."""
+    """A C type: base spelling (canonical, or a template/typedef name), pointer depth, constness of the pointee,
+    and whether `volatile` qualifies it anywhere (the pointee or the pointer: reads of it may not be merged)."""
 
     base: str
     ptr: int = 0
     const: bool = False
+    volatile: bool = False
 
     def __str__(self) -> str:
         return self.base + "*" * self.ptr

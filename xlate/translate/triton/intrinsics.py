@@ -8,6 +8,7 @@ import contextlib
 import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import fields, replace
 from typing import Any
 
@@ -64,23 +65,48 @@ def reaches_fence(fir: ir.FunctionIR, kc: KernelContext) -> bool:
     one. The port's atomics are relaxed unless the kernel fences: code that
     publishes data with `__threadfence(); atomicAdd(&done, 1)` keeps Triton's ordering, which the fence (lowered
     to nothing) relies on."""
-    seen: set[int] = {id(fir)}
+    return reaches(fir, kc, lambda f, node: isinstance(node, ir.Call) and intrinsic_lowering(node.fn) == "fence")
+
+
+POLLING_LOADS = frozenset({"__ldcv"})  # loads that fetch again whatever the cache holds
+
+
+def reaches_volatile(fir: ir.FunctionIR, kc: KernelContext) -> bool:
+    """Whether the kernel or a device function it calls declares, casts to or takes something `volatile`, or
+    reads with a load that bypasses the caches (`__ldcv`): memory another thread may change while it runs,
+    read on purpose again and again, so no read of it may reuse an earlier one."""
+    def volatile(f: ir.FunctionIR, node: Any) -> bool:
+        if isinstance(node, ir.Decl):
+            return node.ctype.volatile
+        if isinstance(node, ir.Cast):
+            return node.to.volatile
+        return isinstance(node, ir.Call) and node.fn in POLLING_LOADS
+    return any(ct.volatile for f in _reachable(fir, kc) for _, ct in f.params) or reaches(fir, kc, volatile)
+
+
+def _reachable(fir: ir.FunctionIR, kc: KernelContext) -> list[ir.FunctionIR]:
+    """The kernel and every device function it calls, directly or not (followed by name, every overload, and
+    into the program's other files where the kernel's own has no such function)."""
+    seen: dict[int, ir.FunctionIR] = {id(fir): fir}
     todo = [fir]
     while todo:
         for node in ir.walk(todo.pop().body):
             if not isinstance(node, ir.Call):
                 continue
-            if intrinsic_lowering(node.fn) == "fence":
-                return True
             callees = list(kc.overloads.get(node.fn, [])) or ([kc.devices[node.fn]] if node.fn in kc.devices else [])
             if not callees and kc.program_device is not None and intrinsic_lowering(node.fn) is None:
                 other = kc.program_device(node.fn, len(node.args))
                 callees = [other] if other is not None else []
             for f in callees:
                 if id(f) not in seen:
-                    seen.add(id(f))
+                    seen[id(f)] = f
                     todo.append(f)
-    return False
+    return list(seen.values())
+
+
+def reaches(fir: ir.FunctionIR, kc: KernelContext, test: Callable[[ir.FunctionIR, Any], bool]) -> bool:
+    """Whether `test(function, node)` holds for a node of the kernel or of a device function it calls."""
+    return any(test(f, node) for f in _reachable(fir, kc) for node in ir.walk(f.body))
 
 
 def cg_function(fn: str) -> str:

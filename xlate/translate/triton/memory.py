@@ -209,31 +209,44 @@ class Memory:
                                 p.elem.base, loc)
 
     def load_scalar(self, p: PtrVal, off: Sym, ctype: str, loc: ir.Loc) -> Sym:
-        mask = self.pred_sym()
+        conds = self.full_pred()
+        mask = S.land(*conds)
         mask_or_none = mask if not (mask.is_const and mask.value) else None
-        key = self.reload_key(p, off, mask_or_none, ctype)
-        hit = self.st.scalar_loads.get(key) if key is not None else None
-        if hit is not None:
-            return hit
+        key = self.reload_key(p, off, ctype)
+        if key is not None:
+            hit = self.earlier_load(key, conds, mask)
+            if hit is not None:
+                return hit
         ld = S.load(p.base, off, mask_or_none, ctype, p.root, self.st.store_epoch.get(p.root, 0))
         if not self.st.defer:
             self.emit_global(ld, hint=p.root)
             self.merge_adjacent(ld)
             if key is not None:
-                self.st.scalar_loads[key] = ld
+                self.st.scalar_loads[key] = (*self.st.scalar_loads.get(key, ()), (S.conjuncts(*conds), ld))
         return ld
 
-    def reload_key(self, p: PtrVal, off: Sym, mask: Sym | None, ctype: str) -> tuple | None:
-        """What identifies a global element read again at the same address under the same mask with no store to
-        any global buffer, no atomic and no barrier since, in the same loop body (`a[i] & b[j]`, then `a[i] |
-        b[j]`): the value already loaded, as nvcc keeps it in a register. None where a reload must stay: a
-        buffer the kernel also writes (its reads may be volatile polls of other blocks' writes), shared memory,
-        a pointer that varies by thread."""
-        if p.shared or p.root in self.shared_globals or getattr(p.base, "lanes", True):
+    def earlier_load(self, key: tuple, conds: list[Sym], mask: Sym) -> Sym | None:
+        """The value a load `key` issued earlier holds for the threads of the current predicate: one issued under
+        it, or under a wider one (`if (a[i] > a[j]) ...`, then `if (... && a[i] < a[j])`), its threads past this
+        predicate zeroed as the masked load it stands for would read them."""
+        now = S.conjuncts(*conds)
+        for then, ld in self.st.scalar_loads.get(key, ()):
+            if then == now:
+                return ld
+            if then <= now:
+                return S.where(mask, ld, S.cast(S.const(0, "int"), ld.ctype))
+        return None
+
+    def reload_key(self, p: PtrVal, off: Sym, ctype: str) -> tuple | None:
+        """What identifies a global element read again at the same address with no store to any global buffer,
+        no atomic and no barrier since, in the same loop body (`a[i] & b[j]`, then `a[i] | b[j]`): the value
+        already loaded, as nvcc keeps it in a register. None where a reload must stay: a buffer the kernel also
+        writes where it fences or reads `volatile` memory (its reads may be polls of other blocks' writes),
+        shared memory, a pointer that varies by thread."""
+        if p.shared or getattr(p.base, "lanes", True) or (self.kc.polls and p.root in self.shared_globals):
             return None
         stores = sum(self.st.store_epoch.values())
-        return (p.root, S.canon(off), S.canon(mask) if mask is not None else None, ctype, stores, self.st.epoch,
-                self.st.region)
+        return (p.root, S.canon(off), ctype, stores, self.st.epoch, self.st.region)
 
     def reference(self, e: ir.Expr, loc: ir.Loc) -> RefVal | None:
         """The element of memory an lvalue names (`a[i]`, `*p`, `tile[y][x]`, another reference), its address

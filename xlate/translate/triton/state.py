@@ -53,6 +53,10 @@ class KernelContext:
     # the kernel or a device function it calls fences (intrinsics.reaches_fence): its atomics keep Triton's
     # acquire-release order and stay where they are; True unless the translator found no fence
     fenced: bool = True
+    # the kernel or what it calls fences, or reads memory as `volatile` (intrinsics.reaches_volatile): a buffer
+    # it writes may be polled for other threads' stores, so each read of one is issued again; True unless the
+    # translator found neither, where a read repeated with no store, atomic or barrier between reuses the first
+    polls: bool = True
 
 
 @dataclass(frozen=True)

@@ -395,6 +395,21 @@ def conj(*conds: Sym) -> Sym:
     return land(*out)
 
 
+def conjuncts(*conds: Sym) -> frozenset:
+    """The conjuncts of `conds` (the `land` trees flattened, constant truths dropped), by `canon`: a predicate
+    whose set holds another's is at least as narrow."""
+    out: set = set()
+    memo: dict[tuple[str, int], Any] = {}
+    stack = list(conds)
+    while stack:
+        c = stack.pop()
+        if c.op == "land":
+            stack.extend(c.args)
+        elif not (c.is_const and c.value):
+            out.add(canon(c, memo))
+    return frozenset(out)
+
+
 def lnot(c: Sym) -> Sym:
     return op("lnot", "bool", c)
 

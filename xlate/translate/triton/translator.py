@@ -34,7 +34,7 @@ from xlate.translate.triton.comm import NotTokenizable
 from xlate.translate.triton.context import ProgramNames
 from xlate.translate.triton.emit import eliminate_dead, math_wrappers, sanitize
 from xlate.translate.triton.exprs import _split_targs
-from xlate.translate.triton.intrinsics import reaches_fence
+from xlate.translate.triton.intrinsics import reaches_fence, reaches_volatile
 from xlate.translate.triton.launch_configs import add_launch_configs
 from xlate.translate.triton.lift import BLOCK_ARG, BOXED, LIFTER_NAMES, Lifter
 from xlate.translate.triton.state import KernelContext, ModuleVar
@@ -174,6 +174,7 @@ class CudaToTriton:
                            members=_struct_members(unit))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         kc.fenced = reaches_fence(fir, kc)
+        kc.polls = kc.fenced or reaches_volatile(fir, kc)
         hoisted: list[tuple[str, ir.Loc]] = []
         if not kc.fenced:  # a fence orders a kernel's atomics where they are
             fir, hoisted = hoist_loop_atomics(fir, _reaches_only_its_arguments)
