@@ -7,6 +7,7 @@ undone) until their kinds (uniform or per-thread) are stable, then given Python 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from xlate.translate.triton.emit import Ctx, TooLarge, const_full, edtype, liter
 from xlate.translate.triton.exprs import has_effects
 from xlate.translate.triton.state import Binding, LiftState, LoopCtx
 from xlate.translate.triton.sym import NotConcrete, Sym
+from xlate.translate.triton.tables import math_entry
 from xlate.translate.triton.values import (
     LaneTokens,
     LiftError,
@@ -252,8 +254,9 @@ class Loops:
                 self.set_var(v, _exit_value(start, stop, stride), s.loc)
                 return
             if not isinstance(s.init[0], ir.Decl):
-                self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
-                return  # a per-thread exit value of a variable that outlives the loop: the masked loop keeps it
+                if not self.counted_loop(s):  # a per-thread exit value of a variable that outlives the loop
+                    self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
+                return
             aff = S.affine(start) if ctyping.is_int(start.ctype) else None
             if aff is None and ctyping.is_int(start.ctype) and start.lanes and start.concrete:
                 # a start the thread index gives but no affine map of it (`lane % 32`, a warp's thread rank): all of
@@ -273,7 +276,93 @@ class Loops:
                     if mn >= 0 and rest.uniform:
                         self.range_loop(s, v, rest, bound, step, lane_part)
                         return
-        self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
+        if not self.counted_loop(s):
+            self.while_loop(s.body, s.step, s.test, test, s.loc, do=False)
+
+    def counted_loop(self, s: ir.For) -> bool:
+        """`for (...; v < b; v += c)` (or `v + d < b`, `<=`) with a start, bound or step that differs by thread
+        (`for (i = rowptr[r] + lane; i < rowptr[r + 1]; i += 32)`, `for (; col < D; col += blockDim.x)` after
+        another loop), none of them changed by the body: each thread's trip count is computed at entry, in 64
+        bits, and the block runs `range(max trips)` with v = start + k * c on the threads whose count k has not
+        reached (a masked `while` tests the whole block every iteration, a reduction per trip). False, nothing
+        emitted, where the loop is not of that form. A step that is not positive runs no iteration (CUDA's loop
+        would not end), and an unsigned counter is taken not to wrap past its type's maximum."""
+        parts = self.counted_parts(s)
+        if parts is None:
+            return False
+        v, lhs_e, bound_e, inc_e, inclusive = parts
+        b = self.lookup(v)
+        vt = b.ctype.base if b is not None and not b.ctype.ptr else ""
+        if not vt or not ctyping.is_int(vt) or vt == "bool" or (ctyping.is_unsigned(vt) and ctyping.bits(vt) > 32):
+            return False
+        try:
+            start, lhs, bound, inc = (self.data(x, s.loc) for x in (b.val, self.ev(lhs_e), self.ev(bound_e), self.ev(inc_e)))
+        except (LiftError, NotConcrete):
+            return False
+        vals = (start, lhs, bound, inc)
+        if not all(isinstance(x, Sym) and ctyping.is_int(x.ctype) and x.ctype != "bool" and not x.opaque for x in vals):
+            return False
+        if any(ctyping.bits(x.ctype) > 64 or (ctyping.is_unsigned(x.ctype) and ctyping.bits(x.ctype) > 32)
+               for x in vals):
+            return False  # 64-bit unsigned values do not fit the signed 64-bit count
+        if (_reads_memory(bound) or _reads_memory(inc)) and _may_write_memory(s.body):
+            return False  # a bound read from memory the body may change
+        wide = "long long"
+        cmp_t = ctyping.arith(lhs.ctype, bound.ctype)
+        first = S.cast(S.cast(lhs, cmp_t), wide)  # the test's left side at entry, as C compares it
+        last = S.cast(S.cast(bound, cmp_t), wide)
+        if inclusive:
+            last = S.op("add", wide, last, S.const(1, wide))
+        step = S.cast(S.cast(inc, vt), wide)
+        span = S.op("sub", wide, last, first)
+        runs = S.land(S.op("gt", "bool", step, S.const(0, wide)), S.op("gt", "bool", span, S.const(0, wide)))
+        trips = S.op("div", wide, S.op("add", wide, span, S.op("sub", wide, step, S.const(1, wide))),
+                     S.op("max", wide, step, S.const(1, wide)))
+        trips = S.where(S.land(runs, self.pred_sym()), trips, S.const(0, wide), wide)
+        if not trips.lanes and not trips.opaque:
+            return False  # the same count on every thread: canonical loops of run-time values (runtime_for)
+        # a count past 2**31 - 1 (a loop that would run for hours) is cut there: range() takes 32 bits
+        trips = S.cast(S.op("min", wide, trips, S.const(2**31 - 1, wide)), "int")
+        most = comm.reduce_sym("max", comm.guarded(self, trips, "max"), "int")
+        # v = start + k * c in v's own type: its wrapping arithmetic keeps the low bits of the exact sum
+        begin, stride = S.cast(start, vt), S.cast(inc, vt)
+
+        def per_thread(k: Sym) -> tuple[Sym, Sym]:
+            val = S.op("add", vt, begin, S.op("mul", vt, S.cast(k, vt), stride))
+            return val, S.op("lt", "bool", S.cast(k, "int"), trips)
+
+        self.range_loop(s, v, S.const(0, "int"), most, S.const(1, "int"), None, per_thread)
+        # v after the loop: start + trips * c on the threads that ran it (set_var keeps the others' value)
+        self.set_var(v, S.op("add", vt, begin, S.op("mul", vt, S.cast(trips, vt), stride)), s.loc)
+        return True
+
+    def counted_parts(self, s: ir.For) -> tuple[str, ir.Expr, ir.Expr, ir.Expr, bool] | None:
+        """(v, the test's left side, its bound, v's increment, whether the test is `<=`) of a for loop whose test
+        is `v < b` or `v + d < b` and whose step adds a value to v, where the body assigns neither v nor a name
+        of b, d or the increment, has no break, continue or return, and the test calls nothing but math."""
+        t = s.test
+        if len(s.step) != 1 or not (isinstance(t, ir.Binary) and t.op in ("<", "<=")):
+            return None
+        lhs = t.left
+        if isinstance(lhs, ir.Binary) and lhs.op == "+" and isinstance(lhs.left, ir.Name):
+            v, extra = lhs.left.id, [lhs.right]
+        elif isinstance(lhs, ir.Name):
+            v, extra = lhs.id, []
+        else:
+            return None
+        inc = _increment(s.step[0], v)
+        if inc is None or any(_mentions(e, v) for e in (t.right, inc, *extra)):
+            return None
+        changed = _target_roots(s.body)
+        if v in changed or ir.contains(s.body, (ir.Break, ir.Continue, ir.Return)) is not None:
+            return None
+        if (ir.names_in(t) | ir.names_in(inc)) & (changed - {v}):
+            return None
+        for e in (t, inc):
+            if has_effects(e) or any(isinstance(n, ir.MethodCall) or (isinstance(n, ir.Call) and math_entry(n.fn) is None)
+                                     for n in ir.walk(e)):
+                return None
+        return v, lhs, t.right, inc, t.op == "<="
 
     def assigned_start(self, s: ir.For, v: str) -> Sym | None:
         """The value `for (v = a; ...)` assigns where a is the same on every thread, v declared before the loop
@@ -290,17 +379,23 @@ class Loops:
             return None
         return self.convert(val, self.lookup(v).ctype, s.loc)
 
-    def range_loop(self, s: ir.For, v: str, start: Sym, bound: Sym, step: Sym, lane_part: Sym | None) -> None:
-        """`for base in range(start, bound, step)`; with `lane_part`, thread t runs v = base + lane_part(t)."""
+    def range_loop(self, s: ir.For, v: str, start: Sym, bound: Sym, step: Sym, lane_part: Sym | None,
+                   per_thread: Callable[[Sym], tuple[Sym, Sym]] | None = None) -> None:
+        """`for base in range(start, bound, step)`; with `lane_part`, thread t runs v = base + lane_part(t); with
+        `per_thread`, (v, the threads that run this iteration) of the iteration `base` (counted_loop)."""
         b = self.lookup(v)
         vct = b.ctype
         body = list(s.body)
+        if lane_part is not None:
+            def per_thread(base: Sym) -> tuple[Sym, Sym]:
+                val = S.op("add", "int", S.cast(base, "int"), lane_part)
+                return val, S.op("lt", "bool", self.data(self.convert(val, vct, s.loc), s.loc), bound)
 
         def bind_iter(py_or_sym: Sym) -> None:
-            val = py_or_sym if lane_part is None else S.op("add", "int", S.cast(py_or_sym, "int"), lane_part)
+            val, runs = (py_or_sym, None) if per_thread is None else per_thread(py_or_sym)
             self.st.scopes[-1][v] = Binding(vct, self.convert(val, vct, s.loc), len(self.st.pred), ())
-            if lane_part is not None:
-                self.st.pred.append(S.op("lt", "bool", self.data(self.lookup(v).val, s.loc), bound))
+            if runs is not None:
+                self.st.pred.append(runs)
 
         def run(py_sym: Sym) -> None:
             # the interpreter's range() yields Python ints, which have no .to(): the body sees a tensor
@@ -310,16 +405,16 @@ class Loops:
             self.push_scope()
             self.stmts(body)
             self.pop_scope()
-            if lane_part is not None:
+            if per_thread is not None:
                 self.st.pred.pop()
             self.pop_scope()
 
         carried = self.carried(body, [], exclude={v})
-        it_name = self.em.fresh((v + "_base") if lane_part is not None else v)
+        it_name = self.em.fresh((v + "_base") if lane_part is not None else (v + "_trip") if per_thread else v)
         raw = self.em.fresh(it_name + "_it")
         it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
         written = self.shared_written(body)
-        if lane_part is None and all(x.is_const and ctyping.is_int(x.ctype) for x in (start, bound, step)) \
+        if per_thread is None and all(x.is_const and ctyping.is_int(x.ctype) for x in (start, bound, step)) \
                 and int(step.value) != 0:  # the values it takes, for carry.py's race checks
             self.st.loop_ranges[it_name] = range(int(start.value), int(bound.value), int(step.value))
         self.plan_carry(written)
@@ -895,6 +990,58 @@ def _exit_value(start: Sym, bound: Sym, step: int | Sym) -> Sym:
     trips = S.op("div", "int", S.op("add", "int", span, less), st)
     trips = S.op("max", "int", trips, S.const(0, "int"))
     return S.op("add", "int", S.cast(start, "int"), S.op("mul", "int", trips, st))
+
+
+def _increment(step: ir.Expr, v: str) -> ir.Expr | None:
+    """What `v++`, `v += c` or `v = v + c` adds to v; None for any other step."""
+    if isinstance(step, ir.IncDec) and isinstance(step.target, ir.Name) and step.target.id == v and step.op == "++":
+        return ir.Num(step.loc, 1, "int")
+    if isinstance(step, ir.Assign) and isinstance(step.target, ir.Name) and step.target.id == v:
+        if step.op == "+=":
+            return step.value
+        if step.op == "=" and isinstance(step.value, ir.Binary) and step.value.op == "+" and \
+                isinstance(step.value.left, ir.Name) and step.value.left.id == v:
+            return step.value.right
+    return None
+
+
+def _target_roots(body: Any) -> set[str]:
+    """The names whose value or elements `body` assigns (`x = ...`, `a[i] += ...`, `s.f = ...`, `*p = ...`, `x++`)."""
+    out: set[str] = set()
+    for n in _nodes(body):
+        if isinstance(n, ir.Assign | ir.IncDec):
+            e = n.target
+            while isinstance(e, ir.Member | ir.Index | ir.Unary | ir.Cast):
+                e = e.base if isinstance(e, ir.Member | ir.Index) else e.arg
+            if isinstance(e, ir.Name):
+                out.add(e.id)
+    return out
+
+
+def _reads_memory(s: Sym) -> bool:
+    """Whether `s` is computed from memory (a global load, a gather of another thread's value, an opaque call)."""
+    seen: set[int] = set()
+    stack = [s]
+    while stack:
+        x = stack.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        if x.op in ("load", "gather", "call_opaque"):
+            return True
+        stack.extend(x.args)
+    return False
+
+
+def _may_write_memory(body: Any) -> bool:
+    """Whether `body` may store to memory: an assignment to anything but a local name, or a call that is no
+    math function (an atomic, a device function given a pointer)."""
+    for n in _nodes(body):
+        if isinstance(n, ir.Assign | ir.IncDec) and not isinstance(n.target, ir.Name):
+            return True
+        if isinstance(n, ir.MethodCall) or (isinstance(n, ir.Call) and math_entry(n.fn) is None):
+            return True
+    return False
 
 
 def _uniform_int(s: Sym) -> bool:
