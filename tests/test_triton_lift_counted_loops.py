@@ -76,9 +76,19 @@ __global__ void shrinking_through_a_pointer(int* len, int* acc, int n) {
     }
     acc[t] = s;
 }
+
+// xlate: offsets: in[n](0..200), lengths: in[n](0..9), src: in[220], dst: out[220], n: size(1..500), grid: cdiv(n, 64), block: 64
+__global__ void runs_from_offsets(const long* offsets, const int* lengths, const float* src, float* dst, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    long start = offsets[t];
+    long end = start + lengths[t];  // read once: the stores below cannot move it
+    for (long i = start; i < end; i++) dst[i] = 3.0f * src[i] + (float)t;
+}
 """
 
-KERNELS = ["csr_rows", "count_above", "inclusive_span", "shrinking_bound", "shrinking_through_a_pointer"]
+KERNELS = ["csr_rows", "count_above", "inclusive_span", "shrinking_bound", "shrinking_through_a_pointer",
+           "runs_from_offsets"]
 
 
 def masked_loops(text: str, kernel: str) -> int:
@@ -88,7 +98,7 @@ def masked_loops(text: str, kernel: str) -> int:
 def test_per_thread_bounds_become_counted_ranges(tmp_path):
     t = port(SRC)
     assert t.kernels == KERNELS, [d.format() for d in t.diagnostics]
-    for k in ("csr_rows", "count_above", "inclusive_span"):
+    for k in ("csr_rows", "count_above", "inclusive_span", "runs_from_offsets"):
         assert masked_loops(t.text, k) == 0 and "for " in kernel_body(t.text, k), kernel_body(t.text, k)
     # the body shortens the bound it reads (by name, or through another pointer): the test is evaluated every
     # iteration, as in CUDA
@@ -159,3 +169,27 @@ def test_an_inclusive_bound_and_a_bound_the_body_changes(tmp_path):
         trips = (length + 1) // 2
         assert out["acc"].tolist() == (trips * (trips - 1) // 2).tolist(), k
         assert out["len"].tolist() == (length - trips).tolist(), k
+
+
+def test_a_bound_held_in_a_local_is_counted_though_the_body_stores(tmp_path):
+    t = port(SRC)
+    n = 300
+    # threads in random order claim disjoint runs (no two write one element), some empty
+    order = np.argsort(rng(10).random(n))
+    lens = rng(11).integers(0, 10, n)
+    offsets, lengths = np.zeros(n, np.int64), np.zeros(n, np.int32)
+    at = 0
+    for tt in order:
+        lengths[tt] = min(int(lens[tt]), 200 - at)
+        offsets[tt] = at
+        at += int(lengths[tt])
+    src = rng(14).standard_normal(220).astype(np.float32)
+    out = run(t.text, "runs_from_offsets", [buf("offsets", offsets), buf("lengths", lengths), buf("src", src),
+                                            buf("dst", poisoned(220, np.float32)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    want = np.full(220, np.nan)
+    for tt in range(n):
+        for i in range(offsets[tt], offsets[tt] + lengths[tt]):
+            want[i] = 3.0 * float(src[i]) + tt
+    np.testing.assert_allclose(out["dst"], want, rtol=1e-6, atol=1e-6)
+    guards_intact(out, "dst")

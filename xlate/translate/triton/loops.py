@@ -305,8 +305,8 @@ class Loops:
         if any(ctyping.bits(x.ctype) > 64 or (ctyping.is_unsigned(x.ctype) and ctyping.bits(x.ctype) > 32)
                for x in vals):
             return False  # 64-bit unsigned values do not fit the signed 64-bit count
-        if (_reads_memory(bound) or _reads_memory(inc)) and _may_write_memory(s.body):
-            return False  # a bound read from memory the body may change
+        if any(self.reads_memory(e) for e in (lhs_e, bound_e, inc_e)) and _may_write_memory(s.body):
+            return False  # a test that reads memory the body may change (a local's value is fixed)
         wide = "long long"
         cmp_t = ctyping.arith(lhs.ctype, bound.ctype)
         first = S.cast(S.cast(lhs, cmp_t), wide)  # the test's left side at entry, as C compares it
@@ -335,6 +335,20 @@ class Loops:
         # v after the loop: start + trips * c on the threads that ran it (set_var keeps the others' value)
         self.set_var(v, S.op("add", vt, begin, S.op("mul", vt, S.cast(trips, vt), stride)), s.loc)
         return True
+
+    def reads_memory(self, e: ir.Expr) -> bool:
+        """Whether evaluating `e` reads memory: an element, a dereference, a member (`p->n`), a call that is no
+        math function, or a name that stands for memory (a reference, a shared scalar, a module variable)."""
+        for n in ir.walk(e):
+            if isinstance(n, ir.Index | ir.Member | ir.MethodCall) or (isinstance(n, ir.Unary) and n.op == "*"):
+                return True
+            if isinstance(n, ir.Call) and math_entry(n.fn) is None:
+                return True
+            if isinstance(n, ir.Name):
+                b = self.lookup(n.id)
+                if b is None or isinstance(b.val, RefVal | SharedArr | PtrVal) or n.id in self.module_vars:
+                    return True
+        return False
 
     def counted_parts(self, s: ir.For) -> tuple[str, ir.Expr, ir.Expr, ir.Expr, bool] | None:
         """(v, the test's left side, its bound, v's increment, whether the test is `<=`) of a for loop whose test
@@ -1016,21 +1030,6 @@ def _target_roots(body: Any) -> set[str]:
             if isinstance(e, ir.Name):
                 out.add(e.id)
     return out
-
-
-def _reads_memory(s: Sym) -> bool:
-    """Whether `s` is computed from memory (a global load, a gather of another thread's value, an opaque call)."""
-    seen: set[int] = set()
-    stack = [s]
-    while stack:
-        x = stack.pop()
-        if x.id in seen:
-            continue
-        seen.add(x.id)
-        if x.op in ("load", "gather", "call_opaque"):
-            return True
-        stack.extend(x.args)
-    return False
 
 
 def _may_write_memory(body: Any) -> bool:
