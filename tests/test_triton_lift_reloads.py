@@ -179,6 +179,11 @@ def test_volatile_memory_or_a_fence_keeps_every_read(tmp_path):
     t = port("\n".join(kernels.values()))
     assert t.kernels == list(kernels), [d.format() for d in t.diagnostics]
     assert loads(t.text, "plain") == 2
+    # volatile behind a type alias, which the IR's types do not carry: the whole file keeps every read
+    aliased = port("typedef volatile int vint;\n" + swap_step("aliased", "*", COMPARE_SWAP.replace("a[", "v[")).replace(
+        "bool up", "vint* v = (vint*)a;\n    bool up"))
+    assert aliased.kernels == ["aliased"], [d.format() for d in aliased.diagnostics]
+    assert loads(aliased.text, "aliased") >= 5, kernel_body(aliased.text, "aliased")
     for k in kernels:
         if k != "plain":
             assert loads(t.text, k) >= 5, (k, kernel_body(t.text, k))

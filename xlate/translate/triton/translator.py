@@ -53,6 +53,8 @@ TRAIT_PRIMARY = re.compile(r"template\s*<\s*(?:typename|class)\s+(\w+)\s*>\s*str
 TRAIT_SPECIAL = re.compile(r"template\s*<\s*>\s*struct\s+(\w+)\s*<\s*([\w\s:]+?)\s*>\s*\{\s*"
                            r"(?:typedef\s+([\w\s:]+?)\s+(\w+)|using\s+(\w+)\s*=\s*([\w\s:]+?))\s*;\s*\}\s*;")
 
+VOLATILE_ALIAS = re.compile(r"(?:\btypedef\b|\busing\b|#\s*define\b)[^;\n]*\bvolatile\b")
+
 
 MODULE_NAMES = {"tl", "triton", "torch", "os", "math", "libdevice", "BX", "BY"}
 
@@ -174,7 +176,8 @@ class CudaToTriton:
                            members=_struct_members(unit))
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         kc.fenced = reaches_fence(fir, kc)
-        kc.polls = kc.fenced or reaches_volatile(fir, kc)
+        # volatile hidden in a type alias or a macro (`typedef volatile int vint;`) the IR's types do not show
+        kc.polls = kc.fenced or reaches_volatile(fir, kc) or bool(VOLATILE_ALIAS.search(unit.text))
         hoisted: list[tuple[str, ir.Loc]] = []
         if not kc.fenced:  # a fence orders a kernel's atomics where they are
             fir, hoisted = hoist_loop_atomics(fir, _reaches_only_its_arguments)
