@@ -293,8 +293,9 @@ class Loops:
         v, lhs_e, bound_e, inc_e, inclusive = parts
         b = self.lookup(v)
         vt = b.ctype.base if b is not None and not b.ctype.ptr else ""
-        if not vt or not ctyping.is_int(vt) or vt == "bool" or (ctyping.is_unsigned(vt) and ctyping.bits(vt) > 32):
-            return False
+        if not vt or not ctyping.is_int(vt) or vt == "bool" or ctyping.bits(vt) < 32 or \
+                (ctyping.is_unsigned(vt) and ctyping.bits(vt) > 32):
+            return False  # a short or char counter wraps where the test's int does not: the masked loop follows it
         try:
             start, lhs, bound, inc = (self.data(x, s.loc) for x in (b.val, self.ev(lhs_e), self.ev(bound_e), self.ev(inc_e)))
         except (LiftError, NotConcrete):
