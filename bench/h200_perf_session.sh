@@ -3,8 +3,8 @@
 # programs of issue #16 against their CUDA sources, both on the exported corpus subset.
 # Here, first: `python bench/verify_inferred.py CORPUS --kernels LIST.json --export-subset .devcarry/infer_corpus` for
 # the union of the lists (and of the timed programs' kernels), then copy them in as verify.json
-# (bench/data/rerun_triton_stop36.json: the Triton ports the stop-35 and stop-36 lifter changes touched) and
-# verify_all.json (bench/data/rerun_stale_stop35.json: stale rows). Stop 36's plan: call 1 GPU_TESTS=
+# (bench/data/rerun_triton_stop37.json: the Triton ports the stop-35 to stop-37 lifter changes touched, the timed
+# programs' first) and verify_all.json (bench/data/rerun_stale_stop35.json: stale rows). The plan: call 1 GPU_TESTS=
 # tests/test_benchmark_kernel.py TIME_BUDGET=0 (the relaxed atomics are checked by the re-verification); call 2 VERIFY_BUDGET=0 with
 # call 1's journal in .devcarry/state/, PROGRAMS=crs,fma,all-pairs-distance,dp,convolutionSeparable,aop,epistasis,
 # accuracy,layernorm,bitonic-sort and the tile-reload variants (bench/experiments) in extra_ports.json.
