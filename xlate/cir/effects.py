@@ -24,28 +24,29 @@ def read_and_written_params(fir: ir.FunctionIR) -> set[str]:
     read: set[str] = set()
     for node in ir.walk(fir.body):
         if isinstance(node, ir.Assign | ir.IncDec):
-            root = _root_name(node.target)
+            root = root_name(node.target)
             if root in origin:
                 written.add(origin[root])
                 if isinstance(node, ir.IncDec) or node.op != "=":
                     read.add(origin[root])
         elif isinstance(node, ir.Call) and "atomic" in node.fn.lower() and node.args:
-            root = _root_name(node.args[0])
+            root = root_name(node.args[0])
             if root in origin:
                 written.add(origin[root])
                 read.add(origin[root])
     for node in _reads(fir.body):
-        root = _root_name(node)
+        root = root_name(node)
         if root in origin:
             read.add(origin[root])
     return written & read
 
 
-def _root_name(e: Any) -> str | None:
+def root_name(e: Any) -> str | None:
+    """The variable an lvalue or address is rooted at (`a[i].f`, `*p`, `*(p + k)`, `(T*)q`); None for others."""
     while isinstance(e, ir.Index | ir.Member | ir.Unary | ir.Cast):
         e = e.base if isinstance(e, ir.Index | ir.Member) else e.arg
     if isinstance(e, ir.Binary):  # `p + k` as an address
-        left, right = _root_name(e.left), _root_name(e.right)
+        left, right = root_name(e.left), root_name(e.right)
         return left or right
     return e.id if isinstance(e, ir.Name) else None
 

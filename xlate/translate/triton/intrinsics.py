@@ -65,7 +65,7 @@ def reaches_fence(fir: ir.FunctionIR, kc: KernelContext) -> bool:
     one. The port's atomics are relaxed unless the kernel fences: code that
     publishes data with `__threadfence(); atomicAdd(&done, 1)` keeps Triton's ordering, which the fence (lowered
     to nothing) relies on."""
-    return reaches(fir, kc, lambda f, node: isinstance(node, ir.Call) and intrinsic_lowering(node.fn) == "fence")
+    return reaches(fir, kc, lambda node: isinstance(node, ir.Call) and intrinsic_lowering(node.fn) == "fence")
 
 
 POLLING_LOADS = frozenset({"__ldcv"})  # loads that fetch again whatever the cache holds
@@ -75,13 +75,15 @@ def reaches_volatile(fir: ir.FunctionIR, kc: KernelContext) -> bool:
     """Whether the kernel or a device function it calls declares, casts to or takes something `volatile`, or
     reads with a load that bypasses the caches (`__ldcv`): memory another thread may change while it runs,
     read on purpose again and again, so no read of it may reuse an earlier one."""
-    def volatile(f: ir.FunctionIR, node: Any) -> bool:
+    def volatile(node: Any) -> bool:
         if isinstance(node, ir.Decl):
             return node.ctype.volatile
         if isinstance(node, ir.Cast):
             return node.to.volatile
         return isinstance(node, ir.Call) and node.fn in POLLING_LOADS
-    return any(ct.volatile for f in _reachable(fir, kc) for _, ct in f.params) or reaches(fir, kc, volatile)
+    functions = _reachable(fir, kc)
+    return any(ct.volatile for f in functions for _, ct in f.params) or \
+        any(volatile(node) for f in functions for node in ir.walk(f.body))
 
 
 def _reachable(fir: ir.FunctionIR, kc: KernelContext) -> list[ir.FunctionIR]:
@@ -104,9 +106,9 @@ def _reachable(fir: ir.FunctionIR, kc: KernelContext) -> list[ir.FunctionIR]:
     return list(seen.values())
 
 
-def reaches(fir: ir.FunctionIR, kc: KernelContext, test: Callable[[ir.FunctionIR, Any], bool]) -> bool:
-    """Whether `test(function, node)` holds for a node of the kernel or of a device function it calls."""
-    return any(test(f, node) for f in _reachable(fir, kc) for node in ir.walk(f.body))
+def reaches(fir: ir.FunctionIR, kc: KernelContext, test: Callable[[Any], bool]) -> bool:
+    """Whether `test(node)` holds for a node of the kernel or of a device function it calls."""
+    return any(test(node) for f in _reachable(fir, kc) for node in ir.walk(f.body))
 
 
 def cg_function(fn: str) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from xlate.cir import ctype as ctyping
 from xlate.cir import ir
+from xlate.cir.effects import root_name
 from xlate.translate.triton import carry, comm, idioms, returns
 from xlate.translate.triton import sym as S
 from xlate.translate.triton.emit import Ctx, TooLarge, const_full, edtype, literal, tl_of
@@ -205,16 +206,7 @@ class Loops:
             return None
         if _mentions(t.right, v):
             return None
-        step = s.step[0]
-        inc: ir.Expr | None = None
-        if isinstance(step, ir.IncDec) and isinstance(step.target, ir.Name) and step.target.id == v and step.op == "++":
-            inc = ir.Num(step.loc, 1, "int")
-        elif isinstance(step, ir.Assign) and isinstance(step.target, ir.Name) and step.target.id == v:
-            if step.op == "+=":
-                inc = step.value
-            elif step.op == "=" and isinstance(step.value, ir.Binary) and step.value.op == "+" and \
-                    isinstance(step.value.left, ir.Name) and step.value.left.id == v:
-                inc = step.value.right
+        inc = _increment(s.step[0], v)
         if inc is None or _mentions(inc, v):
             return None
         bound = self.data(self.ev(t.right), s.loc)
@@ -341,9 +333,7 @@ class Loops:
         """Whether evaluating `e` reads memory: an element, a dereference, a member (`p->n`), a call that is no
         math function, or a name that stands for memory (a reference, a shared scalar, a module variable)."""
         for n in ir.walk(e):
-            if isinstance(n, ir.Index | ir.Member | ir.MethodCall) or (isinstance(n, ir.Unary) and n.op == "*"):
-                return True
-            if isinstance(n, ir.Call) and math_entry(n.fn) is None:
+            if isinstance(n, ir.Index | ir.Member) or (isinstance(n, ir.Unary) and n.op == "*") or _opaque_call(n):
                 return True
             if isinstance(n, ir.Name):
                 b = self.lookup(n.id)
@@ -373,10 +363,8 @@ class Loops:
             return None
         if (ir.names_in(t) | ir.names_in(inc)) & (changed - {v}):
             return None
-        for e in (t, inc):
-            if has_effects(e) or any(isinstance(n, ir.MethodCall) or (isinstance(n, ir.Call) and math_entry(n.fn) is None)
-                                     for n in ir.walk(e)):
-                return None
+        if any(has_effects(e) or any(_opaque_call(n) for n in ir.walk(e)) for e in (t, inc)):
+            return None
         return v, lhs, t.right, inc, t.op == "<="
 
     def assigned_start(self, s: ir.For, v: str) -> Sym | None:
@@ -1022,15 +1010,13 @@ def _increment(step: ir.Expr, v: str) -> ir.Expr | None:
 
 def _target_roots(body: Any) -> set[str]:
     """The names whose value or elements `body` assigns (`x = ...`, `a[i] += ...`, `s.f = ...`, `*p = ...`, `x++`)."""
-    out: set[str] = set()
-    for n in _nodes(body):
-        if isinstance(n, ir.Assign | ir.IncDec):
-            e = n.target
-            while isinstance(e, ir.Member | ir.Index | ir.Unary | ir.Cast):
-                e = e.base if isinstance(e, ir.Member | ir.Index) else e.arg
-            if isinstance(e, ir.Name):
-                out.add(e.id)
-    return out
+    roots = (root_name(n.target) for n in _nodes(body) if isinstance(n, ir.Assign | ir.IncDec))
+    return {r for r in roots if r is not None}
+
+
+def _opaque_call(n: Any) -> bool:
+    """A call that is no math function (a device function, an atomic, a method): it may read or write memory."""
+    return isinstance(n, ir.MethodCall) or (isinstance(n, ir.Call) and math_entry(n.fn) is None)
 
 
 def _may_write_memory(body: Any) -> bool:
@@ -1039,7 +1025,7 @@ def _may_write_memory(body: Any) -> bool:
     for n in _nodes(body):
         if isinstance(n, ir.Assign | ir.IncDec) and not isinstance(n.target, ir.Name):
             return True
-        if isinstance(n, ir.MethodCall) or (isinstance(n, ir.Call) and math_entry(n.fn) is None):
+        if _opaque_call(n):
             return True
     return False
 

@@ -213,8 +213,9 @@ class Memory:
         mask = S.land(*conds)
         mask_or_none = mask if not (mask.is_const and mask.value) else None
         key = self.reload_key(p, off, ctype)
+        now = S.conjuncts(*conds) if key is not None else frozenset()
         if key is not None:
-            hit = self.earlier_load(key, conds, mask)
+            hit = self.earlier_load(key, now, mask)
             if hit is not None:
                 return hit
         ld = S.load(p.base, off, mask_or_none, ctype, p.root, self.st.store_epoch.get(p.root, 0))
@@ -222,14 +223,13 @@ class Memory:
             self.emit_global(ld, hint=p.root)
             self.merge_adjacent(ld)
             if key is not None:
-                self.st.scalar_loads[key] = (*self.st.scalar_loads.get(key, ()), (S.conjuncts(*conds), ld))
+                self.st.scalar_loads[key] = (*self.st.scalar_loads.get(key, ()), (now, ld))
         return ld
 
-    def earlier_load(self, key: tuple, conds: list[Sym], mask: Sym) -> Sym | None:
-        """The value a load `key` issued earlier holds for the threads of the current predicate: one issued under
-        it, or under a wider one (`if (a[i] > a[j]) ...`, then `if (... && a[i] < a[j])`), its threads past this
-        predicate zeroed as the masked load it stands for would read them."""
-        now = S.conjuncts(*conds)
+    def earlier_load(self, key: tuple, now: frozenset, mask: Sym) -> Sym | None:
+        """The value a load `key` issued earlier holds for the threads of the current predicate (`mask`, its
+        conjuncts `now`): one issued under it, or under a wider one (`if (a[i] > a[j]) ...`, then `if (... &&
+        a[i] < a[j])`), its threads past this predicate zeroed as the masked load it stands for would read them."""
         for then, ld in self.st.scalar_loads.get(key, ()):
             if then == now:
                 return ld
