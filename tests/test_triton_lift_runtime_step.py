@@ -36,7 +36,7 @@ def test_run_time_step_loop_under_a_thread_condition_is_a_range(tmp_path):
     t = port(SRC)
     assert t.kernels == ["column_sums"], [d.format() for d in t.diagnostics]
     body = kernel_body(t.text, "column_sums")
-    assert "while" not in body and "in range(" in body, body
+    assert "while" not in body and "in tl.range(" in body, body
     for rows, m in ((7, 300), (1, 45), (3, 1)):
         x = rng(rows * m).integers(-20, 20, rows * m).astype(np.int32)
         out = run(t.text, "column_sums", [buf("x", x), buf("y", poisoned(m, np.int32)), ScalarArg("rows", rows, "int32"),

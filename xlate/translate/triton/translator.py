@@ -41,6 +41,7 @@ from xlate.translate.triton.state import KernelContext, ModuleVar
 from xlate.translate.triton.structs import StructLayouts, record_dtypes, record_refusal
 from xlate.translate.triton.sym import NotConcrete
 from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry, vector_entry
+from xlate.translate.triton.unroll import unroll_loops
 from xlate.translate.triton.values import ConstArray, LiftError
 
 __all__ = ["GRID_KEYWORD", "CudaToTriton"]
@@ -912,7 +913,8 @@ def render(source: str, ports: list[KernelPort]) -> str:
     text = env.get_template("module.py.j2").render(
         source=source.rsplit("/", 1)[-1], kernels=ports, helpers=[h.rstrip() for h in helper_src],
         wrappers=wrappers, notes=notes, need_torch=need_torch, variables=any(p.variables for p in ports))
-    return add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text))  # the default launch, and batched ones
+    # the default launch and batched ones, then nvcc's unrolling of loads in run-time loops
+    return unroll_loops(add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text)))
 
 
 def _diag(code: str, what: str, path: str, loc: ir.Loc, kernel: str | None) -> Diagnostic:
