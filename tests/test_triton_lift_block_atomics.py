@@ -161,3 +161,39 @@ def test_blocks_without_an_active_thread_touch_no_address(tmp_path):
     # the two extra blocks name sums[blocks] and sums[blocks + 1]: their total is 0 and their atomic is masked off
     # (an atomic of 0 would show nothing on the interpreter, but on a GPU it would access past the buffer)
     assert re.search(r'tl\.atomic_add\(sums \+ pid_x, (\w+), mask=\1 != 0, sem="relaxed"\)', body(t.text, "sums_past_the_end"))
+
+
+UNCONDITIONAL = """
+// xlate: x: in[n], out: inout[1](0..0), n: size(1..5000), grid: cdiv(n, 96), block: 96
+__global__ void every_thread_adds(const float* x, float* out, int n) {
+    int i = blockIdx.x * 96 + threadIdx.x;
+    float v = 0.0f;
+    if (i < n) v = x[i];
+    atomicAdd(out, v);  // no condition around it: every thread, padding threads with 0
+}
+
+// xlate: x: in[n], out: inout[1](0..0), n: size(1..5000), grid: 1, block: 128
+__global__ void strided_then_add(const double* x, double* out, int n) {
+    double mine = 0.0;
+    for (int k = threadIdx.x; k < n; k += 128) mine += x[k];
+    atomicAdd(out, mine);
+}
+"""
+
+
+def test_every_threads_float_atomic_at_one_address_without_a_condition(tmp_path):
+    """Floats keep one atomic per thread; with no condition around it the address is one pointer for the whole
+    block, which Triton takes with a block of values only as a block of pointers (it refused the port before)."""
+    t = port(UNCONDITIONAL)
+    assert t.kernels == ["every_thread_adds", "strided_then_add"], [d.format() for d in t.diagnostics]
+    for n, seed in ((1000, 1), (96, 2), (1, 3)):
+        x = rng(seed).standard_normal(n).astype(np.float32)
+        out = run(t.text, "every_thread_adds", [buf("x", x), buf("out", np.zeros(1, np.float32)),
+                                                ScalarArg("n", n, "int32")], tmp_path)
+        np.testing.assert_allclose(out["out"], [x.astype(np.float64).sum()], rtol=1e-4, atol=1e-4)
+        guards_intact(out, "out")
+        d = rng(seed + 5).standard_normal(n)
+        out = run(t.text, "strided_then_add", [buf("x", d), buf("out", np.zeros(1)), ScalarArg("n", n, "int32")],
+                  tmp_path)
+        np.testing.assert_allclose(out["out"], [d.sum()], rtol=1e-12, atol=1e-12)
+        guards_intact(out, "out")
