@@ -19,7 +19,7 @@ from xlate.backends.base import ScalarArg
 
 from tests.test_triton_lift import kernel_body, port
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
-from xlate.translate.triton.unroll import unroll_loops
+from xlate.translate.triton.unroll import rolled_lines, unroll_loops
 
 SRC = """
 // xlate: part: in[n], out: out[1], n: size(1..5000), grid: 1, block: 128
@@ -53,6 +53,19 @@ __global__ void row_sums(const int* rowptr, const float* vals, float* y, int row
     y[r] = s;
 }
 
+// xlate: part: in[n], out: out[1], n: size(1..5000), grid: 1, block: 128
+__global__ void kept_rolled(const double* __restrict__ part, double* out, int n) {
+    double acc = 0.0;
+    #pragma unroll 1
+    // the author's choice: one iteration at a time
+    for (int k = threadIdx.x; k < n; k += 128)
+        acc += exp(part[k]);
+    #pragma unroll
+    for (int k = threadIdx.x; k < n; k += 128)
+        acc += sqrt(fabs(part[k]));
+    atomicAdd(out, acc);
+}
+
 // xlate: x: in[256], out: out[1], grid: 1, block: 32
 __global__ void fixed_count(const float* x, float* out) {
     float s = 0.0f;
@@ -61,7 +74,7 @@ __global__ void fixed_count(const float* x, float* out) {
 }
 """
 
-KERNELS = ["one_block_total", "scaled_copy", "row_sums", "fixed_count"]
+KERNELS = ["one_block_total", "scaled_copy", "row_sums", "kept_rolled", "fixed_count"]
 HINT = "loop_unroll_factor=4"
 
 
@@ -111,6 +124,28 @@ def test_loops_that_store_or_have_a_compile_time_count_stay_rolled(tmp_path):
               tmp_path)
     np.testing.assert_allclose(out["y"], 2.0 * x.astype(np.float64) + 1.0, rtol=1e-6)
     guards_intact(out, "y")
+
+
+def test_a_loop_its_author_kept_rolled_stays_rolled(tmp_path):
+    """`#pragma unroll 1` (a comment between) keeps the first loop rolled, as nvcc does; the second, whose math
+    goes through the port's libdevice wrappers (defined one way for the interpreter, another for the GPU), is
+    unrolled. Both sums right."""
+    t = port(SRC)
+    body = kernel_body(t.text, "kept_rolled")
+    assert hinted(t.text, "kept_rolled") == 1, body
+    first, second = re.findall(r"for \w+ in (.*):", body)
+    assert first.startswith("range(") and HINT in second, body
+    n = 1003
+    part = rng(8).standard_normal(n)
+    out = run(t.text, "kept_rolled", [buf("part", part), buf("out", np.zeros(1)), ScalarArg("n", n, "int32")],
+              tmp_path)
+    np.testing.assert_allclose(out["out"], [np.exp(part).sum() + np.sqrt(np.abs(part)).sum()], rtol=1e-12)
+
+
+def test_rolled_lines_follow_the_pragmas_that_keep_a_loop_rolled():
+    src = "#pragma unroll 1\nfor (;;) {}\n#pragma unroll (1)\n\n// why\nfor (;;) {}\n#pragma unroll 4\nfor (;;) {}\n" \
+          "  # pragma nounroll\n  while (1) {}\n#pragma unroll 16\nfor (;;) {}\n"
+    assert rolled_lines(src) == {2, 6, 10}
 
 
 MODULE = '''

@@ -425,6 +425,8 @@ class Loops:
         self.prune_carry(written)
         slots = self.materialize(carried, kinds, s.loc)
         self.carry_init(written)
+        if s.loc.line in self.kc.rolled_lines:  # `#pragma unroll 1`: nvcc keeps it rolled, so does unroll.py
+            self.st.rolled.add(raw)
         header = (f"for {raw} in range({self.em.code(start, self.ctx, 'int')}, {self.em.code(bound, self.ctx, 'int')}, "
                   f"{self.em.code(step, self.ctx, 'int')}):")
         self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written, iter_names={it_name})

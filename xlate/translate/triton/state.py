@@ -57,6 +57,8 @@ class KernelContext:
     # it writes may be polled for other threads' stores, so each read of one is issued again; True unless the
     # translator found neither, where a read repeated with no store, atomic or barrier between reuses the first
     polls: bool = True
+    # lines of the file with a for loop its author kept rolled (`#pragma unroll 1`; unroll.rolled_lines)
+    rolled_lines: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,7 @@ class LiftState:
     defer: int = field(default=0, metadata=VALUE)  # > 0: loads are built, not issued (an idiom evaluates operands)
     notes: list[tuple[str, ir.Loc | None]] = field(default_factory=list, metadata=COPY)  # idioms recognised
     uses_const: set[str] = field(default_factory=set, metadata=COPY)  # __constant__ arrays baked into the port
+    rolled: set[str] = field(default_factory=set, metadata=COPY)  # loop variables of loops kept rolled (unroll.py)
     vec_loads: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # vector block loads issued (layout.py)
     scalar_loads: dict[tuple, Any] = field(default_factory=dict, metadata=COPY)  # global loads issued (reload_key)
     region: int = field(default=0, metadata=VALUE)  # the loop body being emitted (loads are reused within one)

@@ -41,7 +41,7 @@ from xlate.translate.triton.state import KernelContext, ModuleVar
 from xlate.translate.triton.structs import StructLayouts, record_dtypes, record_refusal
 from xlate.translate.triton.sym import NotConcrete
 from xlate.translate.triton.tables import atomic_entry, intrinsic_lowering, math_entry, vector_entry
-from xlate.translate.triton.unroll import unroll_loops
+from xlate.translate.triton.unroll import rolled_lines, unroll_loops
 from xlate.translate.triton.values import ConstArray, LiftError
 
 __all__ = ["GRID_KEYWORD", "CudaToTriton"]
@@ -73,6 +73,7 @@ class KernelPort:
     helpers: set[str]
     source_name: str = ""  # the CUDA kernel's name, where `name` had to differ from it
     variables: tuple[str, ...] = ()  # the module variables the launcher takes as keywords
+    rolled: frozenset[str] = frozenset()  # loop variables of the loops its author kept rolled (unroll.py)
 
 
 class CudaToTriton:
@@ -179,6 +180,7 @@ class CudaToTriton:
         kc.fenced = reaches_fence(fir, kc)
         # volatile hidden in a type alias or a macro (`typedef volatile int vint;`) the IR's types do not show
         kc.polls = kc.fenced or reaches_volatile(fir, kc) or bool(VOLATILE_ALIAS.search(unit.text))
+        kc.rolled_lines = rolled_lines(unit.text)
         hoisted: list[tuple[str, ir.Loc]] = []
         if not kc.fenced:  # a fence orders a kernel's atomics where they are
             fir, hoisted = hoist_loop_atomics(fir, _reaches_only_its_arguments)
@@ -221,7 +223,8 @@ class CudaToTriton:
         params_sig = ", ".join(params_py + (["*", *keywords] if keywords else []))
         jit_params = _lane_args(params_py, lifter.lanes) + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
         port = KernelPort(sanitize(fn.name), jit_name, ", ".join(jit_params + constexprs), body, annotation,
-                          params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables))
+                          params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables),
+                          frozenset(lifter.st.rolled))
         return port, diags
 
 
@@ -914,7 +917,8 @@ def render(source: str, ports: list[KernelPort]) -> str:
         source=source.rsplit("/", 1)[-1], kernels=ports, helpers=[h.rstrip() for h in helper_src],
         wrappers=wrappers, notes=notes, need_torch=need_torch, variables=any(p.variables for p in ports))
     # the default launch and batched ones, then nvcc's unrolling of loads in run-time loops
-    return unroll_loops(add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text)))
+    rolled = {(p.jit_name, v) for p in ports for v in p.rolled}
+    return unroll_loops(add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text)), rolled)
 
 
 def _diag(code: str, what: str, path: str, loc: ir.Loc, kernel: str | None) -> Diagnostic:

@@ -8,19 +8,25 @@ at half the CUDA source's speed. Unrolling changes no result: Triton's unroller 
 runs the remainder, so the same port runs on the interpreter and on every backend.
 
 Applied to the module text after the launch configurations are added (batching.py and rows.py read the
-lifter's `range` loops), to every jit function of the module, batched kernels included.
+lifter's `range` loops), to every jit function of the module, batched kernels included. A loop its author kept
+rolled (`#pragma unroll 1`, `#pragma nounroll` before it) stays rolled, as nvcc keeps it: the lifter names those
+loops' variables (`rolled_lines` gives it the lines).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
+from collections.abc import Collection
 from typing import Any
 
 from xlate.resources import data
 from xlate.translate.triton.batchast import tl_call
 
 NESTED = (ast.For, ast.While, ast.If, ast.With, ast.Return, ast.Break, ast.Continue, ast.Try)
+# a pragma that keeps the next loop rolled: `#pragma unroll 1`, `#pragma unroll (1)`, `#pragma nounroll`
+KEEP_ROLLED = re.compile(r"^\s*#\s*pragma\s+(?:unroll\s*\(?\s*1\s*\)?|nounroll)\s*(?://.*)?$")
 
 
 @functools.cache
@@ -28,15 +34,44 @@ def rules() -> dict[str, Any]:
     return data("triton/unroll.yaml")
 
 
+def rolled_lines(source: str) -> frozenset[int]:
+    """The lines (1-based) of `source` whose statement follows a pragma that keeps a loop rolled, blank lines and
+    comment lines between."""
+    out = set()
+    pending = False
+    for n, line in enumerate(source.splitlines(), 1):
+        text = line.strip()
+        if KEEP_ROLLED.match(line):
+            pending = True
+        elif pending and text and not text.startswith("//"):
+            out.add(n)
+            pending = False
+    return frozenset(out)
+
+
 def _is_jit(fn: ast.FunctionDef) -> bool:
     return any(ast.unparse(d).split("(")[0] in ("triton.jit", "jit") for d in fn.decorator_list)
+
+
+def _jit_functions(tree: ast.Module) -> dict[str, list[ast.FunctionDef]]:
+    """The module's jit functions by name, with those defined in a top-level `if` (a math wrapper defined one
+    way for the interpreter and another for the GPU): every definition of the name."""
+    out: dict[str, list[ast.FunctionDef]] = {}
+    stmts = list(tree.body)
+    while stmts:
+        s = stmts.pop(0)
+        if isinstance(s, ast.If):
+            stmts[:0] = [*s.body, *s.orelse]
+        elif isinstance(s, ast.FunctionDef) and _is_jit(s):
+            out.setdefault(s.name, []).append(s)
+    return out
 
 
 def _constexprs(fn: ast.FunctionDef) -> set[str]:
     return {a.arg for a in fn.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
 
 
-def _thread_private(nodes: list[ast.stmt], jit: dict[str, ast.FunctionDef], seen: frozenset[str]) -> bool:
+def _thread_private(nodes: list[ast.stmt], jit: dict[str, list[ast.FunctionDef]], seen: frozenset[str]) -> bool:
     """Whether these statements only compute on each thread's own values: no tl operation of unroll.yaml's
     `keeps_rolled`, no volatile load, and calls of nothing but tl and the module's jit functions that are
     themselves thread-private (a helper may branch and return: it is inlined)."""
@@ -49,10 +84,12 @@ def _thread_private(nodes: list[ast.stmt], jit: dict[str, ast.FunctionDef], seen
             if op in denied or (op == "load" and any(k.arg == "volatile" and not (
                     isinstance(k.value, ast.Constant) and k.value.value is False) for k in node.keywords)):
                 return False
-        elif isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-            continue  # x.to(dtype)
+        elif isinstance(node.func, ast.Attribute) and (node.func.attr == "to" or (
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "libdevice")):
+            continue  # x.to(dtype), libdevice's math
         elif isinstance(node.func, ast.Name) and node.func.id in jit:
-            if node.func.id not in seen and not _thread_private(jit[node.func.id].body, jit, seen | {node.func.id}):
+            name = node.func.id
+            if name not in seen and not all(_thread_private(d.body, jit, seen | {name}) for d in jit[name]):
                 return False
         else:
             return False
@@ -67,7 +104,7 @@ def _size(nodes: list[ast.stmt]) -> int:
     return sum(1 for s in nodes for n in ast.walk(s) if isinstance(n, ast.stmt))
 
 
-def unrollable(loop: ast.For, constexprs: set[str], jit: dict[str, ast.FunctionDef]) -> bool:
+def unrollable(loop: ast.For, constexprs: set[str], jit: dict[str, list[ast.FunctionDef]]) -> bool:
     """`for name in range(...)` with a run-time trip count whose small body loads and computes only."""
     it = loop.iter
     if not (isinstance(loop.target, ast.Name) and isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
@@ -82,16 +119,22 @@ def unrollable(loop: ast.For, constexprs: set[str], jit: dict[str, ast.FunctionD
     return _thread_private(loop.body, jit, frozenset())
 
 
-def unroll_loops(text: str) -> str:
-    """`text` (a port module) with every unrollable loop of its jit functions marked for Triton's unroller."""
+def unroll_loops(text: str, keep_rolled: Collection[tuple[str, str]] = ()) -> str:
+    """`text` (a port module) with every unrollable loop of its jit functions marked for Triton's unroller, but
+    those of `keep_rolled`: (jit function, loop variable), a batched copy (`<function>_blocks`) included."""
     tree = ast.parse(text)
-    jit = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and _is_jit(n)}
+    jit = _jit_functions(tree)
     lines = text.splitlines(keepends=True)
     edits: list[tuple[int, int, int, str]] = []  # (line, first col, end col, replacement), 1-based lines
     factor = int(rules()["factor"])
-    for fn in jit.values():
+    kernels = [n for n in tree.body if isinstance(n, ast.FunctionDef) and _is_jit(n)]
+    for fn in kernels:
         constexprs = _constexprs(fn)
+        own = fn.name.removesuffix("_blocks")
         for loop in ast.walk(fn):
+            if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and \
+                    {(fn.name, loop.target.id), (own, loop.target.id)} & set(keep_rolled):
+                continue
             if isinstance(loop, ast.For) and unrollable(loop, constexprs, jit):
                 it = loop.iter
                 if it.lineno != it.end_lineno:
