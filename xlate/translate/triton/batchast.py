@@ -1,9 +1,10 @@
-"""What the batching passes (batching.py, rows.py) share about the lifted Python AST: the refusal they raise and two
-lookups. A module of its own so that neither imports the other."""
+"""What the batching passes (batching.py, rows.py) share about the lifted Python AST: the refusal they raise, two
+lookups, and the lifter's skip tests they drop. A module of its own so that neither imports the other."""
 
 from __future__ import annotations
 
 import ast
+import copy
 
 
 class NotBatchable(Exception):
@@ -24,3 +25,37 @@ def single_assign(body: list[ast.stmt], match) -> ast.Assign:
     if len(found) != 1:
         raise NotBatchable("no single definition of the block index and the lanes")
     return found[0]
+
+
+# the lifter's test before a loop that no thread of the program may run (loops.skip_unless_some_thread_runs):
+# `__xl_runs = tl.max(...) != 0` then `if __xl_runs:` around the loop; a name no CUDA identifier becomes
+SKIP_GUARD = "__xl_runs"
+
+
+def _is_skip_guard(s: ast.stmt) -> bool:
+    if isinstance(s, ast.If):
+        return isinstance(s.test, ast.Name) and s.test.id.startswith(SKIP_GUARD) and not s.orelse
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+        and s.targets[0].id.startswith(SKIP_GUARD)
+
+
+def strip_skip_guards(fn: ast.FunctionDef) -> ast.FunctionDef:
+    """A copy of `fn` whose loops run without the lifter's skip tests (exact: a skipped loop is one whose effects
+    are all masked off), for the rewrites that move blocks and lanes between programs (batching, rows)."""
+    fn = copy.deepcopy(fn)
+
+    def strip(body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for s in body:
+            if _is_skip_guard(s):
+                if isinstance(s, ast.If):
+                    out.extend(strip(s.body))
+                continue
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, strip(getattr(s, field)))
+            out.append(s)
+        return out
+
+    fn.body = strip(fn.body)
+    return fn
