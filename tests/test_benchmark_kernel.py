@@ -336,3 +336,26 @@ def test_the_benchmark_fills_module_globals_and_refuses_a_backend_without_them(t
     monkeypatch.setattr(benchdevice, "gpu_timing", lambda backend, interpreter_ok: None)  # as on a GPU machine
     r = benchmark_kernel(str(src), SAXPY.read_text(), "triton", "k", plan=QUICK, device=TINY_L2)
     assert r["status"] == "unavailable" and "the triton port does not accept the module globals d_out, c_tab" in r["reason"]
+
+
+def test_the_benchmark_finds_a_specialisations_launcher_as_the_gate_does(tmp_path):
+    # `k<float>`'s Triton port names its launcher `k_float_`: the gate verified it under that name, the benchmark
+    # looked for `k<float>` and timed nothing ("no launcher function", fma's float specialisation on the H100)
+    from xlate.migrate.bench import port_side
+    from xlate.parse import parse_string
+    from xlate.translate.base import TranslateOptions
+    from xlate.translate.triton.translator import CudaToTriton
+    from xlate.verify.runner import Side
+
+    src = tmp_path / "scale.cu"
+    src.write_text("template <typename T> __global__ void scale(const T* x, T* y, int n) {\n"
+                   "  int i = blockIdx.x * 64 + threadIdx.x; if (i < n) y[i] = x[i] * 2; }\n"
+                   "// xlate: x: in[n], y: out[n], n: size(1..500), grid: cdiv(n, 64), block: 64\n"
+                   "template <> __global__ void scale<float>(const float* x, float* y, int n) {\n"
+                   "  int i = blockIdx.x * 64 + threadIdx.x; if (i < n) y[i] = x[i] * 3.0f; }\n")
+    unit = parse_string(src.read_text(), str(src), "cuda")
+    t = CudaToTriton().translate(unit, src.read_text(), TranslateOptions(kernels=["scale<float>"]))
+    assert t.kernels, [d.format() for d in t.diagnostics]
+    source = Side(str(src), "scale<float>")
+    port = port_side(source, t.text, "triton", arch=None, timeout=60.0)
+    assert port.kernel == "scale_float_" and port.has_kernel()

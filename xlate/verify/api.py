@@ -93,6 +93,14 @@ def identifier_spelling(names: list[str], kernel: str) -> str | None:
     return spelt if spelt in names else None
 
 
+def name_in_candidate(side: Side) -> None:
+    """Point `side` (a port, named by its source's kernel) at that kernel's own name in it, where the port spells
+    it otherwise: an instantiation in the port language's types, or as an identifier (a Triton launcher)."""
+    if not side.has_kernel():
+        names = side.unit.callable_names()
+        side.kernel = same_instantiation(names, side.kernel) or identifier_spelling(names, side.kernel) or side.kernel
+
+
 def _can_run(side: Side) -> tuple[bool, str | None, str | None]:
     info = side.backend.detect()
     if info.can_run:
@@ -174,9 +182,8 @@ def verify(
         candidate = Side(candidate_path or "<candidate>", candidate_kernel or kernel, text=candidate_text,
                          language=candidate_language, arch=arch, timeout=timeout, label="candidate",
                          include_dirs=beside_source, context_path=source.context_path)
-        if not candidate.has_kernel() and candidate_kernel is None:
-            names = candidate.unit.callable_names()
-            candidate.kernel = same_instantiation(names, kernel) or identifier_spelling(names, kernel) or kernel
+        if candidate_kernel is None:
+            name_in_candidate(candidate)
         require_kernel(candidate)
     elif oracle is None:
         raise InputError("xlate: error: nothing to compare with: give a second implementation, --reference or --against")
