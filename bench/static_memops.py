@@ -88,6 +88,10 @@ def spec_types(text: str) -> dict[str, str]:
         dtype = TRITON_TYPES.get(m.group(1), "") if m else ""
         buffer = re.match(r"\s*(in|out|inout)\s*\[", value) is not None
         out[name] = ("*" + (dtype or "fp32")) if buffer else (dtype or "i32")
+    # a scalar the launcher hands over as a one-element tensor (a float64 scalar: `x = torch.full((1,), x, ...)`)
+    for name, dtype in re.findall(r"^\s*(\w+) = torch\.full\(\(1,\), \1, dtype=torch\.(\w+)", text, re.M):
+        if name in out and dtype in TRITON_TYPES:
+            out[name] = "*" + TRITON_TYPES[dtype]
     return out
 
 
