@@ -24,26 +24,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from static_memops import BLOCK_DIMS, block_size, kernels, spec_types, template_types
+from static_memops import BLOCK_DIMS, BUILD, block_size, kernels, spec_types, template_types
 
 OPS = {"LDG": r"LDG", "STG": r"STG", "LDS": r"LDS", "STS": r"STS", "ATOM": r"ATOMG?|REDG?|REDUX", "BAR": r"BAR",
        "SHFL": r"SHFL"}
 
-PORT_SASS = r'''
-import importlib.util, json, os, re, subprocess, sys, tempfile
-import triton, triton.backends.nvidia
-import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-path, name, sig, dims, warps = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), int(sys.argv[5])
-attrs = {(i,): [["tt.divisibility", 16]] for i, v in enumerate(sig.values()) if v.startswith("*")}
-spec = importlib.util.spec_from_file_location("port", path)
-m = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(m)
-sig = {k: ("constexpr" if k in dims else v) for k, v in sig.items()}
-dims = {k: (getattr(tl, v[len("dtype:"):]) if str(v).startswith("dtype:") else v) for k, v in dims.items()}
-ck = triton.compile(ASTSource(fn=getattr(m, name), signature=sig, constexprs=dims, attrs=attrs),
-                    target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+PORT_SASS = BUILD + r'''
+import os, subprocess, tempfile
 bindir = os.path.join(os.path.dirname(triton.backends.nvidia.__file__), "bin")
 with tempfile.TemporaryDirectory() as d:
     open(os.path.join(d, "k.cubin"), "wb").write(ck.asm["cubin"])
@@ -122,7 +109,7 @@ def port_sass(port: Path, kernel: str) -> dict[str, Any]:
     warps = re.search(rf"{re.escape(fn.name)}\[[^\]]*\]\([^\n]*\bnum_warps=(\d+)", text)
     sig = {p: ("constexpr" if p in dims else types[py_to_spec[p]]) for p in params}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", PORT_SASS, str(port), fn.name, json.dumps(sig), json.dumps(dims),
+    done = subprocess.run([sys.executable, "-c", PORT_SASS, str(port), fn.name, json.dumps(sig), json.dumps(dims), "1",
                            warps.group(1) if warps else "4"], capture_output=True, text=True, env=env, timeout=900)
     if done.returncode != 0:
         return {"error": "build failed: " + (done.stderr.strip().splitlines() or ["?"])[-1][-300:]}

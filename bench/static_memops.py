@@ -31,7 +31,9 @@ TRITON_TYPES = {"float32": "fp32", "float64": "fp64", "float16": "fp16", "bfloat
                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
                 "uint64": "u64", "bool": "i1"}
 
-COMPILE = r'''
+# a subprocess script's first part (bench/sass_compare.py uses it too): argv PORT KERNEL SIGNATURE CONSTEXPRS ALIGNED
+# NUM_WARPS -> `ck`, the kernel compiled for sm_90
+BUILD = r'''
 import importlib.util, json, re, sys
 import triton
 import triton.backends.nvidia
@@ -40,6 +42,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 path, name, sig, dims, aligned = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5] == "1"
+warps = int(sys.argv[6]) if len(sys.argv) > 6 else 4
 # --aligned: pointers 16-byte aligned, as the JIT specialises a launch on torch tensors (vector loads need it)
 attrs = {(i,): [["tt.divisibility", 16]] for i, v in enumerate(sig.values()) if aligned and v.startswith("*")}
 spec = importlib.util.spec_from_file_location("port", path)
@@ -48,7 +51,10 @@ spec.loader.exec_module(m)
 sig = {k: ("constexpr" if k in dims else v) for k, v in sig.items()}
 dims = {k: (getattr(tl, v[len("dtype:"):]) if str(v).startswith("dtype:") else v) for k, v in dims.items()}
 ck = triton.compile(ASTSource(fn=getattr(m, name), signature=sig, constexprs=dims, attrs=attrs),
-                    target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+                    target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+'''
+
+COMPILE = BUILD + r'''
 ptx = ck.asm["ptx"]
 out = {}
 for kind in ("ld.global", "st.global", "atom.global", "red.global"):
