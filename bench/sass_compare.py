@@ -125,7 +125,11 @@ def main() -> None:
     ap.add_argument("-I", dest="includes", action="append", default=[])
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    funcs, resources = source_sass(args.source, args.includes)
+    try:
+        funcs, resources = source_sass(args.source, args.includes)
+        source_error = ""
+    except RuntimeError as exc:  # the port's side is still worth seeing (a header the export lacks)
+        funcs, resources, source_error = {}, {}, str(exc).splitlines()[-1][-200:]
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for kernel in args.kernels:
@@ -142,7 +146,7 @@ def main() -> None:
                 if len(mine) > 1:
                     row["source_note"] = f"{len(mine)} instantiations; the first"
             else:
-                row["source"] = {"error": "no such kernel in nvcc's cubin"}
+                row["source"] = {"error": source_error or "no such kernel in nvcc's cubin"}
             row["port"] = port_sass(port, kernel) if port.is_file() else {"error": "no port written"}
             rows.append(row)
     keys = ["insns", "LDG", "STG", "LDS", "STS", "ATOM", "BAR", "SHFL", "LDG/block", "registers", "shared"]
