@@ -340,6 +340,40 @@ def test_the_first_launch_on_a_gpu_times_each_configuration_and_restores_the_arg
     assert later["_XL_CHOSEN"] == {"k": {"blocks": 4}} and later["_XL_TIMINGS"] == {} and y.values == [2.0]
 
 
+def test_a_graph_capture_replays_the_choice_made_before_it(tmp_path, monkeypatch):
+    """Inside a CUDA graph capture nothing may synchronise, so nothing is timed; the configuration chosen for the
+    same launch before the capture is the one captured (the benchmark replays graphs: it timed the default
+    instead), the default where none was chosen."""
+    capturing = [False]
+    fake = types.SimpleNamespace(Tensor=_Tensor, cuda=types.SimpleNamespace(
+        Event=_Event, is_current_stream_capturing=lambda: capturing[0], get_device_name=lambda device: "Fake GPU"))
+    monkeypatch.setitem(__import__("sys").modules, "torch", fake)
+    monkeypatch.setenv("XLATE_TRITON_TUNE", "1")
+    monkeypatch.setenv("XLATE_TRITON_TUNE_CACHE", str(tmp_path / "tune.json"))
+    configs = [{"blocks": 1}, {"blocks": 2}]
+    cost = {1: 1.0, 2: 0.5}
+    launched = []
+
+    def launch(c):
+        _Clock.now += cost[c["blocks"]]
+        launched.append(c)
+
+    ns = runtime({"k": configs}, module_file=__file__)
+    capturing[0] = True
+    ns["_xl_launch"]("k", launch, (64,), (_Tensor([0.0]), 64))  # no choice yet: the default, nothing timed
+    assert launched == [{"blocks": 1}] and ns["_XL_TIMINGS"] == {}
+    capturing[0] = False
+    ns["_xl_launch"]("k", launch, (64,), (_Tensor([0.0]), 64))  # timed outside the capture: 2 blocks win
+    assert ns["_XL_CHOSEN"] == {"k": {"blocks": 2}}
+    launched.clear()
+    capturing[0] = True
+    ns["_xl_launch"]("k", launch, (64,), (_Tensor([0.0]), 64))
+    assert launched == [{"blocks": 2}]
+    fresh = runtime({"k": configs}, module_file=__file__)  # another process: the cache file's choice
+    fresh["_xl_launch"]("k", launch, (64,), (_Tensor([0.0]), 64))
+    assert launched[-1] == {"blocks": 2} and fresh["_XL_TIMINGS"] == {}
+
+
 def test_only_a_clearly_faster_configuration_replaces_the_default(monkeypatch):
     fake = types.SimpleNamespace(Tensor=_Tensor, cuda=types.SimpleNamespace(Event=_Event))
     monkeypatch.setitem(__import__("sys").modules, "torch", fake)

@@ -26,12 +26,17 @@ def _xl_choose(name, configs, launch, grid, args):
     import torch
 
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if not tensors or not tensors[0].is_cuda or torch.cuda.is_current_stream_capturing():
-        return configs[0]  # nothing to time on, or inside a CUDA graph capture (no synchronisation allowed)
+    if not tensors or not tensors[0].is_cuda:
+        return configs[0]  # nothing to time on
     blocks = 1
     for g in grid:
         blocks *= int(g)
     key = _xl_key(name, torch.cuda.get_device_name(tensors[0].device), blocks, tensors)
+    if torch.cuda.is_current_stream_capturing():
+        # inside a CUDA graph capture nothing may synchronise, so nothing is timed: the choice made for this
+        # launch before the capture (in this process or the cache file) is replayed, else the default
+        chosen = _XL_MEMO.get(key, _xl_cache_read().get(key))
+        return chosen if chosen in configs else configs[0]
     timings = []
     chosen = _xl_pick(key, configs, lambda: _xl_time(configs, launch, tensors, timings))
     if timings:
