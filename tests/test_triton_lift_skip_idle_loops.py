@@ -103,3 +103,35 @@ def test_a_batched_port_runs_the_loop_masked_in_every_configuration(tmp_path):
 def test_no_test_for_a_count_known_when_the_kernel_compiles():
     t = port(PAIRS)
     assert guards(t.text, "fixed_count") == []  # four iterations: cheaper than the block reduction of a test
+
+
+TRIANGLE_2D = """
+// xlate: x: in[n * m], y: out[n * n], n: size(1..60), m: size(1..7), grid: (cdiv(n, 8), cdiv(n, 4) + 3),
+// xlate: block: (8, 4)
+__global__ void upper_gram(const float* x, float* y, int n, int m) {
+    int j = blockIdx.x * 8 + threadIdx.x;
+    int i = blockIdx.y * 4 + threadIdx.y;
+    if (i < n && j < n && j >= i) {
+        float s = 0.0f;
+        for (int k = 0; k < m; k++) s += x[i * m + k] * x[j * m + k];
+        y[i * n + j] = s;
+    }
+}
+"""
+
+
+def test_a_two_dimensional_block_tests_all_its_threads(tmp_path):
+    """The upper triangle of a Gram matrix with 8 x 4 blocks: programs below the diagonal and past the rows skip
+    the loop, the blocks on the diagonal run it for their threads above it."""
+    t = port(TRIANGLE_2D)
+    assert t.kernels == ["upper_gram"], [d.format() for d in t.diagnostics]
+    assert len(guards(t.text, "upper_gram")) == 1
+    for n, m in ((37, 5), (8, 1), (60, 7)):
+        x = rng(n + m).standard_normal(n * m).astype(np.float32)
+        out = run(t.text, "upper_gram", [buf("x", x), buf("y", poisoned(n * n, np.float32)),
+                                         ScalarArg("n", n, "int32"), ScalarArg("m", m, "int32")], tmp_path)
+        xs = x.reshape(n, m).astype(np.float64)
+        want = xs @ xs.T
+        want[np.tril_indices(n, -1)] = np.nan  # never written
+        np.testing.assert_allclose(out["y"].reshape(n, n), want, rtol=1e-5, atol=1e-5)
+        guards_intact(out, "y")
