@@ -1,5 +1,5 @@
 """What the batching passes (batching.py, rows.py) share about the lifted Python AST: the refusal they raise, two
-lookups, and the lifter's skip tests they drop. A module of its own so that neither imports the other."""
+lookups (is_jit among them), and the lifter's skip tests they drop. A module of its own so that neither imports the other."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ def tl_call(node: ast.AST, *names: str) -> str | None:
             and node.func.value.id == "tl" and (not names or node.func.attr in names):
         return node.func.attr
     return None
+
+
+def is_jit(fn: ast.FunctionDef) -> bool:
+    """Whether `fn` is a `@triton.jit` function."""
+    return any(ast.unparse(d).split("(")[0] in ("triton.jit", "jit") for d in fn.decorator_list)
 
 
 def single_assign(body: list[ast.stmt], match) -> ast.Assign:

@@ -19,7 +19,7 @@ import copy
 import json
 
 from xlate.resources import templates_dir
-from xlate.translate.triton.batchast import strip_skip_guards
+from xlate.translate.triton.batchast import is_jit, strip_skip_guards
 from xlate.translate.triton.batching import GRID_X, ROWS, batch_kernel, rules
 from xlate.translate.triton.rows import free_lanes, row_configurations
 
@@ -27,10 +27,6 @@ TABLE = "_XL_CONFIGS"
 DOC_NOTE = ("\nLaunch configurations: `_XL_CONFIGS` at the end lists each launcher's; the first is CUDA's launch, the\n"
             "others run several CUDA blocks per program, and on a GPU the launcher times them at first use.")
 RUN, CONFIG = "_xl_run", "_xl_c"  # the launcher's local launch function and its argument (never a parameter name)
-
-
-def _is_jit(fn: ast.FunctionDef) -> bool:
-    return any(ast.unparse(d).split("(")[0] in ("triton.jit", "jit") for d in fn.decorator_list)
 
 
 def _launch_statement(fn: ast.FunctionDef, kernels: dict[str, ast.FunctionDef]) -> ast.Expr | None:
@@ -90,7 +86,7 @@ def add_launch_configs(text: str) -> str:
     """`text` (a module the lifter wrote) with launch configurations for every launcher whose kernel can be
     batched; unchanged when none can."""
     tree = ast.parse(text)
-    kernels = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and _is_jit(n)}
+    kernels = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and is_jit(n)}
     launchers = [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list]
     lines = text.splitlines()
     table: dict[str, list[dict[str, int]]] = {}
