@@ -1,5 +1,6 @@
-"""What the batching passes (batching.py, rows.py) share about the lifted Python AST: the refusal they raise, two
-lookups (is_jit among them), and the lifter's skip tests they drop. A module of its own so that neither imports the other."""
+"""What the passes over the lifted Python AST (batching.py, rows.py, launch_configs.py, unroll.py) share: the
+refusal they raise, three lookups, and the lifter's skip tests they drop. A module of its own so that none
+imports another."""
 
 from __future__ import annotations
 
