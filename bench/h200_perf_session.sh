@@ -2,12 +2,13 @@
 # device (H200): (1) re-verify the rule ports a lifter change touched, (2) time the verified Triton ports of the
 # programs of issue #16 against their CUDA sources, both on the exported corpus subset.
 # Here, first: `python bench/verify_inferred.py CORPUS --kernels LIST.json --export-subset .devcarry/infer_corpus` for
-# the union of the lists (and of the timed programs' kernels), then copy them in as verify.json
-# (bench/data/rerun_triton_stop37.json: the Triton ports the stop-35 to stop-37 lifter changes touched, the timed
-# programs' first) and verify_all.json (bench/data/rerun_stale_stop35.json: stale rows). The plan: call 1 GPU_TESTS=
-# tests/test_benchmark_kernel.py TIME_BUDGET=0 (the relaxed atomics are checked by the re-verification); call 2 VERIFY_BUDGET=0 with
-# call 1's journal in .devcarry/state/, PROGRAMS=crs,fma,all-pairs-distance,dp,convolutionSeparable,aop,epistasis,
-# accuracy,layernorm,bitonic-sort and the tile-reload variants (bench/experiments) in extra_ports.json.
+# the union of the lists (and of the timed programs' kernels), then copy them in as verify.json and, for rows to
+# re-run on every step, verify_all.json. Next (after stop 38): verify.json = bench/data/rerun_triton_stop38_stale.json
+# (the 21 verified ports the skip test changed, not re-run; keccaktreehash is not in the export); extra_ports.json
+# lists the tile-reload, rolled and pipelined (num_stages) variants of bench/experiments. Stop 38's calls (an H100):
+# 1) GPU_TESTS=tests/test_benchmark_kernel.py VERIFY_BUDGET=240 TIME_BUDGET=0; 2) VERIFY_BUDGET=0 TIME_BUDGET=330
+# PROGRAMS=aop,dp,accuracy,layernorm,all-pairs-distance,epistasis,convolutionSeparable,crs,bitonic-sort,fma with
+# call 1's journal in .devcarry/state/; 3) PROGRAMS=none PER_PROGRAM=0: the variants alone.
 # Carry [".whl", ".devcarry"]: .whl holds xlate's wheel, the wheels the device image lacks and bubblewrap's .deb.
 # An earlier call's journal put in .devcarry/state/ counts for the timing; $CORPUS/extra_ports.json (if there): port
 # files of a lifter variant timed beside the ports (time_inferred.py --extra-ports). Everything goes to $OUT.
