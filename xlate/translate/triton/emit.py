@@ -233,7 +233,8 @@ class Emitter:
         self._remember(s, ctx, name)
         return name
 
-    def _address(self, base: Sym, offset: Sym, mask: Sym | None, ctx: Ctx) -> str:
+    def _address(self, base: Sym, offset: Sym, mask: Sym | None, ctx: Ctx, value: Sym | None = None) -> str:
+        """The pointer(s) of an access; `value`: what a store or atomic writes there."""
         b = self.code(base, ctx)
         if offset.is_const and offset.value == 0:
             addr = b
@@ -243,6 +244,10 @@ class Emitter:
         if mask is not None and not mask.is_const and (mask.lanes - lanes or (not lanes and varies(mask, LANE_AXES))):
             # a uniform address under a per-thread mask (one that differs between threads only through the masks
             # of its loads too, see sym.varies): Triton wants a block of pointers
+            addr = f"{addr} + {self.zeros(ctx)}"
+        elif value is not None and not lanes and (value.lanes or varies(value, LANE_AXES)):
+            # every thread's own value at one address (`atomicAdd(sum, mine)` after a loop, no condition): a
+            # block of values goes with a block of pointers
             addr = f"{addr} + {self.zeros(ctx)}"
         return addr
 

@@ -838,12 +838,19 @@ class Loops:
         if done.key() == self.st.exit_tested:
             return
         self.st.exit_tested = done.key()
-        alive = S.lnot(done) if self.lane_guard is None else S.land(self.lane_guard, S.lnot(done))
-        code = self.em.code(alive, self.ctx, "bool")
-        if not (alive.lanes or alive.opaque):  # a uniform return (`if (blockIdx.x >= n) return;`): one test
-            code = f"tl.full({self.ctx.shape}, 0, tl.int1) | ({code})"
-        self.em.line(f"if tl.max(({code}).to(tl.int32)) == 0:")
+        _, some_alive = self.some_thread(S.lnot(done))
+        self.em.line(f"if {some_alive} == 0:")
         self.em.line("    return")
+
+    def some_thread(self, cond: Sym) -> tuple[Sym, str]:
+        """(`cond` on the program's threads, padding lanes excluded; the code of its `tl.max` over the program):
+        nonzero where some thread has it. A uniform condition (`blockIdx.x >= n`) is made a block first."""
+        if self.lane_guard is not None:
+            cond = S.land(self.lane_guard, cond)
+        code = self.em.code(cond, self.ctx, "bool")
+        if not (cond.lanes or cond.opaque):
+            code = f"tl.full({self.ctx.shape}, 0, tl.int1) | ({code})"
+        return cond, f"tl.max(({code}).to(tl.int32))"
 
     def skip_unless_some_thread_runs(self) -> bool:
         """Before a top-level loop of a run-time count under a condition some threads may fail: `if` some thread of
@@ -861,16 +868,11 @@ class Loops:
             tested = S.lnot(self.st.fstack[0].done).key()
             if all(c.key() == tested for c in conds):
                 return False
-        runs = S.land(*conds)
-        if self.lane_guard is not None:
-            runs = S.land(self.lane_guard, runs)
+        runs, some_runs = self.some_thread(S.land(*conds))
         if runs.is_const:
             return False
-        code = self.em.code(runs, self.ctx, "bool")
-        if not (runs.lanes or runs.opaque):
-            code = f"tl.full({self.ctx.shape}, 0, tl.int1) | ({code})"
         name = self.em.fresh(SKIP_GUARD)
-        self.em.line(f"{name} = tl.max(({code}).to(tl.int32)) != 0")
+        self.em.line(f"{name} = {some_runs} != 0")
         self.em.line(f"if {name}:")
         self.em.level += 1
         return True

@@ -691,12 +691,7 @@ class Memory:
         if combined is not None:
             return combined
         em = self.em
-        addr = em._address(p.base, p.offset, mask, self.ctx)
-        if (v.lanes or S.varies(v, S.LANE_AXES)) and not (p.offset.lanes or p.base.lanes) \
-                and not addr.endswith(em.zeros(self.ctx)):
-            # every thread's own value at one address (`atomicAdd(sum, mine)` after a loop, no condition): Triton
-            # takes a block of values only with a block of pointers
-            addr = f"{addr} + {em.zeros(self.ctx)}"
+        addr = em._address(p.base, p.offset, mask, self.ctx, value=v)
         code = em.code(v, self.ctx, p.elem.base)
         if not (v.lanes or p.offset.lanes) and mask.lanes:
             if v.is_const and not ctyping.is_symbolic(p.elem.base):  # a Python number has no shape to broadcast

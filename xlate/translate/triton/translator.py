@@ -13,6 +13,7 @@ import ast
 import contextlib
 import copy
 import dataclasses
+import functools
 import keyword
 import math
 import re
@@ -179,7 +180,7 @@ class CudaToTriton:
         variables = list(dict.fromkeys(v.name for v in module_vars.values()))  # the spec's order
         kc.fenced = reaches_fence(fir, kc)
         # volatile hidden in a type alias or a macro (`typedef volatile int vint;`) the IR's types do not show
-        kc.polls = kc.fenced or reaches_volatile(fir, kc) or bool(VOLATILE_ALIAS.search(unit.text))
+        kc.polls = kc.fenced or reaches_volatile(fir, kc) or _volatile_alias(unit.text)
         kc.rolled_lines = rolled_lines(unit.text)
         hoisted: list[tuple[str, ir.Loc]] = []
         if not kc.fenced:  # a fence orders a kernel's atomics where they are
@@ -226,6 +227,11 @@ class CudaToTriton:
                           params_sig, launcher, notes, set(lifter.em.helpers), fn.name, tuple(variables),
                           frozenset(lifter.st.rolled))
         return port, diags
+
+
+@functools.lru_cache(maxsize=8)  # read once per file, not once per kernel of it
+def _volatile_alias(text: str) -> bool:
+    return VOLATILE_ALIAS.search(text) is not None
 
 
 def _carry_failed(exc: LiftError, again: LiftError) -> LiftError:

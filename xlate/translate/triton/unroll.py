@@ -36,6 +36,7 @@ def rules() -> dict[str, Any]:
     return data("triton/unroll.yaml")
 
 
+@functools.lru_cache(maxsize=8)  # read once per file, not once per kernel of it
 def rolled_lines(source: str) -> frozenset[int]:
     """The lines (1-based) of `source` whose statement follows a pragma that keeps a loop rolled, blank lines and
     comment lines between."""
@@ -126,12 +127,13 @@ def unroll_loops(text: str, keep_rolled: Collection[tuple[str, str]] = ()) -> st
     edits: list[tuple[int, int, int, str]] = []  # (line, first col, end col, replacement), 1-based lines
     factor = int(rules()["factor"])
     kernels = [n for n in tree.body if isinstance(n, ast.FunctionDef) and is_jit(n)]
+    keep = set(keep_rolled)
     for fn in kernels:
         constexprs = _constexprs(fn)
         own = fn.name.removesuffix("_blocks")
         for loop in ast.walk(fn):
             if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and \
-                    {(fn.name, loop.target.id), (own, loop.target.id)} & set(keep_rolled):
+                    {(fn.name, loop.target.id), (own, loop.target.id)} & keep:
                 continue
             if isinstance(loop, ast.For) and unrollable(loop, constexprs, jit):
                 it = loop.iter
