@@ -13,7 +13,7 @@
 # An earlier call's journal put in .devcarry/state/ counts for the timing; $CORPUS/extra_ports.json (if there): port
 # files of a lifter variant timed beside the ports (time_inferred.py --extra-ports). Everything goes to $OUT.
 #   VERIFY_TARGETS (triton)  VERIFY_BUDGET (240 s)  KTIMEOUT (150 s)  PROGRAMS (crs,...)  PER_PROGRAM (3)
-#   TIME_BUDGET (200 s)  JOBS (15 per GPU)  GPU_TESTS (pytest -m gpu selection run first, e.g. a file or "-k graph")
+#   TIME_BUDGET (200 s)  EXTRA (extra_ports.json)  JOBS (15 per GPU)  GPU_TESTS (pytest -m gpu selection run first, e.g. a file or "-k graph")
 set -u
 mkdir -p /tmp/bw && dpkg -x .whl/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
 source ci/device_setup.sh
@@ -22,6 +22,7 @@ python3 -c "import triton; print('triton', triton.__version__)"
 NGPU=$(nvidia-smi -L | grep -c '^GPU'); NGPU=$(( NGPU > 0 ? NGPU : 1 ))
 DEFAULT_JOBS=$(( 15 * NGPU < $(nproc) - 1 ? 15 * NGPU : $(nproc) - 1 ))
 CORPUS=.devcarry/infer_corpus
+EXTRA=${EXTRA:-extra_ports.json}  # the variants timed beside the ports (a file of $CORPUS)
 if [ -n "${GPU_TESTS:-}" ]; then
   timeout 240 python3 -m pytest -q -rfs --tb=short -m gpu -p no:cacheprovider --timeout 200 $GPU_TESTS \
     > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; tail -5 "$OUT/gpu_tests.log"
@@ -60,6 +61,6 @@ if [ "${TIME_BUDGET:-200}" != 0 ]; then
   timeout $(( ${TIME_BUDGET:-200} + 120 )) python3 bench/time_inferred.py "$CORPUS" --journal /tmp/journal.jsonl \
     --targets triton --programs "${PROGRAMS:-crs}" --per-program "${PER_PROGRAM:-3}" --max-seconds 3 \
     --budget "${TIME_BUDGET:-200}" --timeout 100 --out "$OUT/time_inferred_triton.json" \
-    $([ -f "$CORPUS/extra_ports.json" ] && echo --extra-ports "$CORPUS/extra_ports.json") > "$OUT/time.log" 2>&1
+    $([ -f "$CORPUS/$EXTRA" ] && echo --extra-ports "$CORPUS/$EXTRA") > "$OUT/time.log" 2>&1
   echo "time exit $?"; tail -30 "$OUT/time.log"
 fi

@@ -153,7 +153,7 @@ def test_configurations_start_with_the_lifters_launch():
 def test_a_lifted_port_keeps_its_default_launch_word_for_word():
     plain = lifted("relu", "relu")
     table = declared(plain)
-    assert table == {"relu": configurations(256, 4)}
+    assert table == {"relu": configurations(256, 8)}  # one thread per CUDA thread: 8 warps
     launcher = next(n for n in ast.parse(plain).body if isinstance(n, ast.FunctionDef) and n.name == "relu")
     run = next(n for n in ast.walk(launcher) if isinstance(n, ast.FunctionDef) and n.name == "_xl_run")
     default = ast.unparse(run.body[0].body[0])  # the `blocks == 1` branch
@@ -164,7 +164,7 @@ def test_a_lifted_port_keeps_its_default_launch_word_for_word():
 def test_a_port_whose_kernels_cannot_be_batched_is_unchanged():
     text = lifted("dot_atomic", "dot_atomic")
     assert declared(text) is None and "_xl_launch" not in text
-    assert "_dot_atomic_kernel[grid](a, b, result, n, BX=256, num_warps=4, **_xl_nvcc_options())" in text
+    assert "_dot_atomic_kernel[grid](a, b, result, n, BX=256, num_warps=8, **_xl_nvcc_options())" in text
 
 
 # -- the table -------------------------------------------------------------------------------------------------

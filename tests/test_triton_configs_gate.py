@@ -104,7 +104,7 @@ def test_port_discards_a_forced_wrong_configuration_and_writes_only_verified_one
                                 examples=EXAMPLES))
     assert res.status == "verified" and res.written
     report = res.kernels[0].configs
-    assert report is not None and [o.config for o in report.outcomes] == [*real(256, 4), {"blocks": 3, "num_warps": 4}]
+    assert report is not None and [o.config for o in report.outcomes] == [*real(256, 8), {"blocks": 3, "num_warps": 4}]
     assert report.kept == [0, 1, 2]
     bad = {o.index: o.verdict for o in report.discarded}
     assert set(bad) == {3, 4}
@@ -112,7 +112,7 @@ def test_port_discards_a_forced_wrong_configuration_and_writes_only_verified_one
     assert bad[4].status == "rejected" and "power of 2" in bad[4].reason  # tl.arange(0, 3)
 
     text = out.read_text()
-    assert declared(text) == {"relu": real(256, 4)[:3]}
+    assert declared(text) == {"relu": real(256, 8)[:3]}
     head = text.split('"""', 1)[0]
     assert "# launch configurations of relu: 3 of 5 kept (each verified by the gate)" in head
     assert "#   discarded [blocks=16, num_warps=8]: rejected: unwritten output" in head
@@ -149,7 +149,7 @@ def test_a_correct_port_keeps_every_configuration_each_verified_with_real_values
                                 examples=EXAMPLES))
     assert res.status == "verified"
     report = res.kernels[0].configs
-    configs = launch_configs.configurations(256, 4)
+    configs = launch_configs.configurations(256, 8)
     assert report is not None and report.kept == [0, 1, 2, 3] and not report.discarded
     for o in report.outcomes[1:]:
         assert o.verdict.status == "verified" and o.verdict.examples >= EXAMPLES
@@ -188,7 +188,7 @@ def test_the_backend_launches_the_default_in_gate_runs_and_reports_it():
                             ScalarArg("n", 300, "int32")], LaunchConfig((2, 1, 1), (256, 1, 1)))
     assert res.status == "ok", res.message
     np.testing.assert_array_equal(res.buffers["y"], np.maximum(x, 0))
-    assert res.meta["launch_configs"] == {"relu": {"blocks": 1, "num_warps": 4}}
+    assert res.meta["launch_configs"] == {"relu": {"blocks": 1, "num_warps": 8}}
     assert "launch_timings" not in res.meta
 
 
@@ -208,12 +208,12 @@ def test_the_bench_times_source_default_and_chosen_side_by_side():
                           types.SimpleNamespace(l2_bytes=4096))
     assert r["status"] == "ok", r
     assert set(r["seconds"]) == {"cuda", "default", "chosen"} and min(r["seconds"].values()) > 0
-    assert r["chosen_config"] == {"blocks": 1, "num_warps": 4}  # the interpreter times nothing
+    assert r["chosen_config"] == {"blocks": 1, "num_warps": 8}  # the interpreter times nothing
     assert r["bytes_moved"] == 2 * 4 * r["sizes"]["n"]
     row: dict = {"kernel": "relu"}
     bench.add_timing(row, r, copy_bps=1e9)
     s = r["seconds"]
-    assert row["chosen_over_cuda"] == pytest.approx(s["chosen"] / s["cuda"]) and row["chosen"] == "1x/w4"
+    assert row["chosen_over_cuda"] == pytest.approx(s["chosen"] / s["cuda"]) and row["chosen"] == "1x/w8"
     assert row["default_pct_copy"] == pytest.approx(100 * r["bytes_moved"] / s["default"] / 1e9)
 
 

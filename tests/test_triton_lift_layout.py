@@ -66,7 +66,8 @@ def test_float4_port_moves_one_contiguous_block_per_buffer():
     replays_golden("vector_add_vec4", "vector_add_vec4", text)
 
 
-def _ptx(text: str, kernel: str, signature: dict[str, str], constexprs: dict[str, int], tmp_path: Path) -> str:
+def _ptx(text: str, kernel: str, signature: dict[str, str], constexprs: dict[str, int], tmp_path: Path,
+         num_warps: int = 4) -> str:
     """The port's jit kernel compiled for sm_90 by Triton's NVIDIA backend (no GPU needed); skips where the
     backend or its ptxas is missing."""
     import importlib.util
@@ -87,7 +88,7 @@ def _ptx(text: str, kernel: str, signature: dict[str, str], constexprs: dict[str
     src = ASTSource(fn=getattr(mod, f"_{kernel}_kernel"), signature=sig, constexprs=constexprs,
                     attrs={(i,): [["tt.divisibility", 16]] for i in ptrs})
     try:
-        compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+        compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
     except Exception as exc:  # no NVIDIA backend or ptxas here: nothing to inspect
         pytest.skip(f"Triton cannot compile for sm_90 here: {type(exc).__name__}: {str(exc)[:200]}")
     return compiled.asm["ptx"]

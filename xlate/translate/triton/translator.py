@@ -624,15 +624,23 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     for name, code in trait_defs.items():
         lines.append(f"    {name} = {code}")
         kwargs.append(f"{name}={name}")
+    # one Triton thread per CUDA thread (num_warps = the block's warps): packing two or more lanes into a thread
+    # gives the block's 1-D tensors another layout than the [BX, k] tensors of its vector types and reductions,
+    # and every conversion between them goes through shared memory behind a barrier (sm_90 code: 72 barriers in
+    # fma's row loop at 4 warps for 256 lanes, 26 at 8; bitonic 3 -> 0)
     if blk.runtime is not None:
-        kwargs.append(f"num_warps=max(1, min(4, {lanes_x} // 32))")
+        kwargs.append(f"num_warps=max(1, min(32, {lanes_x} // 32))")
     else:
-        lanes = blk.lanes[0] * blk.lanes[1]
-        kwargs.append(f"num_warps={4 if lanes >= 128 else max(1, lanes // 32)}")
+        kwargs.append(f"num_warps={cuda_warps(blk.lanes[0] * blk.lanes[1])}")
     kwargs.append("**_xl_nvcc_options()")  # nvcc's floating point (templates/triton/module.py.j2)
     args = _lane_args(params_py, unpack) + variables + ([BLOCK_ARG] if blk.runtime is not None else [])
     lines.append(f"    {jit_name}[grid]({', '.join(args + kwargs)})")
     return "\n".join(lines), note
+
+
+def cuda_warps(lanes: int) -> int:
+    """The warps of a CUDA block of `lanes` threads (padded to a power of two, at most 1024)."""
+    return max(1, min(32, lanes // 32))
 
 
 def _lane_args(params_py: list[str], lanes: dict[str, list[str]]) -> list[str]:
