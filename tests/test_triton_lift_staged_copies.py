@@ -2,7 +2,8 @@
 under an alignment test, an element-by-element fallback) stores, whichever path ran, the same global element at
 each shared index. A read of the staged array is then that one element, loaded once under "some path wrote it",
 instead of one masked load per store of each path. Where the paths copy different elements, or a value computed
-from the load, each store stays a candidate. Ports run under the Triton interpreter against NumPy."""
+from the load, each store stays a candidate. A vector loop followed by a tail loop for the elements it left
+(`for (k = tid; k < m % 4; ...) s[4 * (m / 4) + k] = g[...]`) is one load per read too. Ports run under the Triton interpreter against NumPy."""
 
 from __future__ import annotations
 
@@ -67,6 +68,61 @@ __global__ void shifted_paths(const float* g, float* y, int n, int m) {
     if (i < n && pairs > 0) y[i] = sg[i % (2 * pairs)];
 }
 """
+
+
+TAIL = """
+// xlate: g: in[m], x: in[n], y: out[n], n: size(1..3000), m: size(1..200), grid: cdiv(n, 64), block: 64, shmem: 4 * m
+__global__ void quads_then_tail(const float* g, const float* x, float* y, int n, int m) {
+    extern __shared__ float sg[];
+    int quads = m / 4;
+    for (int q = threadIdx.x; q < quads; q += blockDim.x) {
+        const float* from = &g[4 * q];
+        float* to = &sg[4 * q];
+        if (reinterpret_cast<uintptr_t>(from) % 16 == 0 && reinterpret_cast<uintptr_t>(to) % 16 == 0) {
+            *reinterpret_cast<float4*>(to) = *reinterpret_cast<const float4*>(from);
+        } else {
+            for (int j = 0; j < 4; ++j) sg[4 * q + j] = g[4 * q + j];
+        }
+    }
+    int start = 4 * quads;
+    for (int k = threadIdx.x; k < m % 4; k += blockDim.x) sg[start + k] = {TAIL};
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * sg[i % m] + sg[(7 * i + 1) % m];
+}
+"""
+
+
+def _tail_run(text: str, tmp_path, n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    g = rng(m + 1).standard_normal(m).astype(np.float32)
+    x = rng(n + 2).standard_normal(n).astype(np.float32)
+    out = run(text, "quads_then_tail", [buf("g", g), buf("x", x), buf("y", poisoned(n, np.float32)),
+                                        ScalarArg("n", n, "int32"), ScalarArg("m", m, "int32")], tmp_path)
+    guards_intact(out, "y")
+    return g, x, out["y"]
+
+
+def test_a_vector_loop_and_its_tail_loop_are_one_load_per_read(tmp_path):
+    t = port(TAIL.replace("{TAIL}", "g[start + k]"))
+    assert t.kernels == ["quads_then_tail"], [d.format() for d in t.diagnostics]
+    body = kernel_body(t.text, "quads_then_tail")
+    assert len(re.findall(r"tl\.load\(g\b", body)) == 2, body  # one per read (two per read before)
+    for n, m in ((1000, 37), (333, 128), (97, 3), (50, 1), (129, 6)):  # tails of 0-3 elements, no quad at all
+        g, x, y = _tail_run(t.text, tmp_path, n, m)
+        i = np.arange(n)
+        np.testing.assert_allclose(y, x * g[i % m] + g[(7 * i + 1) % m], rtol=1e-6, atol=1e-6)
+
+
+def test_a_tail_loop_that_stores_another_value_stays_a_second_load(tmp_path):
+    t = port(TAIL.replace("{TAIL}", "2.0f * g[start + k]"))
+    body = kernel_body(t.text, "quads_then_tail")
+    assert len(re.findall(r"tl\.load\(g\b", body)) == 4, body
+    n, m = 300, 39
+    g, x, y = _tail_run(t.text, tmp_path, n, m)
+    sg = g.copy()
+    sg[m // 4 * 4:] *= 2
+    i = np.arange(n)
+    np.testing.assert_allclose(y, x * sg[i % m] + sg[(7 * i + 1) % m], rtol=1e-6, atol=1e-6)
 
 
 def kernel_body(text: str, kernel: str) -> str:

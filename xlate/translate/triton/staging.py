@@ -249,7 +249,7 @@ class Staging:
             for h in hits[1:]:
                 wrote = S.op("lor", "bool", wrote, h)
             ld = copied(e, wrote)
-            out = S.where(ld.mask, ld, out, arr.ctype)
+            out = _one_load(ld, out, arr.ctype)
         else:
             for r, hit in zip(recs, hits):
                 out = S.where(hit, S.cast(r.value, arr.ctype), out, arr.ctype)
@@ -334,6 +334,24 @@ def _copied_from(recs: list, ctype: str) -> Any:
         return None
     base, root, epoch, shift = first.args[0], first.root, first.epoch, S.const(d0, "int")
     return lambda e, wrote: S.load(base, S.op("add", "int", e, shift), wrote, ctype, root, epoch)
+
+
+def _one_load(ld: Sym, before: Sym, ctype: str) -> Sym:
+    """`ld` where it loaded, else `before` -- one load where `before` is itself the same element under another
+    condition (`where(c, load(g + e, m), z)`: a vector staging loop's tail loop, which copied the elements the
+    vector loop left): `load(g + e, ld.mask | (m & c))` where either loaded, else (c ? 0 : z), as before. Each lane's value is unchanged
+    (a lane the merged mask adds read the same element); the port issues one load instead of two."""
+    if before.op == "where":
+        cond, prev, other = before.args
+        if prev.op == "cast" and prev.ctype == prev.args[0].ctype:
+            prev = prev.args[0]
+        if (prev.op == "load" and prev.mask is not None and ld.mask is not None and prev.ctype == ld.ctype
+                and prev.root == ld.root and prev.epoch == ld.epoch and S.canon(prev.args[0]) == S.canon(ld.args[0])
+                and S.canon(prev.args[1]) == S.canon(ld.args[1])):
+            mask = S.op("lor", "bool", ld.mask, S.land(prev.mask, cond))
+            merged = S.load(ld.args[0], ld.args[1], mask, ld.ctype, ld.root, ld.epoch)
+            return S.where(mask, merged, S.where(cond, S.const(0, ctype), other, ctype), ctype)
+    return S.where(ld.mask, ld, before, ctype)
 
 
 def _selected(v: Sym) -> list[Sym]:
