@@ -143,11 +143,13 @@ def test_a_two_dimensional_block_is_not_batched():
 
 
 def test_configurations_start_with_the_lifters_launch():
-    assert configurations(256, 4) == [{"blocks": 1, "num_warps": 4}, {"blocks": 4, "num_warps": 4},
-                                      {"blocks": 8, "num_warps": 8}, {"blocks": 16, "num_warps": 8}]
+    assert configurations(256, 8) == [{"blocks": 1, "num_warps": 8}, {"blocks": 1, "num_warps": 4},
+                                      {"blocks": 4, "num_warps": 4}, {"blocks": 8, "num_warps": 8},
+                                      {"blocks": 16, "num_warps": 8}]
     assert configurations(128, 4)[1:] == [{"blocks": 8, "num_warps": 4}, {"blocks": 16, "num_warps": 8},
-                                          {"blocks": 32, "num_warps": 8}]
-    assert configurations(4096, 8) == [{"blocks": 1, "num_warps": 8}]  # no R >= 2 fits the table
+                                          {"blocks": 32, "num_warps": 8}]  # 4 warps: nothing to pack
+    assert configurations(1024, 32)[:2] == [{"blocks": 1, "num_warps": 32}, {"blocks": 1, "num_warps": 4}]
+    assert configurations(4096, 4) == [{"blocks": 1, "num_warps": 4}]  # no R >= 2 fits the table
 
 
 def test_a_lifted_port_keeps_its_default_launch_word_for_word():
@@ -161,10 +163,28 @@ def test_a_lifted_port_keeps_its_default_launch_word_for_word():
     assert "_relu_kernel_blocks[(triton.cdiv(grid[0], _xl_c['blocks']),) + tuple(grid[1:])](x, y, n, grid[0]" in plain
 
 
-def test_a_port_whose_kernels_cannot_be_batched_is_unchanged():
-    text = lifted("dot_atomic", "dot_atomic")
-    assert declared(text) is None and "_xl_launch" not in text
-    assert "_dot_atomic_kernel[grid](a, b, result, n, BX=256, num_warps=8, **_xl_nvcc_options())" in text
+def test_a_port_whose_kernels_cannot_be_batched_offers_its_lanes_packed_into_fewer_warps():
+    text = lifted("dot_atomic", "dot_atomic")  # an atomic: no batching; 256 threads: 8 warps, or 4 packed
+    assert declared(text) == {"dot_atomic": [{"blocks": 1, "num_warps": 8}, {"blocks": 1, "num_warps": 4}]}
+    assert "_dot_atomic_kernel_blocks" not in text
+    launcher = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "dot_atomic")
+    run = next(n for n in ast.walk(launcher) if isinstance(n, ast.FunctionDef) and n.name == "_xl_run")
+    assert [ast.unparse(s) for s in run.body] == [
+        "_dot_atomic_kernel[grid](a, b, result, n, BX=256, **_xl_nvcc_options(), num_warps=_xl_c['num_warps'])"]
+
+
+def test_a_port_whose_kernels_cannot_be_batched_nor_packed_is_unchanged():
+    from tests.test_triton_lift import port
+
+    t = port("""
+// xlate: x: in[n], total: inout[1], n: size(1..5000), grid: cdiv(n, 128), block: 128
+__global__ void sum_atomic(const float* x, float* total, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(total, x[i]);
+}
+""")
+    assert declared(t.text) is None and "_xl_launch" not in t.text
+    assert "_sum_atomic_kernel[grid](x, total, n, BX=128, num_warps=4, **_xl_nvcc_options())" in t.text
 
 
 # -- the table -------------------------------------------------------------------------------------------------

@@ -3,11 +3,14 @@
 masks) another layout than the [BX, k] tensors of its vector types, and each conversion between the two goes
 through shared memory behind a barrier -- inside a loop, every iteration (fma's row loop: 72 barriers at 4
 warps, 26 at 8, in the sm_90 code). The values are the same either way (checked against NumPy here); the
-barrier is checked in the sm_90 PTX Triton's NVIDIA backend writes without a GPU."""
+barrier is checked in the sm_90 PTX Triton's NVIDIA backend writes without a GPU. The packed launch (the lanes in 4
+warps) stays a configuration the gate verifies and the launcher may choose by timing: some kernels are faster
+that way (H100: crs's group-shuffling dot products)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +19,8 @@ from xlate.backends.base import ScalarArg
 from tests.test_triton_lift_layout import _ptx
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, ported, rng, run
 from xlate.translate.triton.translator import cuda_warps
+
+KERNELS = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 
 SCALE = """
 // xlate: x: in[n], y: out[n], n: size(1..5000), grid: cdiv(n, {B}), block: {B}
@@ -101,3 +106,20 @@ def test_on_a_gpu_the_gate_verifies_every_configuration_of_the_cuda_warps_port(t
     assert default_warps(out.read_text(), "gather_mix4") == 8
     configs = res.kernels[0].configs
     assert configs is not None and not configs.discarded
+
+
+def test_the_packed_configuration_of_a_kernel_that_cannot_be_batched_is_verified_by_the_gate(tmp_path):
+    # dot_atomic (an atomic: no batching) at 256 threads: CUDA's 8 warps first, the lanes packed into 4 second;
+    # the gate runs each against the kernel's reference on fresh inputs before the table may list it
+    from xlate.port import PortRequest, port_file
+
+    out = tmp_path / "dot_atomic.py"
+    res = port_file(PortRequest(source=str(KERNELS / "dot_atomic.cu"), target="triton", output=str(out),
+                                engine="rules", examples=12))
+    assert res.status == "verified" and res.written, res.message
+    report = res.kernels[0].configs
+    assert report is not None and [o.config for o in report.outcomes] == [{"blocks": 1, "num_warps": 8},
+                                                                          {"blocks": 1, "num_warps": 4}]
+    assert report.kept == [0, 1]
+    assert all(o.verdict.status == "verified" and o.verdict.examples >= 12 for o in report.outcomes[1:])
+    assert default_warps(out.read_text(), "dot_atomic") == 8

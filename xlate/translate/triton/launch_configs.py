@@ -4,8 +4,10 @@ For each launcher whose kernel can run several CUDA blocks per program (batching
 batched kernel (`<kernel>_blocks`), a launcher that launches whichever configuration it is given, and an entry
 in the module's table `_XL_CONFIGS` (launcher -> list of configurations). The first configuration is the
 default and launches exactly what the launcher launched before: the same kernel on the CUDA grid with the same
-arguments and num_warps. The others come from xlate/data/triton/launch_configs.yaml, and for a row
-kernel (rows.py) also from xlate/data/triton/row_configs.yaml. The runtime that picks one
+arguments and num_warps (one Triton thread per CUDA thread). The others come from
+xlate/data/triton/launch_configs.yaml -- the same launch with the block's lanes packed into fewer warps, where it
+has more, then the batched ones -- and for a row kernel (rows.py) also from xlate/data/triton/row_configs.yaml.
+A kernel that cannot be batched still gets the table for its packed configuration. The runtime that picks one
 (templates/triton/launch_runtime.py) is appended once.
 
 Nothing here decides what a port keeps: xlate.port verifies every configuration through the gate and writes
@@ -40,9 +42,23 @@ def _launch_statement(fn: ast.FunctionDef, kernels: dict[str, ast.FunctionDef]) 
 
 
 def configurations(bx: int, num_warps: int) -> list[dict[str, int]]:
-    """The default (one CUDA block per program, the lifter's num_warps), then the batched ones for blocks of
-    `bx` threads."""
+    """The default (one CUDA block per program, the lifter's num_warps), its lanes packed into fewer warps where
+    it has more than the rules' `packed_warps`, then the batched ones for blocks of `bx` threads."""
+    return [*unbatched(num_warps), *batched(bx)]
+
+
+def unbatched(num_warps: int) -> list[dict[str, int]]:
+    """The configurations of one CUDA block per program: the default, and the packed one (launch_configs.yaml)."""
+    packed = int(rules().get("packed_warps", 0))
     out = [{"blocks": 1, "num_warps": num_warps}]
+    if 0 < packed < num_warps:
+        out.append({"blocks": 1, "num_warps": packed})
+    return out
+
+
+def batched(bx: int) -> list[dict[str, int]]:
+    """The batched configurations for blocks of `bx` threads (several CUDA blocks per program)."""
+    out: list[dict[str, int]] = []
     for c in rules()["batched"]:
         r = int(c["elements"]) // bx
         cfg = {"blocks": r, "num_warps": int(c["num_warps"])}
@@ -51,15 +67,22 @@ def configurations(bx: int, num_warps: int) -> list[dict[str, int]]:
     return out
 
 
-def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str, lanes: bool = False) -> list[str]:
+def _dispatch(stmt: ast.Expr, batched: str | None, launcher: ast.FunctionDef, name: str,
+              lanes: bool = False) -> list[str]:
     """Lines replacing the launch statement: a local function launching one configuration, and the runtime call.
-    With `lanes`, a configuration may also set the lanes per row (BX of the batched kernel, rows.py)."""
+    With `lanes`, a configuration may also set the lanes per row (BX of the batched kernel, rows.py). Without a
+    `batched` kernel every configuration is one CUDA block per program (only num_warps differs)."""
     call = stmt.value
     assert isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and isinstance(call.func.slice, ast.Name)
     grid = call.func.slice.id
     pick = ast.parse(f'{CONFIG}["num_warps"]', mode="eval").body
     default = copy.deepcopy(call)
     default.keywords = [k for k in default.keywords if k.arg != "num_warps"] + [ast.keyword("num_warps", pick)]
+    params = [a.arg for a in launcher.args.args + launcher.args.kwonlyargs if a.arg != "grid"]
+    pad = " " * stmt.col_offset
+    launch = f"{pad}_xl_launch({name!r}, {RUN}, {grid}, ({', '.join(params)}{',' if len(params) == 1 else ''}))"
+    if batched is None:
+        return ["", f"{pad}def {RUN}({CONFIG}):", f"{pad}    {ast.unparse(default)}", launch]
     blocks = copy.deepcopy(default)
     blocks.func = ast.parse(f'{batched}[(triton.cdiv({grid}[0], {CONFIG}["blocks"]),) + tuple({grid}[1:])]',
                             mode="eval").body
@@ -69,22 +92,20 @@ def _dispatch(stmt: ast.Expr, batched: str, launcher: ast.FunctionDef, name: str
     if lanes:
         blocks.keywords = [ast.keyword("BX", ast.parse(f'{CONFIG}.get("lanes", {ast.unparse(k.value)})', mode="eval").body)
                            if k.arg == "BX" else k for k in blocks.keywords]
-    # the tensors a timing restores are among them: keyword-only module variables too (not the launch's `grid`,
-    # translator.GRID_KEYWORD: no tensor)
-    params = [a.arg for a in launcher.args.args + launcher.args.kwonlyargs if a.arg != "grid"]
-    pad = " " * stmt.col_offset
+    # the tensors a timing restores are among the launcher's parameters: keyword-only module variables too (not
+    # the launch's `grid`, translator.GRID_KEYWORD: no tensor)
     return ["", f"{pad}def {RUN}({CONFIG}):",
             f'{pad}    if {CONFIG}["blocks"] == 1' + (f' and "lanes" not in {CONFIG}:' if lanes else ":"),
             f"{pad}        {ast.unparse(default)}",
             f"{pad}    else:  # {CONFIG}['blocks'] consecutive CUDA blocks per program"
             + (f", {CONFIG}['lanes'] lanes per row if given" if lanes else ""),
             f"{pad}        {ast.unparse(blocks)}",
-            f"{pad}_xl_launch({name!r}, {RUN}, {grid}, ({', '.join(params)}{',' if len(params) == 1 else ''}))"]
+            launch]
 
 
 def add_launch_configs(text: str) -> str:
     """`text` (a module the lifter wrote) with launch configurations for every launcher whose kernel can be
-    batched; unchanged when none can."""
+    batched or packed into fewer warps (launch_configs.yaml); unchanged when none can."""
     tree = ast.parse(text)
     kernels = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and is_jit(n)}
     launchers = [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list]
@@ -111,14 +132,17 @@ def add_launch_configs(text: str) -> str:
         free, _why = free_lanes(kernel, bx.value)  # a row kernel: its lanes per row may vary too
         if free is not None:
             configs += row_configurations(bx.value)
-        if len(configs) < 2:
-            continue
-        source, _why = batch_kernel(free or kernel, name)
-        if source is None:
-            continue
+        source, _why = batch_kernel(free or kernel, name) if len(configs) > len(unbatched(int(warps.value))) else (None, "")
+        if source is None:  # not batchable: the one-block configurations alone, if there are several
+            configs = unbatched(int(warps.value))
+            if len(configs) < 2:
+                continue
+            edits.append((stmt.lineno, stmt.end_lineno or stmt.lineno, _dispatch(stmt, None, fn, fn.name)))
+        else:
+            added.append(source)
+            edits.append((stmt.lineno, stmt.end_lineno or stmt.lineno,
+                          _dispatch(stmt, name, fn, fn.name, free is not None)))
         table[fn.name] = configs
-        added.append(source)
-        edits.append((stmt.lineno, stmt.end_lineno or stmt.lineno, _dispatch(stmt, name, fn, fn.name, free is not None)))
     if not table:
         return text
     for first, last, new in sorted(edits, reverse=True):
@@ -138,4 +162,4 @@ def render_table(table: dict[str, list[dict[str, int]]]) -> str:
     return f"{TABLE} = {{\n{rows}}}\n"
 
 
-__all__ = ["GRID_X", "ROWS", "TABLE", "add_launch_configs", "configurations", "render_table"]
+__all__ = ["GRID_X", "ROWS", "TABLE", "add_launch_configs", "batched", "configurations", "render_table", "unbatched"]
