@@ -5,7 +5,12 @@
 # the union of the lists (and of the timed programs' kernels), then copy them in as verify.json and, for rows to
 # re-run on every step, verify_all.json. Next (after stop 38): verify.json = bench/data/rerun_triton_stop38_stale.json
 # (the 21 verified ports the skip test changed, not re-run; keccaktreehash is not in the export); extra_ports.json
-# lists the tile-reload, rolled and pipelined (num_stages) variants of bench/experiments. Stop 38's calls (an H100):
+# lists the tile-reload, rolled and pipelined (num_stages) variants of bench/experiments. Stop 39 (an H100): verify.json =
+# bench/data/rerun_triton_stop39_cuda_warps.json, extra_w4.json = each #16 port launched at 4 warps; calls: 1)
+# GPU_TESTS="tests/test_triton_cuda_warps.py tests/test_triton_configs.py" VERIFY_BUDGET=280 KTIMEOUT=80
+# TIME_BUDGET=0; 2) VERIFY_BUDGET=0 TIME_BUDGET=420 EXTRA=extra_w4.json PROGRAMS=fma,bitonic-sort,layernorm,
+# accuracy,crs,dp PER_PROGRAM=2 (call 1's journal in .devcarry/state/). Next: verify.json =
+# bench/data/rerun_triton_stop39_stale.json (98 stale rows). Stop 38's calls (an H100):
 # 1) GPU_TESTS=tests/test_benchmark_kernel.py VERIFY_BUDGET=240 TIME_BUDGET=0; 2) VERIFY_BUDGET=0 TIME_BUDGET=330
 # PROGRAMS=aop,dp,accuracy,layernorm,all-pairs-distance,epistasis,convolutionSeparable,crs,bitonic-sort,fma with
 # call 1's journal in .devcarry/state/; 3) PROGRAMS=none PER_PROGRAM=0: the variants alone.

@@ -6,8 +6,10 @@ global atomics and reductions, barriers, warp shuffles, the most global loads of
 loop body keeps in flight), registers and static shared memory.
 
     python bench/sass_compare.py SOURCE.cu KERNEL [KERNEL ...] [--port PORT.py] [--json OUT] [-I DIR ...]
+        [--warps N ...]
 
-Without --port the port is written by `xlate port --no-verify` into a temporary folder. Counts are of the
+Without --port the port is written by `xlate port --no-verify` into a temporary folder. The port is built at
+its default launch's num_warps; --warps N adds a row of it built at N warps (the packed configuration). Counts are of the
 static code: a loop's body counts once, whatever its trip count. Nothing here is a timing; bench/time_inferred.py
 on a GPU is."""
 
@@ -93,7 +95,9 @@ def demangled_base(mangled: str) -> str:
     return name.split("::")[-1].split()[-1]
 
 
-def port_sass(port: Path, kernel: str) -> dict[str, Any]:
+def port_sass(port: Path, kernel: str, warps: int | None = None) -> dict[str, Any]:
+    """The port's kernel built for sm_90 at the num_warps of its default launch (a literal in the launch, else the
+    first entry of its `_XL_CONFIGS` row), or at `warps`."""
     text = port.read_text(encoding="utf-8", errors="surrogateescape")
     types = spec_types(text)
     fn = next((f for f in kernels(text) if f.name == f"_{re.sub(r'[^0-9A-Za-z_]', '_', kernel)}_kernel"), None)
@@ -106,15 +110,18 @@ def port_sass(port: Path, kernel: str) -> dict[str, Any]:
     unknown = [p for p in params if p not in dims and py_to_spec[p] not in types]
     if unknown or None in dims.values():
         return {"error": "not built: no type for " + ", ".join(unknown) if unknown else "no block size"}
-    warps = re.search(rf"{re.escape(fn.name)}\[[^\]]*\]\([^\n]*\bnum_warps=(\d+)", text)
+    if warps is None:
+        m = (re.search(rf"{re.escape(fn.name)}\[[^\]]*\]\([^\n]*\bnum_warps=(\d+)", text)
+             or re.search(rf'^\s*"{re.escape(kernel)}": \[\{{"blocks": 1, "num_warps": (\d+)', text, re.M))
+        warps = int(m.group(1)) if m else 4
     sig = {p: ("constexpr" if p in dims else types[py_to_spec[p]]) for p in params}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, "-c", PORT_SASS, str(port), fn.name, json.dumps(sig), json.dumps(dims), "1",
-                           warps.group(1) if warps else "4"], capture_output=True, text=True, env=env, timeout=900)
+                           str(warps)], capture_output=True, text=True, env=env, timeout=900)
     if done.returncode != 0:
         return {"error": "build failed: " + (done.stderr.strip().splitlines() or ["?"])[-1][-300:]}
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    return {**counts(got["sass"]), "registers": got["registers"], "shared": got["shared"]}
+    return {**counts(got["sass"]), "registers": got["registers"], "shared": got["shared"], "warps": warps}
 
 
 def main() -> None:
@@ -124,6 +131,8 @@ def main() -> None:
     ap.add_argument("--port", type=Path, help="the Triton port (default: written now by xlate port --no-verify)")
     ap.add_argument("-I", dest="includes", action="append", default=[])
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--warps", type=int, action="append", default=[],
+                    help="also build the port at this num_warps (repeatable): rows 'port@N' beside its default")
     args = ap.parse_args()
     try:
         funcs, resources = source_sass(args.source, args.includes)
@@ -148,14 +157,16 @@ def main() -> None:
             else:
                 row["source"] = {"error": source_error or "no such kernel in nvcc's cubin"}
             row["port"] = port_sass(port, kernel) if port.is_file() else {"error": "no port written"}
+            for w in args.warps:
+                row[f"port@{w}"] = port_sass(port, kernel, w) if port.is_file() else {"error": "no port written"}
             rows.append(row)
-    keys = ["insns", "LDG", "STG", "LDS", "STS", "ATOM", "BAR", "SHFL", "LDG/block", "registers", "shared"]
-    print(f"{'kernel':32} {'side':6} " + " ".join(f"{k:>9}" for k in keys))
+    keys = ["insns", "LDG", "STG", "LDS", "STS", "ATOM", "BAR", "SHFL", "LDG/block", "registers", "shared", "warps"]
+    print(f"{'kernel':32} {'side':7} " + " ".join(f"{k:>9}" for k in keys))
     for r in rows:
-        for side in ("source", "port"):
+        for side in ("source", "port", *(f"port@{w}" for w in args.warps)):
             c = r[side]
             cells = " ".join(f"{c.get(k, '')!s:>9}" for k in keys) if "error" not in c else c["error"]
-            print(f"{r['kernel'][:32]:32} {side:6} {cells}")
+            print(f"{r['kernel'][:32]:32} {side:7} {cells}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
 
