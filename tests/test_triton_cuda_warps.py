@@ -1,8 +1,8 @@
 """One Triton thread per CUDA thread: a lifted kernel launches with the CUDA block's warps (num_warps = threads /
 32), not Triton's usual 4. Packing two or more lanes into a thread gives the block's 1-D tensors (indices,
 masks) another layout than the [BX, k] tensors of its vector types, and each conversion between the two goes
-through shared memory behind a barrier -- inside a loop, every iteration (fma's row loop: 72 barriers at 4
-warps, 26 at 8, in the sm_90 code). The values are the same either way (checked against NumPy here); the
+through shared memory behind a barrier -- inside a loop, every iteration (fma's row kernel: 80 barriers at 4
+warps, 2 at 8, in the sm_90 code). The values are the same either way (checked against NumPy here); the
 barrier is checked in the sm_90 PTX Triton's NVIDIA backend writes without a GPU. The packed launch (the lanes in 4
 warps) stays a configuration the gate verifies and the launcher may choose by timing: some kernels are faster
 that way (H100: crs's group-shuffling dot products)."""

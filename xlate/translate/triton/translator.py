@@ -626,8 +626,8 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
         kwargs.append(f"{name}={name}")
     # one Triton thread per CUDA thread (num_warps = the block's warps): packing two or more lanes into a thread
     # gives the block's 1-D tensors another layout than the [BX, k] tensors of its vector types and reductions,
-    # and every conversion between them goes through shared memory behind a barrier (sm_90 code: 72 barriers in
-    # fma's row loop at 4 warps for 256 lanes, 26 at 8; bitonic 3 -> 0)
+    # and every conversion between them goes through shared memory behind a barrier (sm_90 code: 80 barriers in
+    # fma's row kernel at 4 warps for 256 lanes, 2 at 8; bitonic 3 -> 0)
     if blk.runtime is not None:
         kwargs.append(f"num_warps=max(1, min(32, {lanes_x} // 32))")
     else:
