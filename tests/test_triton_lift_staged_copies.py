@@ -15,9 +15,8 @@ from xlate.backends.base import ScalarArg
 from tests.test_triton_lift import port
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
 
-SRC = """
-// xlate: g: in[m + 9], x: in[n], y: out[n], n: size(1..3000), m: size(1..200), off: size(0..5), grid: cdiv(n, 64), block: 64, shmem: 4 * m
-__global__ void three_taps(const float* g, const float* x, float* y, int n, int m, int off) {
+# the quads of g copied into shared memory: a 16-byte vector copy where both sides are aligned, else one by one
+STAGE_QUADS = """
     extern __shared__ float sg[];
     int quads = m / 4;
     for (int q = threadIdx.x; q < quads; q += blockDim.x) {
@@ -30,7 +29,11 @@ __global__ void three_taps(const float* g, const float* x, float* y, int n, int 
             for (int j = 0; j < 4; ++j) sg[4 * q + j] = g[4 * q + j];
         }
     }
-    __syncthreads();
+"""
+
+SRC = """
+// xlate: g: in[m + 9], x: in[n], y: out[n], n: size(1..3000), m: size(1..200), off: size(0..5), grid: cdiv(n, 64), block: 64, shmem: 4 * m
+__global__ void three_taps(const float* g, const float* x, float* y, int n, int m, int off) {""" + STAGE_QUADS + """    __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && quads > 0) {
         int q4 = 4 * quads;
@@ -72,19 +75,7 @@ __global__ void shifted_paths(const float* g, float* y, int n, int m) {
 
 TAIL = """
 // xlate: g: in[m], x: in[n], y: out[n], n: size(1..3000), m: size(1..200), grid: cdiv(n, 64), block: 64, shmem: 4 * m
-__global__ void quads_then_tail(const float* g, const float* x, float* y, int n, int m) {
-    extern __shared__ float sg[];
-    int quads = m / 4;
-    for (int q = threadIdx.x; q < quads; q += blockDim.x) {
-        const float* from = &g[4 * q];
-        float* to = &sg[4 * q];
-        if (reinterpret_cast<uintptr_t>(from) % 16 == 0 && reinterpret_cast<uintptr_t>(to) % 16 == 0) {
-            *reinterpret_cast<float4*>(to) = *reinterpret_cast<const float4*>(from);
-        } else {
-            for (int j = 0; j < 4; ++j) sg[4 * q + j] = g[4 * q + j];
-        }
-    }
-    int start = 4 * quads;
+__global__ void quads_then_tail(const float* g, const float* x, float* y, int n, int m) {""" + STAGE_QUADS + """    int start = 4 * quads;
     for (int k = threadIdx.x; k < m % 4; k += blockDim.x) sg[start + k] = {TAIL};
     __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
