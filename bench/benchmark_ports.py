@@ -63,6 +63,8 @@ def row(f: dict, k: dict) -> dict:
              port_pct_copy=_round((bw.get("port") or {}).get("pct_of_copy")), bench_s=round(p.get("seconds") or 0, 1))
     if p.get("note"):
         r["note"] = p["note"]
+    if p.get("launch_configs"):  # the configuration the port's launcher chose, per launcher
+        r["launch_configs"] = p["launch_configs"]
     return r
 
 

@@ -18,7 +18,8 @@
 # An earlier call's journal put in .devcarry/state/ counts for the timing; $CORPUS/extra_ports.json (if there): port
 # files of a lifter variant timed beside the ports (time_inferred.py --extra-ports). Everything goes to $OUT.
 #   VERIFY_TARGETS (triton)  VERIFY_BUDGET (240 s)  KTIMEOUT (150 s)  PROGRAMS (crs,...)  PER_PROGRAM (3)
-#   TIME_BUDGET (200 s)  EXTRA (extra_ports.json)  JOBS (15 per GPU)  GPU_TESTS (pytest -m gpu selection run first, e.g. a file or "-k graph")
+#   TIME_BUDGET (200 s)  EXTRA (extra_ports.json)  VERIFY_CONFIGS (set: time the ports as `xlate port` writes them,
+#   every verified launch configuration kept and chosen by timing)  JOBS (15 per GPU)  GPU_TESTS (pytest -m gpu selection run first, e.g. a file or "-k graph")
 set -u
 mkdir -p /tmp/bw && dpkg -x .whl/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
 source ci/device_setup.sh
@@ -66,6 +67,7 @@ if [ "${TIME_BUDGET:-200}" != 0 ]; then
   timeout $(( ${TIME_BUDGET:-200} + 120 )) python3 bench/time_inferred.py "$CORPUS" --journal /tmp/journal.jsonl \
     --targets triton --programs "${PROGRAMS:-crs}" --per-program "${PER_PROGRAM:-3}" --max-seconds 3 \
     --budget "${TIME_BUDGET:-200}" --timeout 100 --out "$OUT/time_inferred_triton.json" \
+    $([ -n "${VERIFY_CONFIGS:-}" ] && echo --verify-configs) \
     $([ -f "$CORPUS/$EXTRA" ] && echo --extra-ports "$CORPUS/$EXTRA") > "$OUT/time.log" 2>&1
   echo "time exit $?"; tail -30 "$OUT/time.log"
 fi

@@ -50,11 +50,13 @@ def measure_reference(max_seconds: float) -> dict[str, Any]:
 
 
 def port_one(job: dict[str, Any]) -> dict[str, Any]:
-    """Port `job`'s kernel by the rules into job["out"] (no verification: the journal says it verified)."""
+    """Port `job`'s kernel by the rules into job["out"]: unverified (the journal says it verified), so its table of
+    launch configurations keeps the default alone; with job["verify"] through the gate here, so the table keeps
+    every configuration the gate verified and the launcher chooses among them by timing, as a user's port does."""
     from xlate.port import PortRequest, port_file
 
     res = port_file(PortRequest(source=job["path"], target=job["target"], output=job["out"], kernels=[job["kernel"]],
-                                engine="rules", verify=False, force=True))
+                                engine="rules", verify=bool(job.get("verify")), force=True))
     kr = next((k for k in res.kernels if k.kernel == job["kernel"]), None)
     if kr is None or not kr.translated or not os.path.exists(job["out"]):
         return {"status": "not translated", "reason": "the rules did not translate it this time"}
@@ -135,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra-ports", help="JSON list of {program, file, kernel, target, label, port}: port files "
                     "made elsewhere (a variant of the lifter), timed against their sources in the same run, as "
                     "target 'TARGET+LABEL' (relative paths: from the corpus)")
+    ap.add_argument("--verify-configs", action="store_true",
+                    help="port through the gate (on this GPU) so each port keeps every launch configuration the "
+                    "gate verified and its launcher chooses among them by timing, as `xlate port` writes it (each "
+                    "row records the choice: perf.launch_configs); default: unverified ports, their default alone")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "time_inferred_h200.json"))
     argv = sys.argv[1:] if argv is None else argv
     modes = {"--port": port_one, "--one": time_one, "--reference": lambda p: measure_reference(p["max_seconds"])}
@@ -172,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         if key not in done:
             jobs[key] = {"path": str(program_dir(corpus, row["program"]) / row["file"]), "kernel": row["kernel"],
                          "target": target, "max_seconds": args.max_seconds, "timeout": args.timeout,
-                         "out": str(ports / f"{n}_{Path(row['file']).stem}{SUFFIX[target]}")}
+                         "out": str(ports / f"{n}_{Path(row['file']).stem}{SUFFIX[target]}"),
+                         "verify": args.verify_configs}
     # the ports first, in parallel (CPU work); then the timing, one kernel at a time
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         ported = dict(zip(jobs, pool.map(lambda j: run_isolated(["--port"], j, args.timeout), jobs.values())))
@@ -219,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             r = row_of(row, target, perf)
             what = (f"{r['port_over_source']:.3f} ({r['verdict']})" if "port_over_source" in r
                     else f"{perf.get('status')}: {perf.get('reason', '')}")
+            if r.get("launch_configs"):
+                what += " chose " + ", ".join(f"{k}: {json.dumps(c)}" for k, c in r["launch_configs"].items())
             with lock:
                 done[key] = r
                 fh.write(json.dumps(r) + "\n")

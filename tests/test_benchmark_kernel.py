@@ -359,3 +359,26 @@ def test_the_benchmark_finds_a_specialisations_launcher_as_the_gate_does(tmp_pat
     source = Side(str(src), "scale<float>")
     port = port_side(source, t.text, "triton", arch=None, timeout=60.0)
     assert port.kernel == "scale_float_" and port.has_kernel()
+
+
+def test_the_benchmark_records_the_launch_configuration_a_port_chose(tmp_path):
+    # a rule port of relu (a table of launch configurations) timed against itself on the interpreter: the row
+    # says which configuration the launcher used (the interpreter takes the first: CUDA's warps)
+    _triton_runs()
+    from xlate.port import PortRequest, port_file
+
+    port = tmp_path / "relu_triton.py"
+    port_file(PortRequest(source=str(ROOT / "examples" / "kernels" / "relu.cu"), target="triton", output=str(port),
+                          engine="rules", verify=False, force=True))
+    r = benchmark_kernel(str(port), port.read_text(), "triton", "relu", plan=QUICK, device=TINY_L2,
+                         interpreter_ok=True)
+    assert r["status"] == "ok", r
+    assert r["launch_configs"] == {"relu": {"blocks": 1, "num_warps": 8}}
+
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from benchmark_ports import row
+
+    assert row({"path": "relu.cu"}, {"name": "relu", "status": "verified", "perf": r})["launch_configs"] == \
+        r["launch_configs"]

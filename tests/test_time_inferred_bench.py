@@ -13,6 +13,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import time_inferred  # noqa: E402
 
+from xlate.verify.configs import declared  # noqa: E402
+
 
 def test_kernels_are_spread_over_the_cards_one_at_a_time_each(tmp_path, monkeypatch):
     journal = tmp_path / "journal.jsonl"
@@ -47,3 +49,35 @@ def test_kernels_are_spread_over_the_cards_one_at_a_time_each(tmp_path, monkeypa
     assert set(most) == {"0", "1", "2"} and max(most.values()) == 1  # every card used, never two kernels on one
     written = [json.loads(ln) for ln in out.with_suffix(".jsonl").read_text().splitlines()]
     assert len(written) == 9
+
+
+def test_verify_configs_ports_through_the_gate_and_keeps_the_verified_table(tmp_path, monkeypatch):
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text(json.dumps({"program": "p", "file": "k.cu", "kernel": "k", "triton": {"outcome": "verified"}})
+                       + "\n")
+    asked: list[dict] = []
+
+    def fake(args, payload, timeout, gpu=None):
+        if args == ["--port"]:
+            asked.append(payload)
+            return {"status": "ok"}
+        return {"device": None, "copy": None} if args == ["--reference"] else {"status": "failed", "reason": "faked"}
+
+    monkeypatch.setattr(time_inferred, "run_isolated", fake)
+    for flag, want in (([], False), (["--verify-configs"], True)):
+        asked.clear()
+        time_inferred.main([str(tmp_path), "--journal", str(journal), "--gpus", "0", "--out",
+                            str(tmp_path / f"t{int(want)}.json"), *flag])
+        assert [p["verify"] for p in asked] == [want]
+
+    # the port job itself, on the CPU gate (relu has a reference oracle): unverified, the default launch alone;
+    # verified, every configuration the gate verified
+    tables = {}
+    for verify in (False, True):
+        out = tmp_path / f"relu_{verify}.py"
+        res = time_inferred.port_one({"path": str(ROOT / "examples" / "kernels" / "relu.cu"), "kernel": "relu",
+                                      "target": "triton", "out": str(out), "verify": verify})
+        assert res == {"status": "ok"}
+        tables[verify] = declared(out.read_text())["relu"]
+    assert tables[False] == [{"blocks": 1, "num_warps": 8}]
+    assert tables[True][:2] == [{"blocks": 1, "num_warps": 8}, {"blocks": 1, "num_warps": 4}] and len(tables[True]) > 2

@@ -221,6 +221,7 @@ def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, p
     batched = {"source": True, "port": True}
     # both sides replay CUDA graphs where both can (a short kernel is timed, not its host launcher), else neither
     graphs = {"on": True, "paths": {}}
+    chosen: dict[str, Any] = {}  # a Triton port's launch configuration per launcher, as its runtime chose it
 
     def call(label: str, bench: dict[str, int] | None) -> Any:
         res = sides[label].backend.run(arts[label], _args(spec, case, env, inputs), launch, timeout=timeout, bench=bench)
@@ -232,6 +233,8 @@ def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, p
         bench = {"warmup": 2, "repeat": launches, "discard_outputs": 1, "graph": int(graphs["on"])}
         res = call(label, bench)  # outputs were checked once
         graphs["paths"][label] = res.meta.get("launch_path") or "stream"
+        if label == "port":
+            chosen.update(res.meta.get("launch_configs") or {})
         times = [float(t) for t in res.meta.get("times") or []] or [float(res.seconds)]
         if len(times) < min(plan.batches, launches):  # one launch timed with the host clock (HIP on AMD, interpreters)
             batched[label] = False
@@ -273,7 +276,8 @@ def _timed(spec: Any, source: Any, port: Any, budget: int, beyond_range: bool, p
             "launches_per_call": per_call, "batched": batched, "caveats": caveats,
             "launch_path": "graph" if set(paths.values()) == {"graph"} else "stream",
             "platforms": {label: side.platform for label, side in sides.items()},
-            "bytes_moved": _bytes_moved(spec, case, env), "working_set_bytes": working_set}
+            "bytes_moved": _bytes_moved(spec, case, env), "working_set_bytes": working_set,
+            **({"launch_configs": chosen} if chosen else {})}
 
 
 class _RunFailed(Exception):
