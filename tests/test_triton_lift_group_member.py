@@ -1,9 +1,10 @@
 """A read of member j of the thread's own aligned group of w threads from a shared tile the block loaded
-(`s[(t / w) * w + j]`) is emitted as the tile seen as [BX / w, w] rows, the member kept by a row sum and spread
-back (comm.lane_gather): warp shuffles in Triton's build, where tl.gather goes through shared memory with
-barriers. The sum's other terms are 0 and floats are summed as their bit patterns, so the picked value is
-exact: signed zeros, NaN and 64-bit patterns included. A group that is not a power of two keeps
-tl.gather. Kernels written here run on the Triton interpreter against NumPy on sizes that are not multiples of
+(`s[(t / w) * w + j]`) is emitted as the tile seen as [BX / w, w] rows, the member picked along each row and spread
+back (comm.lane_gather). A CUDA block (one lane a thread at the default launch) picks it with tl.gather, one warp
+shuffle (`shfl.sync.idx`) per 32 bits in the sm_90 code; a batched program ([R, BX], several lanes a thread, where
+tl.gather goes through shared memory) keeps a row sum whose other terms are 0, floats summed as their bit
+patterns. Either way the picked value is exact: signed zeros, NaN and 64-bit patterns included. A group that is
+not a power of two is a plain tl.gather. Kernels written here run on the Triton interpreter against NumPy on sizes that are not multiples of
 the block or of the group."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 from xlate.backends.base import ScalarArg
 
-from tests.test_triton_lift_layout import body
+from tests.test_triton_lift_layout import _ptx, body
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, ported, rng, run
 
 LEADER = """
@@ -145,3 +146,22 @@ def test_batched_blocks_pick_group_members_from_their_own_rows(tmp_path):
     want = _member_ref(x, 3, 2, 96, np.float32(0)) - _member_ref(x, 3, 0, 96, np.float32(0))
     np.testing.assert_array_equal(out["y"], want)
     guards_intact(out, "y")
+
+
+def test_a_group_member_is_one_index_shuffle_at_the_cuda_warps(tmp_path):
+    # 128 threads: 4 warps, one lane a thread; member 5 of groups of 8 floats is one shfl.sync.idx (a row sum
+    # of the eight took three butterfly shuffles), no shared memory
+    t = ported(LEADER, "group_member")
+    ptx = _ptx(t.text, "group_member", {"x": "*fp32", "y": "*fp32", "n": "i32"}, {"BX": 128}, tmp_path, num_warps=4)
+    assert re.findall(r"shfl\.sync\.\w+", ptx) == ["shfl.sync.idx"]
+    assert "bar.sync" not in ptx and "st.shared" not in ptx
+
+
+def test_the_batched_float_group_member_compiles_for_sm90(tmp_path):
+    # the batched kernel's row sum reads a float as its bits: one compile-time branch per width (a dtype-valued
+    # conditional expression ran on the interpreter and failed Triton's compiler)
+    t = ported(LEADER, "group_member")
+    assert "_group_member_kernel_blocks" in t.text
+    ptx = _ptx(t.text, "group_member", {"x": "*fp32", "y": "*fp32", "n": "i32", "_xl_gx": "i32"},
+               {"BX": 128, "_xl_r": 8}, tmp_path, num_warps=4, jit_name="_group_member_kernel_blocks")
+    assert "shfl.sync" in ptx
