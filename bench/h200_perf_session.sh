@@ -10,7 +10,7 @@
 # GPU_TESTS="tests/test_triton_cuda_warps.py tests/test_triton_configs.py" VERIFY_BUDGET=280 KTIMEOUT=80
 # TIME_BUDGET=0; 2) VERIFY_BUDGET=0 TIME_BUDGET=420 EXTRA=extra_w4.json PROGRAMS=fma,bitonic-sort,layernorm,
 # accuracy,crs,dp PER_PROGRAM=2 (call 1's journal in .devcarry/state/). Next: verify.json =
-# bench/data/rerun_triton_stop39_stale.json (98 stale rows); then the #16 programs with VERIFY_CONFIGS=1 (each
+# bench/data/rerun_triton_stop39_stale.json (106 stale rows); then the #16 programs with VERIFY_CONFIGS=1 (each
 # port's verified configurations, the packed one included, chosen by timing; rows name the choice), EXTRA=
 # extra_ports.json (aop's num_stages and convolutionSeparable's tile-reload variants). Stop 38's calls (an H100):
 # 1) GPU_TESTS=tests/test_benchmark_kernel.py VERIFY_BUDGET=240 TIME_BUDGET=0; 2) VERIFY_BUDGET=0 TIME_BUDGET=330
