@@ -253,6 +253,8 @@ __global__ void shr(const unsigned long long* x, unsigned long long* y, int n, i
                        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
     except Exception as exc:
         assert "has no attribute 'to'" not in str(exc), str(exc)[-500:]
+        if "CompilationError" in type(exc).__name__:
+            raise  # the port does not compile: a defect, not a missing backend
         pytest.skip(f"Triton cannot compile for sm_90 here: {type(exc).__name__}")
 
 
