@@ -132,9 +132,10 @@ def add_launch_configs(text: str) -> str:
         free, _why = free_lanes(kernel, bx.value)  # a row kernel: its lanes per row may vary too
         if free is not None:
             configs += row_configurations(bx.value)
-        source, _why = batch_kernel(free or kernel, name) if len(configs) > len(unbatched(int(warps.value))) else (None, "")
+        one_block = unbatched(int(warps.value))
+        source = batch_kernel(free or kernel, name)[0] if len(configs) > len(one_block) else None
         if source is None:  # not batchable: the one-block configurations alone, if there are several
-            configs = unbatched(int(warps.value))
+            configs = one_block
             if len(configs) < 2:
                 continue
             edits.append((stmt.lineno, stmt.end_lineno or stmt.lineno, _dispatch(stmt, None, fn, fn.name)))
