@@ -98,6 +98,10 @@ def spec_types(text: str) -> dict[str, str]:
     for name, dtype in re.findall(r"^\s*(\w+) = torch\.full\(\(1,\), \1, dtype=torch\.(\w+)", text, re.M):
         if name in out and dtype in TRITON_TYPES:
             out[name] = "*" + TRITON_TYPES[dtype]
+    # ... or of a buffer's element type (`initA = torch.full((1,), initA, dtype=a.dtype, ...)`: a template scalar)
+    for name, buf in re.findall(r"^\s*(\w+) = torch\.full\(\(1,\), \1, dtype=(\w+)\.dtype", text, re.M):
+        if name in out and out.get(buf.rstrip("_"), "").startswith("*"):
+            out[name] = out[buf.rstrip("_")]
     return out
 
 
