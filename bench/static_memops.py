@@ -94,14 +94,13 @@ def spec_types(text: str) -> dict[str, str]:
         dtype = TRITON_TYPES.get(m.group(1), "") if m else ""
         buffer = re.match(r"\s*(in|out|inout)\s*\[", value) is not None
         out[name] = ("*" + (dtype or "fp32")) if buffer else (dtype or "i32")
-    # a scalar the launcher hands over as a one-element tensor (a float64 scalar: `x = torch.full((1,), x, ...)`)
-    for name, dtype in re.findall(r"^\s*(\w+) = torch\.full\(\(1,\), \1, dtype=torch\.(\w+)", text, re.M):
-        if name in out and dtype in TRITON_TYPES:
-            out[name] = "*" + TRITON_TYPES[dtype]
-    # ... or of a buffer's element type (`initA = torch.full((1,), initA, dtype=a.dtype, ...)`: a template scalar)
-    for name, buf in re.findall(r"^\s*(\w+) = torch\.full\(\(1,\), \1, dtype=(\w+)\.dtype", text, re.M):
-        if name in out and out.get(buf.rstrip("_"), "").startswith("*"):
-            out[name] = out[buf.rstrip("_")]
+    # a scalar the launcher hands over as a one-element tensor, of a named type (a float64 scalar: `x =
+    # torch.full((1,), x, dtype=torch.float64, ...)`) or of a buffer's (a template scalar: `dtype=a.dtype`)
+    boxed = r"^\s*(\w+) = torch\.full\(\(1,\), \1, dtype=(?:torch\.(\w+)|(\w+)\.dtype)"
+    for name, dtype, buf in re.findall(boxed, text, re.M):
+        ptr = "*" + TRITON_TYPES[dtype] if dtype in TRITON_TYPES else out.get(buf.rstrip("_"), "")
+        if name in out and ptr.startswith("*"):
+            out[name] = ptr
     return out
 
 

@@ -44,10 +44,10 @@ def _launch_statement(fn: ast.FunctionDef, kernels: dict[str, ast.FunctionDef]) 
 def configurations(bx: int, num_warps: int) -> list[dict[str, int]]:
     """The default (one CUDA block per program, the lifter's num_warps), its lanes packed into fewer warps where
     it has more than the rules' `packed_warps`, then the batched ones for blocks of `bx` threads."""
-    return [*unbatched(num_warps), *batched(bx)]
+    return [*_one_block(num_warps), *_batched(bx)]
 
 
-def unbatched(num_warps: int) -> list[dict[str, int]]:
+def _one_block(num_warps: int) -> list[dict[str, int]]:
     """The configurations of one CUDA block per program: the default, and the packed one (launch_configs.yaml)."""
     packed = int(rules().get("packed_warps", 0))
     out = [{"blocks": 1, "num_warps": num_warps}]
@@ -56,7 +56,7 @@ def unbatched(num_warps: int) -> list[dict[str, int]]:
     return out
 
 
-def batched(bx: int) -> list[dict[str, int]]:
+def _batched(bx: int) -> list[dict[str, int]]:
     """The batched configurations for blocks of `bx` threads (several CUDA blocks per program)."""
     out: list[dict[str, int]] = []
     for c in rules()["batched"]:
@@ -132,7 +132,7 @@ def add_launch_configs(text: str) -> str:
         free, _why = free_lanes(kernel, bx.value)  # a row kernel: its lanes per row may vary too
         if free is not None:
             configs += row_configurations(bx.value)
-        one_block = unbatched(int(warps.value))
+        one_block = _one_block(int(warps.value))
         source = batch_kernel(free or kernel, name)[0] if len(configs) > len(one_block) else None
         if source is None:  # not batchable: the one-block configurations alone, if there are several
             configs = one_block
@@ -163,4 +163,4 @@ def render_table(table: dict[str, list[dict[str, int]]]) -> str:
     return f"{TABLE} = {{\n{rows}}}\n"
 
 
-__all__ = ["GRID_X", "ROWS", "TABLE", "add_launch_configs", "batched", "configurations", "render_table", "unbatched"]
+__all__ = ["GRID_X", "ROWS", "TABLE", "add_launch_configs", "configurations", "render_table"]

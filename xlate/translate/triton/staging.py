@@ -339,8 +339,9 @@ def _copied_from(recs: list, ctype: str) -> Any:
 def _one_load(ld: Sym, before: Sym, ctype: str) -> Sym:
     """`ld` where it loaded, else `before` -- one load where `before` is itself the same element under another
     condition (`where(c, load(g + e, m), z)`: a vector staging loop's tail loop, which copied the elements the
-    vector loop left): `load(g + e, ld.mask | (m & c))` where either loaded, else (c ? 0 : z), as before. Each lane's value is unchanged
-    (a lane the merged mask adds read the same element); the port issues one load instead of two."""
+    vector loop left): `load(g + e, ld.mask | (m & c))` where either loaded, else (c ? 0 : z), as before. Each
+    lane's value is unchanged (a lane the merged mask adds read the same element); the port issues one load
+    instead of two."""
     if before.op == "where":
         cond, prev, other = before.args
         if prev.op == "cast" and prev.ctype == prev.args[0].ctype:

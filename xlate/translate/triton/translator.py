@@ -628,8 +628,8 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     # gives the block's 1-D tensors another layout than the [BX, k] tensors of its vector types and reductions,
     # and every conversion between them goes through shared memory behind a barrier (sm_90 code: 80 barriers in
     # fma's row kernel at 4 warps for 256 lanes, 2 at 8; bitonic 3 -> 0)
-    if blk.runtime is not None:
-        kwargs.append(f"num_warps=max(1, min(32, {lanes_x} // 32))")
+    if blk.runtime is not None:  # cuda_warps, computed by the launcher
+        kwargs.append(f"num_warps=max(1, min({MAX_WARPS}, {lanes_x} // 32))")
     else:
         kwargs.append(f"num_warps={cuda_warps(blk.lanes[0] * blk.lanes[1])}")
     kwargs.append("**_xl_nvcc_options()")  # nvcc's floating point (templates/triton/module.py.j2)
@@ -638,9 +638,12 @@ def _launcher(spec, fir: ir.FunctionIR, params_py: list[str], jit_name: str, blk
     return "\n".join(lines), note
 
 
+MAX_WARPS = 32  # CUDA's 1024 threads a block
+
+
 def cuda_warps(lanes: int) -> int:
     """The warps of a CUDA block of `lanes` threads (padded to a power of two, at most 1024)."""
-    return max(1, min(32, lanes // 32))
+    return max(1, min(MAX_WARPS, lanes // 32))
 
 
 def _lane_args(params_py: list[str], lanes: dict[str, list[str]]) -> list[str]:
