@@ -6,7 +6,7 @@ global atomics and reductions, barriers, warp shuffles, the most global loads of
 loop body keeps in flight), registers and static shared memory.
 
     python bench/sass_compare.py SOURCE.cu KERNEL [KERNEL ...] [--port PORT.py] [--json OUT] [-I DIR ...]
-        [--warps N ...]
+        [--warps N ...] [--sass DIR]
 
 Without --port the port is written by `xlate port --no-verify` into a temporary folder. The port is built at
 its default launch's num_warps; --warps N adds a row of it built at N warps (the packed configuration). Counts are of the
@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from static_memops import BLOCK_DIMS, BUILD, block_size, kernels, spec_types, template_types
+from static_memops import (
+    BLOCK_DIMS,
+    BUILD,
+    block_size,
+    constexpr_defaults,
+    kernels,
+    spec_types,
+    template_types,
+)
 
 OPS = {"LDG": r"LDG", "STG": r"STG", "LDS": r"LDS", "STS": r"STS", "ATOM": r"ATOMG?|REDG?|REDUX", "BAR": r"BAR",
        "SHFL": r"SHFL"}
@@ -95,9 +103,9 @@ def demangled_base(mangled: str) -> str:
     return name.split("::")[-1].split()[-1]
 
 
-def port_sass(port: Path, kernel: str, warps: int | None = None) -> dict[str, Any]:
+def port_sass(port: Path, kernel: str, warps: int | None = None, dump: Path | None = None) -> dict[str, Any]:
     """The port's kernel built for sm_90 at the num_warps of its default launch (a literal in the launch, else the
-    first entry of its `_XL_CONFIGS` row), or at `warps`."""
+    first entry of its `_XL_CONFIGS` row), or at `warps`; its disassembly written to `dump` if given."""
     text = port.read_text(encoding="utf-8", errors="surrogateescape")
     types = spec_types(text)
     fn = next((f for f in kernels(text) if f.name == f"_{re.sub(r'[^0-9A-Za-z_]', '_', kernel)}_kernel"), None)
@@ -107,9 +115,11 @@ def port_sass(port: Path, kernel: str, warps: int | None = None) -> dict[str, An
     py_to_spec = {p: p.rstrip("_") if p.endswith("_") and p.rstrip("_") in types else p for p in params}
     dims: dict[str, Any] = {d: block_size(text, fn.name, d) for d in BLOCK_DIMS if d in params}
     dims.update(template_types(text, params, types, py_to_spec))
-    unknown = [p for p in params if p not in dims and py_to_spec[p] not in types]
+    defaults = constexpr_defaults(fn)
+    unknown = [p for p in params if p not in dims and p not in defaults and py_to_spec[p] not in types]
     if unknown or None in dims.values():
         return {"error": "not built: no type for " + ", ".join(unknown) if unknown else "no block size"}
+    dims.update(defaults)
     if warps is None:
         m = (re.search(rf"{re.escape(fn.name)}\[[^\]]*\]\([^\n]*\bnum_warps=(\d+)", text)
              or re.search(rf'^\s*"{re.escape(kernel)}": \[\{{"blocks": 1, "num_warps": (\d+)', text, re.M))
@@ -121,6 +131,8 @@ def port_sass(port: Path, kernel: str, warps: int | None = None) -> dict[str, An
     if done.returncode != 0:
         return {"error": "build failed: " + (done.stderr.strip().splitlines() or ["?"])[-1][-300:]}
     got = json.loads(done.stdout.strip().splitlines()[-1])
+    if dump is not None:
+        dump.write_text(got["sass"], encoding="utf-8")
     return {**counts(got["sass"]), "registers": got["registers"], "shared": got["shared"], "warps": warps}
 
 
@@ -133,7 +145,15 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--warps", type=int, action="append", default=[],
                     help="also build the port at this num_warps (repeatable): rows 'port@N' beside its default")
+    ap.add_argument("--sass", type=Path, metavar="DIR",
+                    help="write each side's disassembly there (KERNEL.source.sass, KERNEL.port[@N].sass)")
     args = ap.parse_args()
+    if args.sass:
+        args.sass.mkdir(parents=True, exist_ok=True)
+
+    def dump(kernel: str, side: str) -> Path | None:
+        return args.sass / f"{re.sub(r'[^0-9A-Za-z_]', '_', kernel)}.{side}.sass" if args.sass else None
+
     try:
         funcs, resources = source_sass(args.source, args.includes)
         source_error = ""
@@ -152,13 +172,17 @@ def main() -> None:
             if mine:
                 m = mine[0]
                 row["source"] = {**counts(funcs[m]), **resources.get(m, {})}
+                if args.sass:
+                    dump(kernel, "source").write_text(funcs[m], encoding="utf-8")
                 if len(mine) > 1:
                     row["source_note"] = f"{len(mine)} instantiations; the first"
             else:
                 row["source"] = {"error": source_error or "no such kernel in nvcc's cubin"}
-            row["port"] = port_sass(port, kernel) if port.is_file() else {"error": "no port written"}
+            row["port"] = port_sass(port, kernel, dump=dump(kernel, "port")) if port.is_file() else {
+                "error": "no port written"}
             for w in args.warps:
-                row[f"port@{w}"] = port_sass(port, kernel, w) if port.is_file() else {"error": "no port written"}
+                row[f"port@{w}"] = (port_sass(port, kernel, w, dump(kernel, f"port@{w}")) if port.is_file()
+                                    else {"error": "no port written"})
             rows.append(row)
     keys = ["insns", "LDG", "STG", "LDS", "STS", "ATOM", "BAR", "SHFL", "LDG/block", "registers", "shared", "warps"]
     print(f"{'kernel':32} {'side':7} " + " ".join(f"{k:>9}" for k in keys))

@@ -117,6 +117,17 @@ def template_types(text: str, params: list[str], types: dict[str, str], py_to_sp
     return out
 
 
+def constexpr_defaults(fn: ast.FunctionDef) -> dict[str, Any]:
+    """The kernel's constexpr parameters with a literal default (a launch configuration's knob, such as the
+    pipelining stages of launch_configs.py): built at that default, as a launch that does not set them."""
+    args = fn.args.args
+    out: dict[str, Any] = {}
+    for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults):
+        if a.annotation is not None and "constexpr" in ast.unparse(a.annotation) and isinstance(d, ast.Constant):
+            out[a.arg] = d.value
+    return out
+
+
 def kernels(text: str) -> list[ast.FunctionDef]:
     return [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name.endswith("_kernel")
             and n.name.startswith("_")]
@@ -141,12 +152,14 @@ def measure(path: Path, aligned: bool = False) -> list[dict[str, Any]]:
         py_to_spec = {p: p.rstrip("_") if p.endswith("_") and p.rstrip("_") in types else p for p in params}
         dims: dict[str, Any] = {d: block_size(text, fn.name, d) for d in BLOCK_DIMS if d in params}
         dims.update(template_types(text, params, types, py_to_spec))
-        unknown = [p for p in params if p not in dims and py_to_spec[p] not in types]
+        defaults = constexpr_defaults(fn)
+        unknown = [p for p in params if p not in dims and p not in defaults and py_to_spec[p] not in types]
         if unknown or None in dims.values() or "BX" not in dims:
             missing = ", ".join(d for d in BLOCK_DIMS if dims.get(d, 0) is None) or "BX"
             row["ptx"] = f"not built: {'no type for ' + ', '.join(unknown) if unknown else 'no ' + missing + ' in the launcher'}"
             rows.append(row)
             continue
+        dims.update(defaults)
         sig = {p: ("constexpr" if p in dims else types[py_to_spec[p]]) for p in params}
         done = subprocess.run([sys.executable, "-c", COMPILE, str(path), fn.name, json.dumps(sig), json.dumps(dims),
                                "1" if aligned else "0"],
