@@ -97,7 +97,7 @@ def _corrupt_rows(batch_kernel):
 
 def test_port_discards_a_forced_wrong_configuration_and_writes_only_verified_ones(tmp_path, monkeypatch):
     real = launch_configs.configurations
-    monkeypatch.setattr(launch_configs, "configurations", lambda bx, w: [*real(bx, w), {"blocks": 3, "num_warps": 4}])
+    monkeypatch.setattr(launch_configs, "configurations", lambda bx, w, p=False: [*real(bx, w, p), {"blocks": 3, "num_warps": 4}])
     monkeypatch.setattr(launch_configs, "batch_kernel", _corrupt_rows(launch_configs.batch_kernel))
     out = tmp_path / "relu.py"
     res = port_file(PortRequest(source=str(KERNELS / "relu.cu"), target="triton", output=str(out), engine="rules",

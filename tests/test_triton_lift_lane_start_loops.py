@@ -47,7 +47,7 @@ def test_a_warp_rank_start_is_a_range(tmp_path):
     assert t.kernels == ["centre_rows", "shifted_start", "data_start"], [d.format() for d in t.diagnostics]
     b = body(t.text, "centre_rows")
     # the first loop only loads and sums (unrolled as nvcc would: unroll.py), the second stores
-    assert "while" not in b and b.count("in tl.range(0, C, 32, loop_unroll_factor=4)") == 1, b
+    assert "while" not in b and b.count("in tl.range(0, C, 32, loop_unroll_factor=4, num_stages=_xl_stages)") == 1, b
     assert b.count("in range(0, C, 32)") == 1, b
     for kernel in ("shifted_start", "data_start"):  # a start that may be negative, or that data gives: counted
         assert "while" not in body(t.text, kernel) and re.search(r"_trip_it in (tl\.)?range\(", body(t.text, kernel))

@@ -90,7 +90,10 @@ def test_a_row_kernel_offers_lanes_per_row_and_its_batched_kernel_steps_by_bx(tm
     assert batched.count(", nc, BX, loop_unroll_factor=4):") == 1 and batched.count(", nc, BX):") == 1
     assert "128)" not in batched.split("def ", 1)[1].split("\n", 1)[1]  # no trace of CUDA's block in the loops
     default = ast.unparse(jit_def(text, "_row_rms_kernel"))
-    assert default.count(", nc, 128, loop_unroll_factor=4):") == 1 and default.count(", nc, 128):") == 1
+    # the default kernel's unrolled loop is the one a pipelined configuration pipelines (launch_configs.yaml)
+    assert default.count(", nc, 128, loop_unroll_factor=4, num_stages=_xl_stages):") == 1
+    assert default.count(", nc, 128):") == 1
+    assert {"blocks": 1, "num_warps": 4, "stages": 3} in configs
     assert "BX=_xl_c.get('lanes', 128)" in text and '"lanes" not in _xl_c' in text
 
 
@@ -268,7 +271,7 @@ def test_the_gate_verifies_and_keeps_a_lanes_configuration(tmp_path, monkeypatch
             return {"b": a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-3)}
     '''))
     lanes = {"blocks": 8, "lanes": 32, "num_warps": 4}
-    monkeypatch.setattr(launch_configs, "configurations", lambda bx, w: [{"blocks": 1, "num_warps": w}])
+    monkeypatch.setattr(launch_configs, "configurations", lambda bx, w, p=False: [{"blocks": 1, "num_warps": w}])
     monkeypatch.setattr(launch_configs, "row_configurations", lambda bx: [lanes])  # one, to keep the test short
     out = tmp_path / "row_rms.py"
     res = port_file(PortRequest(source=str(src), target="triton", output=str(out), engine="rules", examples=12,
@@ -278,6 +281,42 @@ def test_the_gate_verifies_and_keeps_a_lanes_configuration(tmp_path, monkeypatch
     assert report is not None and report.kept == [0, 1]
     assert report.outcomes[1].config == lanes and report.outcomes[1].verdict.examples >= 12
     assert declared(out.read_text()) == {"row_rms": [{"blocks": 1, "num_warps": 4}, lanes]}
+
+
+def test_the_gate_verifies_and_keeps_a_pipelined_configuration(tmp_path, monkeypatch):
+    """The row kernel's loads-only column loop is unrolled, so its default launch is also offered with that loop
+    software-pipelined (launch_configs.yaml's pipelined_stages); the gate runs that configuration on its own
+    against the NumPy reference before the port may keep it."""
+    from xlate.port import PortRequest, port_file
+    from xlate.translate.triton import launch_configs
+
+    src = tmp_path / "row_rms.cu"
+    src.write_text(RMS)
+    ref = tmp_path / "rms_ref.py"
+    ref.write_text(textwrap.dedent('''
+        import numpy as np
+
+        def row_rms(a, nr, nc, **_):
+            a = np.asarray(a, dtype=np.float64).reshape(nr, nc)
+            return {"b": a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-3)}
+    '''))
+    real = launch_configs.configurations
+    # the one-block configurations only, to keep the test short
+    monkeypatch.setattr(launch_configs, "configurations",
+                        lambda bx, w, p=False: [c for c in real(bx, w, p) if c["blocks"] == 1])
+    monkeypatch.setattr(launch_configs, "row_configurations", lambda bx: [])
+    out = tmp_path / "row_rms.py"
+    res = port_file(PortRequest(source=str(src), target="triton", output=str(out), engine="rules", examples=12,
+                                reference=f"{ref}:row_rms"))
+    assert res.status == "verified" and res.written
+    report = res.kernels[0].configs
+    pipelined = {"blocks": 1, "num_warps": 4, "stages": 3}
+    assert report is not None and report.kept == [0, 1]
+    assert report.outcomes[1].config == pipelined and report.outcomes[1].verdict.examples >= 12
+    assert report.outcomes[1].verdict.status == "verified" and report.outcomes[1].verdict.max_error_ratio < 1
+    text = out.read_text()
+    assert declared(text) == {"row_rms": [{"blocks": 1, "num_warps": 4}, pipelined]}
+    assert "num_stages=_xl_stages)" in text and "_xl_stages=_xl_c.get('stages')" in text
 
 
 # -- rows of their own lengths: a column loop whose bounds are read per row ------------------------------------

@@ -20,6 +20,7 @@ from xlate.backends.base import ScalarArg
 from tests.test_triton_lift import kernel_body, port
 from tests.test_triton_realworld_patterns import buf, guards_intact, poisoned, rng, run
 from xlate.translate.triton.unroll import rolled_lines, unroll_loops
+from xlate.verify.configs import declared
 
 SRC = """
 // xlate: part: in[n], out: out[1], n: size(1..5000), grid: 1, block: 128
@@ -211,9 +212,15 @@ from triton.compiler import ASTSource
 spec = importlib.util.spec_from_file_location("port", sys.argv[1])
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
-ck = triton.compile(ASTSource(fn=m._one_block_total_kernel, signature={"part": "*fp64", "out": "*fp64", "n": "i32",
-                    "BX": "constexpr"}, constexprs={"BX": 128}, attrs={(0,): [["tt.divisibility", 16]]}),
-                    target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+fn = m._one_block_total_kernel
+signature = {"part": "*fp64", "out": "*fp64", "n": "i32", "BX": "constexpr"}
+constexprs = {"BX": 128}
+if "_xl_stages" in fn.arg_names:  # a pipelined launch configuration's knob: argv[2] stages, "-" for the default
+    signature["_xl_stages"] = "constexpr"
+    constexprs["_xl_stages"] = None if sys.argv[2] == "-" else int(sys.argv[2])
+ck = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs,
+                    attrs={(0,): [["tt.divisibility", 16]]}), target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+cp_async = ck.asm["ptx"].count("cp.async.")
 nvdisasm = os.path.join(os.path.dirname(triton.backends.nvidia.__file__), "bin", "nvdisasm")
 with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
     f.write(ck.asm["cubin"])
@@ -221,19 +228,25 @@ with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
     sass = subprocess.run([nvdisasm, "-c", f.name], capture_output=True, text=True, check=True).stdout
 # the loads of each basic block: the loop's body is the block with the most
 blocks = re.split(r"^\.L_x_\d+:", sass, flags=re.M)
-print(max(len(re.findall(r"\bLDG\b", b)) for b in blocks))
+print(cp_async, max(len(re.findall(r"\bLDG\b", b)) for b in blocks))
 '''
 
 
-def loads_in_flight(text: str, tmp_path, name: str) -> int:
+def sm90_loads(text: str, tmp_path, name: str, stages: int | None = None) -> tuple[int, int]:
+    """(cp.async instructions in the PTX, the most global loads of one basic block in the machine code) of the
+    port's one_block_total kernel built for sm_90 at `stages` (None: the default launch)."""
     path = tmp_path / f"{name}.py"
     path.write_text(text)
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", COMPILE, str(path)], capture_output=True, text=True, env=env,
-                          timeout=600)
-    if done.returncode != 0:
-        pytest.skip("Triton cannot build for sm_90 here: " + done.stderr.strip()[-300:])
-    return int(done.stdout.split()[-1])
+    done = subprocess.run([sys.executable, "-c", COMPILE, str(path), "-" if stages is None else str(stages)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]  # a port Triton's compiler refuses is a failure, not a skip
+    cp_async, loads = done.stdout.split()[-2:]
+    return int(cp_async), int(loads)
+
+
+def loads_in_flight(text: str, tmp_path, name: str) -> int:
+    return sm90_loads(text, tmp_path, name)[1]
 
 
 def test_the_machine_code_keeps_as_many_loads_in_flight_as_nvcc(tmp_path):
@@ -241,10 +254,25 @@ def test_the_machine_code_keeps_as_many_loads_in_flight_as_nvcc(tmp_path):
     it adds (nvcc's count for this loop), the rolled one 4."""
     pytest.importorskip("triton.backends.nvidia")
     t = port(SRC)
-    rolled = t.text.replace(f"tl.range(0, n, 128, {HINT})", "range(0, n, 128)")
+    rolled = re.sub(r"tl\.range\(0, n, 128, " + HINT + r"[^)]*\)", "range(0, n, 128)", t.text)
     assert rolled != t.text
     assert loads_in_flight(t.text, tmp_path, "unrolled") >= 16
     assert loads_in_flight(rolled, tmp_path, "rolled") <= 4
+
+
+def test_a_pipelined_configuration_pipelines_the_unrolled_loop_and_the_default_does_not(tmp_path):
+    """The pipelined launch configuration (launch_configs.yaml's pipelined_stages) sets the kernel's `_xl_stages`:
+    Triton then copies the loop's loads ahead through shared memory (cp.async in the PTX); the default launch
+    (None) builds exactly the loop without it."""
+    pytest.importorskip("triton.backends.nvidia")
+    t = port(SRC)
+    configs = declared(t.text)["one_block_total"]
+    assert {"blocks": 1, "num_warps": 4, "stages": 3} in configs and "stages" not in configs[0]
+    assert "_xl_stages=_xl_c.get('stages')" in t.text
+    assert sm90_loads(t.text, tmp_path, "default")[0] == 0
+    assert sm90_loads(t.text, tmp_path, "pipelined", 3)[0] > 0
+    # a kernel whose loops all store stays without the knob (nothing to pipeline)
+    assert "_xl_stages" not in kernel_body(t.text, "scaled_copy") and "scaled_copy" not in (declared(t.text) or {})
 
 
 def test_the_rules_are_data():

@@ -1,7 +1,7 @@
 # -- launch configurations (written by xlate) ------------------------------------------------------------------
 # _XL_CONFIGS[launcher] lists the launch configurations xlate's verification gate accepted for that launcher.
 # The first is the default, CUDA's launch: one Triton program per CUDA block. "blocks" > 1 runs that many
-# consecutive CUDA blocks in one program. On a GPU a launcher with several configurations times them at its first
+# consecutive CUDA blocks in one program; "stages" software-pipelines the kernel's unrolled loops. On a GPU a launcher with several configurations times them at its first
 # launch for each grid size and largest buffer size (each rounded up to a power of two) and keeps the fastest; the choice is cached per GPU
 # model and Triton version in $XLATE_TRITON_TUNE_CACHE (default: ~/.cache/xlate/triton-launch.json), so later
 # processes reuse it. Under TRITON_INTERPRET=1, with XLATE_TRITON_TUNE=0, or with one configuration, the first is

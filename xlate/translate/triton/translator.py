@@ -935,7 +935,7 @@ def render(source: str, ports: list[KernelPort]) -> str:
         wrappers=wrappers, notes=notes, need_torch=need_torch, variables=any(p.variables for p in ports))
     # the default launch and batched ones, then nvcc's unrolling of loads in run-time loops
     rolled = {(p.jit_name, v) for p in ports for v in p.rolled}
-    return unroll_loops(add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text)), rolled)
+    return unroll_loops(add_launch_configs(re.sub(r"\n{4,}", "\n\n\n", text), rolled), rolled)
 
 
 def _diag(code: str, what: str, path: str, loc: ir.Loc, kernel: str | None) -> Diagnostic:

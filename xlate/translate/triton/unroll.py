@@ -9,6 +9,11 @@ ports rolled (stop 38): accuracy `kernel2` 1.16x -> 1.00x CUDA, aop's one-block 
 result: Triton's unroller keeps the iterations in order and
 runs the remainder, so the same port runs on the interpreter and on every backend.
 
+A kernel launch_configs.py gives the `_xl_stages` parameter (its pipelined configuration) has those loops also
+`num_stages=_xl_stages`: None at the default launch (the same code as without it), 3 in the pipelined one, where
+Triton issues the next iterations' loads ahead through shared memory (aop's one-block sum 1.914x -> 1.141x CUDA on
+an H100, stop 40; 4 stages 2.519x, so the launcher's timing chooses).
+
 Applied to the module text after the launch configurations are added (batching.py and rows.py read the
 lifter's `range` loops), to every jit function of the module, batched kernels included. A loop its author kept
 rolled (`#pragma unroll 1`, `#pragma nounroll` before it) stays rolled, as nvcc keeps it: the lifter names those
@@ -28,6 +33,8 @@ from xlate.translate.triton.batchast import is_jit, tl_call
 
 NESTED = (ast.For, ast.While, ast.If, ast.With, ast.Return, ast.Break, ast.Continue, ast.Try)
 # a pragma that keeps the next loop rolled: `#pragma unroll 1`, `#pragma unroll (1)`, `#pragma nounroll`
+# the constexpr parameter of a kernel whose marked loops a launch configuration may software-pipeline (None: not)
+STAGES = "_xl_stages"
 KEEP_ROLLED = re.compile(r"^\s*#\s*pragma\s+(?:unroll\s*\(?\s*1\s*\)?|nounroll)\s*(?://.*)?$")
 
 
@@ -118,30 +125,48 @@ def unrollable(loop: ast.For, constexprs: set[str], jit: dict[str, list[ast.Func
     return _thread_private(loop.body, jit, frozenset())
 
 
+def marked_loops(fn: ast.FunctionDef, jit: dict[str, list[ast.FunctionDef]],
+                 keep_rolled: Collection[tuple[str, str]] = ()) -> list[ast.For]:
+    """The loops of jit function `fn` that `unroll_loops` marks: unrollable, written on one line, and not among
+    `keep_rolled` (a batched copy `<function>_blocks` answers for its function's loops)."""
+    constexprs = _constexprs(fn)
+    own = fn.name.removesuffix("_blocks")
+    keep = set(keep_rolled)
+    out = []
+    for loop in ast.walk(fn):
+        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name):
+            continue
+        if {(fn.name, loop.target.id), (own, loop.target.id)} & keep:
+            continue
+        if unrollable(loop, constexprs, jit) and loop.iter.lineno == loop.iter.end_lineno:
+            out.append(loop)  # the lifter writes a loop's header on one line
+    return out
+
+
+def jit_functions(text: str) -> tuple[ast.Module, dict[str, list[ast.FunctionDef]]]:
+    """`text` parsed, and its jit functions by name (every definition of each)."""
+    tree = ast.parse(text)
+    return tree, _jit_functions(tree)
+
+
 def unroll_loops(text: str, keep_rolled: Collection[tuple[str, str]] = ()) -> str:
     """`text` (a port module) with every unrollable loop of its jit functions marked for Triton's unroller, but
-    those of `keep_rolled`: (jit function, loop variable), a batched copy (`<function>_blocks`) included."""
-    tree = ast.parse(text)
-    jit = _jit_functions(tree)
+    those of `keep_rolled`: (jit function, loop variable), a batched copy (`<function>_blocks`) included. In a
+    kernel with the `STAGES` parameter (a pipelined launch configuration, launch_configs.py) the marked loops are
+    also software-pipelined by that many stages when the launch gives it (None, the default, leaves them as they
+    are)."""
+    tree, jit = jit_functions(text)
     lines = text.splitlines(keepends=True)
     edits: list[tuple[int, int, int, str]] = []  # (line, first col, end col, replacement), 1-based lines
     factor = int(rules()["factor"])
     kernels = [n for n in tree.body if isinstance(n, ast.FunctionDef) and is_jit(n)]
-    keep = set(keep_rolled)
     for fn in kernels:
-        constexprs = _constexprs(fn)
-        own = fn.name.removesuffix("_blocks")
-        for loop in ast.walk(fn):
-            if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and \
-                    {(fn.name, loop.target.id), (own, loop.target.id)} & keep:
-                continue
-            if isinstance(loop, ast.For) and unrollable(loop, constexprs, jit):
-                it = loop.iter
-                if it.lineno != it.end_lineno:
-                    continue  # the lifter writes a loop's header on one line
-                args = ", ".join(ast.get_source_segment(text, a) or ast.unparse(a) for a in it.args)
-                edits.append((it.lineno, it.col_offset, it.end_col_offset or it.col_offset,
-                              f"tl.range({args}, loop_unroll_factor={factor})"))
+        stages = f", num_stages={STAGES}" if STAGES in _constexprs(fn) else ""
+        for loop in marked_loops(fn, jit, keep_rolled):
+            it = loop.iter
+            args = ", ".join(ast.get_source_segment(text, a) or ast.unparse(a) for a in it.args)  # type: ignore[attr-defined]
+            edits.append((it.lineno, it.col_offset, it.end_col_offset or it.col_offset,
+                          f"tl.range({args}, loop_unroll_factor={factor}{stages})"))
     for line, col, end, new in sorted(edits, reverse=True):
         raw = lines[line - 1].encode()  # ast's column offsets count UTF-8 bytes
         lines[line - 1] = (raw[:col] + new.encode() + raw[end:]).decode()
