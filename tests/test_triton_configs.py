@@ -394,6 +394,29 @@ def test_a_graph_capture_replays_the_choice_made_before_it(tmp_path, monkeypatch
     assert launched[-1] == {"blocks": 2} and fresh["_XL_TIMINGS"] == {}
 
 
+def test_configurations_are_timed_in_interleaved_rounds_so_a_slow_start_does_not_pick_one(monkeypatch):
+    """A GPU whose clock starts slow (every launch costs 1.5x for the first 12 ms of the timing, as a card
+    ramping up from idle): timed one configuration after the other, the default took the slow start and lost to
+    an equally fast packed launch; timed in interleaved rounds, both see it and the default stays. A clearly
+    faster configuration still wins under the same clock."""
+    fake = types.SimpleNamespace(Tensor=_Tensor, cuda=types.SimpleNamespace(Event=_Event))
+    monkeypatch.setitem(__import__("sys").modules, "torch", fake)
+    ns = runtime({})
+    cost = {1: 1.0, 2: 1.0}
+    began = [0.0]
+
+    def launch(c):
+        _Clock.now += cost[c["blocks"]] * (1.5 if _Clock.now - began[0] < 12.0 else 1.0)
+
+    began[0] = _Clock.now
+    timings: list = []
+    assert ns["_xl_time"]([{"blocks": 1}, {"blocks": 2}], launch, [_Tensor([1.0])], timings) == {"blocks": 1}
+    assert [round(ms, 3) for _, ms in timings] == [1.0, 1.0]  # the medians: past the slow start for both
+    cost[2] = 0.8
+    began[0] = _Clock.now
+    assert ns["_xl_time"]([{"blocks": 1}, {"blocks": 2}], launch, [_Tensor([1.0])], []) == {"blocks": 2}
+
+
 def test_only_a_clearly_faster_configuration_replaces_the_default(monkeypatch):
     fake = types.SimpleNamespace(Tensor=_Tensor, cuda=types.SimpleNamespace(Event=_Event))
     monkeypatch.setitem(__import__("sys").modules, "torch", fake)
