@@ -9,7 +9,10 @@ through the CLI, `port F --to TARGET --no-verify --force` (a file with a kernel 
 too: without --force a third of the corpus files hashed as "none", hiding their changes), and the SHA-256 of the
 written port is recorded per `program/file` ("none" when nothing was written, "timeout" past --timeout). Only files with a kernel whose port
 for TARGET was translated in the journal are ported: the others have no port text to compare. Resumable: rows
-already in --out are kept.
+already in --out are kept. With --kernels-only the launch runtime every port with several launch configurations
+carries (templates/triton/launch_runtime.py: how a configuration is timed and cached, the same for every port)
+is left out of the hash: the gate verifies each configuration by itself, whatever the runtime chooses, so a
+change to that shared text alone leaves every verdict standing.
 """
 
 from __future__ import annotations
@@ -32,7 +35,21 @@ def files_with_ports(journal: Path, target: str) -> list[tuple[str, str]]:
     return sorted({(r["program"], r["file"]) for r in rows if r.get(target, {}).get("outcome") in translated})
 
 
-def port_hash(tree: Path, src: Path, target: str, timeout: float) -> str:
+RUNTIME_START = "# -- launch configurations (written by xlate) --"
+RUNTIME_END = "\n_XL_CONFIGS = {"
+
+
+def without_runtime(text: bytes) -> bytes:
+    """A port's text without the launch runtime (from its banner to the `_XL_CONFIGS` table, which stays)."""
+    s = text.decode("utf-8", errors="surrogateescape")
+    a = s.find(RUNTIME_START)
+    b = s.find(RUNTIME_END, a)
+    if a < 0 or b < 0:
+        return text
+    return (s[:a] + s[b:]).encode("utf-8", errors="surrogateescape")
+
+
+def port_hash(tree: Path, src: Path, target: str, timeout: float, kernels_only: bool = False) -> str:
     env = dict(os.environ, PYTHONPATH=str(tree))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / f"port{SUFFIX[target]}"
@@ -42,7 +59,10 @@ def port_hash(tree: Path, src: Path, target: str, timeout: float) -> str:
             subprocess.run(cmd, env=env, cwd=tree, capture_output=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             return "timeout"
-        return hashlib.sha256(out.read_bytes()).hexdigest() if out.exists() else "none"
+        if not out.exists():
+            return "none"
+        text = out.read_bytes()
+        return hashlib.sha256(without_runtime(text) if kernels_only else text).hexdigest()
 
 
 def main() -> int:
@@ -53,13 +73,16 @@ def main() -> int:
     ap.add_argument("--target", default="triton", choices=sorted(SUFFIX))
     ap.add_argument("--timeout", type=float, default=200.0)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--kernels-only", action="store_true",
+                    help="leave the shared launch runtime out of the hash (the kernels and the table stay)")
     args = ap.parse_args()
     out = Path(args.out)
     hashes: dict[str, str] = json.loads(out.read_text()) if out.exists() else {}
     todo = [(p, f) for p, f in files_with_ports(Path(args.journal), args.target) if f"{p}/{f}" not in hashes]
     for program, file in todo:
         src = Path(args.corpus) / "src" / f"{program}-cuda" / file
-        hashes[f"{program}/{file}"] = port_hash(Path(args.tree).resolve(), src, args.target, args.timeout)
+        hashes[f"{program}/{file}"] = port_hash(Path(args.tree).resolve(), src, args.target, args.timeout,
+                                                       args.kernels_only)
         out.write_text(json.dumps(hashes, indent=1, sort_keys=True) + "\n")
     print(f"{len(hashes)} files hashed ({len(todo)} this run) -> {out}")
     return 0
