@@ -53,7 +53,7 @@ def port_hash(tree: Path, src: Path, target: str, timeout: float, kernels_only: 
     env = dict(os.environ, PYTHONPATH=str(tree))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / f"port{SUFFIX[target]}"
-        cmd = [sys.executable, "-c", "from xlate.cli import main; main()", "port", str(src), "--to", target,
+        cmd = [sys.executable, "-c", "from xlate.cli import main; main()", "port", str(src.resolve()), "--to", target,
                "--no-verify", "--force", "-o", str(out)]  # written when another kernel of the file is not translated
         try:
             subprocess.run(cmd, env=env, cwd=tree, capture_output=True, timeout=timeout, check=False)

@@ -105,6 +105,47 @@ def test_sign_test_of_a_non_negative_value_only():
     assert not S.op("ge", "bool", S.cast(n, "int"), S.const(0, "int")).is_const
 
 
+
+def _counter(bound: S.Sym) -> S.Sym:
+    """A counted loop's counter, as loops.py makes it for `for (v = 0; v < bound; v += 1)`."""
+    v = S.var("v_it_test", "int", False, nonneg=True)
+    v.below = bound
+    return v
+
+
+@pytest.mark.parametrize("b", [7, 1, 40])
+def test_a_counted_loops_bound_settles_its_range_and_tail_tests_and_nothing_more(b):
+    """Inside `for (v = 0; v < B; ++v)`: v < B, v <= B - 1 and 4v + j < 4B for j < 4 hold; v < B - 1,
+    4v + 4 < 4B and anything without the counter stay tests. Checked against every value the counter takes
+    (0 .. B-1) with B a run-time value, here each of a few."""
+    bound = S.uni("quads_test", "int")
+    v = _counter(bound)
+    four_v = S.op("mul", "int", v, S.const(4, "int"))
+    four_b = S.op("mul", "int", bound, S.const(4, "int"))
+    folded = {
+        "v < B": (S.op("lt", "bool", v, bound), lambda x: x < b),
+        "v >= B": (S.op("ge", "bool", v, bound), lambda x: x >= b),
+        "v <= B - 1": (S.op("le", "bool", v, S.op("sub", "int", bound, S.const(1, "int"))), lambda x: x <= b - 1),
+        "v > B - 1": (S.op("gt", "bool", v, S.op("sub", "int", bound, S.const(1, "int"))), lambda x: x > b - 1),
+        "4v+3-4B >= 0": (S.op("ge", "bool", S.op("sub", "int", S.op("add", "int", four_v, S.const(3, "int")), four_b),
+                                 S.const(0, "int")), lambda x: 4 * x + 3 - 4 * b >= 0),
+        "4v+3 < 4B": (S.op("lt", "bool", S.op("add", "int", four_v, S.const(3, "int")), four_b),
+                      lambda x: 4 * x + 3 < 4 * b),
+    }
+    for what, (sym, truth) in folded.items():
+        assert sym.is_const, what
+        assert all(bool(sym.value) == truth(x) for x in range(b)), what  # true to every iteration
+    kept = [S.op("lt", "bool", v, S.op("sub", "int", bound, S.const(1, "int"))),  # false on the last iteration
+            S.op("lt", "bool", S.op("add", "int", four_v, S.const(4, "int")), four_b),
+            S.op("gt", "bool", v, S.const(0, "int")),  # false on the first
+            S.op("lt", "bool", S.op("mul", "int", v, S.const(-1, "int")), bound),  # negative coefficient: not used
+            S.op("lt", "bool", S.uni("other_test", "int"), bound)]
+    assert not any(k.is_const for k in kept)
+    # an unsigned comparison wraps: never folded
+    u = S.var("u_it_test", "unsigned int", False, nonneg=True)
+    u.below = S.uni("un_test", "unsigned int")
+    assert not S.op("lt", "bool", u, u.below).is_const
+
 SCALE_ROWS = """
 // xlate: a: in[n * c], b: in[c], out: out[n * c], n: size(1..300), c: size(1..64), grid: cdiv(n, 32), block: 32
 __global__ void scale_rows(const float* a, const float* b, float* out, int n, int c) {

@@ -167,3 +167,44 @@ def test_paths_that_copy_different_elements_stay_candidates(tmp_path):
     pairs[odd] = pairs[odd][:, ::-1]
     np.testing.assert_array_equal(out["y"], sg.ravel()[np.arange(n) % p2])
     guards_intact(out, "y")
+
+
+ROW_QUADS = """
+// xlate: g: in[m], a: in[n * m], y: out[n], n: size(1..300), m: size(1..64), grid: cdiv(n, 64), block: 64, shmem: 4 * m
+__global__ void row_dot_quads(const float* g, const float* a, float* y, int n, int m) {""" + STAGE_QUADS + """
+    int start = 4 * quads;
+    for (int k = threadIdx.x; k < m % 4; k += blockDim.x) sg[start + k] = g[start + k];
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float s = 0.0f;
+    for (int q = 0; q < quads; ++q) {
+        float4 w = *reinterpret_cast<const float4*>(&sg[4 * q]);
+        const float* r = &a[i * m + 4 * q];
+        s += r[0] * w.x + r[1] * w.y + r[2] * w.z + r[3] * w.w;
+    }
+    for (int k = start; k < m; ++k) s += a[i * m + k] * sg[k];
+    y[i] = s;
+}
+"""
+
+
+def test_a_vector_read_of_a_staged_row_is_one_vector_load(tmp_path):
+    """fma's row kernel in small: a row staged into shared memory by a float4 loop (alignment test, scalar
+    fallback) and a tail loop, then read back as float4 in a counted loop. Inside `for (q = 0; q < quads; ++q)`
+    every lane of `sg[4q .. 4q+3]` was written by the vector loop (q < quads) and none by the tail loop (4q + j <
+    4 * quads): the four lanes share one condition and are one [BX, 4] load of g, not four scalar loads."""
+    t = port(ROW_QUADS)
+    assert t.kernels == ["row_dot_quads"], [d.format() for d in t.diagnostics]
+    body = kernel_body(t.text, "row_dot_quads")
+    quad_loop = body.split("for q_it in", 1)[1].split("\n    for ", 1)[0]
+    assert re.search(r"g_vec = tl\.load\(tl\.expand_dims\(.*tl\.arange\(0, 4\)", quad_loop), quad_loop
+    assert not re.search(r"tl\.load\(g \+", quad_loop), quad_loop  # no scalar load of g left in the loop
+    for n, m in ((300, 37), (65, 64), (129, 3), (1, 1), (200, 6)):  # tails of 0-3, no quad at all, one row
+        g = rng(m + 3).standard_normal(m).astype(np.float32)
+        a = rng(n + m).standard_normal(n * m).astype(np.float32)
+        out = run(t.text, "row_dot_quads", [buf("g", g), buf("a", a), buf("y", poisoned(n, np.float32)),
+                                            ScalarArg("n", n, "int32"), ScalarArg("m", m, "int32")], tmp_path)
+        guards_intact(out, "y")
+        want = a.astype(np.float64).reshape(n, m) @ g.astype(np.float64)
+        np.testing.assert_allclose(out["y"], want, rtol=1e-5, atol=1e-5)

@@ -36,6 +36,9 @@ def single_assign(body: list[ast.stmt], match) -> ast.Assign:
 # the lifter's test before a loop that no thread of the program may run (loops.skip_unless_some_thread_runs):
 # `__xl_runs = tl.max(...) != 0` then `if __xl_runs:` around the loop; a name no CUDA identifier becomes
 SKIP_GUARD = "__xl_runs"
+# a loop's unswitched versions (unswitch.py): `__xl_uniform = tl.max(...) == 0`, then `if __xl_uniform:` the version
+# for programs whose threads all pass the loop's invariant test, `else:` the general one
+UNSWITCH = "__xl_uniform"
 
 
 def _is_skip_guard(s: ast.stmt) -> bool:
@@ -45,9 +48,17 @@ def _is_skip_guard(s: ast.stmt) -> bool:
         and s.targets[0].id.startswith(SKIP_GUARD)
 
 
+def _is_unswitch(s: ast.stmt) -> bool:
+    if isinstance(s, ast.If):
+        return isinstance(s.test, ast.Name) and s.test.id.startswith(UNSWITCH)
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+        and s.targets[0].id.startswith(UNSWITCH)
+
+
 def strip_skip_guards(fn: ast.FunctionDef) -> ast.FunctionDef:
     """A copy of `fn` whose loops run without the lifter's skip tests (exact: a skipped loop is one whose effects
-    are all masked off), for the rewrites that move blocks and lanes between programs (batching, rows)."""
+    are all masked off) and in their general version only (unswitch.py), for the rewrites that move blocks and
+    lanes between programs (batching, rows)."""
     fn = copy.deepcopy(fn)
 
     def strip(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -56,6 +67,10 @@ def strip_skip_guards(fn: ast.FunctionDef) -> ast.FunctionDef:
             if _is_skip_guard(s):
                 if isinstance(s, ast.If):
                     out.extend(strip(s.body))
+                continue
+            if _is_unswitch(s):  # a batched program's blocks may differ: the general version alone
+                if isinstance(s, ast.If):
+                    out.extend(strip(s.orelse))
                 continue
             for field in ("body", "orelse"):
                 if isinstance(getattr(s, field, None), list):

@@ -91,6 +91,9 @@ class Emitter:
     counter: int = field(default=0, metadata=VALUE)
     # a dry run measuring an unrolled loop: the lines it may still emit before it is too large (TooLarge)
     budget: int | None = field(default=None, metadata=VALUE)
+    # while set, every sym given a variable (`temp`) is appended: a version of a loop emitted and then put back
+    # (unswitch.py) takes back the variables it gave syms built before it
+    temp_log: list[Sym] | None = field(default=None, metadata=SHARED)
 
     # -- plumbing ----------------------------------------------------------------------------------------------
 
@@ -110,6 +113,12 @@ class Emitter:
             name = f"{base}_{self.counter}"
         self.used.add(name)
         return name
+
+    def set_temp(self, s: Sym, name: str) -> None:
+        """`s` (a load) is held by variable `name` from here on."""
+        s.temp = name
+        if self.temp_log is not None:
+            self.temp_log.append(s)
 
     def push(self) -> None:
         self.scopes.append({})
@@ -229,7 +238,7 @@ class Emitter:
         else:
             name = self.assign(self.hints.get(s.id, hint), f"tl.load({addr})")
         if ctx.name == "default" and self.enabled:  # a dry run's name is never assigned: the sym outlives the
-            s.temp = name  # dry run (a forwarded shared-memory value), so the real run must issue it itself
+            self.set_temp(s, name)  # dry run (a forwarded shared-memory value), so the real run must issue it itself
         self._remember(s, ctx, name)
         return name
 

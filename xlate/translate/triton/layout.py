@@ -19,6 +19,7 @@ compiler sees contiguous, vectorisable accesses where the CUDA source made them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from xlate.cir import ctype as ctyping
 from xlate.translate.triton import sym as S
@@ -117,7 +118,7 @@ class Layout:
             mask = "" if ld.mask is None else f", mask={em.code(ld.mask, TRANSPOSED, 'bool')}, other=0"
             tile = em.assign(hint + "_t", f"tl.load({addr}{mask})")
             name = em.assign(em.hints.get(ld.id, hint), f"tl.trans({tile})")
-            ld.temp = name
+            em.set_temp(ld, name)
             em._remember(ld, self.ctx, name)
             return
         self.em.emit_load(ld, self.ctx, hint=hint)
@@ -221,8 +222,45 @@ class Layout:
         block = em.assign(hint + "_vec", f"tl.load({ptrs}{mask}{', other=0' if mask else ''})")
         names = self._split(block, n, hint)
         for ld, name in zip(comps, names):
-            ld.temp = name
+            em.set_temp(ld, name)
             em._remember(ld, self.ctx, name)
+
+    def emit_staged_vector(self, values: list[Any]) -> bool:
+        """Issue the loads of the lanes of a vector read of a staged shared array (staging.py: each lane the global
+        element the staging loop copied there, under the condition that it did; read with the loads deferred):
+        one [..., n] load where they are n consecutive elements of one buffer under one condition -- the vector
+        access the CUDA code made -- instead of n scalar loads (fma's row kernel reads its `b` so: 8 loads -> 1).
+        False, nothing issued, where they are not."""
+        n = len(values)
+        if n < 2 or n & (n - 1) or self.ctx.name != "default" or self.st.defer:
+            return False
+        loads: list[Sym] = []
+        for v in values:
+            if not isinstance(v, Sym):
+                return False
+            # the loads not issued yet (a condition's loads, of indices say, were issued before the read)
+            found = [ld for ld in S.loads_in(v) if ld.temp is None and self.em._cached(ld, self.ctx) is None]
+            if len(found) != 1:
+                return False  # another shape of value, or loads of its own in a condition
+            loads.append(found[0])
+        first = loads[0]
+        mask = S.canon(first.mask) if first.mask is not None else None
+        start = S.cast(first.args[1], "int")
+        for k, ld in enumerate(loads):
+            if (ld.root != first.root or ld.epoch != first.epoch or ld.ctype != first.ctype
+                    or S.canon(ld.args[0]) != S.canon(first.args[0])
+                    or (S.canon(ld.mask) if ld.mask is not None else None) != mask
+                    or S.canon(S.cast(ld.args[1], "int")) != S.canon(S.op("add", "int", start, S.const(k, "int")))):
+                return False
+        self.emit_vector_load(loads, first.args[1], first.root or "v")
+        return True
+
+    def issue_deferred(self, values: list[Any]) -> None:
+        """Issue now, in the order they were built, the loads of `values` not issued yet (built deferred)."""
+        pending = {ld.id: ld for v in values if isinstance(v, Sym) for ld in S.loads_in(v)}
+        for ld in sorted(pending.values(), key=lambda x: x.id):
+            if ld.temp is None and self.em._cached(ld, self.ctx) is None:
+                self.emit_global(ld, hint=ld.root or "v")
 
     def _split(self, block: str, n: int, hint: str) -> list[str]:
         """The n lanes of a [..., n] block (n a power of two), by halving the lowest index bit each time."""

@@ -37,6 +37,7 @@ from xlate.translate.triton.staging import Staging
 from xlate.translate.triton.state import Binding, FnCtx, KernelContext, LiftState, ModuleVar
 from xlate.translate.triton.stmts import Statements
 from xlate.translate.triton.sym import Sym
+from xlate.translate.triton.unswitch import Unswitching
 from xlate.translate.triton.values import (
     LiftError,
     NullPtr,
@@ -51,7 +52,7 @@ LIFTER_NAMES = frozenset({"pid_x", "pid_y", "pid_z", "lane_x", "lane_y", BLOCK_A
 
 
 class Lifter(Statements, Loops, Staging, Memory, Layout, Expressions, Packed, Records, Intrinsics, LibraryVectors,
-             LibraryMatrices, Cub, Scopes):
+             LibraryMatrices, Cub, Scopes, Unswitching):
     """One kernel, lifted: the configuration (IR, kernel context, block shape) and the state (`st`)."""
 
     def __init__(self, fir: ir.FunctionIR, kc: KernelContext, path: str):

@@ -417,6 +417,8 @@ class Loops:
         it_name = self.em.fresh((v + "_base") if lane_part is not None else (v + "_trip") if per_thread else v)
         raw = self.em.fresh(it_name + "_it")
         it_sym = S.var(it_name, "int", False, nonneg=start.nonneg)
+        if step.is_const and ctyping.is_int(step.ctype) and int(step.value) > 0:
+            it_sym.below = S.cast(bound, "int")  # the counter is less than the bound in the body (sym.py folds it)
         written = self.shared_written(body)
         if per_thread is None and all(x.is_const and ctyping.is_int(x.ctype) for x in (start, bound, step)) \
                 and int(step.value) != 0:  # the values it takes, for carry.py's race checks
@@ -433,8 +435,21 @@ class Loops:
         # a run-time count the same on every thread, under a thread-dependent condition (`if (j > i) for (p = 0; p <
         # n; ...)`): a program none of whose threads is under it skips the loop, as its CUDA block does
         guard = per_thread is None and not all(x.is_const for x in (start, bound, step))
-        self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written, iter_names={it_name},
-                       guard=guard)
+
+        def emit_loop() -> None:
+            self.loop_body(header, slots, lambda: run(it_sym), s.loc, written=written, iter_names={it_name},
+                           guard=guard)
+
+        # a per-thread test no iteration changes: the loop in two versions (unswitch.py)
+        test = None
+        if (per_thread is None and not written and self.em.enabled and not self.st.runtime_loops
+                and not self.st.defer and not self.dead()):
+            test = self.invariant_branch(body, it_sym, start, lambda: run(it_sym),
+                                         lambda: self.changed_slots(slots, s.loc))
+        if test is not None:
+            self.unswitched(test, emit_loop)
+        else:
+            emit_loop()
         self.st.loop_ranges.pop(it_name, None)
 
     def while_loop(self, body: tuple[ir.Stmt, ...], step: tuple[ir.Expr, ...], test_expr: ir.Expr | None,
@@ -746,6 +761,27 @@ class Loops:
             return self.em.broadcast(code, v, self.ctx)
         return code if v.op != "const" else f"tl.full([], {code}, {tl_of(ct)})"
 
+    def slot_value(self, slot: tuple, loc: ir.Loc) -> Any:
+        """What a carried slot (name, Python variable, type, varying, field) holds at this point of the body."""
+        n, _py, ct, _varying, fld = slot
+        v = self.lookup(n).val
+        if fld == "*ptr":
+            return v.offset
+        if isinstance(v, LocalArray):
+            return self.data(v.slots.get(int(fld[1:-1]), S.const(0, ct if not ctyping.is_symbolic(ct) else "int")), loc)
+        if fld is not None:
+            return self.data(v.fields[fld], loc)
+        return self.data(v, loc)
+
+    def changed_slots(self, slots: list, loc: ir.Loc) -> set[str]:
+        """The Python variables of the carried `slots` the iteration just lifted leaves with another value."""
+        out = set()
+        for slot in slots:
+            new = self.slot_value(slot, loc)
+            if not (isinstance(new, Sym) and new.op == "var" and new.name == slot[1]):
+                out.add(slot[1])
+        return out
+
     def loop_body(self, header: str, slots, run, loc: ir.Loc, extra=None, written: set[int] | None = None,
                   iter_names: set[str] = frozenset(), guard: bool = False) -> None:
         """`iter_names`: the loop's own variables besides the carried `slots` (a for loop's counter), which carry.py's
@@ -771,18 +807,9 @@ class Loops:
             for j in range(p.chunks):
                 new = carry.content(self, p.arr, recs, j, carry.CONTENT_EPOCH)
                 updates.append((p.names[j], self.update_code(new, p.arr.ctype, True)))
-        for n, py, ct, varying, fld in slots:
-            b = self.lookup(n)
-            v = b.val
-            if fld == "*ptr":
-                new = v.offset
-            elif isinstance(v, LocalArray):
-                new = self.data(v.slots.get(int(fld[1:-1]), S.const(0, ct if not ctyping.is_symbolic(ct) else "int")), loc)
-            elif fld is not None:
-                new = self.data(v.fields[fld], loc)
-            else:
-                new = self.data(v, loc)
-            updates.append((py, self.update_code(new, ct, varying)))
+        for slot in slots:
+            _n, py, ct, varying, _fld = slot
+            updates.append((py, self.update_code(self.slot_value(slot, loc), ct, varying)))
         for py, new, ct, varying in (extra() if extra else []):
             updates.append((py, self.update_code(new, ct, varying)))
         temps = []

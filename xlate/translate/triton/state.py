@@ -137,6 +137,9 @@ class LiftState:
     # numeric_limits of template types: constexpr name -> (type's constexpr, member); a dry run's entry stays (an
     # unread constexpr argument is harmless)
     limits: dict[str, tuple[str, str]] = field(default_factory=dict, metadata=SHARED)
+    # canonical ids (sym.canon) of per-thread conditions taken as true on every thread that runs the code being
+    # lifted: a loop's version for blocks whose threads all pass its invariant test (unswitch.py)
+    assumed: frozenset[int] = field(default=frozenset(), metadata=VALUE)
     # ids of write records and idiom axes: never reused, so nothing a dry run saw is mistaken for later work
     ids: int = field(default=0, metadata=SHARED)
 

@@ -223,6 +223,9 @@ class Statements:
 
     def if_stmt(self, s: ir.If) -> None:
         c = self.cond(self.ev(s.test), s.loc)
+        self.probe_branch(s, c)
+        if self.assumed_true(c):  # a loop's version for programs whose threads all pass it (unswitch.py)
+            c = S.const(1, "bool")
         if c.is_const:
             self.push_scope()
             self.stmts(s.then if c.value else s.other)

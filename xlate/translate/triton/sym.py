@@ -35,8 +35,8 @@ class Sym:
     segment of threads, every thread getting its segment's), gather (element args[1] of the block args[0] along
     the lane axis `name`: "-1" the x lanes, "-2" the y lanes), or an operator name."""
 
-    __slots__ = ("_canon", "_key", "_poly", "args", "axis", "concrete", "ctype", "epoch", "id", "lanes", "mask", "name", "nonneg",
-                 "op", "opaque", "root", "size", "temp", "value")
+    __slots__ = ("_canon", "_key", "_poly", "args", "axis", "below", "concrete", "ctype", "epoch", "id", "lanes", "mask",
+                 "name", "nonneg", "op", "opaque", "root", "size", "temp", "value")
 
     def __init__(self, op: str, ctype: str, args: tuple[Sym, ...] = (), *, value: Any = None, name: str | None = None,
                  axis: str | None = None, varying: bool = False, nonneg: bool | None = None, size: int = 0):
@@ -52,6 +52,7 @@ class Sym:
         self.root: str | None = None  # loads: the buffer (pointer parameter) they read
         self.epoch = 0  # loads: the buffer's store count when issued
         self.temp: str | None = None  # loads: the variable holding the issued load
+        self.below: Sym | None = None  # a counted loop's counter: its loop's bound (the counter is less inside it)
         self._key: tuple | None = None
         self._canon: int | None = None  # canon(), computed once (a sym never changes)
         self._poly: dict[tuple[int, ...], int] | None = None
@@ -284,7 +285,71 @@ def _fold_known(name: str, ctype: str, a: Sym, b: Sym) -> Sym | None:
     if name in ("ge", "lt") and b.is_const and ctyping.is_int(b.ctype) and int(b.value) == 0 \
             and ctyping.is_int(a.ctype) and a.ctype != "bool" and _sure_nonneg(a, 8):
         return const(int(name == "ge"), ctype)
+    if name in ("lt", "le", "gt", "ge"):
+        return _loop_bounded_compare(name, ctype, a, b)
     return None
+
+
+def _loop_bounded_compare(name: str, ctype: str, a: Sym, b: Sym) -> Sym | None:
+    """A comparison settled by a counted loop's bound: inside `for (v = s; v < B; v += c)` (c > 0) the counter is
+    at most B - 1, so `v < B` holds and `8 * v + j - 8 * B >= 0` (for j < 8) does not -- what a vector loop's
+    range test and its tail loop's test meet once an access is rewritten per element. `a - b` as a polynomial
+    linear in one counter with a positive coefficient; the counter replaced by B - 1 must leave a constant.
+    Signed integers only (signed overflow being undefined in C, as elsewhere here)."""
+    if not (ctyping.is_int(a.ctype) and a.ctype == b.ctype and a.ctype != "bool" and not ctyping.is_unsigned(a.ctype)):
+        return None
+    counters = _counters(a, 6) | _counters(b, 6)
+    if not counters:
+        return None
+    diff = _poly_diff(a, b)  # a - b
+    if diff is None:
+        return None
+    strict = name in ("lt", "ge")  # settled by a < b (else by a <= b)
+    # a < b  iff  a - b < 0;  a <= b  iff  a - b - 1 < 0
+    if _below_zero(diff, counters, a.ctype, 0 if strict else -1):
+        return const(int(name in ("lt", "le")), ctype)
+    neg = {m: -c for m, c in diff.items()}  # b - a
+    # a >= b  iff  b - a - 1 < 0;  a > b  iff  b - a < 0
+    if _below_zero(neg, counters, a.ctype, -1 if strict else 0):
+        return const(int(name in ("gt", "ge")), ctype)
+    return None
+
+
+def _counters(s: Sym, depth: int) -> dict[int, Sym]:
+    """The counted-loop counters (vars with a `below` bound) `s` reaches through ring arithmetic, by poly atom."""
+    if s.op == "var" and s.below is not None:
+        return {_intern(("var", s.name)): s}
+    if depth <= 0 or s.op not in _RING:
+        return {}
+    out: dict[int, Sym] = {}
+    for x in s.args:
+        out.update(_counters(x, depth - 1))
+    return out
+
+
+def _below_zero(p: dict[tuple[int, ...], int], counters: dict[int, Sym], ctype: str, extra: int) -> bool:
+    """p + extra < 0 for every value a counter of `p` takes in its loop (p linear in it, positive coefficient)."""
+    mod = 1 << ctyping.bits(ctype)
+    for atom, v in counters.items():
+        k = p.get((atom,))
+        if k is None or any(atom in m and m != (atom,) for m in p):
+            continue
+        k = k - mod if k >= mod // 2 else k
+        below = v.below
+        assert below is not None
+        pb = poly(below) if below.ctype == ctype else None
+        if k <= 0 or pb is None:
+            continue
+        q = {m: c for m, c in p.items() if m != (atom,)}  # k * v replaced by k * (B - 1)
+        for m, c in pb.items():
+            q[m] = q.get(m, 0) + k * c
+        q[()] = q.get((), 0) - k + extra
+        q = {m: c % mod for m, c in q.items() if c % mod}
+        if set(q) <= {()}:
+            c = q.get((), 0)
+            if (c - mod if c >= mod // 2 else c) < 0:
+                return True
+    return False
 
 
 def _sure_nonneg(s: Sym, depth: int) -> bool:
@@ -550,6 +615,40 @@ def _substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym], axes: fro
     return out
 
 
+def replace_var(s: Sym, name: str, value: Sym, memo: dict[int, Sym | None] | None = None) -> Sym | None:
+    """`s` with the variable `name` replaced by `value`, the operators rebuilt (and folded again); None where the
+    variable reaches `s` through anything but an operator (a load's address, a reduction)."""
+    memo = {} if memo is None else memo
+    if s.id in memo:
+        return memo[s.id]
+    out: Sym | None
+    if s.op == "var":
+        out = value if s.name == name else s
+    elif s.op in ("const", "lane", "red", "uni"):
+        out = s
+    elif s.op in ("load", "gather", "reduce", "scan", "segreduce", "call_opaque"):
+        out = s if not _mentions_var(s, name, {}) else None
+    else:
+        args = [replace_var(a, name, value, memo) for a in s.args]
+        if any(a is None for a in args):
+            out = None
+        elif all(a is b for a, b in zip(args, s.args)):
+            out = s
+        else:
+            out = op(s.op, s.ctype, *args, fn=s.name)  # type: ignore[arg-type]
+    memo[s.id] = out
+    return out
+
+
+def _mentions_var(s: Sym, name: str, seen: dict[int, bool]) -> bool:
+    if s.id in seen:
+        return seen[s.id]
+    found = (s.op == "var" and s.name == name) or any(_mentions_var(a, name, seen) for a in s.args) or (
+        s.mask is not None and _mentions_var(s.mask, name, seen))
+    seen[s.id] = found
+    return found
+
+
 LANE_AXES = frozenset({"x", "y"})  # the lane axes of a block's threads
 
 
@@ -757,6 +856,9 @@ def lane_atom(axis: str) -> int:
 
 
 def _struct(s: Sym, memo: dict[tuple[str, int], Any]) -> int:
+    low = _low_bits_key(s, memo)
+    if low is not None:
+        return low
     if s.op in ("lane", "red"):
         return _intern((s.op, s.axis))
     if s.op in ("uni", "var"):
@@ -770,6 +872,62 @@ def _struct(s: Sym, memo: dict[tuple[str, int], Any]) -> int:
         return _intern((s.op, s.id))
     return _intern((s.op, s.ctype, s.name, s.value if isinstance(s.value, str | int | float | None) else repr(s.value),
                     tuple(canon(a, memo) for a in s.args), tuple(a.ctype for a in s.args)))
+
+
+def _low_bits_key(s: Sym, memo: dict[tuple[str, int], Any]) -> int | None:
+    """`x & (2**k - 1)` depends on x modulo 2**k only: the same id for every x whose polynomial agrees modulo
+    2**k, through casts between integer types of at least k bits (they keep the low bits). So an alignment test
+    of `(base + 16 * i) * 2` is seen to be the one of `base * 2` (a test a loop's iterations share: unswitch.py)."""
+    if s.op != "and" or len(s.args) != 2 or not ctyping.is_int(s.ctype) or s.ctype == "bool":
+        return None
+    x, m = (s.args[0], s.args[1]) if s.args[1].is_const else (s.args[1], s.args[0])
+    if not m.is_const or not isinstance(m.value, int | np.integer) or isinstance(m.value, bool):
+        return None
+    mask = int(m.value)
+    k = (mask + 1).bit_length() - 1
+    if mask <= 0 or mask & (mask + 1) or k > 32:
+        return None
+    p = _low_poly(x, k, memo, 12)
+    if p is None:
+        return None
+    return _intern(("lowbits", s.ctype, k, tuple(sorted(p.items()))))
+
+
+def _low_poly(s: Sym, k: int, memo: dict[tuple[str, int], Any], depth: int) -> dict[tuple[int, ...], int] | None:
+    """`s` modulo 2**k as a polynomial over atoms (see `_low_bits_key`); None where it is not an integer."""
+    if not ctyping.is_int(s.ctype) or s.ctype == "bool" or ctyping.bits(s.ctype) < k:
+        return None
+    mod = 1 << k
+    out: dict[tuple[int, ...], int] | None = None
+    if s.is_const and isinstance(s.value, int | np.integer) and not isinstance(s.value, bool):
+        out = {(): int(s.value)}
+    elif depth > 0 and s.op == "cast":
+        out = _low_poly(s.args[0], k, memo, depth - 1)
+    elif depth > 0 and s.op in ("add", "sub", "neg", "pos", "mul") and all(
+            ctyping.is_int(a.ctype) and a.ctype != "bool" for a in s.args):
+        parts = [_low_poly(a, k, memo, depth - 1) for a in s.args]
+        if any(p is None for p in parts):
+            return None
+        if s.op == "pos":
+            out = dict(parts[0])  # type: ignore[arg-type]
+        elif s.op == "neg":
+            out = {m: -c for m, c in parts[0].items()}  # type: ignore[union-attr]
+        elif s.op in ("add", "sub"):
+            out = dict(parts[0])  # type: ignore[arg-type]
+            for m, c in parts[1].items():  # type: ignore[union-attr]
+                out[m] = out.get(m, 0) + (c if s.op == "add" else -c)
+        elif len(parts[0]) * len(parts[1]) <= MAX_TERMS:  # type: ignore[arg-type]
+            out = {}
+            for ma, ca in parts[0].items():  # type: ignore[union-attr]
+                for mb, cb in parts[1].items():  # type: ignore[union-attr]
+                    mono = tuple(sorted(ma + mb))
+                    out[mono] = out.get(mono, 0) + ca * cb
+    elif depth > 0 and s.op == "shl" and s.args[1].is_const and 0 <= int(s.args[1].value) < 64:
+        p = _low_poly(s.args[0], k, memo, depth - 1)
+        out = None if p is None else {m: c << int(s.args[1].value) for m, c in p.items()}
+    if out is None:  # anything else: an atom (a cast narrower than k bits included, above)
+        out = {(_intern(("atom", canon(s, memo))),): 1}
+    return {m: c % mod for m, c in out.items() if c % mod}
 
 
 def _same_width(s: Sym) -> bool:
