@@ -256,10 +256,8 @@ def test_a_kernel_whose_result_depends_on_the_lane_count_is_refused(reason):
     assert out is None and reason in why, why
 
 
-def test_the_gate_verifies_and_keeps_a_lanes_configuration(tmp_path, monkeypatch):
-    from xlate.port import PortRequest, port_file
-    from xlate.translate.triton import launch_configs
-
+def _rms_files(tmp_path):
+    """The RMS row kernel as a source file and its NumPy reference (`file:function` for --reference)."""
     src = tmp_path / "row_rms.cu"
     src.write_text(RMS)
     ref = tmp_path / "rms_ref.py"
@@ -270,6 +268,14 @@ def test_the_gate_verifies_and_keeps_a_lanes_configuration(tmp_path, monkeypatch
             a = np.asarray(a, dtype=np.float64).reshape(nr, nc)
             return {"b": a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-3)}
     '''))
+    return src, ref
+
+
+def test_the_gate_verifies_and_keeps_a_lanes_configuration(tmp_path, monkeypatch):
+    from xlate.port import PortRequest, port_file
+    from xlate.translate.triton import launch_configs
+
+    src, ref = _rms_files(tmp_path)
     lanes = {"blocks": 8, "lanes": 32, "num_warps": 4}
     monkeypatch.setattr(launch_configs, "configurations", lambda bx, w, p=False: [{"blocks": 1, "num_warps": w}])
     monkeypatch.setattr(launch_configs, "row_configurations", lambda bx: [lanes])  # one, to keep the test short
@@ -290,16 +296,7 @@ def test_the_gate_verifies_and_keeps_a_pipelined_configuration(tmp_path, monkeyp
     from xlate.port import PortRequest, port_file
     from xlate.translate.triton import launch_configs
 
-    src = tmp_path / "row_rms.cu"
-    src.write_text(RMS)
-    ref = tmp_path / "rms_ref.py"
-    ref.write_text(textwrap.dedent('''
-        import numpy as np
-
-        def row_rms(a, nr, nc, **_):
-            a = np.asarray(a, dtype=np.float64).reshape(nr, nc)
-            return {"b": a / np.sqrt((a * a).mean(axis=1, keepdims=True) + 1e-3)}
-    '''))
+    src, ref = _rms_files(tmp_path)
     real = launch_configs.configurations
     # the one-block configurations only, to keep the test short
     monkeypatch.setattr(launch_configs, "configurations",

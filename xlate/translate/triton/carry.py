@@ -293,18 +293,7 @@ def _loop_vars(L: Block, syms: tuple[Sym, ...]) -> set[str]:
 
 def _loop_vars_in(*syms: Sym, names: set[str]) -> set[str]:
     """The variables among `names` that `syms` read, through loads and collectives too."""
-    out: set[str] = set()
-    seen: set[int] = set()
-    stack = list(syms)
-    while stack:
-        x = stack.pop()
-        if x.id in seen:
-            continue
-        seen.add(x.id)
-        if x.op == "var" and x.name in names:
-            out.add(x.name)
-        stack.extend(x.args)
-    return out
+    return {x.name for x in S.nodes(*syms) if x.op == "var" and x.name in names}  # type: ignore[misc]
 
 
 def _fix(s: Sym, at: dict[str, int]) -> Sym:

@@ -10,6 +10,7 @@ for another thread (`substitute`), which is how shared-memory reads are forwarde
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -690,6 +691,21 @@ def dag_size(roots: list[Sym], limit: int) -> int:
         if x.mask is not None:
             stack.append(x.mask)
     return len(seen)
+
+
+def nodes(*roots: Sym, masks: bool = False) -> Iterator[Sym]:
+    """Every node the `roots` reach through their arguments (and loads' masks with `masks`), each once."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        yield x
+        stack.extend(x.args)
+        if masks and x.mask is not None:
+            stack.append(x.mask)
 
 
 def loads_in(s: Sym) -> list[Sym]:

@@ -126,17 +126,9 @@ class Unswitching:
 def _built_before(c: Sym, mark: int, moved: set[str]) -> bool:
     """Whether every value `c` reads was there before the loop: its loads, reductions and other results were
     built before it (ids below `mark`) and it names no carried variable the loop changes."""
-    stack, seen = [c], set()
-    while stack:
-        x = stack.pop()
-        if x.id in seen:
-            continue
-        seen.add(x.id)
+    for x in S.nodes(c, masks=True):
         if x.op == "var" and x.name in moved:
             return False
         if x.op in ("load", "gather", "reduce", "scan", "segreduce", "call_opaque") and x.id >= mark:
             return False
-        stack.extend(x.args)
-        if x.mask is not None:
-            stack.append(x.mask)
     return True
