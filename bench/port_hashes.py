@@ -9,15 +9,17 @@ through the CLI, `port F --to TARGET --no-verify --force` (a file with a kernel 
 too: without --force a third of the corpus files hashed as "none", hiding their changes), and the SHA-256 of the
 written port is recorded per `program/file` ("none" when nothing was written, "timeout" past --timeout). Only files with a kernel whose port
 for TARGET was translated in the journal are ported: the others have no port text to compare. Resumable: rows
-already in --out are kept. With --kernels-only the launch runtime every port with several launch configurations
-carries (templates/triton/launch_runtime.py: how a configuration is timed and cached, the same for every port)
-is left out of the hash: the gate verifies each configuration by itself, whatever the runtime chooses, so a
-change to that shared text alone leaves every verdict standing.
+already in --out are kept. With --kernels-only the hash is of the port's code alone: its syntax tree without
+docstrings and comments, and without the launch runtime every port with several launch configurations carries
+(templates/triton/launch_runtime.py: how a configuration is timed and cached, the same for every port): the gate
+verifies each configuration by itself, whatever the runtime chooses, so a change to that shared text alone, or
+to what a port says about itself, leaves every verdict standing.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -40,13 +42,23 @@ RUNTIME_END = "\n_XL_CONFIGS = {"
 
 
 def without_runtime(text: bytes) -> bytes:
-    """A port's text without the launch runtime (from its banner to the `_XL_CONFIGS` table, which stays)."""
+    """A port's code without the launch runtime (from its banner to the `_XL_CONFIGS` table, which stays), its
+    comments and its docstrings: what runs (the syntax tree), not what the port says about itself."""
     s = text.decode("utf-8", errors="surrogateescape")
     a = s.find(RUNTIME_START)
     b = s.find(RUNTIME_END, a)
-    if a < 0 or b < 0:
-        return text
-    return (s[:a] + s[b:]).encode("utf-8", errors="surrogateescape")
+    if a >= 0 and b >= 0:
+        s = s[:a] + s[b:]
+    try:
+        tree = ast.parse(s)
+    except SyntaxError:
+        return s.encode("utf-8", errors="surrogateescape")
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode("utf-8", errors="surrogateescape")
 
 
 def port_hash(tree: Path, src: Path, target: str, timeout: float, kernels_only: bool = False) -> str:

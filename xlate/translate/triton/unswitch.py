@@ -78,45 +78,51 @@ class Unswitching:
         finally:
             self.branch_probe = None
         for c in seen:
-            if c.is_const or c.opaque or not c.lanes or not _built_before(c, mark, moved):
-                continue
+            if c.is_const or c.opaque or not c.lanes or c.concrete or not _built_before(c, mark, moved):
+                continue  # a test of the thread index alone is the same in every program: nothing to unswitch
             first = S.replace_var(c, counter.name, start)
             if first is not None and S.canon(first) == S.canon(c):
                 return first
         return None
 
     def unswitched(self, test: Sym, emit_loop: Callable[[], None]) -> None:
-        """Emit the loop twice under the program's test of `test` (see the module's docstring)."""
+        """Emit the loop twice under the program's test of `test` (see the module's docstring); the general loop
+        alone where the first version cannot be lifted (a check over every lane the test no longer masks)."""
         em = self.em
-        runs = S.land(*self.full_pred())
-        _, some_fail = self.some_thread(S.land(runs, S.lnot(test)))
-        name = em.fresh(UNSWITCH)
-        em.line(f"{name} = {some_fail} == 0")
-        em.line(f"if {name}:")
-        at = len(em.lines)
-        em.level += 1
+        at, level = len(em.lines), em.level
         mark = next(S._ids)
         fork = self.st.fork()
         log: list[Sym] = []
         em.temp_log = log
+        em.level += 1  # inside `if __xl_uniform:` (written below, once this version is lifted)
         self.st.assumed = self.st.assumed | {S.canon(test)}
+        lines: list[str] | None = None
         try:
             emit_loop()
             lines, used, counter = em.lines[at:], set(em.used), em.counter
+        except LiftError:
+            pass
         finally:
             em.temp_log = None
             fork.undo()
         for s in log:  # a sym built before the loop and first issued in this version: issued again in the other
             if s.id < mark:
                 s.temp = None
+        if lines is None:
+            emit_loop()
+            return
         em.used |= used  # the other version's names differ: Triton merges names both branches assign
         em.counter = max(em.counter, counter)
-        em.level -= 1
+        runs = S.land(*self.full_pred())
+        _, some_fail = self.some_thread(S.land(runs, S.lnot(test)))
+        name = em.fresh(UNSWITCH)
+        em.line(f"{name} = {some_fail} == 0")
+        em.line(f"if {name}:")
+        em.lines.extend(lines)
         em.line("else:")
         em.level += 1
         emit_loop()
-        em.level -= 1
-        em.lines[at:at] = lines
+        em.level = level
 
     def assumed_true(self, c: Sym) -> bool:
         """Whether `c` is a condition taken as true where it is evaluated (a loop's unswitched version)."""
