@@ -12,7 +12,9 @@
 # accuracy,crs,dp PER_PROGRAM=2 (call 1's journal in .devcarry/state/). Next: verify.json =
 # bench/data/rerun_triton_stop39_stale.json (106 stale rows); then the #16 programs with VERIFY_CONFIGS=1 (each
 # port's verified configurations, the packed one included, chosen by timing; rows name the choice), EXTRA=
-# extra_ports.json (aop's num_stages and convolutionSeparable's tile-reload variants). Stop 38's calls (an H100):
+# extra_ports.json (aop's num_stages and convolutionSeparable's tile-reload variants). Done at stop 40 (an H100, six
+# calls: bench/results/README.md). Next: verify.json = bench/data/rerun_triton_stop40_stale.json (45 rows: the
+# ports stop 40's lifter changed and the rows not reached), then VERIFY_CONFIGS=1 PROGRAMS=fma,aop,layernorm,chemv. Stop 38's calls (an H100):
 # 1) GPU_TESTS=tests/test_benchmark_kernel.py VERIFY_BUDGET=240 TIME_BUDGET=0; 2) VERIFY_BUDGET=0 TIME_BUDGET=330
 # PROGRAMS=aop,dp,accuracy,layernorm,all-pairs-distance,epistasis,convolutionSeparable,crs,bitonic-sort,fma with
 # call 1's journal in .devcarry/state/; 3) PROGRAMS=none PER_PROGRAM=0: the variants alone.
