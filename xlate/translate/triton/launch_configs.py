@@ -151,7 +151,7 @@ def add_launch_configs(text: str, keep_rolled: Collection[tuple[str, str]] = ())
             and launched.args.args[-1].lineno == launched.lineno  # the lifter writes a kernel's def on one line
         configs = configurations(bx.value, int(warps.value), pipelined)
         # a batched program runs its loops masked where no block needs them (the skip tests dropped, exact)
-        kernel = strip_skip_guards(kernels[call.func.value.id])  # type: ignore[attr-defined]
+        kernel = strip_skip_guards(launched)
         name = f"{kernel.name}_blocks"
         if name in kernels:
             continue

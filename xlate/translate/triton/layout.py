@@ -239,7 +239,7 @@ class Layout:
             if not isinstance(v, Sym):
                 return False
             # the loads not issued yet (a condition's loads, of indices say, were issued before the read)
-            found = [ld for ld in S.loads_in(v) if ld.temp is None and self.em._cached(ld, self.ctx) is None]
+            found = [ld for ld in S.loads_in(v) if self._unissued(ld)]
             if len(found) != 1:
                 return False  # another shape of value, or loads of its own in a condition
             loads.append(found[0])
@@ -255,11 +255,15 @@ class Layout:
         self.emit_vector_load(loads, first.args[1], first.root or "v")
         return True
 
+    def _unissued(self, ld: Sym) -> bool:
+        """Whether load `ld` has no variable holding it here yet."""
+        return ld.temp is None and self.em._cached(ld, self.ctx) is None
+
     def issue_deferred(self, values: list[Any]) -> None:
         """Issue now, in the order they were built, the loads of `values` not issued yet (built deferred)."""
         pending = {ld.id: ld for v in values if isinstance(v, Sym) for ld in S.loads_in(v)}
         for ld in sorted(pending.values(), key=lambda x: x.id):
-            if ld.temp is None and self.em._cached(ld, self.ctx) is None:
+            if self._unissued(ld):
                 self.emit_global(ld, hint=ld.root or "v")
 
     def _split(self, block: str, n: int, hint: str) -> list[str]:

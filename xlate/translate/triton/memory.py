@@ -114,15 +114,14 @@ class Memory:
             if base.shared:
                 lanes = self.shared_lanes(base, idx[0], loc)
                 if lanes is not None:  # a vector view of a shared array of its scalars: one read per lane
-                    if base.base.staged is None or self.st.defer:
-                        return StructVal(base.elem.base, {f: self.shared_read(base.base, (o,), loc) for f, o in lanes})
-                    # a staged array: every lane's loads built first, then issued as one vector load if they can
-                    self.st.defer += 1
+                    # of a staged array: every lane's loads built first, then issued as one vector load if they can
+                    staged = int(base.base.staged is not None and not self.st.defer)
+                    self.st.defer += staged
                     try:
                         values = {f: self.shared_read(base.base, (o,), loc) for f, o in lanes}
                     finally:
-                        self.st.defer -= 1
-                    if not self.emit_staged_vector(list(values.values())):
+                        self.st.defer -= staged
+                    if staged and not self.emit_staged_vector(list(values.values())):
                         self.issue_deferred(list(values.values()))
                     return StructVal(base.elem.base, values)
                 return self.shared_read(base.base, (S.op("add", "int", base.offset, S.cast(idx[0], "int")),), loc)

@@ -616,6 +616,11 @@ def _substitute(s: Sym, mapping: dict[str, Sym], memo: dict[int, Sym], axes: fro
     return out
 
 
+# nodes whose value is a result of their own (memory, a collective, an opaque call), not an operator applied to
+# their arguments' values
+RESULT_OPS = frozenset({"load", "gather", "reduce", "scan", "segreduce", "call_opaque"})
+
+
 def replace_var(s: Sym, name: str, value: Sym, memo: dict[int, Sym | None] | None = None) -> Sym | None:
     """`s` with the variable `name` replaced by `value`, the operators rebuilt (and folded again); None where the
     variable reaches `s` through anything but an operator (a load's address, a reduction)."""
@@ -627,8 +632,8 @@ def replace_var(s: Sym, name: str, value: Sym, memo: dict[int, Sym | None] | Non
         out = value if s.name == name else s
     elif s.op in ("const", "lane", "red", "uni"):
         out = s
-    elif s.op in ("load", "gather", "reduce", "scan", "segreduce", "call_opaque"):
-        out = s if not _mentions_var(s, name, {}) else None
+    elif s.op in RESULT_OPS:
+        out = s if not any(x.op == "var" and x.name == name for x in nodes(s, masks=True)) else None
     else:
         args = [replace_var(a, name, value, memo) for a in s.args]
         if any(a is None for a in args):
@@ -639,15 +644,6 @@ def replace_var(s: Sym, name: str, value: Sym, memo: dict[int, Sym | None] | Non
             out = op(s.op, s.ctype, *args, fn=s.name)  # type: ignore[arg-type]
     memo[s.id] = out
     return out
-
-
-def _mentions_var(s: Sym, name: str, seen: dict[int, bool]) -> bool:
-    if s.id in seen:
-        return seen[s.id]
-    found = (s.op == "var" and s.name == name) or any(_mentions_var(a, name, seen) for a in s.args) or (
-        s.mask is not None and _mentions_var(s.mask, name, seen))
-    seen[s.id] = found
-    return found
 
 
 LANE_AXES = frozenset({"x", "y"})  # the lane axes of a block's threads
@@ -924,26 +920,35 @@ def _low_poly(s: Sym, k: int, memo: dict[tuple[str, int], Any], depth: int) -> d
         parts = [_low_poly(a, k, memo, depth - 1) for a in s.args]
         if any(p is None for p in parts):
             return None
-        if s.op == "pos":
-            out = dict(parts[0])  # type: ignore[arg-type]
-        elif s.op == "neg":
-            out = {m: -c for m, c in parts[0].items()}  # type: ignore[union-attr]
-        elif s.op in ("add", "sub"):
-            out = dict(parts[0])  # type: ignore[arg-type]
-            for m, c in parts[1].items():  # type: ignore[union-attr]
-                out[m] = out.get(m, 0) + (c if s.op == "add" else -c)
-        elif len(parts[0]) * len(parts[1]) <= MAX_TERMS:  # type: ignore[arg-type]
-            out = {}
-            for ma, ca in parts[0].items():  # type: ignore[union-attr]
-                for mb, cb in parts[1].items():  # type: ignore[union-attr]
-                    mono = tuple(sorted(ma + mb))
-                    out[mono] = out.get(mono, 0) + ca * cb
+        out = _ring(s.op, parts)  # type: ignore[arg-type]
     elif depth > 0 and s.op == "shl" and s.args[1].is_const and 0 <= int(s.args[1].value) < 64:
         p = _low_poly(s.args[0], k, memo, depth - 1)
         out = None if p is None else {m: c << int(s.args[1].value) for m, c in p.items()}
-    if out is None:  # anything else: an atom (a cast narrower than k bits included, above)
+    if out is None:  # anything else (a product grown past MAX_TERMS included): an atom
         out = {(_intern(("atom", canon(s, memo))),): 1}
     return {m: c % mod for m, c in out.items() if c % mod}
+
+
+def _ring(op_name: str, parts: list[dict[tuple[int, ...], int]]) -> dict[tuple[int, ...], int] | None:
+    """The polynomial of ring operator `op_name` over its arguments' polynomials (coefficients not yet reduced);
+    None for a product past MAX_TERMS monomials."""
+    if op_name in ("cast", "pos"):
+        return dict(parts[0])
+    if op_name == "neg":
+        return {m: -c for m, c in parts[0].items()}
+    if op_name in ("add", "sub"):
+        out = dict(parts[0])
+        for m, c in parts[1].items():
+            out[m] = out.get(m, 0) + (c if op_name == "add" else -c)
+        return out
+    if len(parts[0]) * len(parts[1]) > MAX_TERMS:
+        return None
+    out = {}
+    for ma, ca in parts[0].items():
+        for mb, cb in parts[1].items():
+            m = tuple(sorted(ma + mb))
+            out[m] = out.get(m, 0) + ca * cb
+    return out
 
 
 def _same_width(s: Sym) -> bool:
@@ -963,21 +968,7 @@ def _poly(s: Sym, memo: dict[tuple[str, int], Any]) -> dict[tuple[int, ...], int
     elif s.op in ("uni", "var"):
         out = {(_intern((s.op, s.name)),): 1}
     elif s.op in _RING and _same_width(s):
-        parts = [_poly(a, memo) for a in s.args]
-        if s.op in ("cast", "pos"):
-            out = dict(parts[0])
-        elif s.op == "neg":
-            out = {m: -c for m, c in parts[0].items()}
-        elif s.op in ("add", "sub"):
-            out = dict(parts[0])
-            for m, c in parts[1].items():
-                out[m] = out.get(m, 0) + (c if s.op == "add" else -c)
-        elif len(parts[0]) * len(parts[1]) <= MAX_TERMS:
-            out = {}
-            for ma, ca in parts[0].items():
-                for mb, cb in parts[1].items():
-                    m = tuple(sorted(ma + mb))
-                    out[m] = out.get(m, 0) + ca * cb
+        out = _ring(s.op, [_poly(a, memo) for a in s.args])
     if out is None:  # not ring arithmetic of its arguments: an atom of its own
         out = {(_intern(("atom", _struct(s, memo))),): 1}
     out = {m: c % mod for m, c in out.items() if c % mod}

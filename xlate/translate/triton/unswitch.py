@@ -135,6 +135,6 @@ def _built_before(c: Sym, mark: int, moved: set[str]) -> bool:
     for x in S.nodes(c, masks=True):
         if x.op == "var" and x.name in moved:
             return False
-        if x.op in ("load", "gather", "reduce", "scan", "segreduce", "call_opaque") and x.id >= mark:
+        if x.op in S.RESULT_OPS and x.id >= mark:
             return False
     return True
